@@ -1,0 +1,117 @@
+// lockstep emu: a stand-in for `redis-cli --no-raw < file` whose server is the emulator.
+//
+// Reads stdin line by line and treats each line exactly as redis-cli 7.0.15's REPL does
+// (ParseCliLine in core/cli_format.h: repeat counts, "Invalid argument(s)", quit/exit, ...),
+// runs each command on one emulated Server and prints the reply as redis-cli prints it. Errors
+// are printed as "(error) ..." and do not stop the run; at the end of the input the exit status
+// is 0, as redis-cli's. The output is meant to be byte-identical to redis-cli's against a real
+// redis-server 7.0.15 (cli/emu_vs_redis_cli_test.cpp checks that).
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "cli/subcommands.h"
+#include "core/cli_format.h"
+#include "core/server.h"
+
+namespace lockstep::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr const char* kUsage =
+    "usage: lockstep emu [--clock-ms T] < commands.txt\n\n"
+    "Reads redis-cli style command lines from stdin, runs each one on an emulated\n"
+    "redis-server 7.0 and prints the replies exactly as `redis-cli --no-raw` does, so that\n"
+    "    diff <(redis-cli -p 6390 --no-raw < commands.txt) <(lockstep emu < commands.txt)\n"
+    "shows where the emulator and a real server disagree. Lines are split and quoted as\n"
+    "redis-cli splits them (\"a b\", 'c', \"\\x00\"); \"3 ping\" runs PING three times; \"quit\"\n"
+    "ends the input. Errors print as \"(error) ...\" and the run goes on.\n\n"
+    "example:\n"
+    "    printf 'set k v px 5000\\nget k\\npttl k\\n' | lockstep emu --clock-ms 1000\n\n"
+    "options";
+
+void WriteOut(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  // redis-cli flushes after every reply; so do we, so that a crash mid-file still shows how far
+  // the run got.
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int EmuMain(const std::vector<std::string>& args) {
+  po::options_description options(kUsage);
+  int64_t clock_ms = 0;
+  options.add_options()
+      ("help,h", "print this help and exit")
+      ("clock-ms", po::value<int64_t>(&clock_ms)->value_name("T"),
+       "freeze the emulator's clock at T milliseconds since the Unix epoch (default: the wall "
+       "clock, read before every command)");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "lockstep emu: " << e.what() << "\n(see lockstep emu --help)\n";
+    return kExitBadInput;
+  }
+  if (vm.count("help") != 0) {
+    std::cout << options << "\n";
+    return kExitOk;
+  }
+  const std::optional<int64_t> frozen_ms =
+      vm.count("clock-ms") != 0 ? std::optional<int64_t>(clock_ms) : std::nullopt;
+  auto now_ms = [&frozen_ms]() -> int64_t {
+    if (frozen_ms) return *frozen_ms;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+
+  Server server;
+  std::string line;
+  int64_t line_number = 0;
+  // std::getline splits at '\n' only and returns a last line without one, as linenoise does
+  // for a non-terminal stdin; a '\r' before the '\n' is a blank to SplitArgs.
+  while (std::getline(std::cin, line)) {
+    ++line_number;
+    const CliLine parsed = ParseCliLine(line);
+    switch (parsed.kind) {
+      case CliLine::Kind::kSkip:
+        break;
+      case CliLine::Kind::kPrint:
+        WriteOut(parsed.text);
+        break;
+      case CliLine::Kind::kExit:
+        return kExitOk;
+      case CliLine::Kind::kHelp:
+        std::cerr << "lockstep emu: line " << line_number
+                  << ": redis-cli's built-in help is not emulated; nothing printed\n";
+        break;
+      case CliLine::Kind::kCommand:
+        for (long i = 0; i < parsed.repeat; ++i) {
+          Reply reply;
+          try {
+            reply = server.Execute(parsed.argv, now_ms());
+          } catch (const std::exception& e) {
+            std::cerr << "lockstep emu: line " << line_number << ": internal error: " << e.what()
+                      << "\n";
+            return kExitFailed;
+          }
+          WriteOut(FormatCli(reply.AsSeenByResp2Client()));
+        }
+        break;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,23 @@
+// The `lockstep` subcommands. Each takes the arguments after its own name, parses them with
+// Boost.Program_options (so each has its own --help), and returns the process exit status:
+// 0 success, 1 a check or verdict failed, 2 bad input (flag, file, scenario).
+#ifndef LOCKSTEP_CLI_SUBCOMMANDS_H_
+#define LOCKSTEP_CLI_SUBCOMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace lockstep::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitBadInput = 2;
+
+// lockstep emu: redis-cli style command lines on stdin, replies as `redis-cli --no-raw`.
+int EmuMain(const std::vector<std::string>& args);
+// lockstep eval FILE --keys ... --args ...: runs one script file on a fresh emulator.
+int EvalMain(const std::vector<std::string>& args);
+
+}  // namespace lockstep::cli
+
+#endif  // LOCKSTEP_CLI_SUBCOMMANDS_H_

@@ -1,0 +1,73 @@
+// Command functions, one per Redis command, grouped by file as Redis groups them (t_string.c,
+// t_hash.c, ...). The table that maps names to them, with arity and flags, is in server.cpp.
+// Every function follows the same shape: validate arguments and reply with Redis's exact error
+// early, look up keys (Ctx::Lookup does lazy expiry), mutate, propagate the write, reply.
+#ifndef LOCKSTEP_CORE_COMMANDS_H_
+#define LOCKSTEP_CORE_COMMANDS_H_
+
+#include "core/server.h"
+
+namespace lockstep::cmd {
+
+// cmd_keys.cpp
+Reply Exists(Ctx&, const Argv&);
+Reply Del(Ctx&, const Argv&);
+Reply Type(Ctx&, const Argv&);
+Reply Expire(Ctx&, const Argv&);     // EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (by argv[0])
+Reply Persist(Ctx&, const Argv&);
+Reply Ttl(Ctx&, const Argv&);        // TTL and PTTL
+Reply Keys(Ctx&, const Argv&);
+Reply Scan(Ctx&, const Argv&);
+Reply Dbsize(Ctx&, const Argv&);
+Reply Flush(Ctx&, const Argv&);      // FLUSHALL and FLUSHDB
+
+// cmd_string.cpp
+Reply Get(Ctx&, const Argv&);
+Reply Set(Ctx&, const Argv&);
+Reply Setnx(Ctx&, const Argv&);
+Reply Getset(Ctx&, const Argv&);
+Reply Incr(Ctx&, const Argv&);       // INCR, INCRBY, DECR, DECRBY (by argv[0])
+Reply Mget(Ctx&, const Argv&);
+Reply Strlen(Ctx&, const Argv&);
+
+// cmd_hash.cpp
+Reply Hset(Ctx&, const Argv&);       // HSET and HMSET
+Reply Hsetnx(Ctx&, const Argv&);
+Reply Hget(Ctx&, const Argv&);
+Reply Hmget(Ctx&, const Argv&);
+Reply Hexists(Ctx&, const Argv&);
+Reply Hincrby(Ctx&, const Argv&);
+Reply Hdel(Ctx&, const Argv&);
+Reply Hlen(Ctx&, const Argv&);
+Reply Hgetall(Ctx&, const Argv&);    // HGETALL, HKEYS, HVALS (by argv[0])
+
+// cmd_list.cpp
+Reply Push(Ctx&, const Argv&);       // LPUSH and RPUSH
+Reply Pop(Ctx&, const Argv&);        // LPOP and RPOP, with optional count
+Reply Lindex(Ctx&, const Argv&);
+Reply Lrange(Ctx&, const Argv&);
+Reply Lrem(Ctx&, const Argv&);
+Reply Llen(Ctx&, const Argv&);
+
+// cmd_zset.cpp
+Reply Zadd(Ctx&, const Argv&);
+Reply Zincrby(Ctx&, const Argv&);
+Reply Zscore(Ctx&, const Argv&);
+Reply Zrem(Ctx&, const Argv&);
+Reply Zcard(Ctx&, const Argv&);
+Reply Zrank(Ctx&, const Argv&);
+Reply Zrange(Ctx&, const Argv&);         // ZRANGE with BYSCORE/REV/LIMIT/WITHSCORES
+Reply Zrangebyscore(Ctx&, const Argv&);
+
+// cmd_server.cpp
+Reply Ping(Ctx&, const Argv&);
+Reply Echo(Ctx&, const Argv&);
+Reply Publish(Ctx&, const Argv&);
+Reply Time(Ctx&, const Argv&);
+Reply Eval(Ctx&, const Argv&);           // EVAL, EVALSHA, EVAL_RO, EVALSHA_RO
+Reply Script(Ctx&, const Argv&);         // SCRIPT LOAD/EXISTS/FLUSH/KILL
+Reply NotEmulated(Ctx&, const Argv&);    // Known to Redis, deliberately not emulated.
+
+}  // namespace lockstep::cmd
+
+#endif  // LOCKSTEP_CORE_COMMANDS_H_

@@ -1,0 +1,129 @@
+#include "core/keyspace.h"
+
+#include <algorithm>
+#include <cassert>
+#include <iterator>
+
+namespace lockstep {
+
+const std::string* Hash::Get(std::string_view field) const {
+  for (const Field& f : fields_) {
+    if (f.first == field) return &f.second;
+  }
+  return nullptr;
+}
+
+bool Hash::Set(std::string_view field, std::string value) {
+  for (Field& f : fields_) {
+    if (f.first == field) {
+      f.second = std::move(value);
+      return false;
+    }
+  }
+  fields_.emplace_back(std::string(field), std::move(value));
+  return true;
+}
+
+bool Hash::Erase(std::string_view field) {
+  for (auto it = fields_.begin(); it != fields_.end(); ++it) {
+    if (it->first == field) {
+      fields_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+const double* ZSet::Score(std::string_view member) const {
+  auto it = scores_.find(std::string(member));
+  return it == scores_.end() ? nullptr : &it->second;
+}
+
+bool ZSet::Set(const std::string& member, double score) {
+  auto [it, inserted] = scores_.try_emplace(member, score);
+  if (!inserted) {
+    if (it->second == score) return false;
+    ordered_.erase({it->second, member});
+    it->second = score;
+  }
+  ordered_.insert({score, member});
+  assert(ordered_.size() == scores_.size());
+  return inserted;
+}
+
+bool ZSet::Erase(const std::string& member) {
+  auto it = scores_.find(member);
+  if (it == scores_.end()) return false;
+  ordered_.erase({it->second, member});
+  scores_.erase(it);
+  assert(ordered_.size() == scores_.size());
+  return true;
+}
+
+int64_t ZSet::Rank(const std::string& member) const {
+  auto it = scores_.find(member);
+  if (it == scores_.end()) return -1;
+  auto pos = ordered_.find({it->second, member});
+  assert(pos != ordered_.end());
+  return static_cast<int64_t>(std::distance(ordered_.begin(), pos));
+}
+
+const char* TypeName(ValueType t) {
+  switch (t) {
+    case ValueType::kString: return "string";
+    case ValueType::kHash: return "hash";
+    case ValueType::kList: return "list";
+    case ValueType::kZSet: return "zset";
+  }
+  return "none";
+}
+
+Entry* Keyspace::Find(std::string_view key) {
+  auto it = table_.find(key);
+  return it == table_.end() ? nullptr : &it->second;
+}
+
+const Entry* Keyspace::Find(std::string_view key) const {
+  auto it = table_.find(key);
+  return it == table_.end() ? nullptr : &it->second;
+}
+
+Entry& Keyspace::Put(std::string_view key, Entry entry) {
+  auto it = table_.find(key);
+  if (it != table_.end()) {
+    it->second = std::move(entry);
+    return it->second;
+  }
+  return table_.emplace(std::string(key), std::move(entry)).first->second;
+}
+
+bool Keyspace::Erase(std::string_view key) {
+  auto it = table_.find(key);
+  if (it == table_.end()) return false;
+  table_.erase(it);
+  return true;
+}
+
+std::vector<std::string> Keyspace::SortedKeys() const {
+  std::vector<std::string> keys;
+  keys.reserve(table_.size());
+  for (const auto& [k, v] : table_) keys.push_back(k);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+std::vector<std::string> Keyspace::ExpireAll(int64_t now_ms) {
+  std::vector<std::string> gone;
+  for (auto it = table_.begin(); it != table_.end();) {
+    if (IsExpired(it->second, now_ms)) {
+      gone.push_back(it->first);
+      it = table_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::sort(gone.begin(), gone.end());
+  return gone;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,131 @@
+// The data-type layer of the emulated Redis: values (string, hash, list, sorted set), keys with
+// expiry times on the owning node's millisecond clock, and nothing about commands or replies.
+//
+// Invariants:
+//  (1) No aggregate value is ever empty: a command that empties a hash, list or sorted set
+//      deletes the key (Redis does the same, and EXISTS is observable).
+//  (2) expire_at_ms is kNoExpiry or an absolute time on the node's clock. A key is expired when
+//      now_ms > expire_at_ms (strict, as db.c keyIsExpired): it is alive at its expiry millisecond.
+//  (3) Iteration order of the key table never reaches output: Keys() returns sorted names.
+#ifndef LOCKSTEP_CORE_KEYSPACE_H_
+#define LOCKSTEP_CORE_KEYSPACE_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace lockstep {
+
+inline constexpr int64_t kNoExpiry = -1;
+
+// A hash in insertion order, as Redis's listpack encoding keeps it (which is what a client sees
+// for hashes of up to 512 small fields): updating a field keeps its place, deleting and
+// re-adding moves it to the end. Lock hashes hold one to a few fields, so a linear scan over a
+// vector beats any tree or table here.
+class Hash {
+ public:
+  using Field = std::pair<std::string, std::string>;
+
+  const std::string* Get(std::string_view field) const;
+  // Returns true when the field is new.
+  bool Set(std::string_view field, std::string value);
+  // Returns true when the field existed.
+  bool Erase(std::string_view field);
+  size_t size() const { return fields_.size(); }
+  bool empty() const { return fields_.empty(); }
+  const std::vector<Field>& fields() const { return fields_; }
+
+ private:
+  std::vector<Field> fields_;
+};
+
+using List = std::deque<std::string>;
+
+// A sorted set ordered by (score, member bytes), with a member -> score index.
+class ZSet {
+ public:
+  struct Less {
+    bool operator()(const std::pair<double, std::string>& a,
+                    const std::pair<double, std::string>& b) const {
+      if (a.first != b.first) return a.first < b.first;
+      return a.second < b.second;
+    }
+  };
+  using Ordered = std::set<std::pair<double, std::string>, Less>;
+
+  const double* Score(std::string_view member) const;
+  // Inserts or moves a member. Returns true when the member is new.
+  bool Set(const std::string& member, double score);
+  bool Erase(const std::string& member);
+  size_t size() const { return scores_.size(); }
+  bool empty() const { return scores_.empty(); }
+  const Ordered& ordered() const { return ordered_; }
+  // 0-based rank in ascending order, or -1.
+  int64_t Rank(const std::string& member) const;
+
+ private:
+  Ordered ordered_;
+  std::unordered_map<std::string, double> scores_;
+};
+
+enum class ValueType : uint8_t { kString, kHash, kList, kZSet };
+
+// The name TYPE reports for each value type.
+const char* TypeName(ValueType t);
+
+struct Entry {
+  std::variant<std::string, Hash, List, ZSet> value;
+  int64_t expire_at_ms = kNoExpiry;
+
+  ValueType type() const { return static_cast<ValueType>(value.index()); }
+  std::string& str() { return std::get<std::string>(value); }
+  Hash& hash() { return std::get<Hash>(value); }
+  List& list() { return std::get<List>(value); }
+  ZSet& zset() { return std::get<ZSet>(value); }
+};
+
+class Keyspace {
+ public:
+  Keyspace() = default;
+  Keyspace(const Keyspace&) = default;  // A snapshot (AOF/RDB in the simulator) is a copy.
+  Keyspace& operator=(const Keyspace&) = default;
+
+  // Raw access: no expiry check. Expiry policy (lazy delete on a master, hide on a replica)
+  // belongs to the command layer (server.h, Ctx::Lookup).
+  Entry* Find(std::string_view key);
+  const Entry* Find(std::string_view key) const;
+  // Creates or replaces the key with a fresh entry (no expiry).
+  Entry& Put(std::string_view key, Entry entry);
+  bool Erase(std::string_view key);
+  size_t size() const { return table_.size(); }
+  void Clear() { table_.clear(); }
+
+  static bool IsExpired(const Entry& e, int64_t now_ms) {
+    return e.expire_at_ms != kNoExpiry && now_ms > e.expire_at_ms;
+  }
+
+  // All key names in byte order, expired ones included (callers filter).
+  std::vector<std::string> SortedKeys() const;
+
+  // Deletes every key expired at now_ms and returns their names in byte order. This stands in
+  // for Redis's active expiry cycle (which samples randomly and cannot be matched exactly).
+  std::vector<std::string> ExpireAll(int64_t now_ms);
+
+ private:
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> table_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CORE_KEYSPACE_H_

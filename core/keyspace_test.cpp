@@ -1,0 +1,222 @@
+// Establishes the data-type layer's invariants and the generic key and string commands'
+// replies, error texts and replication effects, as checked against redis-server 7.0.15.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "core/keyspace.h"
+#include "core/server.h"
+
+namespace {
+
+using lockstep::Argv;
+using lockstep::Effects;
+using lockstep::Reply;
+using lockstep::Server;
+
+Argv Split(const std::string& line) {
+  std::istringstream in(line);
+  Argv argv;
+  for (std::string w; in >> w;) argv.push_back(w);
+  return argv;
+}
+
+// Runs one space-separated command at the given time and renders the reply.
+std::string Run(Server& s, const std::string& line, int64_t now_ms = 1000,
+                Effects* fx = nullptr) {
+  return s.Execute(Split(line), now_ms, fx).Debug();
+}
+
+std::string Render(const Effects& fx) {
+  std::string out;
+  for (const Argv& a : fx.commands) {
+    if (!out.empty()) out += " | ";
+    for (size_t i = 0; i < a.size(); ++i) out += (i ? " " : "") + a[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("hash keeps insertion order; re-adding moves a field to the end", "[keyspace]") {
+  lockstep::Hash h;
+  CHECK(h.Set("a", "1"));
+  CHECK(h.Set("b", "2"));
+  CHECK_FALSE(h.Set("a", "3"));
+  REQUIRE(h.fields().front().first == "a");
+  CHECK(h.Erase("a"));
+  CHECK(h.Set("a", "4"));
+  CHECK(h.fields().back().first == "a");
+  CHECK_FALSE(h.Erase("zz"));
+}
+
+TEST_CASE("zset orders by score then member bytes", "[keyspace]") {
+  lockstep::ZSet z;
+  CHECK(z.Set("b", 1));
+  CHECK(z.Set("a", 1));
+  CHECK(z.Set("c", 0.5));
+  CHECK_FALSE(z.Set("c", 2));
+  CHECK(z.Rank("c") == 2);
+  CHECK(z.Rank("a") == 0);
+  CHECK(z.Rank("x") == -1);
+  CHECK(*z.Score("c") == 2);
+}
+
+TEST_CASE("a key is alive at its expiry millisecond and gone one after", "[keyspace][expiry]") {
+  Server s;
+  CHECK(Run(s, "SET k v PX 100", 1000) == "+OK");
+  CHECK(Run(s, "PTTL k", 1100) == "0");
+  CHECK(Run(s, "GET k", 1100) == "\"v\"");
+  Effects fx;
+  CHECK(Run(s, "GET k", 1101, &fx) == "(nil)");
+  CHECK(Render(fx) == "DEL k");  // The lazy expiry is a write a replica must see.
+  CHECK(Run(s, "EXISTS k", 1101) == "0");
+}
+
+TEST_CASE("a replica hides expired keys but keeps them", "[keyspace][expiry]") {
+  lockstep::ServerOptions options;
+  options.replica = true;
+  Server s(options);
+  lockstep::Entry e;
+  e.value = std::string("v");
+  e.expire_at_ms = 500;
+  s.keyspace().Put("k", e);
+  Effects fx;
+  CHECK(Run(s, "GET k", 1000, &fx) == "(nil)");
+  CHECK(fx.commands.empty());
+  CHECK(s.keyspace().size() == 1);
+  CHECK(Run(s, "SET k v", 1000) == "-READONLY You can't write against a read only replica.");
+}
+
+TEST_CASE("EXISTS counts duplicates, DEL counts removals", "[keys]") {
+  Server s;
+  Run(s, "SET a 1");
+  CHECK(Run(s, "EXISTS a a b") == "2");
+  Effects fx;
+  CHECK(Run(s, "DEL a a b", 1000, &fx) == "1");
+  CHECK(Render(fx) == "DEL a a b");
+  Effects none;
+  CHECK(Run(s, "DEL a", 1000, &none) == "0");
+  CHECK(none.commands.empty());
+  CHECK(Run(s, "TYPE a") == "+none");
+}
+
+TEST_CASE("EXPIRE family: options, errors, rewriting to PEXPIREAT", "[keys][expiry]") {
+  Server s;
+  Run(s, "SET k v");
+  Effects fx;
+  CHECK(Run(s, "PEXPIRE k 5000", 1000, &fx) == "1");
+  CHECK(Render(fx) == "PEXPIREAT k 6000");
+  CHECK(Run(s, "PTTL k", 1000) == "5000");
+  CHECK(Run(s, "TTL k", 2500) == "4");   // 3500 ms rounds to 4 s: (ms + 500) / 1000.
+  CHECK(Run(s, "TTL k", 3000) == "3");
+  CHECK(Run(s, "EXPIRE k 10 NX") == "0");
+  CHECK(Run(s, "EXPIRE k 10 XX") == "1");
+  CHECK(Run(s, "EXPIRE k 5 GT") == "0");
+  CHECK(Run(s, "EXPIRE k 5 LT") == "1");
+  CHECK(Run(s, "EXPIRE k 5 NX XX") ==
+        "-ERR NX and XX, GT or LT options at the same time are not compatible");
+  CHECK(Run(s, "EXPIRE k 5 GT LT") ==
+        "-ERR GT and LT options at the same time are not compatible");
+  CHECK(Run(s, "EXPIRE k 5 foo") == "-ERR Unsupported option foo");
+  CHECK(Run(s, "PEXPIRE k 1.5") == "-ERR value is not an integer or out of range");
+  CHECK(Run(s, "EXPIRE k 9223372036854775807") ==
+        "-ERR invalid expire time in 'expire' command");
+  CHECK(Run(s, "PEXPIRE missing 100") == "0");
+  CHECK(Run(s, "PERSIST k") == "1");
+  CHECK(Run(s, "PERSIST k") == "0");
+  CHECK(Run(s, "TTL k") == "-1");
+  CHECK(Run(s, "EXPIRE k 5 GT") == "0");  // GT never succeeds on a key without a TTL.
+  CHECK(Run(s, "EXPIRE k 5 LT") == "1");  // ... and LT always does.
+  Effects del;
+  CHECK(Run(s, "PEXPIRE k 0", 1000, &del) == "1");
+  CHECK(Render(del) == "DEL k");
+  CHECK(Run(s, "TTL k") == "-2");
+  Run(s, "SET j v");
+  CHECK(Run(s, "EXPIREAT j 1", 5000) == "1");  // In the past: deleted at once.
+  CHECK(Run(s, "EXISTS j") == "0");
+}
+
+TEST_CASE("SET options follow Redis's parser condition by condition", "[strings]") {
+  Server s;
+  CHECK(Run(s, "SET k v NX") == "+OK");
+  CHECK(Run(s, "SET k w NX") == "(nil)");
+  CHECK(Run(s, "SET k w XX GET") == "\"v\"");
+  CHECK(Run(s, "SET k x NX GET") == "\"w\"");  // NX+GET is allowed in 7.0.
+  CHECK(Run(s, "GET k") == "\"w\"");
+  CHECK(Run(s, "SET k v NX XX") == "-ERR syntax error");
+  CHECK(Run(s, "SET k v EX 10 PX 10") == "-ERR syntax error");
+  CHECK(Run(s, "SET k v KEEPTTL PX 10") == "-ERR syntax error");
+  CHECK(Run(s, "SET k v PX") == "-ERR syntax error");
+  CHECK(Run(s, "SET k v PX 0") == "-ERR invalid expire time in 'set' command");
+  CHECK(Run(s, "SET k v PX -5") == "-ERR invalid expire time in 'set' command");
+  CHECK(Run(s, "SET k v PX abc") == "-ERR value is not an integer or out of range");
+  CHECK(Run(s, "SET k v PX 100 PX 200", 1000) == "+OK");  // A repeated PX: the last wins.
+  CHECK(Run(s, "PTTL k", 1000) == "200");
+  Effects fx;
+  CHECK(Run(s, "SET k v EX 3", 1000, &fx) == "+OK");
+  CHECK(Render(fx) == "SET k v PXAT 4000");
+  CHECK(Run(s, "SET k v2 KEEPTTL", 1000) == "+OK");
+  CHECK(Run(s, "PTTL k", 1000) == "3000");
+  CHECK(Run(s, "SET k v3", 1000) == "+OK");  // Without KEEPTTL the TTL is cleared.
+  CHECK(Run(s, "PTTL k", 1000) == "-1");
+  Effects get_fx;
+  CHECK(Run(s, "SET k v4 GET", 1000, &get_fx) == "\"v3\"");
+  CHECK(Render(get_fx) == "SET k v4");
+  Run(s, "HSET h f v");
+  CHECK(Run(s, "SET h v GET") ==
+        "-WRONGTYPE Operation against a key holding the wrong kind of value");
+  CHECK(Run(s, "SET h v NX") == "(nil)");
+  CHECK(Run(s, "SETNX h v") == "0");
+  CHECK(Run(s, "SET h v") == "+OK");  // Plain SET overwrites any type.
+  CHECK(Run(s, "TYPE h") == "+string");
+}
+
+TEST_CASE("counters parse strictly and detect overflow", "[strings]") {
+  Server s;
+  CHECK(Run(s, "INCR n") == "1");
+  CHECK(Run(s, "INCRBY n 41") == "42");
+  CHECK(Run(s, "DECR n") == "41");
+  CHECK(Run(s, "DECRBY n 40") == "1");
+  CHECK(Run(s, "INCRBY n +5") == "-ERR value is not an integer or out of range");
+  CHECK(Run(s, "DECRBY n -9223372036854775808") == "-ERR decrement would overflow");
+  Run(s, "SET n 9223372036854775807");
+  CHECK(Run(s, "INCR n") == "-ERR increment or decrement would overflow");
+  for (const char* bad : {"1.0", "010", "-0", "+5", "abc"}) {
+    Run(s, std::string("SET n ") + bad);
+    CHECK(Run(s, "INCR n") == "-ERR value is not an integer or out of range");
+  }
+  Run(s, "SET t 5 PX 1000", 0);
+  CHECK(Run(s, "INCR t", 0) == "6");
+  CHECK(Run(s, "PTTL t", 0) == "1000");  // INCR keeps the TTL.
+  CHECK(Run(s, "GETSET t 1", 0) == "\"6\"");
+  CHECK(Run(s, "PTTL t", 0) == "-1");  // GETSET does not.
+}
+
+TEST_CASE("unknown commands, subcommands and arity errors", "[server]") {
+  Server s;
+  CHECK(Run(s, "FOO a b") == "-ERR unknown command 'FOO', with args beginning with: 'a' 'b' ");
+  CHECK(Run(s, "GET") == "-ERR wrong number of arguments for 'get' command");
+  CHECK(Run(s, "SCRIPT") == "-ERR wrong number of arguments for 'script' command");
+  CHECK(Run(s, "SCRIPT nope") == "-ERR unknown subcommand 'nope'. Try SCRIPT HELP.");
+  CHECK(Run(s, "script exists") == "-ERR wrong number of arguments for 'script|exists' command");
+  CHECK(Run(s, "PING") == "+PONG");
+  CHECK(Run(s, "PING a b") == "-ERR wrong number of arguments for 'ping' command");
+}
+
+TEST_CASE("KEYS and SCAN give byte order and skip expired keys", "[keys]") {
+  Server s;
+  Run(s, "SET b 1");
+  Run(s, "SET a 1");
+  Run(s, "SET c 1 PX 10", 1000);
+  CHECK(Run(s, "KEYS *", 2000) == "[\"a\", \"b\"]");
+  CHECK(Run(s, "KEYS [ab]", 2000) == "[\"a\", \"b\"]");
+  CHECK(Run(s, "KEYS ?", 1000) == "[\"a\", \"b\", \"c\"]");
+  CHECK(Run(s, "DBSIZE", 2000) == "3");
+  CHECK(Run(s, "SCAN 0 COUNT 2", 2000) == "[\"2\", [\"a\", \"b\"]]");
+  CHECK(Run(s, "SCAN 2", 2000) == "[\"0\", []]");
+  CHECK(Run(s, "DBSIZE", 2000) == "2");  // SCAN expired c on its way.
+  CHECK(Run(s, "SCAN x") == "-ERR invalid cursor");
+  CHECK(Run(s, "FLUSHALL") == "+OK");
+  CHECK(Run(s, "DBSIZE") == "0");
+}

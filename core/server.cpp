@@ -1,0 +1,276 @@
+#include "core/server.h"
+
+#include <algorithm>
+#include <cassert>
+#include <unordered_map>
+
+#include "core/commands.h"
+#include "core/script_host.h"
+#include "core/strings.h"
+
+namespace lockstep {
+
+namespace {
+
+constexpr uint32_t W = kCmdWrite;
+constexpr uint32_t R = kCmdReadOnly;
+constexpr uint32_t NS = kCmdNoScript;
+constexpr uint32_t WD = kCmdWrite | kCmdDenyOom;
+
+// The command table. Arity and flags are Redis 7.0.15's (src/commands/*.json); they decide
+// the arity errors and which commands a script may call, so they must match exactly.
+const std::vector<CommandSpec> kCommands = {
+    // keys
+    {"exists", -2, R, 1, -1, 1, cmd::Exists},
+    {"del", -2, W, 1, -1, 1, cmd::Del},
+    {"unlink", -2, W, 1, -1, 1, cmd::Del},
+    {"type", 2, R, 1, 1, 1, cmd::Type},
+    {"expire", -3, W, 1, 1, 1, cmd::Expire},
+    {"pexpire", -3, W, 1, 1, 1, cmd::Expire},
+    {"expireat", -3, W, 1, 1, 1, cmd::Expire},
+    {"pexpireat", -3, W, 1, 1, 1, cmd::Expire},
+    {"persist", 2, W, 1, 1, 1, cmd::Persist},
+    {"ttl", 2, R, 1, 1, 1, cmd::Ttl},
+    {"pttl", 2, R, 1, 1, 1, cmd::Ttl},
+    {"keys", 2, R, 0, 0, 0, cmd::Keys},
+    {"scan", -2, R, 0, 0, 0, cmd::Scan},
+    {"dbsize", 1, R, 0, 0, 0, cmd::Dbsize},
+    {"flushall", -1, W, 0, 0, 0, cmd::Flush},
+    {"flushdb", -1, W, 0, 0, 0, cmd::Flush},
+    // strings
+    {"get", 2, R, 1, 1, 1, cmd::Get},
+    {"set", -3, WD, 1, 1, 1, cmd::Set},
+    {"setnx", 3, WD, 1, 1, 1, cmd::Setnx},
+    {"getset", 3, WD, 1, 1, 1, cmd::Getset},
+    {"incr", 2, WD, 1, 1, 1, cmd::Incr},
+    {"incrby", 3, WD, 1, 1, 1, cmd::Incr},
+    {"decr", 2, WD, 1, 1, 1, cmd::Incr},
+    {"decrby", 3, WD, 1, 1, 1, cmd::Incr},
+    {"mget", -2, R, 1, -1, 1, cmd::Mget},
+    {"strlen", 2, R, 1, 1, 1, cmd::Strlen},
+    // hashes
+    {"hset", -4, WD, 1, 1, 1, cmd::Hset},
+    {"hmset", -4, WD, 1, 1, 1, cmd::Hset},
+    {"hsetnx", 4, WD, 1, 1, 1, cmd::Hsetnx},
+    {"hget", 3, R, 1, 1, 1, cmd::Hget},
+    {"hmget", -3, R, 1, 1, 1, cmd::Hmget},
+    {"hexists", 3, R, 1, 1, 1, cmd::Hexists},
+    {"hincrby", 4, WD, 1, 1, 1, cmd::Hincrby},
+    {"hdel", -3, W, 1, 1, 1, cmd::Hdel},
+    {"hlen", 2, R, 1, 1, 1, cmd::Hlen},
+    {"hgetall", 2, R, 1, 1, 1, cmd::Hgetall},
+    {"hkeys", 2, R, 1, 1, 1, cmd::Hgetall},
+    {"hvals", 2, R, 1, 1, 1, cmd::Hgetall},
+    // lists
+    {"lpush", -3, WD, 1, 1, 1, cmd::Push},
+    {"rpush", -3, WD, 1, 1, 1, cmd::Push},
+    {"lpop", -2, W, 1, 1, 1, cmd::Pop},
+    {"rpop", -2, W, 1, 1, 1, cmd::Pop},
+    {"lindex", 3, R, 1, 1, 1, cmd::Lindex},
+    {"lrange", 4, R, 1, 1, 1, cmd::Lrange},
+    {"lrem", 4, W, 1, 1, 1, cmd::Lrem},
+    {"llen", 2, R, 1, 1, 1, cmd::Llen},
+    // sorted sets
+    {"zadd", -4, WD, 1, 1, 1, cmd::Zadd},
+    {"zincrby", 4, WD, 1, 1, 1, cmd::Zincrby},
+    {"zscore", 3, R, 1, 1, 1, cmd::Zscore},
+    {"zrem", -3, W, 1, 1, 1, cmd::Zrem},
+    {"zcard", 2, R, 1, 1, 1, cmd::Zcard},
+    {"zrank", 3, R, 1, 1, 1, cmd::Zrank},
+    {"zrange", -4, R, 1, 1, 1, cmd::Zrange},
+    {"zrangebyscore", -4, R, 1, 1, 1, cmd::Zrangebyscore},
+    // server, pub/sub, scripting
+    {"ping", -1, 0, 0, 0, 0, cmd::Ping},
+    {"echo", 2, 0, 0, 0, 0, cmd::Echo},
+    {"publish", 3, kCmdMayReplicate, 0, 0, 0, cmd::Publish},
+    {"time", 1, 0, 0, 0, 0, cmd::Time},
+    {"eval", -3, NS | kCmdMayReplicate, 0, 0, 0, cmd::Eval},
+    {"evalsha", -3, NS | kCmdMayReplicate, 0, 0, 0, cmd::Eval},
+    {"eval_ro", -3, NS | R, 0, 0, 0, cmd::Eval},
+    {"evalsha_ro", -3, NS | R, 0, 0, 0, cmd::Eval},
+    {"script", -2, NS, 0, 0, 0, cmd::Script},
+    {"script|load", 3, NS | kCmdMayReplicate, 0, 0, 0, cmd::Script},
+    {"script|exists", -3, NS, 0, 0, 0, cmd::Script},
+    {"script|flush", -2, NS | kCmdMayReplicate, 0, 0, 0, cmd::Script},
+    {"script|kill", 2, NS, 0, 0, 0, cmd::Script},
+    // Commands Redis refuses inside scripts (NOSCRIPT). They are in the table so that a
+    // script calling them gets Redis's "not allowed" error rather than "unknown command";
+    // called directly they answer that the emulator does not provide them.
+    {"blpop", -3, W | NS, 1, -2, 1, cmd::NotEmulated},
+    {"brpop", -3, W | NS, 1, -2, 1, cmd::NotEmulated},
+    {"brpoplpush", 4, W | NS, 1, 2, 1, cmd::NotEmulated},
+    {"blmove", 6, W | NS, 1, 2, 1, cmd::NotEmulated},
+    {"bzpopmin", -3, W | NS, 1, -2, 1, cmd::NotEmulated},
+    {"bzpopmax", -3, W | NS, 1, -2, 1, cmd::NotEmulated},
+    {"multi", 1, NS, 0, 0, 0, cmd::NotEmulated},
+    {"exec", 1, NS, 0, 0, 0, cmd::NotEmulated},
+    {"discard", 1, NS, 0, 0, 0, cmd::NotEmulated},
+    {"watch", -2, NS, 1, -1, 1, cmd::NotEmulated},
+    {"unwatch", 1, NS, 0, 0, 0, cmd::NotEmulated},
+    {"subscribe", -2, NS, 0, 0, 0, cmd::NotEmulated},
+    {"psubscribe", -2, NS, 0, 0, 0, cmd::NotEmulated},
+    {"unsubscribe", -1, NS, 0, 0, 0, cmd::NotEmulated},
+    {"punsubscribe", -1, NS, 0, 0, 0, cmd::NotEmulated},
+    {"wait", 3, NS, 0, 0, 0, cmd::NotEmulated},
+    {"auth", -2, NS, 0, 0, 0, cmd::NotEmulated},
+    {"hello", -1, NS, 0, 0, 0, cmd::NotEmulated},
+    {"quit", -1, NS, 0, 0, 0, cmd::NotEmulated},
+    {"client", -2, NS, 0, 0, 0, cmd::NotEmulated},
+    {"config", -2, NS, 0, 0, 0, cmd::NotEmulated},
+    {"debug", -2, NS, 0, 0, 0, cmd::NotEmulated},
+};
+
+// Container commands: "script load" resolves to "script|load".
+bool IsContainer(std::string_view lower_name) { return lower_name == "script"; }
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+const std::unordered_map<std::string, const CommandSpec*>& Index() {
+  static const auto* index = [] {
+    auto* m = new std::unordered_map<std::string, const CommandSpec*>();
+    for (const CommandSpec& spec : kCommands) m->emplace(spec.name, &spec);
+    return m;
+  }();
+  return *index;
+}
+
+// Redis's rejectCommandFormat: newlines from user input are flattened so the reply stays valid.
+Reply Reject(std::string msg) {
+  std::replace(msg.begin(), msg.end(), '\r', ' ');
+  std::replace(msg.begin(), msg.end(), '\n', ' ');
+  return Reply::Error("ERR " + msg);
+}
+
+}  // namespace
+
+// --- Ctx ------------------------------------------------------------------------------------
+
+Ctx::Ctx(Server& s, int64_t now, int resp_version, bool script, Effects* fx)
+    : server(s), db(s.keyspace()), now_ms(now), resp(resp_version), from_script(script),
+      effects(fx) {
+  assert(resp == 2 || resp == 3);
+}
+
+Entry* Ctx::Lookup(std::string_view key) {
+  Entry* e = db.Find(key);
+  if (e == nullptr || !Keyspace::IsExpired(*e, now_ms)) return e;
+  // Redis expireIfNeeded: a replica only hides the key and waits for its master's DEL.
+  if (server.is_replica()) return nullptr;
+  Propagate({"DEL", std::string(key)});
+  db.Erase(key);
+  return nullptr;
+}
+
+Entry* Ctx::LookupTyped(std::string_view key, ValueType type, bool* wrong_type) {
+  Entry* e = Lookup(key);
+  *wrong_type = e != nullptr && e->type() != type;
+  return *wrong_type ? nullptr : e;
+}
+
+void Ctx::Propagate(Argv argv) {
+  assert(!argv.empty());
+  if (effects != nullptr) effects->commands.push_back(std::move(argv));
+}
+
+Reply Ctx::Double(double d) const {
+  if (resp == 2) return Reply::Bulk(FormatScore(d));
+  Reply r;
+  r.type = Reply::Type::kDouble;
+  r.number = d;
+  r.str = FormatScore(d);
+  return r;
+}
+
+Reply Ctx::Map(std::vector<Reply> flat_pairs) const {
+  assert(flat_pairs.size() % 2 == 0);
+  Reply r = Reply::Array(std::move(flat_pairs));
+  if (resp == 3) r.type = Reply::Type::kMap;
+  return r;
+}
+
+// --- Server ---------------------------------------------------------------------------------
+
+Server::Server(ServerOptions options)
+    : options_(options),
+      scripts_(std::make_unique<ScriptHost>(*this, options.script_step_budget,
+                                            options.script_memory_bytes_max)) {}
+
+Server::~Server() = default;
+
+const std::vector<CommandSpec>& Server::Table() { return kCommands; }
+
+const CommandSpec* Server::Lookup(const Argv& argv) {
+  if (argv.empty()) return nullptr;
+  std::string name = Lower(argv[0]);
+  if (argv.size() >= 2 && IsContainer(name)) {
+    name += '|';
+    name += Lower(argv[1]);
+  }
+  const auto& index = Index();
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
+}
+
+static bool ArityOk(const CommandSpec& spec, size_t argc) {
+  const auto n = static_cast<int64_t>(argc);
+  return spec.arity > 0 ? n == spec.arity : n >= -spec.arity;
+}
+
+Reply Server::Execute(const Argv& argv, int64_t now_ms, Effects* effects) {
+  if (argv.empty()) return Reject("empty command");
+  const CommandSpec* spec = Lookup(argv);
+  if (spec == nullptr) {
+    const std::string name = Lower(argv[0]);
+    if (IsContainer(name) && argv.size() >= 2) {
+      std::string upper = argv[0];
+      for (char& c : upper) {
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+      }
+      return Reject("unknown subcommand '" + argv[1].substr(0, 128) + "'. Try " + upper +
+                    " HELP.");
+    }
+    std::string args;
+    for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
+      args += "'" + argv[i].substr(0, 128 - args.size()) + "' ";
+    }
+    return Reject("unknown command '" + argv[0].substr(0, 128) +
+                  "', with args beginning with: " + args);
+  }
+  if (!ArityOk(*spec, argv.size())) {
+    return Reject(std::string("wrong number of arguments for '") + spec->name + "' command");
+  }
+  if (is_replica() && (spec->flags & kCmdWrite)) {
+    return Reply::Error("READONLY You can't write against a read only replica.");
+  }
+  Ctx ctx(*this, now_ms, 2, /*from_script=*/false, effects);
+  return spec->handler(ctx, argv);
+}
+
+Reply Server::CallFromScript(Ctx& script_ctx, const Argv& argv, bool read_only_script) {
+  assert(script_ctx.from_script);
+  // Redis scriptCall (script.c) checks in this order; the texts get "ERR " like
+  // luaPushError does for messages without an error code.
+  const CommandSpec* spec = Lookup(argv);
+  if (spec == nullptr) return Reply::Error("ERR Unknown Redis command called from script");
+  if (!ArityOk(*spec, argv.size())) {
+    return Reply::Error("ERR Wrong number of args calling Redis command from script");
+  }
+  if (spec->flags & kCmdNoScript) {
+    return Reply::Error("ERR This Redis command is not allowed from script");
+  }
+  if (read_only_script && (spec->flags & (kCmdWrite | kCmdMayReplicate))) {
+    return Reply::Error("ERR Write commands are not allowed from read-only scripts.");
+  }
+  if (is_replica() && (spec->flags & kCmdWrite)) {
+    return Reply::Error("READONLY You can't write against a read only replica.");
+  }
+  return spec->handler(script_ctx, argv);
+}
+
+}  // namespace lockstep

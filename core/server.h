@@ -1,0 +1,143 @@
+// One emulated redis-server 7.0: a keyspace, the command table, the scripting host and a hook
+// into whoever owns the pub/sub subscriptions. It has no clock of its own: every call says what
+// time it is on this node's clock, so the simulator can give each node a clock that drifts,
+// jumps or stands still.
+//
+// The command layer follows Redis's split: a data-type API (keyspace.h) and thin command
+// functions on top, each of which validates its arguments (replying with Redis's exact error
+// text), looks up keys, mutates, replies, and records the write as a replica would receive it.
+#ifndef LOCKSTEP_CORE_SERVER_H_
+#define LOCKSTEP_CORE_SERVER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/keyspace.h"
+#include "core/reply.h"
+
+namespace lockstep {
+
+using Argv = std::vector<std::string>;
+
+// Write effects of one top-level command, in execution order, each as the command a replica
+// (or the AOF) receives: PEXPIRE rewritten to PEXPIREAT with an absolute time, SET ... PX to
+// SET ... PXAT, an expire in the past to DEL, a lazily expired key to DEL. Redis wraps more than
+// one of them in MULTI/EXEC; here the list of one command is always applied as one unit.
+struct Effects {
+  std::vector<Argv> commands;
+};
+
+// Whoever holds subscriptions (the simulator's clients, or nobody for `lockstep emu`).
+class PubSubRegistry {
+ public:
+  virtual ~PubSubRegistry() = default;
+  // Delivers the message and returns the number of receiving subscriptions, which is what
+  // PUBLISH replies.
+  virtual int64_t Publish(std::string_view channel, std::string_view message) = 0;
+};
+
+// Command flags, named after Redis's (src/commands/*.json).
+enum CommandFlag : uint32_t {
+  kCmdWrite = 1u << 0,         // May modify the keyspace.
+  kCmdReadOnly = 1u << 1,
+  kCmdNoScript = 1u << 2,      // "This Redis command is not allowed from script".
+  kCmdMayReplicate = 1u << 3,  // PUBLISH: not a write, but refused in read-only scripts.
+  kCmdDenyOom = 1u << 4,
+};
+
+class Server;
+class ScriptHost;
+struct ScriptLimits;
+
+// Everything a command function needs for one call.
+class Ctx {
+ public:
+  Ctx(Server& server, int64_t now_ms, int resp, bool from_script, Effects* effects);
+
+  Server& server;
+  Keyspace& db;
+  const int64_t now_ms;   // This node's clock at the start of the command (or script).
+  int resp;               // Protocol of the caller: 2, or 3 for a script after setresp(3).
+  const bool from_script;
+  Effects* const effects;  // Null when nobody wants them.
+
+  // Looks a key up the way Redis's lookupKey does: an expired key is deleted (and DEL is
+  // propagated) on a master, and only hidden on a replica. Null when missing or expired.
+  Entry* Lookup(std::string_view key);
+
+  // Lookup plus a type check. On a type mismatch returns null and sets *wrong_type.
+  Entry* LookupTyped(std::string_view key, ValueType type, bool* wrong_type);
+
+  // Records a write effect.
+  void Propagate(Argv argv);
+  // Records the command as it came in, unchanged.
+  void PropagateAsIs(const Argv& argv) { Propagate(argv); }
+
+  // Resp-aware reply builders (Redis addReplyDouble, addReplyMapLen...).
+  Reply Double(double d) const;
+  Reply Map(std::vector<Reply> flat_pairs) const;
+};
+
+// One entry of the command table.
+struct CommandSpec {
+  const char* name;  // Lower case; "script|load" style for subcommands.
+  int arity;         // Redis convention: n = exactly n, -n = at least n (name included).
+  uint32_t flags;
+  int first_key;     // 0 when the command takes no keys.
+  int last_key;      // -1 = last argument; -2 = all but the last (e.g. none here).
+  int key_step;
+  Reply (*handler)(Ctx& ctx, const Argv& argv);
+};
+
+struct ServerOptions {
+  // A replica hides expired keys instead of deleting them and applies PEXPIREAT in the past
+  // as a plain timestamp (Redis skips checkAlreadyExpired on replicas).
+  bool replica = false;
+  // Lua limits: see script_host.h.
+  uint64_t script_step_budget = 50'000'000;
+  size_t script_memory_bytes_max = 64u << 20;
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options = {});
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Runs one command from a RESP2 client at now_ms on this node's clock. Write effects are
+  // appended to *effects when it is given.
+  Reply Execute(const Argv& argv, int64_t now_ms, Effects* effects = nullptr);
+
+  // redis.call / redis.pcall from a script (Redis scriptCall): Redis's script-specific
+  // rejections (unknown command, arity, NOSCRIPT, writes in a read-only script), then the
+  // command runs with the script's context. Errors come back as error replies.
+  Reply CallFromScript(Ctx& script_ctx, const Argv& argv, bool read_only_script);
+
+  // Case-insensitive lookup of a command, with "script load" resolved to "script|load".
+  // Null when unknown.
+  static const CommandSpec* Lookup(const Argv& argv);
+  static const std::vector<CommandSpec>& Table();
+
+  Keyspace& keyspace() { return db_; }
+  const Keyspace& keyspace() const { return db_; }
+  ScriptHost& scripts() { return *scripts_; }
+  const ServerOptions& options() const { return options_; }
+  bool is_replica() const { return options_.replica; }
+  void set_replica(bool replica) { options_.replica = replica; }
+  void set_pubsub(PubSubRegistry* pubsub) { pubsub_ = pubsub; }
+  PubSubRegistry* pubsub() const { return pubsub_; }
+
+ private:
+  ServerOptions options_;
+  Keyspace db_;
+  std::unique_ptr<ScriptHost> scripts_;
+  PubSubRegistry* pubsub_ = nullptr;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_CORE_SERVER_H_

@@ -1,0 +1,39 @@
+// A blocking hiredis (0.14, RESP2) connection that speaks lockstep's Reply type, so replies from
+// a live redis-server and from the emulator can be compared directly. hiredis 0.14 reads both
+// "$-1" and "*-1" as nil, so a live reply never has type kNullArray: compare through
+// Reply::AsSeenByResp2Client().
+#ifndef LOCKSTEP_LIVE_REDIS_CLIENT_H_
+#define LOCKSTEP_LIVE_REDIS_CLIENT_H_
+
+#include <string>
+#include <vector>
+
+#include "core/reply.h"
+#include "core/server.h"
+
+struct redisContext;
+
+namespace lockstep {
+
+class RedisClient {
+ public:
+  // Connects to host:port (throws std::runtime_error with hiredis's message on failure).
+  RedisClient(const std::string& host, int port, int timeout_ms = 5000);
+  ~RedisClient();
+  RedisClient(const RedisClient&) = delete;
+  RedisClient& operator=(const RedisClient&) = delete;
+
+  // Sends one command and waits for its reply (binary safe).
+  Reply Command(const Argv& argv);
+
+  // Pipelining: Append queues a command; ReadReply returns the replies in order.
+  void Append(const Argv& argv);
+  Reply ReadReply();
+
+ private:
+  redisContext* ctx_ = nullptr;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_LIVE_REDIS_CLIENT_H_

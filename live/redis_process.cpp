@@ -1,0 +1,313 @@
+#include "live/redis_process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cassert>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace lockstep {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kRedisDefaultPort = 6379;  // Never used: a developer's own server may be there.
+constexpr size_t kLogTailBytes = 2000;
+
+std::string ErrnoText(const char* what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
+
+// Binds 127.0.0.1:0, reads the port the kernel chose and closes the socket. The port is only
+// probably free afterwards; Start retries when redis-server cannot bind it.
+int FindFreePort(std::string* error) {
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      *error = ErrnoText("socket");
+      return 0;
+    }
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof(addr);
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+                    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+    if (!ok) *error = ErrnoText("bind/getsockname on 127.0.0.1:0");
+    ::close(fd);
+    if (!ok) return 0;
+    const int port = ntohs(addr.sin_port);
+    if (port != kRedisDefaultPort && port > 0) return port;
+  }
+  *error = "could not find a free loopback port";
+  return 0;
+}
+
+// The executable to exec, resolved before fork so the child only makes async-signal-safe calls.
+std::string ResolveBinary(const std::string& binary) {
+  if (binary.find('/') != std::string::npos) {
+    return ::access(binary.c_str(), X_OK) == 0 ? binary : std::string();
+  }
+  const char* path_env = std::getenv("PATH");
+  std::stringstream path(path_env != nullptr ? path_env : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(path, dir, ':')) {
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + binary;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+std::string MakeTempDir(std::string* error) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                        "/lockstep-redis-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    *error = ErrnoText(("mkdtemp " + pattern).c_str());
+    return {};
+  }
+  return pattern;
+}
+
+std::string FileTail(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff start =
+      size > static_cast<std::streamoff>(kLogTailBytes) ? size - kLogTailBytes : 0;
+  in.seekg(start);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text;
+}
+
+std::string Diagnostics(const std::string& dir) {
+  std::string out;
+  const std::string log = FileTail(dir + "/redis.log");
+  if (!log.empty()) out += "\n--- tail of " + dir + "/redis.log ---\n" + log;
+  const std::string console = FileTail(dir + "/redis.stdout");
+  if (!console.empty()) out += "\n--- tail of " + dir + "/redis.stdout ---\n" + console;
+  return out;
+}
+
+bool LogSaysPortTaken(const std::string& dir) {
+  const std::string log = FileTail(dir + "/redis.log") + FileTail(dir + "/redis.stdout");
+  return log.find("Address already in use") != std::string::npos;
+}
+
+// Forks and execs redis-server. Returns the child's pid, or 0 with *error set.
+int Launch(const std::string& executable, const std::vector<std::string>& args,
+           const std::string& dir, std::string* error) {
+  // Everything the child needs is prepared here: after fork it may only make
+  // async-signal-safe calls (the parent may have other threads holding malloc's lock).
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  const std::string console_path = dir + "/redis.stdout";
+  const int console = ::open(console_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (console < 0 || devnull < 0) {
+    *error = ErrnoText("open redis.stdout or /dev/null");
+    if (console >= 0) ::close(console);
+    if (devnull >= 0) ::close(devnull);
+    return 0;
+  }
+  const pid_t parent = ::getpid();
+
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Child.
+    ::dup2(devnull, STDIN_FILENO);
+    ::dup2(console, STDOUT_FILENO);
+    ::dup2(console, STDERR_FILENO);
+    // Inherited descriptors (other servers' sockets, test files) must not stay open in redis.
+    ::close_range(3, ~0u, 0);
+    // A blocked SIGTERM would make the server unstoppable.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // If the test binary dies, the server goes with it. Checking the parent after the prctl
+    // closes the window in which the parent died before it took effect.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);
+    ::execv(executable.c_str(), argv.data());
+    ::_exit(127);
+  }
+  const int fork_errno = errno;
+  ::close(console);
+  ::close(devnull);
+  if (pid < 0) {
+    errno = fork_errno;
+    *error = ErrnoText("fork");
+    return 0;
+  }
+  return pid;
+}
+
+// The process_id field of INFO server, or 0.
+long ProcessIdFromInfo(const redisReply* reply) {
+  if (reply == nullptr || reply->type != REDIS_REPLY_STRING) return 0;
+  const std::string info(reply->str, reply->len);
+  const std::string key = "process_id:";
+  const size_t at = info.find(key);
+  if (at == std::string::npos) return 0;
+  return std::strtol(info.c_str() + at + key.size(), nullptr, 10);
+}
+
+enum class Readiness { kReady, kOtherServer, kNotYet };
+
+// Whether the server on `port` answers PING and is the process `pid`: a port taken by someone
+// else between our probe and redis-server's bind would otherwise look like success.
+Readiness Probe(int port, int pid) {
+  redisContext* ctx = redisConnectWithTimeout("127.0.0.1", port, timeval{0, 200'000});
+  if (ctx == nullptr) return Readiness::kNotYet;
+  Readiness result = Readiness::kNotYet;
+  if (ctx->err == 0) {
+    redisSetTimeout(ctx, timeval{1, 0});
+    auto* pong = static_cast<redisReply*>(redisCommand(ctx, "PING"));
+    const bool answered = pong != nullptr && pong->type == REDIS_REPLY_STATUS &&
+                          std::strcmp(pong->str, "PONG") == 0;
+    if (pong != nullptr) freeReplyObject(pong);
+    if (answered) {
+      auto* info = static_cast<redisReply*>(redisCommand(ctx, "INFO server"));
+      const long server_pid = ProcessIdFromInfo(info);
+      if (info != nullptr) freeReplyObject(info);
+      result = server_pid == pid ? Readiness::kReady : Readiness::kOtherServer;
+    }
+  }
+  redisFree(ctx);
+  return result;
+}
+
+}  // namespace
+
+std::unique_ptr<RedisProcess> RedisProcess::Start(const Options& options, std::string* error) {
+  assert(error != nullptr);
+  assert(options.port_attempts > 0);
+  const std::string executable = ResolveBinary(options.binary);
+  if (executable.empty()) {
+    *error = "redis-server binary '" + options.binary + "' not found or not executable";
+    return nullptr;
+  }
+
+  std::unique_ptr<RedisProcess> process(new RedisProcess());
+  process->stop_timeout_ms_ = options.stop_timeout_ms;
+  process->dir_ = MakeTempDir(error);
+  if (process->dir_.empty()) return nullptr;
+  const std::string& dir = process->dir_;
+
+  for (int attempt = 1; attempt <= options.port_attempts; ++attempt) {
+    const int port = FindFreePort(error);
+    if (port == 0) return nullptr;
+    assert(port != kRedisDefaultPort);
+    std::filesystem::remove(dir + "/redis.log");
+
+    std::vector<std::string> args = {executable,
+                                     "--port", std::to_string(port),
+                                     "--bind", "127.0.0.1",
+                                     "--daemonize", "no",
+                                     "--save", "",
+                                     "--appendonly", "no",
+                                     "--pidfile", dir + "/redis.pid",
+                                     "--dir", dir,
+                                     "--logfile", dir + "/redis.log"};
+    args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
+
+    process->pid_ = Launch(executable, args, dir, error);
+    if (process->pid_ == 0) return nullptr;
+    process->port_ = port;
+
+    const auto deadline = Clock::now() + std::chrono::milliseconds(options.startup_timeout_ms);
+    bool retry_with_new_port = false;
+    while (true) {
+      int status = 0;
+      const pid_t exited = ::waitpid(process->pid_, &status, WNOHANG);
+      if (exited == process->pid_) {
+        process->pid_ = 0;
+        if (LogSaysPortTaken(dir)) {
+          retry_with_new_port = true;
+          break;
+        }
+        *error = "redis-server exited during start-up (" +
+                 (WIFEXITED(status) ? "status " + std::to_string(WEXITSTATUS(status))
+                                    : "signal " + std::to_string(WTERMSIG(status))) +
+                 ")" + Diagnostics(dir);
+        return nullptr;
+      }
+      const Readiness readiness = Probe(port, process->pid_);
+      if (readiness == Readiness::kReady) return process;
+      if (readiness == Readiness::kOtherServer) {
+        // Another server answers on this port; ours will fail to bind it.
+        process->Stop();
+        retry_with_new_port = true;
+        break;
+      }
+      if (Clock::now() > deadline) {
+        *error = "redis-server on port " + std::to_string(port) + " did not answer PING within " +
+                 std::to_string(options.startup_timeout_ms) + " ms" + Diagnostics(dir);
+        return nullptr;  // The destructor stops the child.
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    assert(retry_with_new_port);
+  }
+  *error = "redis-server could not bind a free port in " + std::to_string(options.port_attempts) +
+           " attempts" + Diagnostics(dir);
+  return nullptr;
+}
+
+std::unique_ptr<RedisProcess> RedisProcess::StartOrThrow() {
+  std::string error;
+  std::unique_ptr<RedisProcess> process = Start(Options{}, &error);
+  if (process == nullptr) throw std::runtime_error("cannot start redis-server: " + error);
+  return process;
+}
+
+void RedisProcess::Stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(stop_timeout_ms_);
+  while (true) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno != EINTR)) break;  // Reaped, or not our child any more.
+    if (Clock::now() > deadline) {
+      ::kill(pid_, SIGKILL);
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  pid_ = 0;
+}
+
+RedisProcess::~RedisProcess() {
+  Stop();
+  if (!dir_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+}
+
+}  // namespace lockstep
