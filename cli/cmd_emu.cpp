@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,7 +56,9 @@ int EmuMain(const std::vector<std::string>& args) {
        "clock, read before every command)");
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(options).run(), vm);
+    // An empty positional description makes a stray word an error instead of being ignored.
+    const po::positional_options_description no_positional;
+    po::store(po::command_line_parser(args).options(options).positional(no_positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "lockstep emu: " << e.what() << "\n(see lockstep emu --help)\n";
@@ -67,10 +68,9 @@ int EmuMain(const std::vector<std::string>& args) {
     std::cout << options << "\n";
     return kExitOk;
   }
-  const std::optional<int64_t> frozen_ms =
-      vm.count("clock-ms") != 0 ? std::optional<int64_t>(clock_ms) : std::nullopt;
-  auto now_ms = [&frozen_ms]() -> int64_t {
-    if (frozen_ms) return *frozen_ms;
+  const bool frozen = vm.count("clock-ms") != 0;
+  auto now_ms = [frozen, clock_ms]() -> int64_t {
+    if (frozen) return clock_ms;
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();

@@ -43,10 +43,6 @@ void AppendRepr(std::string& out, std::string_view s) {
   out += '"';
 }
 
-bool IsAggregate(Reply::Type t) {
-  return t == Reply::Type::kArray || t == Reply::Type::kMap || t == Reply::Type::kSet;
-}
-
 // redis-cli.c cliIsMultilineValueTTY: whether a map value goes on its own lines.
 bool IsMultiline(const Reply& r) {
   switch (r.type) {
@@ -106,7 +102,8 @@ void FormatTty(std::string& out, const Reply& r, const std::string& prefix) {
     case Reply::Type::kSet:
       break;
   }
-  assert(IsAggregate(r.type));
+  assert(r.type == Reply::Type::kArray || r.type == Reply::Type::kMap ||
+         r.type == Reply::Type::kSet);
   const bool is_map = r.type == Reply::Type::kMap;
   assert(!is_map || r.elements.size() % 2 == 0);
   if (r.elements.empty()) {

@@ -1,13 +1,207 @@
-// STUB: to be implemented.
+// List commands (Redis t_list.c). Every reply, error text and argument-vs-lookup order below was
+// checked against redis-server 7.0.15; the cases are in commands_test.cpp.
+#include <algorithm>
+#include <cassert>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "core/commands.h"
+#include "core/strings.h"
 
 namespace lockstep::cmd {
 
-Reply Push(Ctx& ctx, const Argv& argv) { return NotEmulated(ctx, argv); }
-Reply Pop(Ctx& ctx, const Argv& argv) { return NotEmulated(ctx, argv); }
-Reply Lindex(Ctx& ctx, const Argv& argv) { return NotEmulated(ctx, argv); }
-Reply Lrange(Ctx& ctx, const Argv& argv) { return NotEmulated(ctx, argv); }
-Reply Lrem(Ctx& ctx, const Argv& argv) { return NotEmulated(ctx, argv); }
-Reply Llen(Ctx& ctx, const Argv& argv) { return NotEmulated(ctx, argv); }
+namespace {
+
+Reply WrongType() { return Reply::Error(std::string(err::kWrongType)); }
+Reply NotInteger() { return Reply::Error(std::string(err::kNotInteger)); }
+
+// b is lower case; command names and options are ASCII, as Redis's strcasecmp assumes.
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const char x = (a[i] >= 'A' && a[i] <= 'Z') ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+    if (x != b[i]) return false;
+  }
+  return true;
+}
+
+// Redis addReplyErrorArity: the command's table name, whatever case the caller typed.
+Reply ArityError(const Argv& argv) {
+  const CommandSpec* spec = Server::Lookup(argv);
+  assert(spec != nullptr);
+  return Reply::Error(std::string("ERR wrong number of arguments for '") + spec->name +
+                      "' command");
+}
+
+// The inclusive index range [start, end] of a list of `size` elements after Redis's
+// addListRangeReply clamping (negative indices count from the tail), or nullopt when empty.
+std::optional<std::pair<size_t, size_t>> ClampRange(int64_t start, int64_t end, size_t size) {
+  const auto len = static_cast<int64_t>(size);
+  if (start < 0) start += len;  // len is small and positive, so these cannot overflow.
+  if (end < 0) end += len;
+  if (start < 0) start = 0;
+  if (start > end || start >= len) return std::nullopt;
+  if (end >= len) end = len - 1;
+  return std::make_pair(static_cast<size_t>(start), static_cast<size_t>(end));
+}
+
+}  // namespace
+
+// LPUSH/RPUSH key element [element ...] -> the new length. LPUSH a b c leaves c first.
+Reply Push(Ctx& ctx, const Argv& argv) {
+  const bool head = EqualsIgnoreCase(argv[0], "lpush");
+  bool wrong_type = false;
+  Entry* e = ctx.LookupTyped(argv[1], ValueType::kList, &wrong_type);
+  if (wrong_type) return WrongType();
+  if (e == nullptr) {
+    Entry fresh;
+    fresh.value = List{};
+    e = &ctx.db.Put(argv[1], std::move(fresh));
+  }
+  List& list = e->list();
+  for (size_t i = 2; i < argv.size(); ++i) {
+    if (head) {
+      list.push_front(argv[i]);
+    } else {
+      list.push_back(argv[i]);
+    }
+  }
+  assert(!list.empty());
+  ctx.PropagateAsIs(argv);
+  return Reply::Integer(static_cast<int64_t>(list.size()));
+}
+
+// LPOP/RPOP key [count]. Without a count: a bulk, or nil for a missing key. With a count: an
+// array (empty for count 0), or a null array for a missing key; the count is parsed first and
+// any bad count is "out of range, must be positive".
+Reply Pop(Ctx& ctx, const Argv& argv) {
+  const bool head = EqualsIgnoreCase(argv[0], "lpop");
+  if (argv.size() > 3) return ArityError(argv);
+  const bool has_count = argv.size() == 3;
+  int64_t count = 0;
+  if (has_count) {
+    const std::optional<int64_t> parsed = ParseInt64(argv[2]);
+    if (!parsed || *parsed < 0) return Reply::Error(std::string(err::kOutOfRangePositive));
+    count = *parsed;
+  }
+  bool wrong_type = false;
+  Entry* e = ctx.LookupTyped(argv[1], ValueType::kList, &wrong_type);
+  if (wrong_type) return WrongType();
+  // The missing-key reply comes before the count-0 shortcut: LPOP nokey 0 is a null array.
+  if (e == nullptr) return has_count ? Reply::NullArray() : Reply::Null();
+  if (has_count && count == 0) return Reply::Array();  // Changes nothing, replicates nothing.
+
+  List& list = e->list();
+  assert(!list.empty());
+  const size_t n = has_count ? static_cast<size_t>(std::min<uint64_t>(
+                                   static_cast<uint64_t>(count), list.size()))
+                             : 1;
+  std::vector<Reply> popped;
+  popped.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (head) {
+      popped.push_back(Reply::Bulk(std::move(list.front())));
+      list.pop_front();
+    } else {
+      popped.push_back(Reply::Bulk(std::move(list.back())));
+      list.pop_back();
+    }
+  }
+  if (list.empty()) ctx.db.Erase(argv[1]);
+  // Replicated as is, count included, even when the count exceeded the length.
+  ctx.PropagateAsIs(argv);
+  return has_count ? Reply::Array(std::move(popped)) : std::move(popped.front());
+}
+
+// LINDEX key index. Unlike most commands the key is looked up before the index is parsed, so
+// LINDEX nokey abc is nil and LINDEX stringkey abc is WRONGTYPE.
+Reply Lindex(Ctx& ctx, const Argv& argv) {
+  bool wrong_type = false;
+  Entry* e = ctx.LookupTyped(argv[1], ValueType::kList, &wrong_type);
+  if (wrong_type) return WrongType();
+  if (e == nullptr) return Reply::Null();
+  const std::optional<int64_t> parsed = ParseInt64(argv[2]);
+  if (!parsed) return NotInteger();
+  const List& list = e->list();
+  const auto len = static_cast<int64_t>(list.size());
+  int64_t index = *parsed;
+  if (index < 0) index += len;
+  if (index < 0 || index >= len) return Reply::Null();
+  return Reply::Bulk(list[static_cast<size_t>(index)]);
+}
+
+// LRANGE key start stop: both indices are parsed before the lookup.
+Reply Lrange(Ctx& ctx, const Argv& argv) {
+  const std::optional<int64_t> start = ParseInt64(argv[2]);
+  const std::optional<int64_t> end = ParseInt64(argv[3]);
+  if (!start || !end) return NotInteger();
+  bool wrong_type = false;
+  Entry* e = ctx.LookupTyped(argv[1], ValueType::kList, &wrong_type);
+  if (wrong_type) return WrongType();
+  if (e == nullptr) return Reply::Array();
+  const List& list = e->list();
+  const auto range = ClampRange(*start, *end, list.size());
+  if (!range) return Reply::Array();
+  std::vector<Reply> out;
+  out.reserve(range->second - range->first + 1);
+  for (size_t i = range->first; i <= range->second; ++i) out.push_back(Reply::Bulk(list[i]));
+  return Reply::Array(std::move(out));
+}
+
+// LREM key count element: count > 0 removes the first `count` matches from the head, count < 0
+// the first |count| from the tail, 0 all of them. Returns the number removed.
+Reply Lrem(Ctx& ctx, const Argv& argv) {
+  const std::optional<int64_t> count = ParseInt64(argv[2]);
+  if (!count) return NotInteger();
+  bool wrong_type = false;
+  Entry* e = ctx.LookupTyped(argv[1], ValueType::kList, &wrong_type);
+  if (wrong_type) return WrongType();
+  if (e == nullptr) return Reply::Integer(0);
+
+  // |INT64_MIN| does not fit; Redis's negation leaves it negative, which never matches the
+  // number removed, so it removes every match from the tail. 0 means the same.
+  const bool from_tail = *count < 0;
+  const uint64_t limit = *count == 0 || *count == std::numeric_limits<int64_t>::min()
+                             ? std::numeric_limits<uint64_t>::max()
+                             : static_cast<uint64_t>(from_tail ? -*count : *count);
+  const std::string& element = argv[3];
+  List& list = e->list();
+  List kept;
+  uint64_t removed = 0;
+  if (from_tail) {
+    for (auto it = list.rbegin(); it != list.rend(); ++it) {
+      if (removed < limit && *it == element) {
+        ++removed;
+      } else {
+        kept.push_front(std::move(*it));
+      }
+    }
+  } else {
+    for (std::string& item : list) {
+      if (removed < limit && item == element) {
+        ++removed;
+      } else {
+        kept.push_back(std::move(item));
+      }
+    }
+  }
+  list = std::move(kept);
+  if (list.empty()) ctx.db.Erase(argv[1]);
+  // The LREM itself replicates (not a DEL), and only when it removed something.
+  if (removed > 0) ctx.PropagateAsIs(argv);
+  return Reply::Integer(static_cast<int64_t>(removed));
+}
+
+Reply Llen(Ctx& ctx, const Argv& argv) {
+  bool wrong_type = false;
+  Entry* e = ctx.LookupTyped(argv[1], ValueType::kList, &wrong_type);
+  if (wrong_type) return WrongType();
+  return Reply::Integer(e == nullptr ? 0 : static_cast<int64_t>(e->list().size()));
+}
 
 }  // namespace lockstep::cmd

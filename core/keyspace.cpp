@@ -40,6 +40,11 @@ const double* ZSet::Score(std::string_view member) const {
 }
 
 bool ZSet::Set(const std::string& member, double score) {
+  if (listpack_ && scores_.find(member) == scores_.end() &&
+      (scores_.size() + 1 > kListpackEntriesMax || member.size() > kListpackValueBytesMax)) {
+    listpack_ = false;  // Redis converts before inserting, so this member may keep a -0.
+  }
+  if (listpack_ && score == 0) score = 0.0;  // Turns -0 into 0, as the listpack's integer does.
   auto [it, inserted] = scores_.try_emplace(member, score);
   if (!inserted) {
     if (it->second == score) return false;

@@ -70,9 +70,19 @@ class ZSet {
   // 0-based rank in ascending order, or -1.
   int64_t Rank(const std::string& member) const;
 
+  // Redis keeps a sorted set in a listpack until a new member would make it hold more than 128
+  // members or a member is longer than 64 bytes (zset-max-listpack-entries/-value defaults),
+  // and never converts it back. A listpack stores an integral score as an integer, so a score
+  // of -0 reads back as 0 there, while the skiplist keeps -0: ZSCORE shows "0" or "-0". Set()
+  // follows the same rule.
+  static constexpr size_t kListpackEntriesMax = 128;
+  static constexpr size_t kListpackValueBytesMax = 64;
+  bool is_listpack() const { return listpack_; }
+
  private:
   Ordered ordered_;
   std::unordered_map<std::string, double> scores_;
+  bool listpack_ = true;
 };
 
 enum class ValueType : uint8_t { kString, kHash, kList, kZSet };

@@ -1,7 +1,9 @@
 // A blocking hiredis (0.14, RESP2) connection that speaks lockstep's Reply type, so replies from
 // a live redis-server and from the emulator can be compared directly. hiredis 0.14 reads both
 // "$-1" and "*-1" as nil, so a live reply never has type kNullArray: compare through
-// Reply::AsSeenByResp2Client().
+// Reply::AsSeenByResp2Client(). hiredis 0.14 also reads at most 8 levels of nested arrays
+// (checked: a script returning a table nested 9 deep throws "No support for nested multi bulk
+// replies with depth > 7"), where redis-cli 7.0's own hiredis reads deeper.
 #ifndef LOCKSTEP_LIVE_REDIS_CLIENT_H_
 #define LOCKSTEP_LIVE_REDIS_CLIENT_H_
 
@@ -18,6 +20,10 @@ namespace lockstep {
 class RedisClient {
  public:
   // Connects to host:port (throws std::runtime_error with hiredis's message on failure).
+  // timeout_ms limits the connect and also every later read and write, so a hung server fails
+  // a test instead of hanging it (and a blocking command that waits longer than that throws).
+  // Every I/O error throws std::runtime_error; the connection is unusable afterwards. The
+  // first client also sets SIGPIPE to "ignore" when it is at its default (see the .cpp).
   RedisClient(const std::string& host, int port, int timeout_ms = 5000);
   ~RedisClient();
   RedisClient(const RedisClient&) = delete;

@@ -238,16 +238,13 @@ std::unique_ptr<RedisProcess> RedisProcess::Start(const Options& options, std::s
     process->port_ = port;
 
     const auto deadline = Clock::now() + std::chrono::milliseconds(options.startup_timeout_ms);
-    bool retry_with_new_port = false;
+    // Leaves the loop only to retry with a new port; every other outcome returns.
     while (true) {
       int status = 0;
       const pid_t exited = ::waitpid(process->pid_, &status, WNOHANG);
       if (exited == process->pid_) {
         process->pid_ = 0;
-        if (LogSaysPortTaken(dir)) {
-          retry_with_new_port = true;
-          break;
-        }
+        if (LogSaysPortTaken(dir)) break;
         *error = "redis-server exited during start-up (" +
                  (WIFEXITED(status) ? "status " + std::to_string(WEXITSTATUS(status))
                                     : "signal " + std::to_string(WTERMSIG(status))) +
@@ -259,7 +256,6 @@ std::unique_ptr<RedisProcess> RedisProcess::Start(const Options& options, std::s
       if (readiness == Readiness::kOtherServer) {
         // Another server answers on this port; ours will fail to bind it.
         process->Stop();
-        retry_with_new_port = true;
         break;
       }
       if (Clock::now() > deadline) {
@@ -269,19 +265,20 @@ std::unique_ptr<RedisProcess> RedisProcess::Start(const Options& options, std::s
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    assert(retry_with_new_port);
   }
   *error = "redis-server could not bind a free port in " + std::to_string(options.port_attempts) +
            " attempts" + Diagnostics(dir);
   return nullptr;
 }
 
-std::unique_ptr<RedisProcess> RedisProcess::StartOrThrow() {
+std::unique_ptr<RedisProcess> RedisProcess::StartOrThrow(const Options& options) {
   std::string error;
-  std::unique_ptr<RedisProcess> process = Start(Options{}, &error);
+  std::unique_ptr<RedisProcess> process = Start(options, &error);
   if (process == nullptr) throw std::runtime_error("cannot start redis-server: " + error);
   return process;
 }
+
+std::unique_ptr<RedisProcess> RedisProcess::StartOrThrow() { return StartOrThrow(Options{}); }
 
 void RedisProcess::Stop() {
   if (pid_ <= 0) return;

@@ -20,7 +20,10 @@ class RedisProcess {
  public:
   struct Options {
     std::string binary = "redis-server";  // A path, or a name looked up in PATH.
-    std::vector<std::string> extra_args;  // e.g. {"--appendonly", "yes"}
+    // e.g. {"--appendonly", "yes"}. Appended after ours, and redis lets a later value win, so
+    // they must not set --port, --bind, --dir, --pidfile, --logfile or --daemonize; nor
+    // --requirepass, since readiness is checked with PING and INFO.
+    std::vector<std::string> extra_args;
     int startup_timeout_ms = 5000;        // Per attempt.
     int stop_timeout_ms = 5000;           // SIGTERM, then SIGKILL after this long.
     // The free port is found by binding port 0 and closing it, so another process can take it
@@ -32,8 +35,9 @@ class RedisProcess {
   // failure returns null and puts the reason (with the tail of the server's log, when there is
   // one) in *error.
   static std::unique_ptr<RedisProcess> Start(const Options& options, std::string* error);
-  // Start with default options; on failure throws std::runtime_error with the reason.
-  static std::unique_ptr<RedisProcess> StartOrThrow();
+  // Start, but on failure throws std::runtime_error with the reason.
+  static std::unique_ptr<RedisProcess> StartOrThrow(const Options& options);
+  static std::unique_ptr<RedisProcess> StartOrThrow();  // Default options.
 
   ~RedisProcess();  // SIGTERM to the pid, wait for it to exit, remove the temporary directory.
   RedisProcess(const RedisProcess&) = delete;
