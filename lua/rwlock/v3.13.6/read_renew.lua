@@ -14,7 +14,8 @@
 --   0  it holds none; nothing changed (the watchdog stops)
 --
 -- Redisson 3.13.6 (the all-fields behaviour lasted until 4.4.0, bfbf73d0b). Known bug kept:
--- renewing every reader's holds, which resurrects nothing but keeps dead readers' holds alive.
+-- it renews every reader's holds, so the read holds of a crashed client never time out while
+-- any other reader's watchdog runs.
 -- Portability: loop bounds come from tonumber() of integer strings (the hash counts).
 
 if redis.call('hget', KEYS[1], ARGV[2]) == false then
