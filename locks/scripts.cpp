@@ -1,0 +1,135 @@
+#include "locks/scripts.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+namespace lockstep::locks {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Scripts larger than this are surely a wrong path (a log file, a binary), not a lock script.
+constexpr std::uintmax_t kScriptBytesMax = 1u << 20;
+
+bool ReadFile(const fs::path& path, std::string* body, std::string* error) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec) {
+    *error = path.string() + ": cannot read: " + ec.message();
+    return false;
+  }
+  if (size > kScriptBytesMax) {
+    *error = path.string() + ": " + std::to_string(size) + " bytes, more than the " +
+             std::to_string(kScriptBytesMax) + " a script may have";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = path.string() + ": cannot open: " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    *error = path.string() + ": read error";
+    return false;
+  }
+  *body = text.str();
+  return true;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const std::string& name : names) {
+    if (!joined.empty()) joined += ", ";
+    joined += name;
+  }
+  return joined;
+}
+
+}  // namespace
+
+const std::vector<std::string>& RequiredScripts(const std::string& kind) {
+  static const std::map<std::string, std::vector<std::string>> kRequired = {
+      {"rlock", {"acquire", "unlock", "renew", "force_unlock"}},
+  };
+  static const std::vector<std::string> kNone;
+  const auto it = kRequired.find(kind);
+  return it == kRequired.end() ? kNone : it->second;
+}
+
+bool HasScripts(const ScriptSet& scripts, const std::vector<std::string>& names,
+                std::string* error) {
+  std::vector<std::string> missing;
+  for (const std::string& name : names) {
+    if (scripts.bodies.count(name) == 0) missing.push_back(name);
+  }
+  if (missing.empty()) return true;
+  *error = "missing script(s): " + JoinNames(missing);
+  return false;
+}
+
+std::optional<ScriptSet> LoadScripts(const std::string& lua_dir, const std::string& kind,
+                                     const std::string& version,
+                                     const std::map<std::string, std::string>& overrides,
+                                     std::string* error) {
+  const fs::path folder = fs::path(lua_dir) / kind / version;
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    *error = folder.string() + ": no such script folder (lock kind '" + kind + "', version '" +
+             version + "')";
+    return std::nullopt;
+  }
+
+  ScriptSet set;
+  // directory_iterator's order is the file system's; collect into a map so that the set (and
+  // any report listing it) is the same on every machine.
+  std::map<std::string, fs::path> found;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
+    if (entry.path().extension() != ".lua") continue;
+    found.emplace(entry.path().stem().string(), entry.path());
+  }
+  if (ec) {
+    *error = folder.string() + ": cannot list: " + ec.message();
+    return std::nullopt;
+  }
+  for (const auto& [name, path] : found) {
+    std::string body;
+    if (!ReadFile(path, &body, error)) return std::nullopt;
+    set.bodies[name] = std::move(body);
+    set.files[name] = path.string();
+  }
+
+  for (const std::string& name : RequiredScripts(kind)) {
+    if (set.bodies.count(name) == 0) {
+      *error = (folder / (name + ".lua")).string() + ": missing (" + kind + " needs " +
+               JoinNames(RequiredScripts(kind)) + ")";
+      return std::nullopt;
+    }
+  }
+
+  for (const auto& [name, path] : overrides) {
+    if (set.bodies.count(name) == 0) {
+      std::vector<std::string> known;
+      for (const auto& [known_name, unused] : set.bodies) known.push_back(known_name);
+      *error = "script override '" + name + "' (" + path + "): " + kind + "/" + version +
+               " has no script of that name (it has: " + JoinNames(known) + ")";
+      return std::nullopt;
+    }
+    std::string body;
+    std::string read_error;
+    if (!ReadFile(path, &body, &read_error)) {
+      *error = "script override '" + name + "': " + read_error;
+      return std::nullopt;
+    }
+    set.bodies[name] = std::move(body);
+    set.files[name] = path;
+  }
+  return set;
+}
+
+}  // namespace lockstep::locks
