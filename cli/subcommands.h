@@ -17,6 +17,8 @@ inline constexpr int kExitBadInput = 2;
 int EmuMain(const std::vector<std::string>& args);
 // lockstep eval FILE --keys ... --args ...: runs one script file on a fresh emulator.
 int EvalMain(const std::vector<std::string>& args);
+// lockstep run SCENARIO [--seed N] [--out DIR]: simulate, check, compare with [expect].
+int RunMain(const std::vector<std::string>& args);
 
 }  // namespace lockstep::cli
 

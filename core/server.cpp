@@ -83,6 +83,9 @@ const std::vector<CommandSpec> kCommands = {
     {"ping", -1, 0, 0, 0, 0, cmd::Ping},
     {"echo", 2, 0, 0, 0, 0, cmd::Echo},
     {"publish", 3, kCmdMayReplicate, 0, 0, 0, cmd::Publish},
+    // Sharded pub/sub (7.0): Redisson sends it through ARGV when configured to. The emulator
+    // keeps one channel namespace for both (docs/fidelity.md).
+    {"spublish", 3, kCmdMayReplicate, 1, 1, 1, cmd::Publish},
     {"time", 1, 0, 0, 0, 0, cmd::Time},
     {"eval", -3, NS | kCmdMayReplicate, 0, 0, 0, cmd::Eval},
     {"evalsha", -3, NS | kCmdMayReplicate, 0, 0, 0, cmd::Eval},
@@ -247,6 +250,15 @@ Reply Server::Execute(const Argv& argv, int64_t now_ms, Effects* effects) {
   }
   if (is_replica() && (spec->flags & kCmdWrite)) {
     return Reply::Error("READONLY You can't write against a read only replica.");
+  }
+  Ctx ctx(*this, now_ms, 2, /*from_script=*/false, effects);
+  return spec->handler(ctx, argv);
+}
+
+Reply Server::ExecuteReplicated(const Argv& argv, int64_t now_ms, Effects* effects) {
+  const CommandSpec* spec = Lookup(argv);
+  if (spec == nullptr || !ArityOk(*spec, argv.size())) {
+    return Reject("replicated command not understood: " + (argv.empty() ? "" : argv[0]));
   }
   Ctx ctx(*this, now_ms, 2, /*from_script=*/false, effects);
   return spec->handler(ctx, argv);

@@ -112,6 +112,11 @@ class Server {
   // appended to *effects when it is given.
   Reply Execute(const Argv& argv, int64_t now_ms, Effects* effects = nullptr);
 
+  // Applies a command from this node's master (the replication stream) or from an AOF being
+  // replayed: no READONLY refusal on a replica; write effects go to *effects when given (a
+  // replica that has replicas of its own passes them on).
+  Reply ExecuteReplicated(const Argv& argv, int64_t now_ms, Effects* effects = nullptr);
+
   // redis.call / redis.pcall from a script (Redis scriptCall): Redis's script-specific
   // rejections (unknown command, arity, NOSCRIPT, writes in a read-only script), then the
   // command runs with the script's context. Errors come back as error replies.

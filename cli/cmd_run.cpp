@@ -1,0 +1,228 @@
+// lockstep run: scenario file -> Scenario -> simulator -> History -> checkers -> verdict.
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "check/checkers.h"
+#include "cli/subcommands.h"
+#include "locks/factory.h"
+#include "model/scenario_toml.h"
+#include "sim/simulation.h"
+
+namespace po = boost::program_options;
+
+namespace lockstep::cli {
+
+namespace {
+
+const char* kRunHelp =
+    "usage: lockstep run SCENARIO.toml [--seed N] [--out DIR] [options]\n"
+    "\n"
+    "Simulates the scenario deterministically (virtual time: clients, Redis nodes, clocks,\n"
+    "network, faults), checks the recorded history, and compares the verdict with the\n"
+    "scenario's [expect] section. The same scenario and seed always give the same history\n"
+    "(its hash is printed), so any run can be replayed exactly.\n"
+    "\n"
+    "Properties checked (see docs/scenario-format.md):\n"
+    "  mutual_exclusion    no two threads believe they hold the lock at the same true time\n"
+    "  resource_exclusion  no two accesses to the protected resource overlap\n"
+    "  reentrancy          hold counts and unlock results are right; a non-owner releases nothing\n"
+    "  lease_safety        nobody acts as holder after its key expired or was lost on its node\n"
+    "  liveness            crashed holders' locks come free; nobody waits while it is free;\n"
+    "                      nothing is stuck at the end\n"
+    "\n"
+    "Writes DIR/history.jsonl (one event per line) and DIR/summary.txt.\n"
+    "\n"
+    "Exit status: 0 the verdict matches [expect], 1 it does not, 2 bad input.\n"
+    "\n"
+    "Example:\n"
+    "  lockstep run scenarios/contention-10.toml\n"
+    "  lockstep run scenarios/gc-pause-no-fencing.toml --seed 7 --out /tmp/gc\n"
+    "\n"
+    "Options";
+
+std::string Seconds(int64_t us) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f s", static_cast<double>(us) / 1e6);
+  return buf;
+}
+
+std::string DefaultLuaDir() {
+  if (const char* env = std::getenv("LOCKSTEP_LUA_DIR")) return env;
+  return LOCKSTEP_LUA_DIR;
+}
+
+long PeakRssKb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+std::string ShellQuote(const std::string& s) {
+  if (s.find_first_of(" \t'\"$`\\") == std::string::npos) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+int RunMain(const std::vector<std::string>& args) {
+  std::string file, out_dir, lua_dir = DefaultLuaDir();
+  uint64_t seed = 0;
+  bool quiet = false;
+  po::options_description desc(kRunHelp);
+  desc.add_options()("help,h", "show this help")(
+      "seed", po::value(&seed), "override the scenario's seed")(
+      "out", po::value(&out_dir),
+      "output directory (default: lockstep-out/<scenario>-seed<N>)")(
+      "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
+      "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
+      "quiet,q", po::bool_switch(&quiet), "no progress line");
+  po::options_description hidden;
+  hidden.add_options()("scenario", po::value(&file));
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "lockstep run: " << e.what() << "\n(see lockstep run --help)\n";
+    return kExitBadInput;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return kExitOk;
+  }
+  if (file.empty()) {
+    std::cerr << "lockstep run: which scenario? e.g. lockstep run scenarios/contention-10.toml\n";
+    return kExitBadInput;
+  }
+
+  ScenarioError error;
+  std::optional<Scenario> loaded = LoadScenarioFile(file, &error);
+  if (!loaded) {
+    std::cerr << error.ToString() << "\n";
+    return kExitBadInput;
+  }
+  Scenario scenario = std::move(*loaded);
+  if (vm.count("seed")) scenario.seed = seed;
+  if (out_dir.empty()) {
+    out_dir = "lockstep-out/" + scenario.name + "-seed" + std::to_string(scenario.seed);
+  }
+
+  std::string setup_error;
+  auto sim = sim::Simulation::Create(scenario, lua_dir, &setup_error);
+  if (!sim) {
+    std::cerr << file << ": " << setup_error << "\n";
+    return kExitBadInput;
+  }
+
+  std::ostringstream head;
+  head << "scenario   " << scenario.name << " (" << file << ")\n";
+  if (!scenario.description.empty()) head << "           " << scenario.description << "\n";
+  head << "seed       " << scenario.seed << "\n";
+  head << "duration   " << Seconds(scenario.duration_us) << " simulated\n";
+  for (const auto& [name, value] : sim->derived()) head << "  " << name << ": " << value << "\n";
+  std::cout << head.str() << std::flush;
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  const bool tty = isatty(fileno(stderr)) && !quiet;
+  sim->Run(
+      [&](sim::TrueTime now) {
+        if (quiet) return;
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+        std::fprintf(stderr, "%s[sim %s / %s, %llu events, %.1f s wall]%s", tty ? "\r" : "",
+                     Seconds(now).c_str(), Seconds(scenario.duration_us).c_str(),
+                     static_cast<unsigned long long>(sim->events_run()), wall, tty ? "" : "\n");
+      },
+      60'000'000);
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (tty) std::fprintf(stderr, "\r%60s\r", "");
+
+  const History& history = sim->history();
+  check::CheckOptions options;
+  options.liveness_bound_us = scenario.liveness_bound_us;
+  const check::Verdict verdict = check::CheckHistory(history, options);
+  const check::Judgement judgement = check::Judge(verdict, scenario.expect);
+
+  std::ostringstream body;
+  body << "verdict:\n";
+  for (const check::PropertyResult& r : verdict.results) {
+    auto it = scenario.expect.find(r.property);
+    const Expectation want = it == scenario.expect.end() ? Expectation::kAny : it->second;
+    const char* expected = want == Expectation::kHold       ? "expected to hold"
+                           : want == Expectation::kViolated ? "expected to be violated"
+                                                            : "not judged";
+    const bool matches = want == Expectation::kAny || (want == Expectation::kHold) != r.violated;
+    char line[160];
+    std::snprintf(line, sizeof(line), "  %-19s %-9s (%s)%s", r.property.c_str(),
+                  r.violated ? "VIOLATED" : "holds", expected, matches ? "" : "  <-- MISMATCH");
+    body << line;
+    if (r.violated) body << "  " << r.violations.size() << " violation(s)";
+    body << "\n";
+    if (r.violated && !r.violations.empty()) {
+      body << "      first: " << r.violations.front().explanation << "\n";
+    }
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) {
+    std::cerr << "lockstep run: cannot create " << out_dir << ": " << ec.message() << "\n";
+    return kExitBadInput;
+  }
+  std::string write_error;
+  const std::string history_path = out_dir + "/history.jsonl";
+  if (!history.WriteFile(history_path, &write_error)) {
+    std::cerr << "lockstep run: " << write_error << "\n";
+    return kExitFailed;
+  }
+
+  const double sim_s = static_cast<double>(scenario.duration_us) / 1e6;
+  char figures[512];
+  std::snprintf(figures, sizeof(figures),
+                "history    %s (%zu events, hash %s)\n"
+                "simulated  %.3f s in %.2f s wall (%.1f simulated s per wall s)\n"
+                "events     %llu (%.0f per wall s), peak RSS %ld MiB\n",
+                history_path.c_str(), history.size(), history.HashHex().c_str(), sim_s, wall_s,
+                wall_s > 0 ? sim_s / wall_s : 0.0,
+                static_cast<unsigned long long>(sim->events_run()),
+                wall_s > 0 ? static_cast<double>(sim->events_run()) / wall_s : 0.0,
+                PeakRssKb() / 1024);
+  std::string reproduce = "lockstep run " + ShellQuote(file) + " --seed " +
+                          std::to_string(scenario.seed);
+  std::ostringstream tail;
+  tail << figures << "reproduce  " << reproduce << "\n";
+  if (judgement.matches) {
+    tail << "result     PASS: the verdict matches the scenario's expectations\n";
+  } else {
+    tail << "result     FAIL: the verdict does not match the scenario's expectations:\n";
+    for (const std::string& m : judgement.mismatches) tail << "             " << m << "\n";
+  }
+
+  std::cout << body.str() << tail.str();
+  std::ofstream summary(out_dir + "/summary.txt");
+  summary << head.str() << body.str() << tail.str();
+  if (!summary) {
+    std::cerr << "lockstep run: cannot write " << out_dir << "/summary.txt\n";
+    return kExitFailed;
+  }
+  return judgement.matches ? kExitOk : kExitFailed;
+}
+
+}  // namespace lockstep::cli

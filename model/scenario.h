@@ -1,0 +1,139 @@
+// A scenario as plain, validated data: what the TOML file said, with every default filled in
+// and every unit converted (the file speaks milliseconds; the simulator runs on microseconds).
+// The loader (scenario_toml.cpp) is the only producer; drivers (the simulator, later the live
+// harness) and reports only read it. docs/scenario-format.md documents every key.
+#ifndef LOCKSTEP_MODEL_SCENARIO_H_
+#define LOCKSTEP_MODEL_SCENARIO_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/clock.h"
+#include "sim/random.h"
+
+namespace lockstep {
+
+using sim::ClockSpec;
+using sim::Distribution;
+
+// Which properties a run must keep, or must be shown to break.
+enum class Expectation : uint8_t { kHold, kViolated, kAny };
+
+struct NodeSpec {
+  std::string name;             // "n1"
+  ClockSpec clock;
+  std::string replica_of;       // Empty for a master (or an independent node).
+  enum class Persistence : uint8_t { kNone, kAofEverySec, kAofAlways } persistence =
+      Persistence::kNone;
+};
+
+struct ClientSpec {
+  std::string name;             // "c1"
+  int threads = 1;
+  ClockSpec clock;
+};
+
+struct NetworkSpec {
+  Distribution latency_us = Distribution::Fixed(500);  // One way, per message.
+  double loss = 0;               // Probability a message is dropped.
+  double duplicate = 0;          // Probability a message is delivered twice.
+  // false: each link delivers in order, as a TCP connection does; true: messages may overtake
+  // each other when their latencies say so.
+  bool reorder = false;
+  // Per ordered pair ("c1->n1") overrides of the latency.
+  std::map<std::string, Distribution> link_latency_us;
+};
+
+struct ReplicationSpec {
+  Distribution lag_us = Distribution::Fixed(1000);  // Master -> replica, per effect batch.
+};
+
+struct SentinelSpec {
+  bool enabled = false;
+  int64_t down_after_us = 30'000'000;       // Sentinel's down-after-milliseconds default.
+  int64_t client_rediscover_us = 1'000'000;  // Clients learn the new master this much later.
+};
+
+// Redisson's client configuration and the lock protocol's settings.
+struct ProtocolSpec {
+  std::string kind = "rlock";    // rlock (issue 4 adds fairlock, rwlock, redlock, ...)
+  std::string version = "v3.13.6";  // "v3.13.6" (the seed documents) or "current"
+  std::string lock_name = "lock";
+  int64_t watchdog_timeout_us = 30'000'000;  // lockWatchdogTimeout
+  int64_t timeout_us = 3'000'000;            // Response timeout per attempt.
+  int retry_attempts = 3;
+  int64_t retry_interval_us = 1'500'000;
+  // Replacement script files by script name ("acquire", "unlock", "renew", "force_unlock"),
+  // resolved relative to the scenario file.
+  std::map<std::string, std::string> script_files;
+};
+
+struct WorkloadSpec {
+  enum class Mode : uint8_t { kLock, kTryLock } mode = Mode::kTryLock;
+  int64_t wait_us = 10'000'000;   // tryLock wait; ignored by lock().
+  int64_t lease_us = -1;          // -1: no explicit lease (the watchdog renews).
+  Distribution critical_us = Distribution::Fixed(100'000);
+  Distribution think_us = Distribution::Fixed(100'000);
+  int reentry = 1;                // Acquisitions nested per iteration (2 = reentrant).
+  int64_t ops_per_thread = 0;     // 0: unlimited (until the run ends).
+};
+
+struct FaultSpec {
+  enum class Kind : uint8_t {
+    kPartition,   // targets = side A, peers = side B; one_way: only A -> B is cut
+    kCrash,       // a node or a client process; restart after duration (0: never)
+    kPause,       // a node or client process stops for duration (GC, SIGSTOP)
+    kClockJump,   // by_us on the target's wall clock
+    kFailover,    // Sentinel promotes a replica of the target master now
+    kLoseReplies, // replies from the target nodes are dropped during duration
+  };
+  Kind kind = Kind::kPartition;
+  int64_t at_us = 0;
+  int64_t duration_us = 0;
+  std::vector<std::string> targets;
+  std::vector<std::string> peers;
+  bool one_way = false;
+  int64_t by_us = 0;
+  int line = 0;  // Where it was declared (for messages and reports).
+};
+
+// Random pauses of client processes (GC): each client pauses after an interval drawn from
+// `every_us` for a duration drawn from `pause_us`.
+struct GcSpec {
+  bool enabled = false;
+  std::vector<std::string> clients;  // Empty: every client.
+  Distribution every_us = Distribution::Fixed(10'000'000);
+  Distribution pause_us = Distribution::Fixed(100'000);
+};
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  std::string description;
+  uint64_t seed = 1;
+  int64_t duration_us = 60'000'000;
+  int64_t start_unix_ms = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
+
+  std::vector<NodeSpec> nodes;
+  std::vector<ClientSpec> clients;
+  NetworkSpec network;
+  ReplicationSpec replication;
+  SentinelSpec sentinel;
+  ProtocolSpec protocol;
+  WorkloadSpec workload;
+  std::vector<FaultSpec> faults;
+  GcSpec gc;
+
+  // Bounds the liveness checker uses.
+  int64_t liveness_bound_us = 5'000'000;
+  // Expectations by property name: "mutual_exclusion", "resource_exclusion", "reentrancy",
+  // "lease_safety", "liveness". Properties not named are kAny (reported, not judged).
+  std::map<std::string, Expectation> expect;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_MODEL_SCENARIO_H_

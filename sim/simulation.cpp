@@ -1,0 +1,1055 @@
+#include "sim/simulation.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cinttypes>
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "core/script_host.h"
+#include "core/server.h"
+#include "locks/factory.h"
+#include "locks/scripts.h"
+#include "sim/engine.h"
+#include "sim/random.h"
+
+namespace lockstep::sim {
+
+namespace {
+
+constexpr int64_t kReplicationRetryUs = 100'000;  // A replica that cannot take the stream now.
+constexpr int64_t kSentinelPeriodUs = 100'000;
+constexpr int64_t kAofFsyncPeriodUs = 1'000'000;
+
+std::string Ms(int64_t us) {
+  char buf[48];
+  if (us % 1000 == 0) {
+    std::snprintf(buf, sizeof(buf), "%" PRId64 "ms", us / 1000);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.3fms", static_cast<double>(us) / 1000.0);
+  }
+  return buf;
+}
+
+std::string UuidFrom(Prng& rng) {
+  const uint64_t hi = rng.Next();
+  const uint64_t lo = rng.Next();
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%08" PRIx64 "-%04" PRIx64 "-4%03" PRIx64 "-%04" PRIx64 "-%012" PRIx64,
+                hi >> 32, (hi >> 16) & 0xffff, hi & 0xfff, ((lo >> 48) & 0x3fffu) | uint64_t{0x8000},
+                lo & uint64_t{0xffffffffffff});
+  return buf;
+}
+
+// The owners of a lock key as the history names them: the hash's fields (Redisson's
+// "<uuid>:<threadId>", and "mode" for the read-write lock), or a string lock's value.
+std::string OwnersOf(const Entry& e) {
+  switch (e.type()) {
+    case ValueType::kHash: {
+      std::vector<std::string> names;
+      for (const auto& [field, value] : std::get<Hash>(e.value).fields()) names.push_back(field);
+      std::sort(names.begin(), names.end());
+      std::string out;
+      for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+      return out;
+    }
+    case ValueType::kString: return std::get<std::string>(e.value);
+    default: return TypeName(e.type());
+  }
+}
+
+}  // namespace
+
+// --- processes ------------------------------------------------------------------------------
+
+struct Node;
+struct Client;
+
+// Work a paused process will do when it resumes, in arrival order.
+struct Mailbox {
+  bool paused = false;
+  std::deque<std::function<void()>> held;
+};
+
+struct Node {
+  int index = 0;
+  std::string name;
+  NodeSpec spec;
+  std::unique_ptr<Clock> clock;
+  std::unique_ptr<Server> server;
+  bool up = true;
+  Mailbox mailbox;
+  int master = -1;             // Index of the node this one replicates from, or -1.
+  std::vector<int> replicas;   // Nodes replicating from this one.
+  bool lose_replies = false;
+  Keyspace aof;                // What AOF everysec has fsynced.
+  uint64_t applied_batches = 0;  // Replication offset, in batches.
+
+  // Pub/sub subscriptions: channel -> client indices, in subscription order.
+  std::map<std::string, std::vector<int>> subscribers;
+
+  // The lock key as last seen, for lease events.
+  std::string lock_owners;
+  int64_t lock_expire_ms = kNoExpiry;
+
+  // Per-replica replication stream (FIFO).
+  struct Stream {
+    std::deque<std::vector<Argv>> batches;
+    bool in_flight = false;
+  };
+  std::map<int, Stream> streams;
+};
+
+struct ThreadState {
+  int holds = 0;
+  int64_t iterations = 0;
+  bool busy = false;
+  std::string op;  // The operation in flight, for the history.
+};
+
+struct Client {
+  int index = 0;
+  std::string name;
+  ClientSpec spec;
+  std::unique_ptr<Clock> clock;
+  std::unique_ptr<Prng> rng;
+  std::string uuid;
+  std::unique_ptr<locks::LockProtocol> protocol;
+  std::unique_ptr<locks::Outbox> outbox;
+  bool up = true;
+  uint64_t incarnation = 0;
+  Mailbox mailbox;
+  std::map<locks::TimerId, Engine::EventId> timers;
+  std::vector<ThreadState> threads;
+  int believed_master = 0;  // Node index the client sends slot 0 to.
+};
+
+struct Simulation::Impl {
+  Scenario scenario;
+  std::string lua_dir;
+  locks::ScriptSet scripts;
+  Engine engine;
+  Prng rng{1};
+  Prng net_rng{2};
+  History history;
+  std::vector<std::pair<std::string, std::string>> derived;
+  std::vector<std::unique_ptr<Node>> nodes;
+  std::vector<std::unique_ptr<Client>> clients;
+
+  struct Partition {
+    std::set<std::string> a, b;
+    bool one_way = false;
+    bool active = false;
+  };
+  std::vector<Partition> partitions;
+  std::map<std::pair<std::string, std::string>, TrueTime> last_arrival;  // FIFO per link.
+
+  // Sentinel: when each master was first seen down.
+  std::map<int, TrueTime> down_since;
+
+  // --- history ---
+
+  void Record(Event e) {
+    e.t_us = engine.now();
+    history.Append(std::move(e));
+  }
+  void Fault(const std::string& process, const std::string& op, const std::string& detail,
+             int64_t value = 0, bool has_value = false) {
+    Event e;
+    e.type = Event::Type::kFault;
+    e.process = process;
+    e.op = op;
+    e.detail = detail;
+    e.has_value = has_value;
+    e.value = value;
+    Record(std::move(e));
+  }
+
+  // --- network ---
+
+  bool Blocked(const std::string& from, const std::string& to) const {
+    for (const Partition& p : partitions) {
+      if (!p.active) continue;
+      if (p.a.count(from) && p.b.count(to)) return true;
+      if (!p.one_way && p.b.count(from) && p.a.count(to)) return true;
+    }
+    return false;
+  }
+
+  int64_t Latency(const std::string& from, const std::string& to) {
+    const auto it = scenario.network.link_latency_us.find(from + "->" + to);
+    const Distribution& d =
+        it == scenario.network.link_latency_us.end() ? scenario.network.latency_us : it->second;
+    // At least a microsecond: a reply never arrives at the instant it was asked for, or a
+    // client that retries "at once" (PTTL 0) would spin without time moving.
+    return std::max<int64_t>(1, d.Sample(net_rng));
+  }
+
+  // Delivers `deliver` at `to` after the link's latency, unless the message is lost or a
+  // partition cuts the link when it is sent or when it arrives.
+  void Send(const std::string& from, const std::string& to, std::function<void()> deliver) {
+    if (Blocked(from, to)) return;
+    if (net_rng.Bernoulli(scenario.network.loss)) return;
+    const int copies = net_rng.Bernoulli(scenario.network.duplicate) ? 2 : 1;
+    for (int i = 0; i < copies; ++i) {
+      TrueTime at = engine.now() + Latency(from, to);
+      if (!scenario.network.reorder) {
+        // TCP: a connection delivers in order, so a message never overtakes an earlier one.
+        TrueTime& last = last_arrival[{from, to}];
+        at = std::max(at, last);
+        last = at;
+      }
+      engine.At(at, [this, from, to, deliver] {
+        if (Blocked(from, to)) return;
+        deliver();
+      });
+    }
+  }
+
+  // --- mailboxes (pause) ---
+
+  static void Deliver(Mailbox& box, std::function<void()> work) {
+    if (box.paused) {
+      box.held.push_back(std::move(work));
+      return;
+    }
+    work();
+  }
+  static void Resume(Mailbox& box) {
+    box.paused = false;
+    // Work delivered while resuming may pause again (a new GC pause): stop there.
+    while (!box.held.empty() && !box.paused) {
+      auto work = std::move(box.held.front());
+      box.held.pop_front();
+      work();
+    }
+  }
+
+  // --- nodes ---
+
+  Node* FindNode(const std::string& name) {
+    for (auto& n : nodes) {
+      if (n->name == name) return n.get();
+    }
+    return nullptr;
+  }
+  Client* FindClient(const std::string& name) {
+    for (auto& c : clients) {
+      if (c->name == name) return c.get();
+    }
+    return nullptr;
+  }
+
+  void NewServer(Node& n) {
+    ServerOptions options;
+    options.replica = n.master >= 0;
+    n.server = std::make_unique<Server>(options);
+    n.server->set_pubsub(nullptr);
+  }
+
+  // Runs a client's command on a node and sends the reply back.
+  void NodeReceive(Node& n, Client& c, uint64_t incarnation, locks::RequestId request,
+                   const Argv& argv, const std::string& label) {
+    if (!n.up) return;  // Nobody listens: the client's timeout will notice.
+    Deliver(n.mailbox, [this, &n, &c, incarnation, request, argv, label] {
+      if (!n.up) return;
+      const int64_t now_ms = n.clock->WallMs(engine.now());
+      Reply reply;
+      Effects fx;
+      std::string upper = argv.empty() ? "" : argv[0];
+      for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      if (upper == "SUBSCRIBE" && argv.size() == 2) {
+        auto& subs = n.subscribers[argv[1]];
+        if (std::find(subs.begin(), subs.end(), c.index) == subs.end()) subs.push_back(c.index);
+        reply = Reply::Array({Reply::Bulk("subscribe"), Reply::Bulk(argv[1]), Reply::Integer(1)});
+      } else if (upper == "UNSUBSCRIBE" && argv.size() == 2) {
+        auto& subs = n.subscribers[argv[1]];
+        subs.erase(std::remove(subs.begin(), subs.end(), c.index), subs.end());
+        reply = Reply::Array({Reply::Bulk("unsubscribe"), Reply::Bulk(argv[1]), Reply::Integer(0)});
+      } else {
+        PubSubBridge bridge(*this, n);
+        n.server->set_pubsub(&bridge);
+        reply = n.server->Execute(argv, now_ms, &fx);
+        n.server->set_pubsub(nullptr);
+      }
+      Event e;
+      e.type = Event::Type::kExec;
+      e.process = n.name;
+      e.peer = c.name;
+      e.op = label;
+      e.lock = scenario.protocol.lock_name;
+      e.local_ms = now_ms;
+      e.has_value = true;
+      e.value = static_cast<int64_t>(request);
+      e.detail = reply.Debug();
+      Record(std::move(e));
+      Replicate(n, fx);
+      TrackLock(n, "released");
+      if (n.lose_replies) return;
+      Send(n.name, c.name, [this, &c, incarnation, request, reply] {
+        ClientReceive(c, incarnation, [this, &c, request, reply] {
+          c.protocol->OnReply(*c.outbox, request, reply);
+        });
+      });
+    });
+  }
+
+  // PUBLISH from a command or script on node n: delivers to the node's subscribers.
+  class PubSubBridge : public PubSubRegistry {
+   public:
+    PubSubBridge(Impl& impl, Node& node) : impl_(impl), node_(node) {}
+    int64_t Publish(std::string_view channel, std::string_view message) override {
+      auto it = node_.subscribers.find(std::string(channel));
+      if (it == node_.subscribers.end()) return 0;
+      const std::string ch(channel), msg(message);
+      // The bridge lives only while the command runs; deliveries must not refer to it.
+      Impl* impl = &impl_;
+      for (int index : it->second) {
+        Client& c = *impl->clients[static_cast<size_t>(index)];
+        const uint64_t incarnation = c.incarnation;
+        const int node_index = node_.index;
+        impl->Send(node_.name, c.name, [impl, &c, incarnation, node_index, ch, msg] {
+          impl->ClientReceive(c, incarnation, [impl, &c, node_index, ch, msg] {
+            Event e;
+            e.type = Event::Type::kMessage;
+            e.process = c.name;
+            e.peer = impl->nodes[static_cast<size_t>(node_index)]->name;
+            e.op = ch;
+            e.detail = msg;
+            impl->Record(std::move(e));
+            c.protocol->OnMessage(*c.outbox, impl->SlotOf(c, node_index), ch, msg);
+          });
+        });
+      }
+      return static_cast<int64_t>(it->second.size());
+    }
+
+   private:
+    Impl& impl_;
+    Node& node_;
+  };
+
+  // The protocol's slot for a node: slot 0 is whichever node the client takes for the master.
+  int SlotOf(const Client& c, int node_index) const {
+    return node_index == c.believed_master ? 0 : node_index;
+  }
+
+  void Replicate(Node& n, const Effects& fx) {
+    if (fx.commands.empty()) return;
+    for (int r : n.replicas) {
+      Node::Stream& s = n.streams[r];
+      s.batches.push_back(fx.commands);
+      Pump(n, r);
+    }
+  }
+
+  void Pump(Node& master, int replica_index) {
+    Node::Stream& s = master.streams[replica_index];
+    if (s.in_flight || s.batches.empty()) return;
+    s.in_flight = true;
+    const int64_t lag = scenario.replication.lag_us.Sample(net_rng);
+    Node* mp = &master;
+    engine.After(lag, [this, mp, replica_index] {
+      Node& m = *mp;
+      Node& r = *nodes[static_cast<size_t>(replica_index)];
+      Node::Stream& stream = m.streams[replica_index];
+      stream.in_flight = false;
+      if (r.master != m.index) {  // Topology changed: this stream is gone.
+        stream.batches.clear();
+        return;
+      }
+      if (!m.up || !r.up) {  // Whoever comes back resyncs in full.
+        stream.batches.clear();
+        return;
+      }
+      if (Blocked(m.name, r.name)) {  // The backlog waits for the link to heal.
+        stream.in_flight = true;
+        engine.After(kReplicationRetryUs, [this, mp, replica_index] {
+          mp->streams[replica_index].in_flight = false;
+          Pump(*mp, replica_index);
+        });
+        return;
+      }
+      std::vector<Argv> batch = std::move(stream.batches.front());
+      stream.batches.pop_front();
+      Deliver(r.mailbox, [this, &r, batch] {
+        const int64_t now_ms = r.clock->WallMs(engine.now());
+        Effects forwarded;
+        for (const Argv& cmd : batch) r.server->ExecuteReplicated(cmd, now_ms, &forwarded);
+        ++r.applied_batches;
+        Replicate(r, forwarded);
+        TrackLock(r, "released");
+      });
+      Pump(m, replica_index);
+    });
+  }
+
+  // Copies a master's data to a replica (a full resync: the replica's own data is dropped).
+  void FullSync(Node& master, Node& replica) {
+    replica.server->keyspace() = master.server->keyspace();
+    replica.applied_batches = master.applied_batches;
+    master.streams[replica.index] = {};
+  }
+
+  // Lease events: compares the lock key on a master with what was last seen.
+  void TrackLock(Node& n, const char* gone_as) {
+    if (n.master >= 0) return;  // Replicas echo their master; only masters are judged.
+    const std::string& key = scenario.protocol.lock_name;
+    const Entry* e = n.server->keyspace().Find(key);
+    const int64_t now_ms = n.clock->WallMs(engine.now());
+    std::string owners;
+    int64_t expire_ms = kNoExpiry;
+    if (e != nullptr && !Keyspace::IsExpired(*e, now_ms)) {
+      owners = OwnersOf(*e);
+      expire_ms = e->expire_at_ms;
+    }
+    if (owners != n.lock_owners) {
+      Event ev;
+      ev.type = Event::Type::kLease;
+      ev.process = n.name;
+      ev.lock = key;
+      ev.local_ms = now_ms;
+      if (owners.empty()) {
+        // Gone because its time ran out (seen by active expiry or by a lookup), or removed.
+        const bool timed_out = n.lock_expire_ms != kNoExpiry && now_ms > n.lock_expire_ms;
+        ev.op = timed_out ? "expired" : gone_as;
+        ev.detail = n.lock_owners;
+      } else if (n.lock_owners.empty()) {
+        ev.op = "acquired";
+        ev.detail = owners;
+      } else {
+        ev.op = "owners";  // The set of owner fields changed (a read lock joined, say).
+        ev.detail = owners;
+      }
+      Record(std::move(ev));
+      n.lock_owners = owners;
+    }
+    if (!owners.empty() && expire_ms != kNoExpiry && expire_ms != n.lock_expire_ms) {
+      // Schedule the moment this node's clock passes the expiry: now_ms > expire_ms.
+      const TrueTime at = n.clock->FirstTrueTimeWallExceeds((expire_ms + 1) * 1000 - 1, engine.now());
+      if (at != kNever) {
+        Node* np = &n;
+        engine.At(at, [this, np, expire_ms] { ExpireCheck(*np, expire_ms); });
+      }
+    }
+    n.lock_expire_ms = owners.empty() ? kNoExpiry : expire_ms;
+  }
+
+  void ExpireCheck(Node& n, int64_t expire_ms) {
+    if (!n.up || n.master >= 0) return;
+    Deliver(n.mailbox, [this, &n, expire_ms] {
+      if (!n.up || n.master >= 0) return;
+      const std::string& key = scenario.protocol.lock_name;
+      Entry* e = n.server->keyspace().Find(key);
+      const int64_t now_ms = n.clock->WallMs(engine.now());
+      if (e == nullptr || e->expire_at_ms != expire_ms || !Keyspace::IsExpired(*e, now_ms)) return;
+      // Redis's active expiry: delete and replicate the DEL.
+      n.server->keyspace().Erase(key);
+      Effects fx;
+      fx.commands.push_back({"DEL", key});
+      Replicate(n, fx);
+      TrackLock(n, "expired");
+    });
+  }
+
+  // --- clients ---
+
+  void ClientReceive(Client& c, uint64_t incarnation, std::function<void()> work) {
+    if (!c.up || c.incarnation != incarnation) return;
+    Deliver(c.mailbox, [&c, incarnation, work = std::move(work)] {
+      if (!c.up || c.incarnation != incarnation) return;
+      work();
+    });
+  }
+
+  // A timer on the client's monotonic clock; dropped if the process crashes meanwhile.
+  Engine::EventId ClientTimer(Client& c, int64_t delay_us, std::function<void()> work) {
+    const uint64_t incarnation = c.incarnation;
+    const TrueTime at = c.clock->AfterMono(engine.now(), delay_us);
+    return engine.At(at == kNever ? engine.now() + delay_us : at,
+                     [this, &c, incarnation, work = std::move(work)] {
+                       ClientReceive(c, incarnation, work);
+                     });
+  }
+
+  class SimOutbox : public locks::Outbox {
+   public:
+    SimOutbox(Impl& impl, Client& c) : impl_(impl), c_(c) {}
+    int64_t MonoUs() override { return c_.clock->MonoUs(impl_.engine.now()); }
+    int64_t WallMs() override { return c_.clock->WallMs(impl_.engine.now()); }
+    Prng& Rng() override { return *c_.rng; }
+    void Send(int slot, locks::RequestId request, const Argv& argv,
+              const std::string& label) override {
+      const int node_index = slot == 0 ? c_.believed_master : slot;
+      assert(node_index >= 0 && static_cast<size_t>(node_index) < impl_.nodes.size());
+      Node& n = *impl_.nodes[static_cast<size_t>(node_index)];
+      const uint64_t incarnation = c_.incarnation;
+      Client* cp = &c_;
+      impl_.Send(c_.name, n.name, [this, &n, cp, incarnation, request, argv, label] {
+        impl_.NodeReceive(n, *cp, incarnation, request, argv, label);
+      });
+    }
+    void ArmTimer(locks::TimerId timer, int64_t delay_us) override {
+      Client* cp = &c_;
+      const Engine::EventId id = impl_.ClientTimer(c_, delay_us, [this, cp, timer] {
+        cp->timers.erase(timer);
+        cp->protocol->OnTimer(*cp->outbox, timer);
+      });
+      c_.timers[timer] = id;
+    }
+    void CancelTimer(locks::TimerId timer) override {
+      auto it = c_.timers.find(timer);
+      if (it == c_.timers.end()) return;
+      impl_.engine.Cancel(it->second);
+      c_.timers.erase(it);
+    }
+    void Complete(int thread, const locks::OpResult& result) override {
+      impl_.OnComplete(c_, thread, result);
+    }
+
+   private:
+    Impl& impl_;
+    Client& c_;
+  };
+
+  // --- workload ---
+
+  std::string ThreadName(const Client& c, int t) const { return c.name + ".t" + std::to_string(t); }
+
+  void Invoke(Client& c, int t, const std::string& op, const std::string& detail,
+              bool has_value = false, int64_t value = 0) {
+    ThreadState& th = c.threads[static_cast<size_t>(t)];
+    assert(!th.busy);
+    th.busy = true;
+    th.op = op;
+    Event e;
+    e.type = Event::Type::kInvoke;
+    e.process = c.name;
+    e.thread = t;
+    e.op = op;
+    e.lock = scenario.protocol.lock_name;
+    e.local_ms = c.clock->WallMs(engine.now());
+    e.detail = detail;
+    e.has_value = has_value;
+    e.value = value;
+    Record(std::move(e));
+  }
+
+  void StartAcquire(Client& c, int t) {
+    const WorkloadSpec& w = scenario.workload;
+    locks::AcquireArgs args;
+    args.mode = w.mode == WorkloadSpec::Mode::kLock ? locks::AcquireArgs::Mode::kLock
+                                                    : locks::AcquireArgs::Mode::kTryLock;
+    args.wait_us = w.wait_us;
+    args.lease_us = w.lease_us;
+    std::string detail = w.mode == WorkloadSpec::Mode::kLock ? "lock(" : "tryLock(wait=" + Ms(w.wait_us) + ", ";
+    detail += w.lease_us > 0 ? "lease=" + Ms(w.lease_us) + ")" : "no lease)";
+    Invoke(c, t, "acquire", detail, w.lease_us > 0, w.lease_us > 0 ? w.lease_us / 1000 : 0);
+    c.protocol->Acquire(*c.outbox, t, args);
+  }
+
+  void StartRelease(Client& c, int t) {
+    Invoke(c, t, "release", "unlock()");
+    c.protocol->Release(*c.outbox, t);
+  }
+
+  void OnComplete(Client& c, int t, const locks::OpResult& result) {
+    ThreadState& th = c.threads[static_cast<size_t>(t)];
+    assert(th.busy);
+    th.busy = false;
+    Event e;
+    e.type = result.status == locks::OpResult::Status::kOk     ? Event::Type::kOk
+             : result.status == locks::OpResult::Status::kFail ? Event::Type::kFail
+                                                               : Event::Type::kInfo;
+    e.process = c.name;
+    e.thread = t;
+    e.op = th.op;
+    e.lock = scenario.protocol.lock_name;
+    e.local_ms = c.clock->WallMs(engine.now());
+    e.has_value = result.has_value;
+    e.value = result.value;
+    e.detail = result.detail;
+    Record(std::move(e));
+    // The next step runs as its own event, never inside the protocol's call stack.
+    const uint64_t incarnation = c.incarnation;
+    const std::string op = th.op;
+    const auto status = result.status;
+    engine.After(0, [this, &c, t, incarnation, op, status] {
+      ClientReceive(c, incarnation, [this, &c, t, op, status] { Next(c, t, op, status); });
+    });
+  }
+
+  // The thread's loop: acquire (reentry times) -> critical section (the protected resource)
+  // -> release (as many times) -> think -> again.
+  void Next(Client& c, int t, const std::string& op, locks::OpResult::Status status) {
+    ThreadState& th = c.threads[static_cast<size_t>(t)];
+    const WorkloadSpec& w = scenario.workload;
+    using S = locks::OpResult::Status;
+    if (op == "acquire") {
+      if (status == S::kOk) {
+        ++th.holds;
+        if (th.holds < w.reentry) return StartAcquire(c, t);
+        return EnterResource(c, t);
+      }
+      if (th.holds > 0) return StartRelease(c, t);  // A nested acquisition failed: unwind.
+      return Think(c, t);
+    }
+    // release
+    if (status == S::kFail) th.holds = 0;  // Not (or no longer) the owner.
+    else if (th.holds > 0) --th.holds;
+    if (th.holds > 0) return StartRelease(c, t);
+    ++th.iterations;
+    Think(c, t);
+  }
+
+  void EnterResource(Client& c, int t) {
+    Event e;
+    e.type = Event::Type::kResource;
+    e.process = c.name;
+    e.thread = t;
+    e.op = "enter";
+    e.lock = scenario.protocol.lock_name;
+    e.local_ms = c.clock->WallMs(engine.now());
+    int64_t token = 0;
+    if (c.protocol->Token(t, &token)) {
+      e.has_value = true;
+      e.value = token;
+    }
+    Record(std::move(e));
+    const int64_t critical = scenario.workload.critical_us.Sample(*c.rng);
+    ClientTimer(c, critical, [this, &c, t] {
+      Event x;
+      x.type = Event::Type::kResource;
+      x.process = c.name;
+      x.thread = t;
+      x.op = "exit";
+      x.lock = scenario.protocol.lock_name;
+      x.local_ms = c.clock->WallMs(engine.now());
+      Record(std::move(x));
+      StartRelease(c, t);
+    });
+  }
+
+  void Think(Client& c, int t) {
+    ThreadState& th = c.threads[static_cast<size_t>(t)];
+    if (scenario.workload.ops_per_thread > 0 && th.iterations >= scenario.workload.ops_per_thread) {
+      return;  // This thread is done.
+    }
+    const int64_t think = scenario.workload.think_us.Sample(*c.rng);
+    ClientTimer(c, think, [this, &c, t] { StartAcquire(c, t); });
+  }
+
+  // Starts (or restarts) a client process. A restarted process is a new RedissonClient with a
+  // new UUID, as a real restart would be.
+  void StartClient(Client& c, bool restart) {
+    if (restart || c.uuid.empty()) c.uuid = UuidFrom(*c.rng);
+    locks::ClientConfig config;
+    config.uuid = c.uuid;
+    config.threads = c.spec.threads;
+    config.lock_name = scenario.protocol.lock_name;
+    config.version = scenario.protocol.version;
+    config.watchdog_timeout_us = scenario.protocol.watchdog_timeout_us;
+    config.timeout_us = scenario.protocol.timeout_us;
+    config.retry_attempts = scenario.protocol.retry_attempts;
+    config.retry_interval_us = scenario.protocol.retry_interval_us;
+    std::string error;
+    c.protocol = locks::MakeProtocol(scenario.protocol.kind, config, scripts, &error);
+    assert(c.protocol != nullptr);  // Create() made the same call successfully.
+    c.outbox = std::make_unique<SimOutbox>(*this, c);
+    c.threads.assign(static_cast<size_t>(c.spec.threads), ThreadState{});
+    Event e;
+    e.type = Event::Type::kNote;
+    e.process = c.name;
+    e.op = "client";
+    e.detail = "uuid=" + c.uuid;
+    Record(std::move(e));
+    for (int t = 0; t < c.spec.threads; ++t) Think(c, t);
+  }
+
+  void CrashClient(Client& c) {
+    if (!c.up) return;
+    c.up = false;
+    ++c.incarnation;
+    c.protocol->OnCrash();
+    for (const auto& [timer, id] : c.timers) engine.Cancel(id);
+    c.timers.clear();
+    c.mailbox = Mailbox{};
+    for (auto& n : nodes) {
+      for (auto& [channel, subs] : n->subscribers) {
+        subs.erase(std::remove(subs.begin(), subs.end(), c.index), subs.end());
+      }
+    }
+  }
+
+  // --- faults ---
+
+  void CrashNode(Node& n) {
+    if (!n.up) return;
+    n.up = false;
+    n.mailbox = Mailbox{};
+    n.subscribers.clear();  // Connections die with the process.
+  }
+
+  void RestartNode(Node& n) {
+    if (n.up) return;
+    Keyspace kept;
+    switch (n.spec.persistence) {
+      case NodeSpec::Persistence::kNone: break;
+      case NodeSpec::Persistence::kAofEverySec: kept = n.aof; break;
+      case NodeSpec::Persistence::kAofAlways: kept = n.server->keyspace(); break;
+    }
+    NewServer(n);  // A new process: empty script cache, no subscribers.
+    n.server->keyspace() = std::move(kept);
+    n.up = true;
+    if (n.master >= 0) {
+      Node& m = *nodes[static_cast<size_t>(n.master)];
+      if (m.up) FullSync(m, n);
+    }
+    TrackLock(n, "lost");
+  }
+
+  void Promote(Node& r, const std::string& why) {
+    if (r.master < 0) return;
+    Node& old = *nodes[static_cast<size_t>(r.master)];
+    Fault(r.name, "promote", "replica " + r.name + " promoted to master (" + why + ")");
+    const std::string old_owners = old.lock_owners;
+    // r becomes the master of everyone who followed the old master, and of the old master.
+    r.master = -1;
+    r.server->set_replica(false);
+    std::vector<int> followers;
+    for (int x : old.replicas) {
+      if (x != r.index) followers.push_back(x);
+    }
+    followers.push_back(old.index);
+    old.replicas.clear();
+    old.streams.clear();
+    for (int x : followers) {
+      Node& f = *nodes[static_cast<size_t>(x)];
+      f.master = r.index;
+      f.server->set_replica(true);
+      f.lock_owners.clear();
+      f.lock_expire_ms = kNoExpiry;
+      r.replicas.push_back(x);
+      if (f.up) FullSync(r, f);  // The old master loses what it had.
+    }
+    // Lease events: the new master's view starts from the old master's.
+    r.lock_owners = old_owners;
+    r.lock_expire_ms = kNoExpiry;
+    TrackLock(r, "lost");
+    // Clients find out later.
+    const int new_master = r.index;
+    engine.After(scenario.sentinel.client_rediscover_us, [this, new_master] {
+      for (auto& c : clients) c->believed_master = new_master;
+      Event e;
+      e.type = Event::Type::kNote;
+      e.process = "sim";
+      e.op = "rediscover";
+      e.detail = "clients now send to " + nodes[static_cast<size_t>(new_master)]->name;
+      Record(std::move(e));
+    });
+  }
+
+  // The replica Sentinel would pick: up, most replicated data, then lowest index.
+  Node* BestReplica(Node& m) {
+    Node* best = nullptr;
+    for (int x : m.replicas) {
+      Node& r = *nodes[static_cast<size_t>(x)];
+      if (!r.up) continue;
+      if (best == nullptr || r.applied_batches > best->applied_batches) best = &r;
+    }
+    return best;
+  }
+
+  void SentinelTick() {
+    for (auto& np : nodes) {
+      Node& m = *np;
+      if (m.master >= 0 || m.replicas.empty()) continue;
+      const bool down = !m.up || m.mailbox.paused || Blocked("sentinel", m.name) ||
+                        Blocked(m.name, "sentinel");
+      if (!down) {
+        down_since.erase(m.index);
+        continue;
+      }
+      auto [it, fresh] = down_since.emplace(m.index, engine.now());
+      if (!fresh && engine.now() - it->second >= scenario.sentinel.down_after_us) {
+        down_since.erase(it);
+        if (Node* r = BestReplica(m)) {
+          Fault("sentinel", "failover", m.name + " down for " + Ms(scenario.sentinel.down_after_us));
+          Promote(*r, "sentinel");
+        }
+      }
+    }
+    engine.After(kSentinelPeriodUs, [this] { SentinelTick(); });
+  }
+
+  void ScheduleFault(const FaultSpec& f) {
+    const FaultSpec fault = f;
+    engine.At(f.at_us, [this, fault] { ApplyFault(fault); });
+  }
+
+  std::string Join(const std::vector<std::string>& v) const {
+    std::string out;
+    for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
+    return out;
+  }
+
+  void ApplyFault(const FaultSpec& f) {
+    using K = FaultSpec::Kind;
+    switch (f.kind) {
+      case K::kPartition: {
+        Partition p;
+        p.a.insert(f.targets.begin(), f.targets.end());
+        p.b.insert(f.peers.begin(), f.peers.end());
+        p.one_way = f.one_way;
+        p.active = true;
+        partitions.push_back(p);
+        const size_t index = partitions.size() - 1;
+        const std::string what = Join(f.targets) + (f.one_way ? " -> " : " | ") + Join(f.peers);
+        Fault("sim", "partition", what, f.duration_us / 1000, true);
+        engine.After(f.duration_us, [this, index, what] {
+          partitions[index].active = false;
+          Fault("sim", "heal", what);
+        });
+        break;
+      }
+      case K::kCrash:
+        for (const std::string& name : f.targets) {
+          Fault(name, "crash", "process killed");
+          if (Node* n = FindNode(name)) CrashNode(*n);
+          if (Client* c = FindClient(name)) CrashClient(*c);
+          if (f.duration_us > 0) {
+            engine.After(f.duration_us, [this, name] {
+              Fault(name, "restart", "process restarted");
+              if (Node* n = FindNode(name)) RestartNode(*n);
+              if (Client* c = FindClient(name)) {
+                c->up = true;
+                StartClient(*c, /*restart=*/true);
+              }
+            });
+          }
+        }
+        break;
+      case K::kPause:
+        for (const std::string& name : f.targets) Pause(name, f.duration_us, "pause");
+        break;
+      case K::kClockJump:
+        // The jump itself is part of the clock (built before the run); this records it.
+        for (const std::string& name : f.targets) {
+          Fault(name, "clock_jump", "wall clock jumps by " + Ms(f.by_us), f.by_us / 1000, true);
+        }
+        break;
+      case K::kFailover:
+        for (const std::string& name : f.targets) {
+          Node* m = FindNode(name);
+          if (m == nullptr) continue;
+          Fault(name, "failover", "failover of " + name + " requested");
+          if (Node* r = BestReplica(*m)) Promote(*r, "manual failover");
+        }
+        break;
+      case K::kLoseReplies:
+        for (const std::string& name : f.targets) {
+          Node* n = FindNode(name);
+          if (n == nullptr) continue;
+          n->lose_replies = true;
+          Fault(name, "lose_replies", "replies from " + name + " are lost", f.duration_us / 1000, true);
+          engine.After(f.duration_us, [this, n] {
+            n->lose_replies = false;
+            Fault(n->name, "lose_replies_end", "replies from " + n->name + " flow again");
+          });
+        }
+        break;
+    }
+  }
+
+  void Pause(const std::string& name, int64_t duration_us, const std::string& why) {
+    Mailbox* box = nullptr;
+    if (Node* n = FindNode(name); n != nullptr && n->up) box = &n->mailbox;
+    if (Client* c = FindClient(name); c != nullptr && c->up) box = &c->mailbox;
+    if (box == nullptr || box->paused) return;
+    box->paused = true;
+    Fault(name, "pause", why + " for " + Ms(duration_us), duration_us / 1000, true);
+    engine.After(duration_us, [this, name, box] {
+      Fault(name, "resume", "resumed");
+      Resume(*box);
+    });
+  }
+
+  void ScheduleGc(Client& c) {
+    const int64_t every = scenario.gc.every_us.Sample(*c.rng);
+    Client* cp = &c;
+    engine.After(every, [this, cp] {
+      const int64_t pause = scenario.gc.pause_us.Sample(*cp->rng);
+      if (cp->up && pause > 0) Pause(cp->name, pause, "GC pause");
+      ScheduleGc(*cp);
+    });
+  }
+
+  void AofTick() {
+    for (auto& n : nodes) {
+      if (n->up && n->spec.persistence == NodeSpec::Persistence::kAofEverySec && !n->mailbox.paused) {
+        n->aof = n->server->keyspace();
+      }
+    }
+    engine.After(kAofFsyncPeriodUs, [this] { AofTick(); });
+  }
+};
+
+// --- setup ----------------------------------------------------------------------------------
+
+Simulation::Simulation(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Simulation::~Simulation() = default;
+
+std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const std::string& lua_dir,
+                                               std::string* error) {
+  auto impl = std::make_unique<Impl>();
+  Impl& s = *impl;
+  s.scenario = scenario;
+  s.lua_dir = lua_dir;
+  s.rng = Prng(scenario.seed);
+  s.net_rng = s.rng.Fork();
+
+  auto scripts = locks::LoadScripts(lua_dir, scenario.protocol.kind, scenario.protocol.version,
+                                    scenario.protocol.script_files, error);
+  if (!scripts) return nullptr;
+  s.scripts = std::move(*scripts);
+  {
+    locks::ClientConfig probe;
+    probe.version = scenario.protocol.version;
+    if (locks::MakeProtocol(scenario.protocol.kind, probe, s.scripts, error) == nullptr) {
+      return nullptr;
+    }
+  }
+
+  // Clock jumps declared as faults belong to the clocks, which are fixed before the run.
+  auto clock_of = [&](const std::string& name, ClockSpec spec) {
+    for (const FaultSpec& f : scenario.faults) {
+      if (f.kind != FaultSpec::Kind::kClockJump) continue;
+      if (std::find(f.targets.begin(), f.targets.end(), name) == f.targets.end()) continue;
+      spec.jumps.push_back({f.at_us, f.by_us});
+    }
+    return std::make_unique<Clock>(spec, scenario.start_unix_ms);
+  };
+
+  for (size_t i = 0; i < scenario.nodes.size(); ++i) {
+    auto n = std::make_unique<Node>();
+    n->index = static_cast<int>(i);
+    n->name = scenario.nodes[i].name;
+    n->spec = scenario.nodes[i];
+    n->clock = clock_of(n->name, n->spec.clock);
+    s.nodes.push_back(std::move(n));
+  }
+  for (auto& n : s.nodes) {
+    if (!n->spec.replica_of.empty()) {
+      Node* m = s.FindNode(n->spec.replica_of);
+      if (m == nullptr) {
+        *error = "node " + n->name + " replicates from unknown node " + n->spec.replica_of;
+        return nullptr;
+      }
+      n->master = m->index;
+      m->replicas.push_back(n->index);
+    }
+    s.NewServer(*n);
+  }
+  int first_master = -1;
+  for (auto& n : s.nodes) {
+    if (n->master < 0) {
+      first_master = n->index;
+      break;
+    }
+  }
+  if (first_master < 0) {
+    *error = "the scenario has no master node";
+    return nullptr;
+  }
+  for (size_t i = 0; i < scenario.clients.size(); ++i) {
+    auto c = std::make_unique<Client>();
+    c->index = static_cast<int>(i);
+    c->name = scenario.clients[i].name;
+    c->spec = scenario.clients[i];
+    c->clock = clock_of(c->name, c->spec.clock);
+    c->rng = std::make_unique<Prng>(s.rng.Fork());
+    c->believed_master = first_master;
+    c->uuid = UuidFrom(*c->rng);
+    s.clients.push_back(std::move(c));
+  }
+
+  // Derived parameters, printed before anything runs.
+  auto& d = s.derived;
+  d.emplace_back("seed", std::to_string(scenario.seed));
+  d.emplace_back("protocol", scenario.protocol.kind + " " + scenario.protocol.version);
+  for (const auto& [name, body] : s.scripts.bodies) {
+    d.emplace_back("script " + name, ScriptHost::Sha1Hex(body) + " " + s.scripts.files[name]);
+  }
+  d.emplace_back("lease", scenario.workload.lease_us > 0
+                              ? Ms(scenario.workload.lease_us)
+                              : "none (watchdog " + Ms(scenario.protocol.watchdog_timeout_us) + ")");
+  for (auto& n : s.nodes) {
+    d.emplace_back("node " + n->name,
+                   std::string(n->master >= 0 ? "replica of " + s.nodes[static_cast<size_t>(n->master)]->name : "master") +
+                       ", clock offset " + Ms(n->spec.clock.offset_us) + ", drift " +
+                       std::to_string(n->spec.clock.drift_ppm) + " ppm");
+  }
+  for (auto& c : s.clients) {
+    d.emplace_back("client " + c->name, std::to_string(c->spec.threads) + " thread(s), uuid " +
+                                            c->uuid + ", clock offset " +
+                                            Ms(c->spec.clock.offset_us));
+  }
+  return std::unique_ptr<Simulation>(new Simulation(std::move(impl)));
+}
+
+void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t progress_every_us) {
+  Impl& s = *impl_;
+  {
+    Event e;
+    e.type = Event::Type::kNote;
+    e.process = "sim";
+    e.op = "run";
+    e.detail = "end_us=" + std::to_string(s.scenario.duration_us) + " seed=" +
+               std::to_string(s.scenario.seed) + " scenario=" + s.scenario.name;
+    s.Record(std::move(e));
+    Event lease;
+    lease.type = Event::Type::kNote;
+    lease.process = "sim";
+    lease.op = "lease_default";
+    lease.has_value = true;
+    lease.value = s.scenario.protocol.watchdog_timeout_us;
+    s.Record(std::move(lease));
+  }
+  for (auto& c : s.clients) s.StartClient(*c, /*restart=*/false);
+  for (const FaultSpec& f : s.scenario.faults) s.ScheduleFault(f);
+  if (s.scenario.gc.enabled) {
+    for (auto& c : s.clients) {
+      const auto& only = s.scenario.gc.clients;
+      if (only.empty() || std::find(only.begin(), only.end(), c->name) != only.end()) {
+        s.ScheduleGc(*c);
+      }
+    }
+  }
+  if (s.scenario.sentinel.enabled) s.engine.After(kSentinelPeriodUs, [&s] { s.SentinelTick(); });
+  s.engine.After(kAofFsyncPeriodUs, [&s] { s.AofTick(); });
+
+  const TrueTime end = s.scenario.duration_us;
+  TrueTime next_report = progress_every_us;
+  while (s.engine.now() < end) {
+    const TrueTime until = std::min(end, next_report);
+    s.engine.RunUntil(until);
+    if (progress && s.engine.now() < end) progress(s.engine.now());
+    next_report += progress_every_us;
+  }
+  Event e;
+  e.type = Event::Type::kNote;
+  e.process = "sim";
+  e.op = "end";
+  s.Record(std::move(e));
+}
+
+const History& Simulation::history() const { return impl_->history; }
+uint64_t Simulation::events_run() const { return impl_->engine.events_run(); }
+TrueTime Simulation::end_us() const { return impl_->scenario.duration_us; }
+const std::vector<std::pair<std::string, std::string>>& Simulation::derived() const {
+  return impl_->derived;
+}
+
+}  // namespace lockstep::sim
