@@ -46,7 +46,7 @@ const char* kRunHelp =
     "\n"
     "Example:\n"
     "  lockstep run scenarios/contention-10.toml\n"
-    "  lockstep run scenarios/gc-pause-no-fencing.toml --seed 7 --out /tmp/gc\n"
+    "  lockstep run scenarios/gc-pause-explicit-lease.toml --seed 7 --out /tmp/gc\n"
     "\n"
     "Options";
 
@@ -157,6 +157,7 @@ int RunMain(const std::vector<std::string>& args) {
   const History& history = sim->history();
   check::CheckOptions options;
   options.liveness_bound_us = scenario.liveness_bound_us;
+  options.lease_default_us = scenario.protocol.watchdog_timeout_us;
   const check::Verdict verdict = check::CheckHistory(history, options);
   const check::Judgement judgement = check::Judge(verdict, scenario.expect);
 

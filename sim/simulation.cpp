@@ -372,6 +372,7 @@ struct Simulation::Impl {
         });
         return;
       }
+      if (stream.batches.empty()) return;  // A full resync replaced the stream meanwhile.
       std::vector<Argv> batch = std::move(stream.batches.front());
       stream.batches.pop_front();
       Deliver(r.mailbox, [this, &r, batch] {

@@ -1,0 +1,875 @@
+// Establishes that each checker judges hand-written histories the way check/checkers.h says:
+// a clean history holds, a violating one is reported with the right threads, interval, event
+// seqs and explanation, and the edge cases (reentrant holds, crashes, unknown outcomes, the end
+// of the run) are treated as documented. Histories are written event by event, in time order,
+// with the conventions the simulator follows (client notes with uuids, a run note, lease
+// events listing owner fields "<uuid>:<thread+1>").
+#include "check/checkers.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lockstep::check {
+namespace {
+
+constexpr int64_t operator""_ms(unsigned long long v) { return static_cast<int64_t>(v) * 1000; }
+constexpr int64_t operator""_s(unsigned long long v) { return static_cast<int64_t>(v) * 1'000'000; }
+
+// Appends events the way the simulator writes them. Threads are named "c1.t0".
+class Recorder {
+ public:
+  explicit Recorder(int64_t end_us = 60_s, int64_t lease_default_us = 30_s) {
+    Note("sim", "run", "end_us=" + std::to_string(end_us));
+    Event e;
+    e.type = Event::Type::kNote;
+    e.process = "sim";
+    e.op = "lease_default";
+    e.has_value = true;
+    e.value = lease_default_us;
+    history_.Append(e);
+  }
+
+  // A client note; a restarted client announces a new uuid later in the run.
+  void Client(const std::string& process, int64_t t = 0, const std::string& uuid = "") {
+    Note(process, "client", "uuid=" + (uuid.empty() ? Uuid(process) : uuid), t);
+  }
+
+  uint64_t Invoke(int64_t t, const std::string& thread, const std::string& op,
+                  const std::string& detail = "", std::optional<int64_t> value = std::nullopt) {
+    return Op(t, Event::Type::kInvoke, thread, op, detail, value);
+  }
+  uint64_t Ok(int64_t t, const std::string& thread, const std::string& op,
+              std::optional<int64_t> value = std::nullopt) {
+    return Op(t, Event::Type::kOk, thread, op, "", value);
+  }
+  uint64_t Fail(int64_t t, const std::string& thread, const std::string& op,
+                const std::string& detail = "") {
+    return Op(t, Event::Type::kFail, thread, op, detail, std::nullopt);
+  }
+  uint64_t Info(int64_t t, const std::string& thread, const std::string& op) {
+    return Op(t, Event::Type::kInfo, thread, op, "RedisTimeoutException", std::nullopt);
+  }
+
+  uint64_t Enter(int64_t t, const std::string& thread, std::optional<int64_t> token = std::nullopt) {
+    return Op(t, Event::Type::kResource, thread, "enter", "", token);
+  }
+  uint64_t Exit(int64_t t, const std::string& thread) {
+    return Op(t, Event::Type::kResource, thread, "exit", "", std::nullopt);
+  }
+
+  // owners: threads ("c1.t0,c2.t0"), written as their owner fields.
+  uint64_t Lease(int64_t t, const std::string& node, const std::string& op,
+                 const std::string& owners) {
+    Event e = At(t, Event::Type::kLease, node, op);
+    e.lock = "lock";
+    std::string fields;
+    size_t start = 0;
+    while (start < owners.size()) {
+      const size_t comma = std::min(owners.find(',', start), owners.size());
+      fields += (fields.empty() ? "" : ",") + Owner(owners.substr(start, comma - start));
+      start = comma + 1;
+    }
+    e.detail = fields;
+    return history_.Append(e).seq;
+  }
+
+  // A lease event with owner fields written out ("uuid-c1:1").
+  uint64_t LeaseFields(int64_t t, const std::string& node, const std::string& op,
+                       const std::string& fields) {
+    Event e = At(t, Event::Type::kLease, node, op);
+    e.lock = "lock";
+    e.detail = fields;
+    return history_.Append(e).seq;
+  }
+
+  uint64_t Fault(int64_t t, const std::string& target, const std::string& op,
+                 const std::string& detail = "") {
+    Event e = At(t, Event::Type::kFault, target, op);
+    e.detail = detail;
+    return history_.Append(e).seq;
+  }
+
+  uint64_t Exec(int64_t t, const std::string& node, const std::string& thread,
+                const std::string& label, const std::string& reply) {
+    Event e = At(t, Event::Type::kExec, node, label);
+    e.peer = thread.substr(0, thread.find('.'));
+    e.thread = std::stoi(thread.substr(thread.find(".t") + 2));
+    e.lock = "lock";
+    e.detail = reply;
+    return history_.Append(e).seq;
+  }
+
+  const History& history() const { return history_; }
+
+  Verdict Check(int64_t bound_us = 5_s, size_t max_violations = 100) const {
+    CheckOptions options;
+    options.liveness_bound_us = bound_us;
+    options.max_violations = max_violations;
+    return CheckHistory(history_, options);
+  }
+
+  static std::string Uuid(const std::string& process) { return "uuid-" + process; }
+  static std::string Owner(const std::string& thread) {
+    const size_t dot = thread.find(".t");
+    return Uuid(thread.substr(0, dot)) + ":" + std::to_string(std::stoi(thread.substr(dot + 2)) + 1);
+  }
+
+ private:
+  Event At(int64_t t, Event::Type type, const std::string& process, const std::string& op) {
+    Event e;
+    e.t_us = t;
+    e.type = type;
+    e.process = process;
+    e.op = op;
+    return e;
+  }
+  void Note(const std::string& process, const std::string& op, const std::string& detail,
+            int64_t t = 0) {
+    Event e = At(t, Event::Type::kNote, process, op);
+    e.detail = detail;
+    history_.Append(e);
+  }
+  uint64_t Op(int64_t t, Event::Type type, const std::string& thread, const std::string& op,
+              const std::string& detail, std::optional<int64_t> value) {
+    const size_t dot = thread.find(".t");
+    Event e = At(t, type, thread.substr(0, dot), op);
+    e.thread = std::stoi(thread.substr(dot + 2));
+    e.lock = "lock";
+    e.detail = detail;
+    if (value) {
+      e.has_value = true;
+      e.value = *value;
+    }
+    return history_.Append(e).seq;
+  }
+
+  History history_;
+};
+
+// A copy, so that `const auto& x = Result(r.Check(), ...)` does not outlive the verdict.
+PropertyResult Result(const Verdict& v, std::string_view property) {
+  const PropertyResult* r = v.Find(property);
+  REQUIRE(r != nullptr);
+  return *r;
+}
+
+bool Contains(const std::vector<uint64_t>& events, uint64_t seq) {
+  return std::find(events.begin(), events.end(), seq) != events.end();
+}
+
+// Two clients taking turns on one lock with the watchdog: every property holds.
+Recorder CleanTurns() {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1000_ms, "c1.t0", "acquire", "tryLock(wait=10000ms)");
+  r.Exec(1001_ms, "n1", "c1.t0", "acquire", "nil");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Enter(1003_ms, "c1.t0");
+  r.Invoke(1500_ms, "c2.t0", "acquire", "tryLock(wait=10000ms)");
+  r.Exec(1501_ms, "n1", "c2.t0", "acquire", "29500");
+  r.Exit(1900_ms, "c1.t0");
+  r.Invoke(2000_ms, "c1.t0", "release");
+  r.Exec(2001_ms, "n1", "c1.t0", "unlock", "1");
+  r.Lease(2001_ms, "n1", "released", "c1.t0");
+  r.Ok(2002_ms, "c1.t0", "release", 1);
+  r.Exec(2003_ms, "n1", "c2.t0", "acquire", "nil");
+  r.Lease(2003_ms, "n1", "acquired", "c2.t0");
+  r.Ok(2004_ms, "c2.t0", "acquire");
+  r.Enter(2005_ms, "c2.t0");
+  r.Exit(2500_ms, "c2.t0");
+  r.Invoke(2600_ms, "c2.t0", "release");
+  r.Lease(2601_ms, "n1", "released", "c2.t0");
+  r.Ok(2602_ms, "c2.t0", "release", 1);
+  return r;
+}
+
+TEST_CASE("checkers: a clean history holds every property", "[check]") {
+  const Verdict v = CleanTurns().Check();
+  REQUIRE(v.results.size() == kProperties.size());
+  for (size_t i = 0; i < kProperties.size(); ++i) {
+    INFO(kProperties[i]);
+    CHECK(v.results[i].property == kProperties[i]);
+    CHECK_FALSE(v.results[i].violated);
+    CHECK(v.results[i].violation_count == 0);
+  }
+  CHECK(v.run_end_us == 60_s);
+  CHECK(v.warnings.empty());
+  CHECK_FALSE(v.AnyViolated());
+  CHECK(v.Find("no_such_property") == nullptr);
+}
+
+// The brief's example: c1 pauses while holding, its lease expires, c2 takes the lock, and c1
+// wakes up still believing it holds it and uses the resource.
+TEST_CASE("mutual_exclusion: a paused holder whose lease expired overlaps the next holder",
+          "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(10'000_ms, "c1.t0", "acquire", "tryLock(wait=10000ms, lease=2000ms)", 2000);
+  const uint64_t c1_acquired = r.Lease(10'000_ms, "n1", "acquired", "c1.t0");
+  const uint64_t c1_ok = r.Ok(10'001_ms, "c1.t0", "acquire");
+  const uint64_t pause = r.Fault(10'500_ms, "c1", "pause", "3000ms");
+  const uint64_t expired = r.Lease(12'001_ms, "n1", "expired", "c1.t0");
+  r.Invoke(12'340_ms, "c2.t0", "acquire", "tryLock(wait=10000ms)");
+  const uint64_t c2_acquired = r.Lease(12'345_ms, "n1", "acquired", "c2.t0");
+  const uint64_t c2_ok = r.Ok(12'350_ms, "c2.t0", "acquire");
+  const uint64_t resume = r.Fault(13'500_ms, "c1", "resume");
+  const uint64_t enter = r.Enter(13'550_ms, "c1.t0");
+  r.Exit(13'590_ms, "c1.t0");
+  r.Invoke(13'600_ms, "c1.t0", "release");
+  r.Fail(13'601_ms, "c1.t0", "release", "IllegalMonitorStateException: not locked by current thread");
+  r.Invoke(14'000_ms, "c2.t0", "release");
+  r.Lease(14'001_ms, "n1", "released", "c2.t0");
+  r.Ok(14'002_ms, "c2.t0", "release", 1);
+  const Verdict v = r.Check();
+
+  const PropertyResult& me = Result(v, kMutualExclusion);
+  REQUIRE(me.violated);
+  REQUIRE(me.violation_count == 1);
+  const Violation& overlap = me.violations.at(0);
+  CHECK(overlap.property == "mutual_exclusion");
+  CHECK(overlap.kind == "overlap");
+  CHECK(overlap.threads == std::vector<std::string>{"c1.t0", "c2.t0"});
+  CHECK(overlap.from_us == 12'350_ms);
+  CHECK(overlap.to_us == 13'600_ms);  // c1's release invoke ends its belief.
+  CHECK(overlap.events ==
+        std::vector<uint64_t>{c1_ok, pause, expired, c2_acquired, c2_ok, resume});
+  CHECK_FALSE(Contains(overlap.events, c1_acquired));
+  CHECK(overlap.explanation.find("c2.t0 acquired \"lock\" at 12.350 s while c1.t0 still "
+                                 "believed it held it (acquired at 10.001 s") != std::string::npos);
+  CHECK(overlap.explanation.find("c1.t0's lease expired on n1 at 12.001 s, while c1 was paused "
+                                 "(10.500 s to 13.500 s)") != std::string::npos);
+  CHECK(overlap.explanation.find("pause c1 at 10.500 s (3000ms)") != std::string::npos);
+
+  // The same history also breaks lease safety, dangerously: c1 used the resource.
+  const PropertyResult& lease = Result(v, kLeaseSafety);
+  REQUIRE(lease.violation_count == 1);
+  const Violation& gap = lease.violations.at(0);
+  CHECK(gap.kind == "used_after_loss");
+  CHECK(gap.threads == std::vector<std::string>{"c1.t0"});
+  CHECK(gap.from_us == 12'001_ms);
+  CHECK(gap.to_us == 13'600_ms);
+  CHECK(Contains(gap.events, expired));
+  CHECK(Contains(gap.events, enter));
+  CHECK(Contains(gap.events, c1_ok));
+  CHECK(gap.explanation.find("1.599 s without a lease") != std::string::npos);
+
+  // A failed release while (wrongly) believing to hold is a lease problem, not reentrancy.
+  CHECK_FALSE(Result(v, kReentrancy).violated);
+  CHECK_FALSE(Result(v, kResourceExclusion).violated);  // c2 never entered.
+}
+
+TEST_CASE("mutual_exclusion: a reentrant hold lasts until its last release", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire");
+  const uint64_t first_ok = r.Ok(1001_ms, "c1.t0", "acquire");
+  r.Invoke(1100_ms, "c1.t0", "acquire");
+  r.Ok(1101_ms, "c1.t0", "acquire");
+  r.Invoke(1200_ms, "c1.t0", "release");
+  r.Ok(1201_ms, "c1.t0", "release", 0);  // Count 2 -> 1: still held.
+
+  SECTION("another thread acquiring between the two releases overlaps") {
+    r.Invoke(1300_ms, "c2.t0", "acquire");
+    const uint64_t c2_ok = r.Ok(1301_ms, "c2.t0", "acquire");
+    r.Invoke(1400_ms, "c1.t0", "release");
+    r.Ok(1401_ms, "c1.t0", "release", 1);
+    const PropertyResult& me = Result(r.Check(), kMutualExclusion);
+    REQUIRE(me.violation_count == 1);
+    CHECK(me.violations[0].threads == std::vector<std::string>{"c1.t0", "c2.t0"});
+    CHECK(me.violations[0].from_us == 1301_ms);
+    CHECK(me.violations[0].to_us == 1400_ms);
+    CHECK(me.violations[0].events == std::vector<uint64_t>{first_ok, c2_ok});
+  }
+  SECTION("another thread acquiring after the last release does not") {
+    r.Invoke(1400_ms, "c1.t0", "release");
+    r.Ok(1401_ms, "c1.t0", "release", 1);
+    r.Invoke(1500_ms, "c2.t0", "acquire");
+    r.Ok(1501_ms, "c2.t0", "acquire");
+    const Verdict v = r.Check();
+    CHECK_FALSE(Result(v, kMutualExclusion).violated);
+    CHECK_FALSE(Result(v, kReentrancy).violated);
+  }
+}
+
+TEST_CASE("mutual_exclusion: a crash ends the crashed client's belief", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Invoke(2_s, "c2.t0", "acquire", "lock()");
+
+  SECTION("the next holder after the crash does not overlap") {
+    r.Fault(5_s, "c1", "crash");
+    r.Lease(35_s, "n1", "expired", "c1.t0");
+    r.Lease(35'001_ms, "n1", "acquired", "c2.t0");
+    r.Ok(35'002_ms, "c2.t0", "acquire");
+    const Verdict v = r.Check();
+    CHECK_FALSE(Result(v, kMutualExclusion).violated);
+    CHECK_FALSE(Result(v, kLeaseSafety).violated);  // c1 no longer believed anything.
+    CHECK_FALSE(Result(v, kLiveness).violated);     // Taken over by 5 s + 30 s + B.
+  }
+  SECTION("without the crash the same acquisition overlaps") {
+    r.Lease(35_s, "n1", "expired", "c1.t0");
+    r.Lease(35'001_ms, "n1", "acquired", "c2.t0");
+    r.Ok(35'002_ms, "c2.t0", "acquire");
+    const Verdict v = r.Check();
+    const PropertyResult& me = Result(v, kMutualExclusion);
+    REQUIRE(me.violation_count == 1);
+    CHECK(me.violations[0].to_us == 60_s);  // c1 believes until the end of the run.
+    CHECK(me.violations[0].explanation.find("until the run ended at 60.000 s") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("mutual_exclusion: an acquisition with an unknown outcome is not a hold", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire");
+  r.Info(4_s, "c1.t0", "acquire");
+  r.Invoke(5_s, "c2.t0", "acquire");
+  r.Ok(5001_ms, "c2.t0", "acquire");
+  // c1 releases anyway; with the outcome unknown its count is not judged.
+  r.Invoke(6_s, "c1.t0", "release");
+  r.Ok(6001_ms, "c1.t0", "release", 1);
+  const Verdict v = r.Check();
+  CHECK_FALSE(Result(v, kMutualExclusion).violated);
+  CHECK_FALSE(Result(v, kReentrancy).violated);
+
+  SECTION("whereas an ok acquisition is") {
+    Recorder s;
+    s.Client("c1");
+    s.Client("c2");
+    s.Invoke(1_s, "c1.t0", "acquire");
+    s.Ok(4_s, "c1.t0", "acquire");
+    s.Invoke(5_s, "c2.t0", "acquire");
+    s.Ok(5001_ms, "c2.t0", "acquire");
+    CHECK(Result(s.Check(), kMutualExclusion).violated);
+  }
+}
+
+TEST_CASE("mutual_exclusion: violations beyond max_violations are counted, not kept",
+          "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire");
+  r.Ok(1001_ms, "c1.t0", "acquire");  // Never released: overlaps every hold of c2.
+  for (int i = 0; i < 150; ++i) {
+    const int64_t t = 2_s + i * 100_ms;
+    r.Invoke(t, "c2.t0", "acquire");
+    r.Ok(t + 1_ms, "c2.t0", "acquire");
+    r.Invoke(t + 50_ms, "c2.t0", "release");
+    r.Ok(t + 51_ms, "c2.t0", "release", 1);
+  }
+  const PropertyResult& me = Result(r.Check(5_s, /*max_violations=*/100), kMutualExclusion);
+  CHECK(me.violation_count == 150);
+  REQUIRE(me.violations.size() == 100);
+  CHECK(me.violations.front().from_us == 2001_ms);  // The earliest are the ones kept.
+  CHECK(me.violations.back().from_us == 2_s + 99 * 100_ms + 1_ms);
+  CHECK(std::is_sorted(me.violations.begin(), me.violations.end(),
+                       [](const Violation& a, const Violation& b) { return a.from_us < b.from_us; }));
+  CHECK(Result(r.Check(5_s, 0), kMutualExclusion).violations.empty());
+  CHECK(Result(r.Check(5_s, 0), kMutualExclusion).violated);
+}
+
+TEST_CASE("resource_exclusion: accesses of different threads must not overlap", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  const uint64_t c1_enter = r.Enter(1_s, "c1.t0", 7);
+
+  SECTION("back to back accesses hold") {
+    r.Exit(2_s, "c1.t0");
+    r.Enter(2_s, "c2.t0", 8);  // Same microsecond, after the exit: no overlap.
+    r.Exit(3_s, "c2.t0");
+    CHECK_FALSE(Result(r.Check(), kResourceExclusion).violated);
+  }
+  SECTION("overlapping accesses are reported with their tokens") {
+    const uint64_t c2_enter = r.Enter(1500_ms, "c2.t0", 6);
+    r.Exit(2_s, "c1.t0");
+    r.Exit(3_s, "c2.t0");
+    const PropertyResult& res = Result(r.Check(), kResourceExclusion);
+    REQUIRE(res.violation_count == 1);
+    const Violation& v = res.violations[0];
+    CHECK(v.threads == std::vector<std::string>{"c1.t0", "c2.t0"});
+    CHECK(v.from_us == 1500_ms);
+    CHECK(v.to_us == 2_s);
+    CHECK(v.events == std::vector<uint64_t>{c1_enter, c2_enter});
+    CHECK(v.explanation.find("c2.t0 entered the resource of \"lock\" at 1.500 s with token 6 "
+                             "while c1.t0 was still inside (entered at 1.000 s with token 7") !=
+          std::string::npos);
+    CHECK(v.explanation.find("token no greater") != std::string::npos);
+  }
+  SECTION("one thread's nested accesses are not an overlap") {
+    r.Enter(1200_ms, "c1.t0", 7);
+    r.Exit(1300_ms, "c1.t0");
+    r.Exit(2_s, "c1.t0");
+    CHECK_FALSE(Result(r.Check(), kResourceExclusion).violated);
+  }
+  SECTION("a crash ends the access") {
+    r.Fault(1200_ms, "c1", "crash");
+    r.Enter(1500_ms, "c2.t0", 8);
+    r.Exit(2_s, "c2.t0");
+    CHECK_FALSE(Result(r.Check(), kResourceExclusion).violated);
+  }
+}
+
+TEST_CASE("reentrancy: unlock results must follow the hold count", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Invoke(1_s, "c1.t0", "acquire");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Invoke(1100_ms, "c1.t0", "acquire");
+  r.Ok(1101_ms, "c1.t0", "acquire");
+
+  SECTION("0 then 1 holds") {
+    r.Invoke(1200_ms, "c1.t0", "release");
+    r.Ok(1201_ms, "c1.t0", "release", 0);
+    r.Invoke(1300_ms, "c1.t0", "release");
+    r.Lease(1301_ms, "n1", "released", "c1.t0");
+    r.Ok(1302_ms, "c1.t0", "release", 1);
+    CHECK_FALSE(Result(r.Check(), kReentrancy).violated);
+  }
+  SECTION("a full release while held twice loses the reentrant hold") {
+    const uint64_t invoke = r.Invoke(1200_ms, "c1.t0", "release");
+    const uint64_t ok = r.Ok(1201_ms, "c1.t0", "release", 1);
+    const PropertyResult& re = Result(r.Check(), kReentrancy);
+    REQUIRE(re.violation_count == 1);
+    const Violation& v = re.violations[0];
+    CHECK(v.kind == "lost_reentrant_hold");
+    CHECK(v.threads == std::vector<std::string>{"c1.t0"});
+    CHECK(v.from_us == 1200_ms);
+    CHECK(v.to_us == 1201_ms);
+    CHECK(v.events == std::vector<uint64_t>{invoke, ok});
+    CHECK(v.explanation.find("held \"lock\" 2 times") != std::string::npos);
+  }
+  SECTION("a last release that leaves the lock held leaks it") {
+    r.Invoke(1200_ms, "c1.t0", "release");
+    r.Ok(1201_ms, "c1.t0", "release", 0);
+    r.Invoke(1300_ms, "c1.t0", "release");
+    r.Ok(1301_ms, "c1.t0", "release", 0);
+    const PropertyResult& re = Result(r.Check(), kReentrancy);
+    REQUIRE(re.violation_count == 1);
+    CHECK(re.violations[0].kind == "hold_leaked");
+    CHECK(re.violations[0].from_us == 1300_ms);
+  }
+}
+
+TEST_CASE("reentrancy: a release by a thread that does not hold must fail", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  const uint64_t invoke = r.Invoke(2_s, "c2.t0", "release");
+
+  SECTION("failing holds") {
+    r.Fail(2001_ms, "c2.t0", "release", "IllegalMonitorStateException");
+    CHECK_FALSE(Result(r.Check(), kReentrancy).violated);
+  }
+  SECTION("succeeding is a violation") {
+    r.Ok(2001_ms, "c2.t0", "release", 1);
+    const PropertyResult& re = Result(r.Check(), kReentrancy);
+    REQUIRE(re.violation_count == 1);
+    CHECK(re.violations[0].kind == "release_without_hold");
+    CHECK(re.violations[0].threads == std::vector<std::string>{"c2.t0"});
+  }
+  SECTION("failing after deleting the owner's lock is a violation") {
+    const uint64_t released = r.Lease(2001_ms, "n1", "released", "c1.t0");
+    r.Fail(2002_ms, "c2.t0", "release", "IllegalMonitorStateException");
+    const PropertyResult& re = Result(r.Check(), kReentrancy);
+    REQUIRE(re.violation_count == 1);
+    const Violation& v = re.violations[0];
+    CHECK(v.kind == "foreign_release_freed_lock");
+    CHECK(v.threads == std::vector<std::string>{"c2.t0", "c1.t0"});
+    CHECK(v.from_us == 2_s);
+    CHECK(v.to_us == 2002_ms);
+    CHECK(Contains(v.events, invoke));
+    CHECK(Contains(v.events, released));
+    CHECK(v.explanation.find("deleted on n1 at 2.001 s while c1.t0 believed it held it") !=
+          std::string::npos);
+  }
+  SECTION("the owner's own release during it is not blamed on it") {
+    r.Invoke(2000_ms, "c1.t0", "release");
+    r.Lease(2001_ms, "n1", "released", "c1.t0");
+    r.Ok(2001_ms, "c1.t0", "release", 1);
+    r.Fail(2002_ms, "c2.t0", "release", "IllegalMonitorStateException");
+    CHECK_FALSE(Result(r.Check(), kReentrancy).violated);
+  }
+}
+
+TEST_CASE("reentrancy: a crash makes only the crashed holders' counts unknown", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Invoke(1_s, "c1.t0", "acquire");
+  r.Ok(1001_ms, "c1.t0", "acquire");
+  r.Fault(2_s, "c1", "crash");
+  r.Fault(3_s, "c1", "restart");
+  // t0's field may still be in the hash, so its release may succeed; t1 never held anything.
+  r.Invoke(4_s, "c1.t0", "release");
+  r.Ok(4001_ms, "c1.t0", "release", 1);
+  r.Invoke(5_s, "c1.t1", "release");
+  r.Ok(5001_ms, "c1.t1", "release", 1);
+  const PropertyResult& re = Result(r.Check(), kReentrancy);
+  REQUIRE(re.violation_count == 1);
+  CHECK(re.violations[0].threads == std::vector<std::string>{"c1.t1"});
+  CHECK(re.violations[0].kind == "release_without_hold");
+}
+
+TEST_CASE("lease_safety: holding after the lease is gone", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=0ms, lease=1000ms)", 1000);
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  const uint64_t ok = r.Ok(1002_ms, "c1.t0", "acquire");
+
+  SECTION("releasing before the expiry holds") {
+    r.Invoke(1500_ms, "c1.t0", "release");
+    r.Lease(1501_ms, "n1", "released", "c1.t0");
+    r.Ok(1502_ms, "c1.t0", "release", 1);
+    r.Lease(3_s, "n1", "expired", "c1.t0");  // A stale event after the release: harmless.
+    CHECK_FALSE(Result(r.Check(), kLeaseSafety).violated);
+  }
+  SECTION("releasing in the same microsecond as the expiry holds") {
+    r.Lease(2001_ms, "n1", "expired", "c1.t0");
+    r.Invoke(2001_ms, "c1.t0", "release");
+    r.Fail(2002_ms, "c1.t0", "release", "IllegalMonitorStateException");
+    CHECK_FALSE(Result(r.Check(), kLeaseSafety).violated);
+  }
+  SECTION("believing after the expiry without using the resource") {
+    const uint64_t expired = r.Lease(2001_ms, "n1", "expired", "c1.t0");
+    const uint64_t release = r.Invoke(2500_ms, "c1.t0", "release");
+    r.Fail(2501_ms, "c1.t0", "release", "IllegalMonitorStateException");
+    const PropertyResult& lease = Result(r.Check(), kLeaseSafety);
+    REQUIRE(lease.violation_count == 1);
+    const Violation& v = lease.violations[0];
+    CHECK(v.kind == "held_after_loss");
+    CHECK(v.from_us == 2001_ms);
+    CHECK(v.to_us == 2500_ms);
+    CHECK(v.events == std::vector<uint64_t>{ok, expired, release});
+    CHECK(v.explanation.find("with a lease of 1.000 s") != std::string::npos);
+    CHECK(v.explanation.find("did not use the resource") != std::string::npos);
+  }
+  SECTION("a node crash that loses the key counts like an expiry") {
+    r.Enter(1100_ms, "c1.t0");
+    const uint64_t lost = r.Lease(1200_ms, "n1", "lost", "c1.t0");
+    r.Fault(1200_ms, "n1", "crash", "no persistence");
+    r.Exit(1300_ms, "c1.t0");
+    r.Invoke(1400_ms, "c1.t0", "release");
+    r.Fail(1401_ms, "c1.t0", "release", "RedisConnectionException");
+    const PropertyResult& lease = Result(r.Check(), kLeaseSafety);
+    REQUIRE(lease.violation_count == 1);
+    CHECK(lease.violations[0].kind == "used_after_loss");  // Inside the resource at the loss.
+    CHECK(lease.violations[0].from_us == 1200_ms);
+    CHECK(lease.violations[0].to_us == 1400_ms);
+    CHECK(Contains(lease.violations[0].events, lost));
+  }
+}
+
+TEST_CASE("lease_safety: a lease lost while the acquire was in flight", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=0ms, lease=100ms)", 100);
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Lease(1101_ms, "n1", "expired", "c1.t0");  // The reply is late: the lease ran out first.
+
+  SECTION("starts the gap at the ok") {
+    r.Ok(1300_ms, "c1.t0", "acquire");
+    r.Invoke(1500_ms, "c1.t0", "release");
+    r.Fail(1501_ms, "c1.t0", "release", "IllegalMonitorStateException");
+    const PropertyResult& lease = Result(r.Check(), kLeaseSafety);
+    REQUIRE(lease.violation_count == 1);
+    CHECK(lease.violations[0].from_us == 1300_ms);
+    CHECK(lease.violations[0].to_us == 1500_ms);
+    CHECK(lease.violations[0].explanation.find("while its acquire") != std::string::npos);
+  }
+  SECTION("unless the acquire created the key again afterwards") {
+    r.Lease(1200_ms, "n1", "acquired", "c1.t0");  // A retry of the script ran later.
+    r.Ok(1300_ms, "c1.t0", "acquire");
+    r.Invoke(1350_ms, "c1.t0", "release");
+    r.Lease(1351_ms, "n1", "released", "c1.t0");
+    r.Ok(1352_ms, "c1.t0", "release", 1);
+    CHECK_FALSE(Result(r.Check(), kLeaseSafety).violated);
+  }
+}
+
+TEST_CASE("lease_safety: fields of a crashed incarnation are not the restarted client's",
+          "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=0ms, lease=10000ms)", 10'000);
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Fault(2_s, "c1", "crash");
+  r.Fault(3_s, "c1", "restart");
+  r.Client("c1", 3_s, "uuid-c1-restarted");
+  r.Invoke(4_s, "c1.t0", "acquire", "tryLock(wait=0ms, lease=10000ms)", 10'000);
+  r.LeaseFields(4001_ms, "n2", "acquired", "uuid-c1-restarted:1");  // On another node.
+  r.Ok(4002_ms, "c1.t0", "acquire");
+
+  SECTION("the old incarnation's field expiring is not a loss for the new one") {
+    r.LeaseFields(11_s, "n1", "expired", "uuid-c1:1");
+    r.Invoke(12_s, "c1.t0", "release");
+    r.Ok(12001_ms, "c1.t0", "release", 1);
+    CHECK_FALSE(Result(r.Check(), kLeaseSafety).violated);
+  }
+  SECTION("the new incarnation's field expiring is") {
+    r.LeaseFields(11_s, "n2", "expired", "uuid-c1-restarted:1");
+    r.Invoke(12_s, "c1.t0", "release");
+    r.Fail(12001_ms, "c1.t0", "release", "IllegalMonitorStateException");
+    const PropertyResult& lease = Result(r.Check(), kLeaseSafety);
+    REQUIRE(lease.violation_count == 1);
+    CHECK(lease.violations[0].from_us == 11_s);
+  }
+}
+
+TEST_CASE("mutual_exclusion: forceUnlock ends the caller's belief, not other holders'",
+          "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Client("c3");
+  r.Invoke(1_s, "c1.t0", "acquire");
+  r.Ok(1001_ms, "c1.t0", "acquire");
+
+  SECTION("the holder's own forceUnlock") {
+    r.Invoke(2_s, "c1.t0", "force_unlock");
+    r.Lease(2001_ms, "n1", "released", "c1.t0");
+    r.Ok(2002_ms, "c1.t0", "force_unlock", 1);
+    r.Invoke(3_s, "c2.t0", "acquire");
+    r.Ok(3001_ms, "c2.t0", "acquire");
+    CHECK_FALSE(Result(r.Check(), kMutualExclusion).violated);
+  }
+  SECTION("another thread's forceUnlock") {
+    r.Invoke(2_s, "c3.t0", "force_unlock");
+    r.Lease(2001_ms, "n1", "released", "c1.t0");
+    r.Ok(2002_ms, "c3.t0", "force_unlock", 1);
+    r.Invoke(3_s, "c2.t0", "acquire");
+    r.Ok(3001_ms, "c2.t0", "acquire");
+    const PropertyResult& me = Result(r.Check(), kMutualExclusion);
+    REQUIRE(me.violation_count == 1);
+    CHECK(me.violations[0].threads == std::vector<std::string>{"c1.t0", "c2.t0"});
+  }
+}
+
+TEST_CASE("liveness: a crashed holder's lock must be taken over", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=0ms, lease=10000ms)", 10'000);
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  const uint64_t c1_ok = r.Ok(1002_ms, "c1.t0", "acquire");
+  const uint64_t crash = r.Fault(5_s, "c1", "crash");
+
+  SECTION("within the lease plus the bound holds") {
+    r.Invoke(6_s, "c2.t0", "acquire", "lock()");
+    r.Lease(14_s, "n1", "expired", "c1.t0");
+    r.Lease(17_s, "n1", "acquired", "c2.t0");
+    r.Ok(17_s, "c2.t0", "acquire");  // 5 s + 10 s lease + 5 s bound = 20 s.
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("not at all is a violation") {
+    // The node never expires the key (say its script set no TTL).
+    const uint64_t trying = r.Invoke(6_s, "c2.t0", "acquire", "lock()");
+    const Verdict v = r.Check();
+    const PropertyResult& live = Result(v, kLiveness);
+    REQUIRE(live.violation_count == 1);
+    const Violation& x = live.violations[0];
+    CHECK(x.kind == "no_takeover_after_crash");
+    CHECK(x.threads == std::vector<std::string>{"c1.t0", "c2.t0"});
+    CHECK(x.from_us == 5_s);
+    CHECK(x.to_us == 60_s);
+    CHECK(x.events == std::vector<uint64_t>{c1_ok, crash, trying});
+    CHECK(x.explanation.find("should have been free by 15.000 s") != std::string::npos);
+    CHECK(x.explanation.find("later than 20.000 s") != std::string::npos);
+  }
+  SECTION("nobody trying is not a violation") {
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("someone starting to try late gets the bound from then") {
+    r.Invoke(30_s, "c2.t0", "acquire", "lock()");
+    r.Lease(33_s, "n1", "acquired", "c2.t0");  // By 30 s + 5 s.
+    r.Ok(33_s, "c2.t0", "acquire");
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+}
+
+TEST_CASE("liveness: the watchdog's default lease applies without an explicit one", "[check]") {
+  Recorder r(/*end_us=*/100_s, /*lease_default_us=*/30_s);
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire", "lock()");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Fault(5_s, "c1", "crash");
+  r.Invoke(6_s, "c2.t0", "acquire", "lock()");
+  r.Lease(35_s, "n1", "expired", "c1.t0");
+
+  SECTION("taken over by crash + 30 s + B") {
+    r.Lease(38_s, "n1", "acquired", "c2.t0");
+    r.Ok(38_s, "c2.t0", "acquire");
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("taken over later") {
+    r.Lease(41_s, "n1", "acquired", "c2.t0");
+    r.Ok(41_s, "c2.t0", "acquire");
+    const Verdict v = r.Check(/*bound_us=*/5_s);
+    const PropertyResult& live = Result(v, kLiveness);
+    REQUIRE(live.violation_count == 2);  // No takeover in time, and waiting while free.
+    CHECK(live.violations[0].kind == "no_takeover_after_crash");
+    CHECK(live.violations[0].to_us == 41_s);
+    CHECK(live.violations[0].explanation.find("the watchdog's") != std::string::npos);
+    CHECK(live.violations[1].kind == "waited_while_free");
+    CHECK(live.violations[1].from_us == 35_s);
+    CHECK(live.violations[1].to_us == 41_s);
+  }
+}
+
+TEST_CASE("liveness: no acquire waits longer than the bound while the lock is free", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  const uint64_t waiting = r.Invoke(1500_ms, "c2.t0", "acquire", "lock()");
+  r.Exec(1501_ms, "n1", "c2.t0", "acquire", "28500");
+  r.Invoke(2_s, "c1.t0", "release");
+  const uint64_t released = r.Lease(2001_ms, "n1", "released", "c1.t0");
+  r.Ok(2002_ms, "c1.t0", "release", 1);
+
+  SECTION("a lost wake-up leaves the waiter waiting") {
+    r.Exec(10_s, "n1", "c2.t0", "acquire", "nil");
+    r.Lease(10_s, "n1", "acquired", "c2.t0");
+    const uint64_t ok = r.Ok(10001_ms, "c2.t0", "acquire");
+    const PropertyResult& live = Result(r.Check(), kLiveness);
+    REQUIRE(live.violation_count == 1);
+    const Violation& v = live.violations[0];
+    CHECK(v.kind == "waited_while_free");
+    CHECK(v.threads == std::vector<std::string>{"c2.t0"});
+    CHECK(v.from_us == 2001_ms);
+    CHECK(v.to_us == 10_s);
+    CHECK(v.events == std::vector<uint64_t>{waiting, released, ok});
+    CHECK(v.explanation.find("free on n1 from 2.001 s to 10.000 s") != std::string::npos);
+  }
+  SECTION("a stretch while the node was paused does not count") {
+    r.Fault(3_s, "n1", "pause", "6000ms");
+    r.Fault(9_s, "n1", "resume");
+    r.Exec(10_s, "n1", "c2.t0", "acquire", "nil");
+    r.Lease(10_s, "n1", "acquired", "c2.t0");
+    r.Ok(10001_ms, "c2.t0", "acquire");
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("a prompt wake-up holds") {
+    r.Exec(2100_ms, "n1", "c2.t0", "acquire", "nil");
+    r.Lease(2100_ms, "n1", "acquired", "c2.t0");
+    r.Ok(2101_ms, "c2.t0", "acquire");
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+}
+
+TEST_CASE("liveness: operations must not stay stuck, except near the end of the run",
+          "[check]") {
+  Recorder r;  // Ends at 60 s; B = 5 s.
+  r.Client("c1");
+  r.Client("c2");
+  r.Client("c3");
+  r.Client("c4");
+  r.Client("c5");
+  const uint64_t stuck_try = r.Invoke(40_s, "c1.t0", "acquire", "tryLock(wait=10000ms)");
+  r.Invoke(50_s, "c2.t0", "acquire", "tryLock(wait=10000ms)");  // 50 + 10 + 5 > 60: exempt.
+  r.Invoke(50_s, "c3.t0", "acquire", "lock()");                 // Waits forever: exempt.
+  r.Invoke(50_s, "c4.t0", "release");
+  r.Fault(51_s, "c4", "crash");                                 // Not a live process.
+  const uint64_t stuck_release = r.Invoke(54_s, "c5.t0", "release");  // 54 + 5 < 60.
+  r.Invoke(56_s, "c5.t1", "release");                                  // 56 + 5 > 60: exempt.
+  const PropertyResult& live = Result(r.Check(), kLiveness);
+  REQUIRE(live.violation_count == 2);
+  CHECK(live.violations[0].kind == "stuck");
+  CHECK(live.violations[0].threads == std::vector<std::string>{"c1.t0"});
+  CHECK(live.violations[0].from_us == 40_s);
+  CHECK(live.violations[0].to_us == 60_s);
+  CHECK(live.violations[0].events == std::vector<uint64_t>{stuck_try});
+  CHECK(live.violations[1].threads == std::vector<std::string>{"c5.t0"});
+  CHECK(live.violations[1].events == std::vector<uint64_t>{stuck_release});
+  CHECK(live.violations[1].explanation.find("never completed") != std::string::npos);
+}
+
+TEST_CASE("Judge compares a verdict with the scenario's expectations", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire");
+  r.Ok(1001_ms, "c1.t0", "acquire");
+  r.Invoke(2_s, "c2.t0", "acquire");
+  r.Ok(2001_ms, "c2.t0", "acquire");
+  r.Invoke(3_s, "c2.t0", "acquire");
+  r.Ok(3001_ms, "c2.t0", "acquire");  // Reentry: still one overlap with c1.
+  r.Invoke(4_s, "c2.t0", "release");
+  r.Ok(4001_ms, "c2.t0", "release", 0);
+  r.Invoke(4100_ms, "c2.t0", "release");
+  r.Ok(4101_ms, "c2.t0", "release", 1);
+  r.Invoke(5_s, "c2.t0", "acquire");
+  r.Ok(5001_ms, "c2.t0", "acquire");  // A second overlap.
+  const Verdict v = r.Check();
+  REQUIRE(Result(v, kMutualExclusion).violation_count == 2);
+
+  const Judgement fine = Judge(v, {{"mutual_exclusion", Expectation::kViolated},
+                                   {"reentrancy", Expectation::kHold},
+                                   {"lease_safety", Expectation::kAny}});
+  CHECK(fine.matches);
+  CHECK(fine.mismatches.empty());
+
+  const Judgement bad = Judge(v, {{"mutual_exclusion", Expectation::kHold},
+                                  {"reentrancy", Expectation::kViolated},
+                                  {"fairness", Expectation::kHold}});
+  CHECK_FALSE(bad.matches);
+  CHECK(bad.mismatches == std::vector<std::string>{
+                              "fairness: no such property",
+                              "mutual_exclusion: expected to hold, violated (2 violations)",
+                              "reentrancy: expected to be violated, held"});
+}
+
+TEST_CASE("checkers: malformed input becomes warnings, not crashes", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Ok(1_s, "c1.t0", "acquire");  // No invoke.
+  r.Exit(2_s, "c1.t0");           // No enter.
+  const Verdict v = r.Check();
+  CHECK(v.warning_count == 2);
+  REQUIRE(v.warnings.size() == 2);
+  CHECK(v.warnings[0].find("without an invoke") != std::string::npos);
+  CHECK_FALSE(v.AnyViolated());
+}
+
+TEST_CASE("checkers: a history read back from JSON Lines gives the same verdict", "[check]") {
+  const Recorder r = CleanTurns();
+  History copy;
+  for (const Event& e : r.history().events()) {
+    std::string error;
+    const auto parsed = ParseJsonLine(ToJsonLine(e), &error);
+    REQUIRE(parsed);
+    copy.Append(*parsed);
+  }
+  REQUIRE(copy.Hash() == r.history().Hash());
+  const Verdict a = r.Check();
+  const Verdict b = CheckHistory(copy, CheckOptions{});
+  for (size_t i = 0; i < kProperties.size(); ++i) {
+    CHECK(a.results[i].violation_count == b.results[i].violation_count);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::check
