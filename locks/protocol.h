@@ -1,0 +1,136 @@
+// Lock protocols as sans-IO state machines.
+//
+// A protocol object is the client side of one lock algorithm for one client process (all its
+// threads): Redisson's RLock with its pub/sub wake-ups, watchdog and retries, and later the
+// fair, read-write, fenced, spin and RedLock variants. It never touches a socket, a clock or a
+// thread. It is driven by three kinds of input, "an operation was requested", "a reply / a
+// message arrived", "a timer fired", and it answers only through its Outbox: "send this command
+// to that node", "arm a timer", "this operation finished". The simulator and the live harness
+// are two implementations of Outbox driving the same protocol code (LevelDB's Env is the model).
+//
+// Rules every protocol follows:
+//  - One operation at a time per thread; Complete() ends it exactly once.
+//  - Requests and timers carry ids from the Outbox; a reply or timer for an id the protocol no
+//    longer waits for is ignored (late replies after a timeout are normal).
+//  - Time is read only through the Outbox: MonoUs() for timeouts and waits (System.nanoTime),
+//    WallMs() where the real client sends its wall clock (the fair lock's "now").
+#ifndef LOCKSTEP_LOCKS_PROTOCOL_H_
+#define LOCKSTEP_LOCKS_PROTOCOL_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/reply.h"
+#include "core/server.h"  // Argv
+#include "sim/random.h"
+
+namespace lockstep::locks {
+
+using RequestId = uint64_t;
+using TimerId = uint64_t;
+
+// How an operation ended, in Jepsen's terms.
+struct OpResult {
+  enum class Status : uint8_t {
+    kOk,    // Done: acquired, released.
+    kFail,  // Definitely not done: wait timed out, not the owner, lock held by another.
+    kInfo,  // Unknown: the request timed out after its retries and may have been executed.
+  };
+  Status status = Status::kOk;
+  bool has_value = false;
+  int64_t value = 0;    // A fencing token, or what the unlock script returned.
+  std::string detail;   // "acquired", "IllegalMonitorStateException ...", "RedisTimeoutException ..."
+};
+
+// Everything a protocol can do to the world.
+class Outbox {
+ public:
+  virtual ~Outbox() = default;
+
+  virtual int64_t MonoUs() = 0;  // This process's monotonic clock.
+  virtual int64_t WallMs() = 0;  // This process's wall clock.
+  virtual sim::Prng& Rng() = 0;  // For the algorithm's own randomness (backoff jitter).
+
+  RequestId NewRequestId() { return ++last_request_; }
+  TimerId NewTimerId() { return ++last_timer_; }
+
+  // Sends a command to node `node` (0-based index into the protocol's nodes; the driver maps
+  // it to the process the client currently believes is that node, e.g. the current master).
+  // Its reply arrives as OnReply(request, reply). SUBSCRIBE/UNSUBSCRIBE travel on the
+  // process's pub/sub connection; their confirmation is the reply and the channel's messages
+  // arrive as OnMessage. `label` names the script or command in the history ("acquire").
+  virtual void Send(int node, RequestId request, const Argv& argv, const std::string& label) = 0;
+
+  // Fires OnTimer(timer) once after delay_us of this process's monotonic time.
+  virtual void ArmTimer(TimerId timer, int64_t delay_us) = 0;
+  virtual void CancelTimer(TimerId timer) = 0;
+
+  // Ends the current operation of `thread`.
+  virtual void Complete(int thread, const OpResult& result) = 0;
+
+ private:
+  RequestId last_request_ = 0;
+  TimerId last_timer_ = 0;
+};
+
+// Arguments of an acquisition, as Redisson's API takes them.
+struct AcquireArgs {
+  enum class Mode : uint8_t {
+    kLock,            // lock() / lock(lease): waits forever.
+    kTryLock,         // tryLock(wait, lease).
+    kTryLockNoWait,   // tryLock(): one attempt, no subscription.
+  };
+  Mode mode = Mode::kTryLock;
+  int64_t wait_us = 0;
+  int64_t lease_us = -1;  // -1: none given (watchdog).
+};
+
+class LockProtocol {
+ public:
+  virtual ~LockProtocol() = default;
+
+  virtual void Acquire(Outbox& out, int thread, const AcquireArgs& args) = 0;
+  virtual void Release(Outbox& out, int thread) = 0;
+  virtual void ForceUnlock(Outbox& out, int thread) = 0;
+
+  virtual void OnReply(Outbox& out, RequestId request, const Reply& reply) = 0;
+  virtual void OnMessage(Outbox& out, int node, const std::string& channel,
+                         const std::string& payload) = 0;
+  virtual void OnTimer(Outbox& out, TimerId timer) = 0;
+
+  // The process died: drop all state. No operation completes; the driver records them as info.
+  virtual void OnCrash() = 0;
+
+  // The fencing token the thread got with its current hold, if the protocol has tokens.
+  virtual bool Token(int thread, int64_t* token) const {
+    (void)thread;
+    (void)token;
+    return false;
+  }
+};
+
+// The scripts a protocol runs, by name ("acquire", "unlock", "renew", "force_unlock"), with
+// their bodies. Defaults come from lua/<kind>/<version>/<name>.lua; a scenario may replace any.
+struct ScriptSet {
+  std::map<std::string, std::string> bodies;
+  std::map<std::string, std::string> files;  // Where each came from (for reports).
+};
+
+// Client settings shared by every protocol (Redisson's Config).
+struct ClientConfig {
+  std::string uuid;                    // ServiceManager.getId(): one per client process.
+  int threads = 1;
+  std::string lock_name = "lock";
+  std::string version = "v3.13.6";     // or "current"
+  int64_t watchdog_timeout_us = 30'000'000;
+  int64_t timeout_us = 3'000'000;
+  int retry_attempts = 3;
+  int64_t retry_interval_us = 1'500'000;
+};
+
+}  // namespace lockstep::locks
+
+#endif  // LOCKSTEP_LOCKS_PROTOCOL_H_
