@@ -79,10 +79,12 @@ std::string ShellQuote(const std::string& s) {
 int RunMain(const std::vector<std::string>& args) {
   std::string file, out_dir, lua_dir = DefaultLuaDir();
   uint64_t seed = 0;
+  int64_t duration_ms = 0;
   bool quiet = false;
   po::options_description desc(kRunHelp);
   desc.add_options()("help,h", "show this help")(
       "seed", po::value(&seed), "override the scenario's seed")(
+      "duration-ms", po::value(&duration_ms), "override the scenario's duration_ms")(
       "out", po::value(&out_dir),
       "output directory (default: lockstep-out/<scenario>-seed<N>)")(
       "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
@@ -119,6 +121,13 @@ int RunMain(const std::vector<std::string>& args) {
   }
   Scenario scenario = std::move(*loaded);
   if (vm.count("seed")) scenario.seed = seed;
+  if (vm.count("duration-ms")) {
+    if (duration_ms <= 0) {
+      std::cerr << "lockstep run: --duration-ms must be positive\n";
+      return kExitBadInput;
+    }
+    scenario.duration_us = duration_ms * 1000;
+  }
   if (out_dir.empty()) {
     out_dir = "lockstep-out/" + scenario.name + "-seed" + std::to_string(scenario.seed);
   }
@@ -207,6 +216,7 @@ int RunMain(const std::vector<std::string>& args) {
                 PeakRssKb() / 1024);
   std::string reproduce = "lockstep run " + ShellQuote(file) + " --seed " +
                           std::to_string(scenario.seed);
+  if (vm.count("duration-ms")) reproduce += " --duration-ms " + std::to_string(duration_ms);
   std::ostringstream tail;
   tail << figures << "reproduce  " << reproduce << "\n";
   if (judgement.matches) {

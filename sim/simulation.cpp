@@ -10,6 +10,7 @@
 
 #include "core/script_host.h"
 #include "core/server.h"
+#include "core/strings.h"
 #include "locks/factory.h"
 #include "locks/scripts.h"
 #include "sim/engine.h"
@@ -85,7 +86,10 @@ struct Node {
   std::vector<int> replicas;   // Nodes replicating from this one.
   bool lose_replies = false;
   Keyspace aof;                // What AOF everysec has fsynced.
-  uint64_t applied_batches = 0;  // Replication offset, in batches.
+  // Replication offset, counted in effect batches: on a master, the batches it produced; on a
+  // replica, the batches it applied (a full resync copies its master's). WAIT and Sentinel's
+  // choice of replica compare these.
+  uint64_t offset = 0;
 
   // Pub/sub subscriptions: channel -> client indices, in subscription order.
   std::map<std::string, std::vector<int>> subscribers;
@@ -258,6 +262,7 @@ struct Simulation::Impl {
       const int64_t now_ms = n.clock->WallMs(engine.now());
       Reply reply;
       Effects fx;
+      int64_t wait_replicas = -1;
       std::string upper = argv.empty() ? "" : argv[0];
       for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
       if (upper == "SUBSCRIBE" && argv.size() == 2) {
@@ -268,6 +273,19 @@ struct Simulation::Impl {
         auto& subs = n.subscribers[argv[1]];
         subs.erase(std::remove(subs.begin(), subs.end(), c.index), subs.end());
         reply = Reply::Array({Reply::Bulk("unsubscribe"), Reply::Bulk(argv[1]), Reply::Integer(0)});
+      } else if (upper == "WAIT" && argv.size() == 3) {
+        const auto numreplicas = ParseInt64(argv[1]);
+        const auto timeout_ms = ParseInt64(argv[2]);
+        if (!numreplicas || !timeout_ms) {
+          reply = Reply::Error(std::string(err::kNotInteger));
+        } else if (*timeout_ms < 0) {
+          reply = Reply::Error("ERR timeout is negative");
+        } else {
+          wait_replicas = *numreplicas;
+          Wait(n, c, incarnation, request, n.offset, *numreplicas,
+               *timeout_ms == 0 ? kNever : engine.now() + *timeout_ms * 1000);
+          reply = Reply::Integer(Acked(n, n.offset));
+        }
       } else {
         PubSubBridge bridge(*this, n);
         n.server->set_pubsub(&bridge);
@@ -285,14 +303,49 @@ struct Simulation::Impl {
       e.value = static_cast<int64_t>(request);
       e.detail = reply.Debug();
       Record(std::move(e));
+      if (!fx.commands.empty()) ++n.offset;
       Replicate(n, fx);
       TrackLock(n, "released");
+      if (wait_replicas >= 0) return;  // WAIT answers later, by itself.
       if (n.lose_replies) return;
       Send(n.name, c.name, [this, &c, incarnation, request, reply] {
         ClientReceive(c, incarnation, [this, &c, request, reply] {
           c.protocol->OnReply(*c.outbox, request, reply);
         });
       });
+    });
+  }
+
+  // How many replicas of n have applied everything up to `offset`.
+  int64_t Acked(const Node& n, uint64_t offset) const {
+    int64_t count = 0;
+    for (int x : n.replicas) {
+      const Node& r = *nodes[static_cast<size_t>(x)];
+      if (r.up && r.offset >= offset) ++count;
+    }
+    return count;
+  }
+
+  // WAIT numreplicas timeout: answers when enough replicas have acknowledged the writes made
+  // so far, or at the timeout (0: never), with the number that have. Polled every
+  // millisecond of true time, about as often as replicas send REPLCONF ACK when asked.
+  void Wait(Node& n, Client& c, uint64_t incarnation, locks::RequestId request, uint64_t offset,
+            int64_t numreplicas, TrueTime deadline) {
+    const int64_t acked = Acked(n, offset);
+    if (acked >= numreplicas || engine.now() >= deadline || !n.up) {
+      if (!n.up || n.lose_replies) return;
+      const Reply reply = Reply::Integer(acked);
+      Send(n.name, c.name, [this, &c, incarnation, request, reply] {
+        ClientReceive(c, incarnation, [this, &c, request, reply] {
+          c.protocol->OnReply(*c.outbox, request, reply);
+        });
+      });
+      return;
+    }
+    Node* np = &n;
+    Client* cp = &c;
+    engine.After(1000, [this, np, cp, incarnation, request, offset, numreplicas, deadline] {
+      Wait(*np, *cp, incarnation, request, offset, numreplicas, deadline);
     });
   }
 
@@ -336,6 +389,7 @@ struct Simulation::Impl {
     return node_index == c.believed_master ? 0 : node_index;
   }
 
+  // Streams one batch of effects to every replica. The caller has counted it in n.offset.
   void Replicate(Node& n, const Effects& fx) {
     if (fx.commands.empty()) return;
     for (int r : n.replicas) {
@@ -379,7 +433,7 @@ struct Simulation::Impl {
         const int64_t now_ms = r.clock->WallMs(engine.now());
         Effects forwarded;
         for (const Argv& cmd : batch) r.server->ExecuteReplicated(cmd, now_ms, &forwarded);
-        ++r.applied_batches;
+        ++r.offset;
         Replicate(r, forwarded);
         TrackLock(r, "released");
       });
@@ -390,7 +444,7 @@ struct Simulation::Impl {
   // Copies a master's data to a replica (a full resync: the replica's own data is dropped).
   void FullSync(Node& master, Node& replica) {
     replica.server->keyspace() = master.server->keyspace();
-    replica.applied_batches = master.applied_batches;
+    replica.offset = master.offset;
     master.streams[replica.index] = {};
   }
 
@@ -450,6 +504,7 @@ struct Simulation::Impl {
       n.server->keyspace().Erase(key);
       Effects fx;
       fx.commands.push_back({"DEL", key});
+      ++n.offset;
       Replicate(n, fx);
       TrackLock(n, "expired");
     });
@@ -758,7 +813,7 @@ struct Simulation::Impl {
     for (int x : m.replicas) {
       Node& r = *nodes[static_cast<size_t>(x)];
       if (!r.up) continue;
-      if (best == nullptr || r.applied_batches > best->applied_batches) best = &r;
+      if (best == nullptr || r.offset > best->offset) best = &r;
     }
     return best;
   }
