@@ -54,11 +54,15 @@ class Outbox {
   virtual int64_t WallMs() = 0;  // This process's wall clock.
   virtual sim::Prng& Rng() = 0;  // For the algorithm's own randomness (backoff jitter).
 
+  // How many independent nodes the protocol can address (slots 0 .. NodeCount()-1): 1 for a
+  // single master with or without replicas, N for RedLock/MultiLock over N masters.
+  virtual int NodeCount() = 0;
+
   RequestId NewRequestId() { return ++last_request_; }
   TimerId NewTimerId() { return ++last_timer_; }
 
-  // Sends a command to node `node` (0-based index into the protocol's nodes; the driver maps
-  // it to the process the client currently believes is that node, e.g. the current master).
+  // Sends a command to node `node` (0-based slot, < NodeCount(); the driver maps it to the
+  // process the client currently believes is that node, e.g. the current master).
   // Its reply arrives as OnReply(request, reply). SUBSCRIBE/UNSUBSCRIBE travel on the
   // process's pub/sub connection; their confirmation is the reply and the channel's messages
   // arrive as OnMessage. `label` names the script or command in the history ("acquire").
@@ -86,6 +90,8 @@ struct AcquireArgs {
   Mode mode = Mode::kTryLock;
   int64_t wait_us = 0;
   int64_t lease_us = -1;  // -1: none given (watchdog).
+  bool shared = false;    // The read side of a read-write lock.
+  int64_t permits = 1;    // Semaphores: how many permits.
 };
 
 class LockProtocol {

@@ -239,6 +239,7 @@ class World {
     int64_t MonoUs() override { return world_->now_us_; }
     int64_t WallMs() override { return kStartUnixMs + world_->now_us_ / 1000; }
     sim::Prng& Rng() override { return rng_; }
+    int NodeCount() override { return static_cast<int>(world_->nodes_.size()); }
     void Send(int node, RequestId request, const Argv& argv, const std::string& label) override {
       world_->OnSend(client_, node, request, argv, label);
     }

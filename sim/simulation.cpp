@@ -127,7 +127,10 @@ struct Client {
   Mailbox mailbox;
   std::map<locks::TimerId, Engine::EventId> timers;
   std::vector<ThreadState> threads;
-  int believed_master = 0;  // Node index the client sends slot 0 to.
+  // For each slot the protocol addresses, the node the client takes for it: slot i is the i-th
+  // master of the scenario (in declaration order) until a failover moves it to a promoted
+  // replica and the client rediscovers it.
+  std::vector<int> slots;
 };
 
 struct Simulation::Impl {
@@ -384,9 +387,13 @@ struct Simulation::Impl {
     Node& node_;
   };
 
-  // The protocol's slot for a node: slot 0 is whichever node the client takes for the master.
+  // The protocol's slot for a node (messages from a node the client does not address go to
+  // slot 0's handler, which ignores channels it did not subscribe to).
   int SlotOf(const Client& c, int node_index) const {
-    return node_index == c.believed_master ? 0 : node_index;
+    for (size_t i = 0; i < c.slots.size(); ++i) {
+      if (c.slots[i] == node_index) return static_cast<int>(i);
+    }
+    return 0;
   }
 
   // Streams one batch of effects to every replica. The caller has counted it in n.offset.
@@ -536,9 +543,11 @@ struct Simulation::Impl {
     int64_t MonoUs() override { return c_.clock->MonoUs(impl_.engine.now()); }
     int64_t WallMs() override { return c_.clock->WallMs(impl_.engine.now()); }
     Prng& Rng() override { return *c_.rng; }
+    int NodeCount() override { return static_cast<int>(c_.slots.size()); }
     void Send(int slot, locks::RequestId request, const Argv& argv,
               const std::string& label) override {
-      const int node_index = slot == 0 ? c_.believed_master : slot;
+      assert(slot >= 0 && static_cast<size_t>(slot) < c_.slots.size());
+      const int node_index = c_.slots[static_cast<size_t>(slot)];
       assert(node_index >= 0 && static_cast<size_t>(node_index) < impl_.nodes.size());
       Node& n = *impl_.nodes[static_cast<size_t>(node_index)];
       const uint64_t incarnation = c_.incarnation;
@@ -796,8 +805,13 @@ struct Simulation::Impl {
     TrackLock(r, "lost");
     // Clients find out later.
     const int new_master = r.index;
-    engine.After(scenario.sentinel.client_rediscover_us, [this, new_master] {
-      for (auto& c : clients) c->believed_master = new_master;
+    const int old_master = old.index;
+    engine.After(scenario.sentinel.client_rediscover_us, [this, new_master, old_master] {
+      for (auto& c : clients) {
+        for (int& slot : c->slots) {
+          if (slot == old_master) slot = new_master;
+        }
+      }
       Event e;
       e.type = Event::Type::kNote;
       e.process = "sim";
@@ -1008,14 +1022,11 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
     }
     s.NewServer(*n);
   }
-  int first_master = -1;
+  std::vector<int> masters;
   for (auto& n : s.nodes) {
-    if (n->master < 0) {
-      first_master = n->index;
-      break;
-    }
+    if (n->master < 0) masters.push_back(n->index);
   }
-  if (first_master < 0) {
+  if (masters.empty()) {
     *error = "the scenario has no master node";
     return nullptr;
   }
@@ -1026,7 +1037,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
     c->spec = scenario.clients[i];
     c->clock = clock_of(c->name, c->spec.clock);
     c->rng = std::make_unique<Prng>(s.rng.Fork());
-    c->believed_master = first_master;
+    c->slots = masters;
     c->uuid = UuidFrom(*c->rng);
     s.clients.push_back(std::move(c));
   }
