@@ -69,6 +69,10 @@ struct ProtocolSpec {
   // Replacement script files by script name ("acquire", "unlock", "renew", "force_unlock"),
   // resolved relative to the scenario file.
   std::map<std::string, std::string> script_files;
+  // The fair lock's per-waiter wait (Config.fairLockWaitTimeout; 5000 ms before 3.13.3).
+  int64_t fair_wait_timeout_us = 300'000'000;
+  // Semaphores: the permits set when the run starts.
+  int64_t permits = 1;
 };
 
 struct WorkloadSpec {
@@ -78,6 +82,7 @@ struct WorkloadSpec {
   Distribution critical_us = Distribution::Fixed(100'000);
   Distribution think_us = Distribution::Fixed(100'000);
   int reentry = 1;                // Acquisitions nested per iteration (2 = reentrant).
+  double read_ratio = 0;          // Read-write locks: the share of iterations that read.
   int64_t ops_per_thread = 0;     // 0: unlimited (until the run ends).
 };
 
@@ -98,6 +103,13 @@ struct FaultSpec {
   bool one_way = false;
   int64_t by_us = 0;
   int line = 0;  // Where it was declared (for messages and reports).
+};
+
+// The protected resource every critical section writes to.
+struct ResourceSpec {
+  // The resource remembers the highest fencing token it has seen and rejects a write that
+  // carries a lower one (only protocols that hand out tokens: the fenced lock).
+  bool fencing = false;
 };
 
 // Random pauses of client processes (GC): each client pauses after an interval drawn from
@@ -124,6 +136,7 @@ struct Scenario {
   SentinelSpec sentinel;
   ProtocolSpec protocol;
   WorkloadSpec workload;
+  ResourceSpec resource;
   std::vector<FaultSpec> faults;
   GcSpec gc;
 

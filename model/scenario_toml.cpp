@@ -49,7 +49,8 @@ using KeyList = std::span<const std::string_view>;
 constexpr std::string_view kRootKeys[] = {"name",          "description", "seed",     "duration_ms",
                                           "start_unix_ms", "nodes",       "clients",  "network",
                                           "replication",   "sentinel",    "protocol", "workload",
-                                          "faults",        "gc",          "checks",   "expect"};
+                                          "faults",        "gc",          "checks",   "expect",
+                                          "resource"};
 constexpr std::string_view kNodeKeys[] = {"name", "persistence", "replica_of", "clock"};
 constexpr std::string_view kClientKeys[] = {"name", "count", "name_prefix", "threads", "clock"};
 constexpr std::string_view kClockKeys[] = {"offset_ms", "drift_ppm", "ntp", "slew_ppm", "jumps"};
@@ -59,13 +60,16 @@ constexpr std::string_view kReplicationKeys[] = {"lag_ms"};
 constexpr std::string_view kSentinelKeys[] = {"enabled", "down_after_ms", "client_rediscover_ms"};
 constexpr std::string_view kProtocolKeys[] = {
     "kind",       "version",        "lock_name",         "watchdog_timeout_ms",
-    "timeout_ms", "retry_attempts", "retry_interval_ms", "scripts"};
+    "timeout_ms", "retry_attempts", "retry_interval_ms", "scripts",
+    "fair_wait_timeout_ms", "permits"};
 constexpr std::string_view kWorkloadKeys[] = {"mode",     "wait_ms", "lease_ms",      "critical_ms",
-                                              "think_ms", "reentry", "ops_per_thread"};
+                                              "think_ms", "reentry", "ops_per_thread",
+                                              "read_ratio"};
 constexpr std::string_view kFaultKeys[] = {"kind",  "at_ms",   "duration_ms", "targets",
                                            "peers", "one_way", "by_ms"};
 constexpr std::string_view kGcKeys[] = {"enabled", "clients", "every_ms", "pause_ms"};
 constexpr std::string_view kChecksKeys[] = {"liveness_bound_ms"};
+constexpr std::string_view kResourceKeys[] = {"fencing"};
 
 // Where each key belongs, for "'lease_ms' belongs in [workload]" when a key lands under the
 // wrong header (the commonest TOML mistake: a top-level key written after a [table]).
@@ -82,6 +86,7 @@ constexpr Section kSections[] = {
     {"in [replication]", kReplicationKeys},
     {"in [gc]", kGcKeys},
     {"in [checks]", kChecksKeys},
+    {"in [resource]", kResourceKeys},
     {"in a [[nodes]] table", kNodeKeys},
     {"in a [[clients]] table", kClientKeys},
     {"in a [[faults]] table", kFaultKeys},
@@ -888,6 +893,10 @@ void Loader::ParseRoot(const toml::table& root, Scenario* s) {
       s->liveness_bound_us = *v;
     }
   }
+  if (const toml::table* t = SubTable(root, "resource", "")) {
+    CheckKeys(*t, "resource", kResourceKeys, "[resource]");
+    if (auto v = Bool(*t, "fencing", "resource")) s->resource.fencing = *v;
+  }
   if (const toml::table* t = SubTable(root, "expect", "")) ParseExpect(*t, &s->expect);
 }
 
@@ -1146,6 +1155,10 @@ void Loader::ParseProtocol(const toml::table& t, ProtocolSpec* protocol) {
   if (auto v = DurationUs(t, "retry_interval_ms", "protocol", Sign::kNonNegative)) {
     protocol->retry_interval_us = *v;
   }
+  if (auto v = DurationUs(t, "fair_wait_timeout_ms", "protocol", Sign::kPositive)) {
+    protocol->fair_wait_timeout_us = *v;
+  }
+  if (auto v = Integer(t, "permits", "protocol", 0, 1'000'000)) protocol->permits = *v;
   const toml::table* scripts = SubTable(t, "scripts", "protocol");
   if (scripts == nullptr) return;
   std::vector<std::string_view> script_names;
@@ -1197,6 +1210,9 @@ void Loader::ParseWorkload(const toml::table& t, WorkloadSpec* workload) {
   if (auto d = Dist(t, "think_ms", "workload")) workload->think_us = *d;
   if (auto v = Integer(t, "reentry", "workload", 1, kMaxReentry)) {
     workload->reentry = static_cast<int>(*v);
+  }
+  if (auto v = NumberIn(t, "read_ratio", "workload", 0, 1, "a fraction")) {
+    workload->read_ratio = *v;
   }
   if (auto v = Integer(t, "ops_per_thread", "workload", 0, std::numeric_limits<int64_t>::max())) {
     workload->ops_per_thread = *v;

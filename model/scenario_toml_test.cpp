@@ -306,7 +306,7 @@ TEST_CASE("malformed fixtures: exact file, position, key and message", "[scenari
        "number alone, the unit is already in the key's name"},
       {"unknown_key.toml", 10, 1, "workload.lese_ms",
        "unknown key; did you mean 'lease_ms'? [workload] takes: mode, wait_ms, lease_ms, "
-       "critical_ms, think_ms, reentry, ops_per_thread"},
+       "critical_ms, think_ms, reentry, ops_per_thread, read_ratio"},
       {"wrong_type.toml", 6, 11, "clients[0].threads",
        "must be an integer, got string (write 4 without the quotes)"},
       {"negative_duration.toml", 9, 12, "workload.lease_ms",

@@ -108,6 +108,9 @@ struct Node {
 
 struct ThreadState {
   int holds = 0;
+  bool shared = false;   // This iteration takes the read side of a read-write lock.
+  int64_t token = 0;     // The fencing token of the current access, if any.
+  bool has_token = false;
   int64_t iterations = 0;
   bool busy = false;
   std::string op;  // The operation in flight, for the history.
@@ -152,6 +155,9 @@ struct Simulation::Impl {
   };
   std::vector<Partition> partitions;
   std::map<std::pair<std::string, std::string>, TrueTime> last_arrival;  // FIFO per link.
+
+  // The highest fencing token the protected resource has accepted.
+  int64_t resource_token_max = 0;
 
   // Sentinel: when each master was first seen down.
   std::map<int, TrueTime> down_since;
@@ -604,19 +610,25 @@ struct Simulation::Impl {
 
   void StartAcquire(Client& c, int t) {
     const WorkloadSpec& w = scenario.workload;
+    ThreadState& th = c.threads[static_cast<size_t>(t)];
+    if (th.holds == 0) th.shared = w.read_ratio > 0 && c.rng->Bernoulli(w.read_ratio);
     locks::AcquireArgs args;
+    args.shared = th.shared;
+    args.permits = 1;
     args.mode = w.mode == WorkloadSpec::Mode::kLock ? locks::AcquireArgs::Mode::kLock
                                                     : locks::AcquireArgs::Mode::kTryLock;
     args.wait_us = w.wait_us;
     args.lease_us = w.lease_us;
     std::string detail = w.mode == WorkloadSpec::Mode::kLock ? "lock(" : "tryLock(wait=" + Ms(w.wait_us) + ", ";
     detail += w.lease_us > 0 ? "lease=" + Ms(w.lease_us) + ")" : "no lease)";
-    Invoke(c, t, "acquire", detail, w.lease_us > 0, w.lease_us > 0 ? w.lease_us / 1000 : 0);
+    Invoke(c, t, th.shared ? "acquire_read" : "acquire", detail, w.lease_us > 0,
+           w.lease_us > 0 ? w.lease_us / 1000 : 0);
     c.protocol->Acquire(*c.outbox, t, args);
   }
 
   void StartRelease(Client& c, int t) {
-    Invoke(c, t, "release", "unlock()");
+    const bool shared = c.threads[static_cast<size_t>(t)].shared;
+    Invoke(c, t, shared ? "release_read" : "release", "unlock()");
     c.protocol->Release(*c.outbox, t);
   }
 
@@ -652,7 +664,7 @@ struct Simulation::Impl {
     ThreadState& th = c.threads[static_cast<size_t>(t)];
     const WorkloadSpec& w = scenario.workload;
     using S = locks::OpResult::Status;
-    if (op == "acquire") {
+    if (op == "acquire" || op == "acquire_read") {
       if (status == S::kOk) {
         ++th.holds;
         if (th.holds < w.reentry) return StartAcquire(c, t);
@@ -677,11 +689,13 @@ struct Simulation::Impl {
     e.op = "enter";
     e.lock = scenario.protocol.lock_name;
     e.local_ms = c.clock->WallMs(engine.now());
-    int64_t token = 0;
-    if (c.protocol->Token(t, &token)) {
+    ThreadState& th = c.threads[static_cast<size_t>(t)];
+    th.has_token = c.protocol->Token(t, &th.token);
+    if (th.has_token) {
       e.has_value = true;
-      e.value = token;
+      e.value = th.token;
     }
+    if (th.shared) e.detail = "read";
     Record(std::move(e));
     const int64_t critical = scenario.workload.critical_us.Sample(*c.rng);
     ClientTimer(c, critical, [this, &c, t] {
@@ -692,6 +706,22 @@ struct Simulation::Impl {
       x.op = "exit";
       x.lock = scenario.protocol.lock_name;
       x.local_ms = c.clock->WallMs(engine.now());
+      // The write at the end of the critical section. A fenced resource takes it only with a
+      // token at least as new as any it has seen.
+      const ThreadState& th = c.threads[static_cast<size_t>(t)];
+      if (th.has_token) {
+        x.has_value = true;
+        x.value = th.token;
+        if (scenario.resource.fencing) {
+          if (th.token < resource_token_max) {
+            x.detail = "rejected: stale token " + std::to_string(th.token) + " < " +
+                       std::to_string(resource_token_max);
+          } else {
+            resource_token_max = th.token;
+            x.detail = "accepted";
+          }
+        }
+      }
       Record(std::move(x));
       StartRelease(c, t);
     });
@@ -1076,6 +1106,14 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
     e.detail = "end_us=" + std::to_string(s.scenario.duration_us) + " seed=" +
                std::to_string(s.scenario.seed) + " scenario=" + s.scenario.name;
     s.Record(std::move(e));
+    Event protocol;
+    protocol.type = Event::Type::kNote;
+    protocol.process = "sim";
+    protocol.op = "protocol";
+    protocol.detail = "kind=" + s.scenario.protocol.kind + " version=" + s.scenario.protocol.version +
+                      " fencing=" + (s.scenario.resource.fencing ? "on" : "off") +
+                      " permits=" + std::to_string(s.scenario.protocol.permits);
+    s.Record(std::move(protocol));
     Event lease;
     lease.type = Event::Type::kNote;
     lease.process = "sim";
