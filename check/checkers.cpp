@@ -6,9 +6,12 @@
 #include <cctype>
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -101,7 +104,7 @@ std::optional<int64_t> ParseDurationUs(std::string_view text) {
   return *number * scale;
 }
 
-// How long an acquire may wait, from its invoke detail: tryLock(wait=...) waits that long,
+// How long an operation may wait, from its invoke detail: tryLock(wait=...) waits that long,
 // lock() and lock(lease) wait until they get the lock, tryLock() does not wait.
 int64_t AcquireWaitUs(std::string_view detail) {
   if (const auto wait = ParseDurationUs(DetailValue(detail, "wait="))) {
@@ -117,13 +120,45 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// An exec's reply as Reply::Debug renders it: "(nil)" (also "nil"), or an integer.
+bool IsNilReply(std::string_view reply) { return reply == "(nil)" || reply == "nil"; }
+bool IsIntegerReply(std::string_view reply) { return ParseInt(Trim(reply)).has_value(); }
+
+// n in "acquired on k of n nodes" (RedLock/MultiLock acquire detail), or 0.
+int NodesInDetail(std::string_view detail) {
+  const size_t of = detail.find(" of ");
+  if (of == std::string_view::npos) return 0;
+  std::string_view rest = detail.substr(of + 4);
+  const size_t space = rest.find(' ');
+  if (space == std::string_view::npos || rest.substr(space + 1, 4) != "node") return 0;
+  const auto n = ParseInt(rest.substr(0, space));
+  return n && *n > 0 && *n < 1'000'000 ? static_cast<int>(*n) : 0;
+}
+
+// What the "protocol" note says about the lock the history exercised.
+struct ProtocolInfo {
+  std::string kind;               // Empty: no note (judged as an RLock).
+  bool fencing = false;
+  int64_t permits = 1;            // Semaphores.
+  int nodes = 0;                  // RedLock/MultiLock: masters (0: unknown).
+  int quorum = 0;                 // RedLock/MultiLock: nodes a holder must keep; 0 otherwise.
+  int64_t fair_wait_us = 0;       // Fair lock: the queue's wait timeout.
+
+  bool fair() const { return kind == "fairlock"; }
+  bool semaphore() const { return kind == "semaphore"; }
+  bool quorum_kind() const { return kind == "redlock" || kind == "multilock"; }
+  // Kinds whose key's presence does not mean "held by someone" and that have no owners.
+  bool ownerless() const { return kind == "semaphore" || kind == "countdownlatch"; }
+};
+
 // ---------------------------------------------------------------------------------------------
 // Facts: what the history says happened, reconstructed in one pass
 
 enum class OpKind : uint8_t { kAcquire, kRelease, kForceUnlock, kOther };
 enum class Outcome : uint8_t { kPending, kOk, kFail, kInfo, kCrashed };
 enum class EndCause : uint8_t { kRunEnd, kRelease, kForceUnlock, kCrash, kExit };
-enum class LeaseKind : uint8_t { kAcquired, kReleased, kExpired, kLost };
+// kOwners: the key still exists but its set of owner fields changed (a reader joined or left).
+enum class LeaseKind : uint8_t { kAcquired, kReleased, kExpired, kLost, kOwners };
 enum class GapEnd : uint8_t { kRunEnd, kStoppedHolding, kReacquired, kCrash };
 enum Impairment : uint8_t { kDown, kPaused, kPartitioned, kDeaf, kImpairmentKinds };
 
@@ -158,6 +193,7 @@ struct Process {
 // One client operation: its invoke and how it ended.
 struct Op {
   OpKind kind = OpKind::kOther;
+  bool shared = false;     // The read side of a read-write lock ("acquire_read" ...).
   int thread = kNone;
   int lock = kNone;
   Seq invoke_seq = 0;
@@ -168,13 +204,19 @@ struct Op {
   bool has_value = false;  // Of the completion.
   int64_t value = 0;
   int64_t lease_us = -1;   // Acquire: the explicit lease (invoke value, ms), -1 if none.
-  int64_t wait_us = 0;     // Acquire: how long it may wait; kForever for lock().
+  int64_t wait_us = 0;     // How long it may wait (not releases); kForever for lock().
+  int64_t permits = 1;     // Semaphores: the permits it takes or gives back.
   // Release: the thread's hold count at the invoke, and whether the lock hash was known to
   // agree with it.
   int count_before = 0;
   bool count_known = true;
   int fallback_node = kNone;                  // Acquire: the node the process last used.
   std::vector<std::pair<int64_t, int>> nodes;  // Acquire: (t_us, node) where its commands ran.
+  // Acquire (fair lock): its first "acquire" exec with a nil or integer reply, and whether that
+  // reply was an integer (it queued). kOpenSeq if none could be attributed to it.
+  Seq arrival_seq = kOpenSeq;
+  bool queued = false;
+  bool exec_ambiguous = false;  // An exec without a thread might have been its.
 };
 
 // A belief (a thread holding a lock) or a resource access (enter .. exit).
@@ -188,6 +230,7 @@ struct Span {
   EndCause cause = EndCause::kRunEnd;
   int op = kNone;          // Beliefs: the acquire that started it.
   int64_t lease_us = -1;   // Beliefs: the latest acquisition's explicit lease, -1 if none.
+  bool shared = false;     // A read belief / read access.
   bool has_token = false;  // The fencing token of the acquisition / access.
   int64_t token = 0;
 };
@@ -201,6 +244,8 @@ struct LeaseEvent {
   bool owners_listed = false;  // The detail named owner fields (maybe of unknown clients).
   std::vector<int> owners;     // Threads whose owner fields it listed.
   std::vector<int> believers;  // Threads believing they held the lock at that moment.
+  std::vector<int> added;      // kAcquired/kOwners: threads with a field there now, not before.
+  std::vector<int> removed;    // Threads whose field it took away from the node.
 };
 
 // A stretch during which a thread held a lock (or was inside its resource) although a node had
@@ -210,6 +255,7 @@ struct LeaseGap {
   int lock = kNone;
   int node = kNone;
   int loss = kNone;        // The lease event.
+  int alive = -1;          // RedLock/MultiLock: nodes its field was alive on after the loss.
   int belief = kNone;      // The belief it cut short (kNone: only inside the resource).
   bool at_acquire = false; // The loss came while the acquire was in flight; starts at its ok.
   Seq from_seq = 0;
@@ -233,16 +279,27 @@ struct ClientCrash {
 // Per thread and lock: what the thread believes, and whether the lock hash agrees.
 struct HoldState {
   int count = 0;            // Acquisitions minus releases, never below 0.
+  int read_count = 0;       // The same for the read side of a read-write lock.
   // Whether the count of the thread's field in the lock hash is known to equal `count`. An
   // unknown outcome, a crash or a lease loss makes it unknown; a definite "not held" (release
   // returned 1 or failed, the key was deleted) at count 0 makes it known again.
   bool count_known = true;
   int belief = kNone;
+  int read_belief = kNone;
   int access = kNone;
   int access_depth = 0;
   int gap = kNone;
   int pending_loss = kNone;     // A loss that came while the acquire was in flight.
-  std::vector<int> lease_events;  // Lease events that listed this thread's owner field.
+  std::vector<int> lease_events;  // Lease events that listed or removed this thread's field.
+  std::vector<int> alive_nodes;   // Nodes whose lock key holds this thread's field.
+
+  int Count(bool shared) const { return shared ? read_count : count; }
+  int& Count(bool shared) { return shared ? read_count : count; }
+  int Belief(bool shared) const { return shared ? read_belief : belief; }
+  int& Belief(bool shared) { return shared ? read_belief : belief; }
+  int total() const { return count + read_count; }
+  bool believes() const { return belief != kNone || read_belief != kNone; }
+  int any_belief() const { return belief != kNone ? belief : read_belief; }
 };
 
 struct Thread {
@@ -262,12 +319,15 @@ struct LockFacts {
   std::vector<int> acquires;      // Acquire ops in invoke order.
   std::vector<int> acquired_ok;   // Acquire ops that ended ok, in completion order.
   std::vector<int> lease_events;  // In order.
+  std::vector<Seq> writes;        // Resource exits with "accepted"/"rejected..." details.
 };
 
 struct Facts {
   const std::vector<Event>* events = nullptr;
   int64_t run_end_us = 0;
   int64_t lease_default_us = 0;
+  ProtocolInfo protocol;
+  bool has_read_ops = false;
   int sim_process = kNone;
   std::vector<Process> processes;
   std::vector<Thread> threads;
@@ -325,6 +385,7 @@ class FactsBuilder {
   // grow (and references into them stay valid) while events are handled.
   void Register() {
     facts_.sim_process = NewProcess("sim");
+    ReadProtocol();
     for (const Event& e : history_.events()) {
       // Checkers address events by seq; History::Append makes seq the index.
       assert(&e - history_.events().data() == static_cast<std::ptrdiff_t>(e.seq));
@@ -346,6 +407,44 @@ class FactsBuilder {
     believers_.resize(facts_.locks.size());
     const auto empty = lock_ids_.find("");
     empty_lock_ = empty == lock_ids_.end() ? kNone : empty->second;
+  }
+
+  // The protocol note, and what the rest of the history says about the RedLock node count.
+  void ReadProtocol() {
+    ProtocolInfo& p = facts_.protocol;
+    p.fair_wait_us = options_.fair_wait_timeout_us;
+    int detail_nodes = 0;
+    int promotions = 0;
+    std::unordered_set<std::string> lease_nodes;
+    for (const Event& e : history_.events()) {
+      if (e.type == Event::Type::kNote && e.op == "protocol") {
+        p.kind = std::string(DetailValue(e.detail, "kind="));
+        p.fencing = DetailValue(e.detail, "fencing=") == "on";
+        if (const auto permits = ParseInt(DetailValue(e.detail, "permits="))) p.permits = *permits;
+        if (const auto nodes = ParseInt(DetailValue(e.detail, "nodes="));
+            nodes && *nodes > 0 && *nodes < 1'000'000) {
+          p.nodes = static_cast<int>(*nodes);
+        }
+        if (const auto wait = ParseDurationUs(DetailValue(e.detail, "fair_wait_timeout="));
+            wait && *wait > 0) {
+          p.fair_wait_us = *wait;
+        }
+      } else if (e.type == Event::Type::kOk && e.op == "acquire") {
+        detail_nodes = std::max(detail_nodes, NodesInDetail(e.detail));
+      } else if (e.type == Event::Type::kLease) {
+        lease_nodes.insert(e.process);
+      } else if (e.type == Event::Type::kFault && e.op == "promote") {
+        ++promotions;
+      } else if ((e.type == Event::Type::kInvoke) &&
+                 (e.op == "acquire_read" || e.op == "release_read")) {
+        facts_.has_read_ops = true;
+      }
+    }
+    if (p.quorum_kind()) {
+      if (p.nodes == 0) p.nodes = detail_nodes;
+      if (p.nodes == 0) p.nodes = std::max(1, static_cast<int>(lease_nodes.size()) - promotions);
+      p.quorum = p.kind == "redlock" ? p.nodes / 2 + 1 : p.nodes;
+    }
   }
 
   int NewProcess(const std::string& name) {
@@ -435,7 +534,12 @@ class FactsBuilder {
     return empty_lock_ == kNone ? kNone : Hold(thread, empty_lock_).access;
   }
   bool Holding(int thread, int lock) {
-    return Hold(thread, lock).belief != kNone || Inside(thread, lock);
+    return Hold(thread, lock).believes() || Inside(thread, lock);
+  }
+  // RedLock/MultiLock: how many nodes a thread must keep its field on; 0 for other kinds.
+  int Quorum() const { return facts_.protocol.quorum; }
+  int Alive(int thread, int lock) {
+    return static_cast<int>(Hold(thread, lock).alive_nodes.size());
   }
   // Resource events without a lock stand for the resource of every lock the thread uses.
   template <class F>
@@ -464,11 +568,18 @@ class FactsBuilder {
       current = uuid;
       uuid_process_[uuid] = process;
       // A new uuid (a restarted client) has no fields in any lock hash yet.
-      for (int thread : facts_.processes[process].threads) {
+      const std::vector<int>& threads = facts_.processes[process].threads;
+      for (int thread : threads) {
         if (thread == kNone) continue;
         for (HoldState& hs : facts_.threads[thread].holds) {
-          if (hs.count == 0) hs.count_known = true;
+          if (hs.total() == 0) hs.count_known = true;
+          hs.alive_nodes.clear();
         }
+      }
+      for (auto& [key, owners] : node_owners_) {
+        std::erase_if(owners, [&](int t) {
+          return std::find(threads.begin(), threads.end(), t) != threads.end();
+        });
       }
     } else if (e.op == "run") {
       if (const auto end = ParseInt(DetailValue(e.detail, "end_us="))) run_end_note_us_ = *end;
@@ -478,10 +589,18 @@ class FactsBuilder {
   }
 
   static OpKind KindOf(const std::string& op) {
-    if (op == "acquire") return OpKind::kAcquire;
-    if (op == "release") return OpKind::kRelease;
+    if (op == "acquire" || op == "acquire_read") return OpKind::kAcquire;
+    if (op == "release" || op == "release_read") return OpKind::kRelease;
     if (op == "force_unlock") return OpKind::kForceUnlock;
     return OpKind::kOther;
+  }
+  static bool IsReadOp(const std::string& op) { return op == "acquire_read" || op == "release_read"; }
+
+  // Semaphores: the permits an acquire or release takes or gives back.
+  static int64_t PermitsOf(const Event& e) {
+    if (const auto n = ParseInt(DetailValue(e.detail, "permits=")); n && *n >= 0) return *n;
+    if (e.has_value && e.value >= 0) return e.value;
+    return 1;
   }
 
   void OnInvoke(const Event& e) {
@@ -498,16 +617,23 @@ class FactsBuilder {
     }
     Op op;
     op.kind = KindOf(e.op);
+    op.shared = IsReadOp(e.op);
     op.thread = thread;
     op.lock = lock;
     op.invoke_seq = e.seq;
     op.invoke_us = e.t_us;
     HoldState& hs = Hold(thread, lock);
-    op.count_before = hs.count;
+    op.count_before = hs.Count(op.shared);
     op.count_known = hs.count_known;
-    if (op.kind == OpKind::kAcquire) {
-      op.lease_us = !e.has_value ? -1 : std::clamp<int64_t>(e.value, 0, kForever / 1000) * 1000;
+    const bool semaphore = facts_.protocol.semaphore();
+    if (semaphore) op.permits = PermitsOf(e);
+    if (op.kind != OpKind::kRelease && op.kind != OpKind::kForceUnlock) {
       op.wait_us = AcquireWaitUs(e.detail);
+    }
+    if (op.kind == OpKind::kAcquire) {
+      if (!semaphore) {  // A semaphore's invoke value is its permits, not a lease.
+        op.lease_us = !e.has_value ? -1 : std::clamp<int64_t>(e.value, 0, kForever / 1000) * 1000;
+      }
       const auto node = last_node_.find(Key(facts_.threads[thread].process, lock));
       op.fallback_node = node == last_node_.end() ? kNone : node->second;
       facts_.locks[lock].acquires.push_back(static_cast<int>(facts_.ops.size()));
@@ -515,14 +641,17 @@ class FactsBuilder {
     facts_.threads[thread].op = static_cast<int>(facts_.ops.size());
     facts_.ops.push_back(std::move(op));
 
-    if (facts_.ops.back().kind == OpKind::kRelease && hs.count > 0) {
+    const bool shared = facts_.ops.back().shared;
+    if (facts_.ops.back().kind == OpKind::kRelease && hs.Count(shared) > 0) {
       // The thread stops relying on the lock when it starts the release that ends its last
       // hold, whatever the release's outcome.
-      if (--hs.count == 0) EndBelief(thread, lock, e, EndCause::kRelease);
+      if (--hs.Count(shared) == 0) EndBelief(thread, lock, e, EndCause::kRelease, shared);
     } else if (facts_.ops.back().kind == OpKind::kForceUnlock) {
-      if (hs.count > 0) {
-        hs.count = 0;
-        EndBelief(thread, lock, e, EndCause::kForceUnlock);
+      for (const bool side : {false, true}) {
+        if (hs.Count(side) > 0) {
+          hs.Count(side) = 0;
+          EndBelief(thread, lock, e, EndCause::kForceUnlock, side);
+        }
       }
       hs.count_known = false;  // Until the forceUnlock is known to have deleted the key.
     }
@@ -570,12 +699,12 @@ class FactsBuilder {
     switch (op.kind) {
       case OpKind::kAcquire: OnAcquireEnd(id, e); break;
       case OpKind::kRelease:
-        if (op.outcome == Outcome::kOk && op.has_value && op.value == 1) {
-          hs.count_known = hs.count == 0;  // The field is gone from the hash.
+        if (op.outcome == Outcome::kOk && op.has_value && op.value >= 1) {
+          hs.count_known = hs.total() == 0;  // The field is gone from the hash.
         } else if (op.outcome == Outcome::kOk && op.has_value && op.value == 0) {
-          if (hs.count == 0) hs.count_known = false;  // The hash still counts a hold.
+          if (hs.total() == 0) hs.count_known = false;  // The hash still counts a hold.
         } else if (op.outcome == Outcome::kFail) {
-          hs.count_known = hs.count == 0;  // Not the owner: the field is absent.
+          hs.count_known = hs.total() == 0;  // Not the owner: the field is absent.
         } else if (op.outcome == Outcome::kInfo) {
           hs.count_known = false;
         }
@@ -593,21 +722,21 @@ class FactsBuilder {
     if (op.outcome == Outcome::kInfo) hs.count_known = false;  // It may hold now.
     if (op.outcome != Outcome::kOk) return;
     facts_.locks[op.lock].acquired_ok.push_back(id);
-    if (++hs.count == 1) {
+    if (++hs.Count(op.shared) == 1) {
       StartBelief(op.thread, op.lock, e, id);
     } else {
       // A reentry sets the lease again (Redisson's script runs pexpire with it).
-      Span& belief = facts_.beliefs[hs.belief];
+      Span& belief = facts_.beliefs[hs.Belief(op.shared)];
       belief.lease_us = op.lease_us;
       if (e.has_value) {
         belief.has_token = true;
         belief.token = e.value;
       }
     }
-    if (pending != kNone) {
+    if (pending != kNone && !(Quorum() > 0 && Alive(op.thread, op.lock) >= Quorum())) {
       // The lease was lost while the acquire was in flight: the thread starts out believing it
-      // holds a lock the node no longer records for it.
-      assert(hs.count == 1);
+      // holds a lock the node (for RedLock: a quorum of nodes) no longer records for it.
+      assert(hs.Count(op.shared) == 1);
       hs.count_known = false;
       OpenGap(op.thread, op.lock, pending, e, /*at_acquire=*/true);
     }
@@ -615,7 +744,9 @@ class FactsBuilder {
 
   void StartBelief(int thread, int lock, const Event& e, int op) {
     HoldState& hs = Hold(thread, lock);
-    assert(hs.belief == kNone);
+    const bool shared = facts_.ops[op].shared;
+    assert(hs.Belief(shared) == kNone);
+    const bool believed = hs.believes();
     Span s;
     s.thread = thread;
     s.lock = lock;
@@ -623,12 +754,13 @@ class FactsBuilder {
     s.start_us = e.t_us;
     s.op = op;
     s.lease_us = facts_.ops[op].lease_us;
+    s.shared = shared;
     s.has_token = e.has_value;
     s.token = e.value;
-    hs.belief = static_cast<int>(facts_.beliefs.size());
+    hs.Belief(shared) = static_cast<int>(facts_.beliefs.size());
     facts_.beliefs.push_back(s);
-    facts_.locks[lock].beliefs.push_back(hs.belief);
-    believers_[lock].push_back(thread);
+    facts_.locks[lock].beliefs.push_back(hs.Belief(shared));
+    if (!believed) believers_[lock].push_back(thread);
   }
 
   void EndSpan(Span* s, const Event& e, EndCause cause) {
@@ -639,13 +771,15 @@ class FactsBuilder {
     s->cause = cause;
   }
 
-  void EndBelief(int thread, int lock, const Event& e, EndCause cause) {
+  void EndBelief(int thread, int lock, const Event& e, EndCause cause, bool shared) {
     HoldState& hs = Hold(thread, lock);
-    assert(hs.belief != kNone);
-    EndSpan(&facts_.beliefs[hs.belief], e, cause);
-    hs.belief = kNone;
-    std::vector<int>& believers = believers_[lock];
-    believers.erase(std::find(believers.begin(), believers.end(), thread));
+    assert(hs.Belief(shared) != kNone);
+    EndSpan(&facts_.beliefs[hs.Belief(shared)], e, cause);
+    hs.Belief(shared) = kNone;
+    if (!hs.believes()) {
+      std::vector<int>& believers = believers_[lock];
+      believers.erase(std::find(believers.begin(), believers.end(), thread));
+    }
     MaybeCloseGap(thread, lock, e);
   }
 
@@ -664,6 +798,7 @@ class FactsBuilder {
       s.lock = lock;
       s.start_seq = e.seq;
       s.start_us = e.t_us;
+      s.shared = e.detail == "read";
       s.has_token = e.has_value;
       s.token = e.value;
       hs.access = static_cast<int>(facts_.accesses.size());
@@ -680,6 +815,9 @@ class FactsBuilder {
         g.access = access;
       });
     } else if (e.op == "exit") {
+      if (e.detail.starts_with("accepted") || e.detail.starts_with("rejected")) {
+        facts_.locks[lock].writes.push_back(e.seq);  // A write the resource judged by token.
+      }
       if (hs.access_depth == 0) {
         Warn(e, "exit of " + facts_.threads[thread].name + " without an enter");
         return;
@@ -698,7 +836,19 @@ class FactsBuilder {
     if (op == "released") return LeaseKind::kReleased;
     if (op == "expired") return LeaseKind::kExpired;
     if (op == "lost") return LeaseKind::kLost;
+    if (op == "owners") return LeaseKind::kOwners;
     return std::nullopt;
+  }
+
+  static bool Contains(const std::vector<int>& v, int x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  }
+
+  // True if the thread's operation in flight is a release or forceUnlock of `lock`.
+  bool Releasing(int thread, int lock) const {
+    const int op = facts_.threads[thread].op;
+    return op != kNone && facts_.ops[op].lock == lock &&
+           (facts_.ops[op].kind == OpKind::kRelease || facts_.ops[op].kind == OpKind::kForceUnlock);
   }
 
   void OnLease(const Event& e) {
@@ -719,10 +869,25 @@ class FactsBuilder {
     while (!rest.empty()) {
       const size_t comma = rest.find(',');
       const int owner = OwnerThread(Trim(rest.substr(0, comma)));
-      if (owner != kNone && std::find(le.owners.begin(), le.owners.end(), owner) == le.owners.end()) {
-        le.owners.push_back(owner);
-      }
+      if (owner != kNone && !Contains(le.owners, owner)) le.owners.push_back(owner);
       rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    // What changed on this node: the fields that appeared and those that went.
+    std::vector<int>& before = node_owners_[Key(le.node, lock)];
+    if (le.kind == LeaseKind::kAcquired || le.kind == LeaseKind::kOwners) {
+      for (int t : le.owners) {
+        if (!Contains(before, t)) le.added.push_back(t);
+      }
+      for (int t : before) {
+        if (!Contains(le.owners, t)) le.removed.push_back(t);
+      }
+      before = le.owners;
+    } else {
+      le.removed = le.owners;
+      for (int t : before) {
+        if (!Contains(le.removed, t)) le.removed.push_back(t);
+      }
+      before.clear();
     }
     le.believers = believers_[lock];
     const int id = static_cast<int>(facts_.lease_events.size());
@@ -730,10 +895,26 @@ class FactsBuilder {
     facts_.locks[lock].lease_events.push_back(id);
     const LeaseEvent& ev = facts_.lease_events[id];
     for (int owner : ev.owners) Hold(owner, lock).lease_events.push_back(id);
+    for (int gone : ev.removed) {
+      if (!Contains(ev.owners, gone)) Hold(gone, lock).lease_events.push_back(id);
+    }
+    for (int t : ev.added) {
+      std::vector<int>& alive = Hold(t, lock).alive_nodes;
+      if (!Contains(alive, ev.node)) alive.push_back(ev.node);
+    }
+    for (int t : ev.removed) std::erase(Hold(t, lock).alive_nodes, ev.node);
 
-    if (ev.kind == LeaseKind::kAcquired) {
-      for (int owner : ev.owners) {
+    if (ev.kind == LeaseKind::kAcquired || ev.kind == LeaseKind::kOwners) {
+      const std::vector<int>& arrived = ev.kind == LeaseKind::kAcquired ? ev.owners : ev.added;
+      for (int owner : arrived) {
         HoldState& hs = Hold(owner, lock);
+        if (Quorum() > 0) {
+          // RedLock: the loss that mattered was the quorum's; it is back once a quorum is.
+          if (hs.gap != kNone && Alive(owner, lock) >= Quorum()) {
+            CloseGap(owner, lock, &e, GapEnd::kReacquired);
+          }
+          continue;
+        }
         if (hs.pending_loss != kNone && facts_.lease_events[hs.pending_loss].node == ev.node) {
           hs.pending_loss = kNone;  // Its acquire ran after the loss and created the key anew.
         }
@@ -741,17 +922,32 @@ class FactsBuilder {
           CloseGap(owner, lock, &e, GapEnd::kReacquired);
         }
       }
+      // A field dropped while the key stays (a reader's field going): harmless when its own
+      // release removed it, a loss when it still believed it held the lock.
+      for (int gone : ev.removed) {
+        HoldState& hs = Hold(gone, lock);
+        hs.count_known = hs.total() == 0;
+        if (ev.kind == LeaseKind::kOwners && !Releasing(gone, lock)) Lose(gone, lock, id, e);
+      }
       return;
     }
     // The key is gone from this node, so every field that was in it is at 0.
-    const std::vector<int>& affected = ev.owners_listed ? ev.owners : facts_.locks[lock].threads;
+    const std::vector<int>& affected = ev.owners_listed ? ev.removed : facts_.locks[lock].threads;
     for (int thread : affected) {
       HoldState& hs = Hold(thread, lock);
-      hs.count_known = hs.count == 0;
+      hs.count_known = hs.total() == 0;
     }
     if (ev.kind == LeaseKind::kExpired || ev.kind == LeaseKind::kLost) {
-      for (int owner : ev.owners) OpenGap(owner, lock, id, e, /*at_acquire=*/false);
+      for (int owner : ev.removed) Lose(owner, lock, id, e);
     }
+  }
+
+  // The thread's field went from a node (lease event `loss`). For RedLock/MultiLock that is a
+  // loss of the lease only when its field is left on fewer than a quorum of nodes; a loss while
+  // its acquire is in flight is remembered and judged at the acquire's ok.
+  void Lose(int thread, int lock, int loss, const Event& at) {
+    if (Quorum() > 0 && Holding(thread, lock) && Alive(thread, lock) >= Quorum()) return;
+    OpenGap(thread, lock, loss, at, /*at_acquire=*/false);
   }
 
   // `at` is the loss itself, or the ok of an acquire during which the loss came.
@@ -770,7 +966,8 @@ class FactsBuilder {
     g.lock = lock;
     g.node = facts_.lease_events[loss].node;
     g.loss = loss;
-    g.belief = hs.belief;
+    g.alive = Quorum() > 0 ? Alive(thread, lock) : -1;
+    g.belief = hs.any_belief();
     g.at_acquire = at_acquire;
     g.from_seq = at.seq;
     g.from_us = at.t_us;
@@ -819,21 +1016,37 @@ class FactsBuilder {
     if (e.thread >= 0) {
       if (static_cast<size_t>(e.thread) < threads.size()) owner = threads[e.thread];
     } else {
-      int candidates = 0;
+      std::vector<int> candidates;
       for (int t : threads) {
         if (t == kNone || facts_.threads[t].op == kNone) continue;
         const Op& op = facts_.ops[facts_.threads[t].op];
-        if (op.kind == OpKind::kAcquire && op.lock == lock) {
-          owner = t;
-          ++candidates;
+        if (op.kind == OpKind::kAcquire && op.lock == lock) candidates.push_back(t);
+      }
+      if (candidates.size() == 1) {
+        owner = candidates[0];
+      } else if (e.op == "acquire" || e.op == "try_acquire") {
+        // Any of them may have queued (or been granted) here: none can be placed in the queue.
+        for (int t : candidates) {
+          Op& op = facts_.ops[facts_.threads[t].op];
+          if (op.arrival_seq == kOpenSeq) op.exec_ambiguous = true;
         }
       }
-      if (candidates != 1) owner = kNone;
     }
     if (owner == kNone || facts_.threads[owner].op == kNone) return;
     Op& op = facts_.ops[facts_.threads[owner].op];
     if (op.kind != OpKind::kAcquire || op.lock != lock) return;
     if (op.nodes.empty() || op.nodes.back().second != node) op.nodes.emplace_back(e.t_us, node);
+    // The fair lock's queue: the op's first acquire script either granted it (nil) or queued
+    // it (an integer, the ttl); error replies do neither. tryLock()'s "try_acquire" never
+    // queues: only its grant (nil) is an arrival.
+    if (op.arrival_seq == kOpenSeq && !op.exec_ambiguous) {
+      const bool nil = IsNilReply(e.detail);
+      if ((e.op == "acquire" && (nil || IsIntegerReply(e.detail))) ||
+          (e.op == "try_acquire" && nil)) {
+        op.arrival_seq = e.seq;
+        op.queued = !nil;
+      }
+    }
   }
 
   void OnFault(const Event& e) {
@@ -897,13 +1110,16 @@ class FactsBuilder {
         if (hs.access != kNone) EndSpan(&facts_.accesses[hs.access], e, EndCause::kCrash);
         hs.access = kNone;
         hs.access_depth = 0;
-        if (hs.belief != kNone) {
-          crash.beliefs.push_back(hs.belief);
-          EndBelief(thread, lock, e, EndCause::kCrash);
+        for (const bool side : {false, true}) {
+          if (hs.Belief(side) != kNone) {
+            crash.beliefs.push_back(hs.Belief(side));
+            EndBelief(thread, lock, e, EndCause::kCrash, side);
+          }
         }
         // A field of a thread that held the lock may linger in the hash until it expires.
-        if (hs.count > 0) hs.count_known = false;
+        if (hs.total() > 0) hs.count_known = false;
         hs.count = 0;
+        hs.read_count = 0;
         hs.pending_loss = kNone;
       }
     }
@@ -959,6 +1175,8 @@ class FactsBuilder {
   std::unordered_map<std::string, int> uuid_process_;
   std::unordered_map<int, std::string> process_uuid_;
   std::unordered_map<uint64_t, int> last_node_;  // (client, lock) -> node of its last command.
+  // (node, lock) -> threads whose fields the node's key held at its last lease event.
+  std::unordered_map<uint64_t, std::vector<int>> node_owners_;
   // Per lock: the threads believing they hold it, in the order they started.
   std::vector<std::vector<int>> believers_;
   int empty_lock_ = kNone;
@@ -1018,22 +1236,45 @@ class Findings {
   std::vector<Finding> kept_;
 };
 
+// Writes up the kept findings (a Violation or an Observation each), earliest first.
+template <class Record, class Explain>
+std::vector<Record> WriteUp(const std::string& property, const Findings& findings,
+                            Explain explain) {
+  std::vector<Record> out;
+  for (const Finding& f : findings.Sorted()) {
+    Record v = explain(f);
+    v.property = property;
+    v.from_us = f.from_us;
+    v.to_us = f.to_us;
+    std::sort(v.events.begin(), v.events.end());
+    v.events.erase(std::unique(v.events.begin(), v.events.end()), v.events.end());
+    assert(!v.threads.empty());
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 template <class Explain>
 PropertyResult Conclude(std::string_view property, const Findings& findings, Explain explain) {
   PropertyResult result;
   result.property = std::string(property);
   result.violation_count = findings.count();
   result.violated = findings.count() > 0;
-  for (const Finding& f : findings.Sorted()) {
-    Violation v = explain(f);
-    v.property = result.property;
-    v.from_us = f.from_us;
-    v.to_us = f.to_us;
-    std::sort(v.events.begin(), v.events.end());
-    v.events.erase(std::unique(v.events.begin(), v.events.end()), v.events.end());
-    assert(!v.threads.empty());
-    result.violations.push_back(std::move(v));
-  }
+  result.violations = WriteUp<Violation>(result.property, findings, explain);
+  return result;
+}
+
+// Adds the observations (things noticed that are not violations) to a result.
+template <class Explain>
+void Observe(PropertyResult* result, const Findings& findings, Explain explain) {
+  result->observation_count = findings.count();
+  result->observations = WriteUp<Observation>(result->property, findings, explain);
+}
+
+PropertyResult NotApplicable(std::string_view property) {
+  PropertyResult result;
+  result.property = std::string(property);
+  result.applicable = false;
   return result;
 }
 
@@ -1064,6 +1305,8 @@ class Narrator {
   static std::string Token(const Span& s) {
     return s.has_token ? " with token " + std::to_string(s.token) : "";
   }
+  // "its read lock" / "its write lock" for a read-write lock's belief.
+  static const char* Side(const Span& s) { return s.shared ? "read lock" : "write lock"; }
 
   // ", while c1 was paused (10.500 s to 13.500 s)", or "" if the process was not impaired.
   std::string ImpairedAt(int process, int64_t t_us) const {
@@ -1081,6 +1324,7 @@ class Narrator {
   std::string Loss(int thread, const LeaseEvent& le) const {
     const char* what = le.kind == LeaseKind::kExpired ? "expired"
                        : le.kind == LeaseKind::kLost  ? "was lost"
+                       : le.kind == LeaseKind::kOwners ? "was removed from the key"
                                                       : "was deleted";
     return Thread(thread) + "'s lease " + what + " on " + ProcessName(le.node) + " at " +
            Seconds(le.t_us) + ImpairedAt(ProcessOfThread(thread), le.t_us) + ".";
@@ -1097,6 +1341,10 @@ class Narrator {
     for (; it != listed.end() && f_.lease_events[*it].seq < before; ++it) {
       const LeaseEvent& le = f_.lease_events[*it];
       if (le.kind == LeaseKind::kAcquired) continue;
+      if (le.kind == LeaseKind::kOwners &&
+          std::find(le.removed.begin(), le.removed.end(), thread) == le.removed.end()) {
+        continue;  // Its field stayed; others' changed.
+      }
       if (named++ == kMaxLeaseEventsNamed) break;
       events->push_back(le.seq);
       text += " " + Loss(thread, le);
@@ -1111,7 +1359,10 @@ class Narrator {
                                [&](int id, Seq s) { return f_.lease_events[id].seq < s; });
     while (it != listed.begin()) {
       --it;
-      if (f_.lease_events[*it].kind == LeaseKind::kAcquired) {
+      const LeaseEvent& le = f_.lease_events[*it];
+      if (le.kind == LeaseKind::kAcquired ||
+          (le.kind == LeaseKind::kOwners &&
+           std::find(le.added.begin(), le.added.end(), thread) != le.added.end())) {
         events->push_back(f_.lease_events[*it].seq);
         return;
       }
@@ -1170,7 +1421,8 @@ class Narrator {
 
 // Calls report(earlier, later) for every pair of spans of different threads in `group` (span
 // indices in start order) where `later` starts before `earlier` ends. A thread has at most one
-// open span per group, so the active list stays as short as the number of threads.
+// open span per group and side (read/write), so the active list stays as short as twice the
+// number of threads.
 template <class Report>
 void ForEachOverlap(const std::vector<Span>& spans, const std::vector<int>& group, Report report) {
   std::vector<int> active;
@@ -1185,12 +1437,83 @@ void ForEachOverlap(const std::vector<Span>& spans, const std::vector<int>& grou
   }
 }
 
+// The spans of other threads open when span `later` of `group` starts, in start order.
+std::vector<int> OpenAt(const std::vector<Span>& spans, const std::vector<int>& group, int later) {
+  const Span& s = spans[later];
+  std::vector<int> open;
+  for (int i : group) {
+    if (spans[i].start_seq >= s.start_seq) break;
+    if (spans[i].thread != s.thread && spans[i].end_seq > s.start_seq) open.push_back(i);
+  }
+  return open;
+}
+
+// Semaphores with P > 1 permits: a span that starts while spans of P or more other threads are
+// open is a violation "over_permits"; it lasts while P others stay open (and it does).
+PropertyResult CheckOverPermits(std::string_view property, const std::vector<Span>& spans,
+                                bool accesses, const Facts& f, const Narrator& n,
+                                const CheckOptions& o) {
+  const size_t permits = static_cast<size_t>(f.protocol.permits);
+  Findings found(o.max_violations);
+  for (size_t l = 0; l < f.locks.size(); ++l) {
+    const std::vector<int>& group = accesses ? f.locks[l].accesses : f.locks[l].beliefs;
+    std::vector<int> active;
+    for (int later : group) {
+      const Span& s = spans[later];
+      std::erase_if(active, [&](int i) { return spans[i].end_seq < s.start_seq; });
+      std::vector<int64_t> ends;
+      for (int i : active) {
+        if (spans[i].thread != s.thread) ends.push_back(spans[i].end_us);
+      }
+      if (ends.size() >= permits) {
+        // The count of others falls below P when the P-th latest of them ends.
+        std::nth_element(ends.begin(), ends.begin() + (permits - 1), ends.end(),
+                         std::greater<int64_t>());
+        found.Add({.from_us = s.start_us, .to_us = std::min(s.end_us, ends[permits - 1]),
+                   .order = s.start_seq, .kind = 0, .a = later, .b = static_cast<int>(l),
+                   .c = kNone});
+      }
+      active.push_back(later);
+    }
+  }
+  return Conclude(property, found, [&](const Finding& x) {
+    const Span& b = spans[x.a];
+    const std::vector<int>& group = accesses ? f.locks[x.b].accesses : f.locks[x.b].beliefs;
+    const std::vector<int> open = OpenAt(spans, group, x.a);
+    Violation v;
+    v.kind = "over_permits";
+    std::string others;
+    std::vector<int> clients = {n.ProcessOfThread(b.thread)};
+    for (int i : open) {
+      const Span& a = spans[i];
+      v.threads.push_back(n.Thread(a.thread));
+      v.events.push_back(a.start_seq);
+      clients.push_back(n.ProcessOfThread(a.thread));
+      others += (others.empty() ? "" : "; ") + n.Thread(a.thread) + " (since " +
+                Seconds(a.start_us) + ", " + n.Until(a) + ")";
+    }
+    v.threads.push_back(n.Thread(b.thread));
+    v.events.push_back(b.start_seq);
+    v.explanation = n.Thread(b.thread) + (accesses ? " entered the resource of " : " acquired ") +
+                    n.Lock(b.lock) + " at " + Seconds(b.start_us) + " while " +
+                    Count(open.size(), "other thread") + (accesses ? " were inside" : " held it") +
+                    ", more than its " + Count(f.protocol.permits, "permit") + " allow: " +
+                    others + ".";
+    v.explanation += n.Faults(b.start_us, x.to_us, b.start_us, clients, &v.events);
+    return v;
+  });
+}
+
 PropertyResult CheckMutualExclusion(const Facts& f, const Narrator& n, const CheckOptions& o) {
+  if (f.protocol.semaphore() && f.protocol.permits > 1) {
+    return CheckOverPermits(kMutualExclusion, f.beliefs, /*accesses=*/false, f, n, o);
+  }
   Findings found(o.max_violations);
   for (const LockFacts& lock : f.locks) {
     ForEachOverlap(f.beliefs, lock.beliefs, [&](int earlier, int later) {
       const Span& a = f.beliefs[earlier];
       const Span& b = f.beliefs[later];
+      if (a.shared && b.shared) return;  // Readers share a read-write lock.
       found.Add({.from_us = b.start_us, .to_us = std::min(a.end_us, b.end_us),
                  .order = b.start_seq, .kind = 0, .a = earlier, .b = later, .c = kNone});
     });
@@ -1206,6 +1529,10 @@ PropertyResult CheckMutualExclusion(const Facts& f, const Narrator& n, const Che
                     Seconds(b.start_us) + n.Token(b) + " while " + n.Thread(a.thread) +
                     " still believed it held it (acquired at " + Seconds(a.start_us) + n.Token(a) +
                     ", believed " + n.Until(a) + ").";
+    if (a.shared || b.shared) {
+      v.explanation += " " + n.Thread(b.thread) + " took its " + n.Side(b) + ", " +
+                       n.Thread(a.thread) + " held its " + n.Side(a) + ".";
+    }
     const std::string losses = n.Losses(a.thread, a.lock, a.start_seq, b.start_seq, &v.events);
     v.explanation += losses.empty() ? " The history records no expiry or loss of " +
                                           n.Thread(a.thread) + "'s lease before that."
@@ -1218,11 +1545,15 @@ PropertyResult CheckMutualExclusion(const Facts& f, const Narrator& n, const Che
 }
 
 PropertyResult CheckResourceExclusion(const Facts& f, const Narrator& n, const CheckOptions& o) {
+  if (f.protocol.semaphore() && f.protocol.permits > 1) {
+    return CheckOverPermits(kResourceExclusion, f.accesses, /*accesses=*/true, f, n, o);
+  }
   Findings found(o.max_violations);
   for (const LockFacts& lock : f.locks) {
     ForEachOverlap(f.accesses, lock.accesses, [&](int earlier, int later) {
       const Span& a = f.accesses[earlier];
       const Span& b = f.accesses[later];
+      if (a.shared && b.shared) return;  // Two readers.
       found.Add({.from_us = b.start_us, .to_us = std::min(a.end_us, b.end_us),
                  .order = b.start_seq, .kind = 0, .a = earlier, .b = later, .c = kNone});
     });
@@ -1278,8 +1609,8 @@ int ForeignRelease(const Facts& f, const Op& op) {
     const LeaseEvent& le = f.lease_events[*it];
     if (le.kind != LeaseKind::kReleased) continue;
     for (int believer : le.believers) {
-      // The releaser held nothing at its invoke and cannot start a hold during its release.
-      assert(believer != op.thread);
+      // The releaser held nothing on this side; it may hold the other side of a read-write lock.
+      if (believer == op.thread) continue;
       if (!le.owners_listed ||
           std::find(le.owners.begin(), le.owners.end(), believer) != le.owners.end()) {
         return *it;
@@ -1356,6 +1687,10 @@ Violation ExplainReentrancy(const Facts& f, const Narrator& n, const Finding& x)
 }
 
 PropertyResult CheckReentrancy(const Facts& f, const Narrator& n, const CheckOptions& o) {
+  if (f.protocol.ownerless()) return NotApplicable(kReentrancy);
+  // RedLock/MultiLock releases return how many members they fully released (RedLock is ok
+  // even when none was held).
+  const bool members = f.protocol.quorum_kind();
   Findings found(o.max_violations);
   for (size_t i = 0; i < f.ops.size(); ++i) {
     const Op& op = f.ops[i];
@@ -1363,9 +1698,10 @@ PropertyResult CheckReentrancy(const Facts& f, const Narrator& n, const CheckOpt
     if (op.kind != OpKind::kRelease || !op.count_known) continue;
     Finding x{.from_us = op.invoke_us, .to_us = op.end_us, .order = op.invoke_seq, .kind = 0,
               .a = static_cast<int>(i), .b = kNone, .c = kNone};
+    const bool full = members ? op.value >= 1 : op.value == 1;  // Of an ok with a value.
     if (op.count_before == 0) {
       x.b = ForeignRelease(f, op);
-      if (op.outcome == Outcome::kOk) {
+      if (op.outcome == Outcome::kOk && (!members || (op.has_value && op.value >= 1))) {
         x.kind = kReleaseWithoutHold;
       } else if (x.b != kNone) {
         x.kind = kForeignReleaseFreed;
@@ -1376,7 +1712,8 @@ PropertyResult CheckReentrancy(const Facts& f, const Narrator& n, const CheckOpt
       continue;
     } else if (op.count_before > 1 && op.value != 0) {
       x.kind = kLostReentrantHold;
-    } else if (op.count_before == 1 && op.value != 1) {
+    } else if (op.count_before == 1 && !full && !op.shared) {
+      // A reader's last release returns 0 while other readers keep the hash.
       x.kind = kHoldLeaked;
     } else {
       continue;
@@ -1409,6 +1746,16 @@ PropertyResult CheckLeaseSafety(const Facts& f, const Narrator& n, const CheckOp
     v.events = {loss.seq, g.from_seq};
     if (g.to_seq != kOpenSeq) v.events.push_back(g.to_seq);
     v.explanation = n.Loss(g.thread, loss);
+    if (g.alive >= 0) {
+      v.explanation += " That left its field on " + std::to_string(g.alive) + " of the " +
+                       std::to_string(f.protocol.nodes) + " nodes, fewer than the quorum of " +
+                       std::to_string(f.protocol.quorum) + ".";
+      if (g.belief != kNone) {
+        const Span& b = f.beliefs[g.belief];
+        const std::string earlier = n.Losses(g.thread, g.lock, b.start_seq, loss.seq, &v.events);
+        if (!earlier.empty()) v.explanation += " Before that:" + earlier;
+      }
+    }
     int64_t context_from_us = loss.t_us;
     if (g.belief != kNone) {
       const Span& b = f.beliefs[g.belief];
@@ -1432,8 +1779,10 @@ PropertyResult CheckLeaseSafety(const Facts& f, const Narrator& n, const CheckOp
     switch (g.end) {
       case GapEnd::kStoppedHolding: v.explanation += "until " + Seconds(g.to_us); break;
       case GapEnd::kReacquired:
-        v.explanation += "until its field was acquired again on " + n.ProcessName(g.node) +
-                         " at " + Seconds(g.to_us);
+        v.explanation += g.alive >= 0 ? "until its field was on a quorum of nodes again at " +
+                                            Seconds(g.to_us)
+                                      : "until its field was acquired again on " +
+                                            n.ProcessName(g.node) + " at " + Seconds(g.to_us);
         break;
       case GapEnd::kCrash: v.explanation += "until its process crashed at " + Seconds(g.to_us); break;
       case GapEnd::kRunEnd: v.explanation += "until the run ended at " + Seconds(g.to_us); break;
@@ -1578,7 +1927,9 @@ class LivenessChecker {
 
   // (b) No acquire waits longer than B while its lock is free on its node.
   void CheckWaits() {
+    if (f_.protocol.ownerless()) return;  // A semaphore's key exists when permits are free.
     BuildFreeSpans();
+    if (f_.protocol.quorum > 0) return CheckQuorumWaits();
     for (size_t i = 0; i < f_.ops.size(); ++i) {
       const Op& op = f_.ops[i];
       if (op.kind != OpKind::kAcquire) continue;
@@ -1608,7 +1959,7 @@ class LivenessChecker {
       const LeaseEvent& le = f_.lease_events[i];
       const uint64_t key = Key(le.node, le.lock);
       State& state = states[key];
-      if (le.kind == LeaseKind::kAcquired) {
+      if (le.kind == LeaseKind::kAcquired || le.kind == LeaseKind::kOwners) {
         if (!state.free) continue;
         state.span.to_us = le.t_us;
         if (state.span.to_us > state.span.from_us) free_[key].push_back(state.span);
@@ -1624,6 +1975,74 @@ class LivenessChecker {
       if (!state.free) continue;
       state.span.to_us = f_.run_end_us;
       if (state.span.to_us > state.span.from_us) free_[key].push_back(state.span);
+    }
+  }
+
+  // RedLock/MultiLock: the lock is free when it is free (and the node neither down, paused,
+  // partitioned nor losing replies) on at least a quorum of its nodes; nodes without lease
+  // events for it count as free. An acquire waiting through such a stretch longer than B (not
+  // counting its client's impairments) is a violation; one per acquire.
+  void CheckQuorumWaits() {
+    const int quorum = f_.protocol.quorum;
+    std::vector<std::vector<FreeSpan>> quorum_free(f_.locks.size());
+    for (size_t l = 0; l < f_.locks.size(); ++l) {
+      std::vector<std::pair<int64_t, int>> deltas;  // (t, -1 | +1)
+      int seen = 0;
+      for (size_t p = 0; p < f_.processes.size(); ++p) {
+        const uint64_t key = Key(static_cast<int>(p), static_cast<int>(l));
+        if (!seen_.count(key)) continue;
+        ++seen;
+        const auto it = free_.find(key);
+        if (it == free_.end()) continue;
+        const std::vector<ImpairedSpan>& cuts = f_.processes[p].impaired_merged;
+        for (const FreeSpan& span : it->second) {
+          int64_t from = span.from_us;
+          for (const ImpairedSpan& cut : cuts) {
+            if (cut.to_us <= from || cut.from_us >= span.to_us) continue;
+            if (cut.from_us > from) {
+              deltas.emplace_back(from, +1);
+              deltas.emplace_back(cut.from_us, -1);
+            }
+            from = std::max(from, cut.to_us);
+          }
+          if (span.to_us > from) {
+            deltas.emplace_back(from, +1);
+            deltas.emplace_back(span.to_us, -1);
+          }
+        }
+      }
+      std::sort(deltas.begin(), deltas.end());  // At equal times ends (-1) come first.
+      int free_nodes = std::max(0, f_.protocol.nodes - seen);
+      int64_t since = free_nodes >= quorum ? 0 : -1;
+      for (const auto& [t, d] : deltas) {
+        free_nodes += d;
+        if (since < 0 && free_nodes >= quorum) {
+          since = t;
+        } else if (since >= 0 && free_nodes < quorum) {
+          if (t > since) quorum_free[l].push_back(FreeSpan{since, t, kNone});
+          since = -1;
+        }
+      }
+      if (since >= 0 && f_.run_end_us > since) {
+        quorum_free[l].push_back(FreeSpan{since, f_.run_end_us, kNone});
+      }
+    }
+    for (size_t i = 0; i < f_.ops.size(); ++i) {
+      const Op& op = f_.ops[i];
+      if (op.kind != OpKind::kAcquire || op.end_us - op.invoke_us <= bound_us_) continue;
+      for (const FreeSpan& span : quorum_free[op.lock]) {
+        const int64_t a = std::max(op.invoke_us, span.from_us);
+        const int64_t b = std::min(op.end_us, span.to_us);
+        if (b - a <= bound_us_) continue;
+        const auto stretch = LongestUnimpaired(a, b, {f_.threads[op.thread].process,
+                                                      f_.sim_process});
+        if (stretch.second - stretch.first > bound_us_) {
+          found_.Add({.from_us = stretch.first, .to_us = stretch.second, .order = op.invoke_seq,
+                      .kind = kWaitedWhileFree, .a = static_cast<int>(i), .b = kNone,
+                      .c = kNone});
+          break;
+        }
+      }
     }
   }
 
@@ -1771,20 +2190,25 @@ class LivenessChecker {
     v.kind = "waited_while_free";
     v.threads = {who};
     v.events = {op.invoke_seq};
+    const std::string where =
+        x.b != kNone ? n_.ProcessName(x.b)
+                     : "at least " + std::to_string(f_.protocol.quorum) + " of its " +
+                           std::to_string(f_.protocol.nodes) + " nodes (a quorum)";
     v.explanation = who + " was waiting to acquire " + n_.Lock(op.lock) + " (" +
                     f_.event(op.invoke_seq).detail + ", invoked at " + Seconds(op.invoke_us) +
-                    ") while the lock was free on " + n_.ProcessName(x.b) + " from " +
+                    ") while the lock was free on " + where + " from " +
                     Seconds(x.from_us) + " to " + Seconds(x.to_us) + ": " +
                     Seconds(x.to_us - x.from_us) + ", longer than the liveness bound of " +
                     Seconds(bound_us_) + ".";
-    if (x.c != kNone) {
+    // (A quorum's free stretch has no single lease event behind it.)
+    if (x.b != kNone && x.c != kNone) {
       const LeaseEvent& le = f_.lease_events[x.c];
       v.events.push_back(le.seq);
       const char* how = le.kind == LeaseKind::kExpired ? "expired"
                         : le.kind == LeaseKind::kLost  ? "was lost"
                                                        : "was released";
       v.explanation += " The lock " + std::string(how) + " there at " + Seconds(le.t_us) + ".";
-    } else {
+    } else if (x.b != kNone) {
       v.explanation += " The lock had not been taken there since the run began.";
     }
     if (op.end_seq != kOpenSeq) {
@@ -1827,6 +2251,496 @@ class LivenessChecker {
   std::unordered_set<uint64_t> seen_;  // (node, lock) pairs with lease events.
 };
 
+// ---------------------------------------------------------------------------------------------
+// fairness
+
+enum FairnessKind : uint8_t { kOutOfOrder, kBarged };
+enum ExemptKind : uint8_t { kTimedOut, kUnknownOutcome, kCrashedWaiter, kPurged, kUnattributed };
+
+const char* ExemptKindName(uint8_t kind) {
+  switch (kind) {
+    case kTimedOut: return "timed_out";
+    case kUnknownOutcome: return "unknown_outcome";
+    case kCrashedWaiter: return "crashed";
+    case kPurged: return "purged";
+    case kUnattributed: return "unattributed";
+    default: return "?";
+  }
+}
+
+class FairnessChecker {
+ public:
+  FairnessChecker(const Facts& f, const Narrator& n, const CheckOptions& o)
+      : f_(f), n_(n), wait_us_(f.protocol.fair_wait_us), found_(o.max_violations),
+        exempt_(o.max_violations), position_(f.ops.size(), 0) {}
+
+  PropertyResult Run() {
+    if (!f_.protocol.fair()) return NotApplicable(kFairness);
+    for (const LockFacts& lock : f_.locks) CheckLock(lock);
+    PropertyResult result =
+        Conclude(kFairness, found_, [&](const Finding& x) { return Explain(x); });
+    Observe(&result, exempt_, [&](const Finding& x) { return ExplainExempt(x); });
+    return result;
+  }
+
+ private:
+  // A first acquisition (not a reentry) of the exclusive lock.
+  static bool Judged(const Op& op) {
+    return op.kind == OpKind::kAcquire && !op.shared && op.count_before == 0;
+  }
+
+  void CheckLock(const LockFacts& lock) {
+    std::vector<int> queued;  // Waiters (exempt or not), in queue order.
+    std::vector<bool> exempt(f_.ops.size(), false);
+    for (int id : lock.acquires) {
+      const Op& op = f_.ops[id];
+      if (!Judged(op)) continue;
+      if (op.arrival_seq == kOpenSeq) {
+        if (op.exec_ambiguous) Exempt(id, kUnattributed, op.invoke_us, &exempt);
+        continue;
+      }
+      if (!op.queued) continue;
+      queued.push_back(id);
+      const int64_t queued_us = f_.event(op.arrival_seq).t_us;
+      if (op.outcome == Outcome::kFail) Exempt(id, kTimedOut, queued_us, &exempt);
+      else if (op.outcome == Outcome::kInfo) Exempt(id, kUnknownOutcome, queued_us, &exempt);
+      else if (op.outcome == Outcome::kCrashed) Exempt(id, kCrashedWaiter, queued_us, &exempt);
+      else if (op.end_us - queued_us > wait_us_) Exempt(id, kPurged, queued_us, &exempt);
+    }
+    std::sort(queued.begin(), queued.end(),
+              [&](int a, int b) { return f_.ops[a].arrival_seq < f_.ops[b].arrival_seq; });
+    // Queue positions: 1 + the waiters queued earlier and still waiting.
+    std::multiset<Seq> waiting_ends;
+    for (int id : queued) {
+      const Seq at = f_.ops[id].arrival_seq;
+      waiting_ends.erase(waiting_ends.begin(), waiting_ends.upper_bound(at));
+      position_[id] = static_cast<int>(waiting_ends.size()) + 1;
+      waiting_ends.insert(f_.ops[id].end_seq);
+    }
+    // Sweep: a non-exempt waiter joins the queue at its arrival and leaves at its grant. A grant
+    // while a waiter that arrived earlier is still waiting is out of order.
+    struct Step {
+      Seq seq;
+      bool grant;
+      int op;
+    };
+    std::vector<Step> steps;
+    for (int id : queued) {
+      if (!exempt[id]) steps.push_back({f_.ops[id].arrival_seq, false, id});
+    }
+    for (int id : lock.acquired_ok) {
+      const Op& op = f_.ops[id];
+      if (Judged(op) && op.arrival_seq != kOpenSeq && !exempt[id]) {
+        steps.push_back({op.end_seq, true, id});
+      }
+    }
+    std::sort(steps.begin(), steps.end(),
+              [](const Step& a, const Step& b) { return a.seq < b.seq; });
+    std::set<std::pair<Seq, int>> waiting;  // (arrival, op)
+    for (const Step& step : steps) {
+      const Op& op = f_.ops[step.op];
+      if (!step.grant) {
+        waiting.emplace(op.arrival_seq, step.op);
+        continue;
+      }
+      waiting.erase({op.arrival_seq, step.op});
+      const auto ahead_end = waiting.lower_bound({op.arrival_seq, -1});
+      if (ahead_end == waiting.begin()) continue;
+      const int skipped = waiting.begin()->second;
+      const int ahead = static_cast<int>(std::distance(waiting.begin(), ahead_end));
+      found_.Add({.from_us = op.end_us, .to_us = std::max(op.end_us, f_.ops[skipped].end_us),
+                  .order = op.end_seq,
+                  .kind = static_cast<uint8_t>(op.queued ? kOutOfOrder : kBarged),
+                  .a = step.op, .b = skipped, .c = ahead});
+    }
+  }
+
+  void Exempt(int id, ExemptKind kind, int64_t from_us, std::vector<bool>* exempt) {
+    (*exempt)[id] = true;
+    const Op& op = f_.ops[id];
+    exempt_.Add({.from_us = from_us, .to_us = std::max(from_us, op.end_us),
+                 .order = op.invoke_seq, .kind = kind, .a = id, .b = kNone, .c = kNone});
+  }
+
+  // "queued at 3.001 s (position 1)" or "did not queue: its first attempt, at 4.500 s, was
+  // granted at once".
+  std::string Arrival(const Op& op) const {
+    const int64_t at = f_.event(op.arrival_seq).t_us;
+    if (op.queued) {
+      return "queued at " + Seconds(at) + " (position " +
+             std::to_string(position_[&op - f_.ops.data()]) + ")";
+    }
+    return "did not queue: its first attempt, at " + Seconds(at) + ", was granted at once";
+  }
+
+  Violation Explain(const Finding& x) const {
+    const Op& granted = f_.ops[x.a];
+    const Op& skipped = f_.ops[x.b];
+    const std::string& g = n_.Thread(granted.thread);
+    const std::string& w = n_.Thread(skipped.thread);
+    Violation v;
+    v.kind = x.kind == kOutOfOrder ? "out_of_order" : "barged";
+    v.threads = {w, g};
+    v.events = {skipped.arrival_seq, granted.arrival_seq, granted.end_seq};
+    v.explanation = g + " was granted " + n_.Lock(granted.lock) + " at " +
+                    Seconds(granted.end_us) + " ahead of " + w + ", which had queued before it: " +
+                    w + " " + Arrival(skipped) + ", " + g + " " + Arrival(granted) + ". " + w;
+    if (skipped.outcome == Outcome::kOk) {
+      v.events.push_back(skipped.end_seq);
+      v.explanation += " was granted only at " + Seconds(skipped.end_us) + ".";
+    } else {
+      v.explanation += " was still waiting when the run ended at " + Seconds(f_.run_end_us) + ".";
+    }
+    if (x.c > 1) {
+      v.explanation += " " + Count(x.c - 1, "other waiter") + " that queued before " + g +
+                       (x.c == 2 ? " was" : " were") + " passed over too.";
+    }
+    v.explanation += n_.Faults(f_.event(skipped.arrival_seq).t_us, granted.end_us, granted.end_us,
+                               {n_.ProcessOfThread(skipped.thread),
+                                n_.ProcessOfThread(granted.thread)},
+                               &v.events);
+    return v;
+  }
+
+  Observation ExplainExempt(const Finding& x) const {
+    const Op& op = f_.ops[x.a];
+    const std::string& who = n_.Thread(op.thread);
+    Observation v;
+    v.kind = ExemptKindName(x.kind);
+    v.threads = {who};
+    v.events = {op.invoke_seq};
+    if (op.arrival_seq != kOpenSeq) v.events.push_back(op.arrival_seq);
+    if (op.end_seq != kOpenSeq) v.events.push_back(op.end_seq);
+    const std::string lock = n_.Lock(op.lock);
+    const std::string queued =
+        op.arrival_seq == kOpenSeq ? "" : who + " " + Arrival(op) + " for " + lock;
+    switch (x.kind) {
+      case kTimedOut:
+        v.explanation = queued + " and its acquire failed at " + Seconds(op.end_us) + " (" +
+                        f_.event(op.end_seq).detail + "): it left the queue.";
+        break;
+      case kUnknownOutcome:
+        v.explanation = queued + " and its acquire ended with an unknown outcome at " +
+                        Seconds(op.end_us) + ".";
+        break;
+      case kCrashedWaiter:
+        v.explanation = queued + " and its process crashed at " + Seconds(op.end_us) + ".";
+        break;
+      case kPurged:
+        v.explanation = queued + " and waited " +
+                        Seconds(op.end_us - f_.event(op.arrival_seq).t_us) +
+                        (op.outcome == Outcome::kOk ? " until it was granted"
+                                                    : " until the run ended") +
+                        ", longer than the fair wait timeout of " + Seconds(wait_us_) +
+                        ": its queue entry may have been purged and queued again further back.";
+        break;
+      case kUnattributed:
+        v.explanation = who + "'s acquire of " + lock + " (invoked at " + Seconds(op.invoke_us) +
+                        ") ran while other threads of " + n_.ProcessName(n_.ProcessOfThread(op.thread)) +
+                        " were acquiring it too, and the node's exec events name no thread: "
+                        "whether and where it queued is unknown.";
+        break;
+    }
+    v.explanation += " Its place in the order is not judged.";
+    return v;
+  }
+
+  const Facts& f_;
+  const Narrator& n_;
+  const int64_t wait_us_;
+  Findings found_;
+  Findings exempt_;
+  std::vector<int> position_;  // By op: queue position of a waiter, 0 otherwise.
+};
+
+// ---------------------------------------------------------------------------------------------
+// fencing
+
+enum FencingKind : uint8_t { kTokenNotIncreasing, kStaleWriteAccepted };
+
+PropertyResult CheckFencing(const Facts& f, const Narrator& n, const CheckOptions& o) {
+  bool tokens = f.protocol.kind == "fencedlock";
+  bool writes = false;
+  for (const LockFacts& lock : f.locks) {
+    writes = writes || !lock.writes.empty();
+    if (f.protocol.kind.empty()) {
+      for (int id : lock.acquired_ok) tokens = tokens || f.ops[id].has_value;
+    }
+  }
+  if (!tokens && !writes) return NotApplicable(kFencing);
+  Findings found(o.max_violations);
+  Findings rejected(o.max_violations);
+  for (const LockFacts& lock : f.locks) {
+    if (tokens) {
+      int best = kNone;  // The acquisition with the highest token so far.
+      for (int id : lock.acquired_ok) {
+        const Op& op = f.ops[id];
+        if (!op.has_value) continue;
+        if (best != kNone && op.value <= f.ops[best].value) {
+          found.Add({.from_us = f.ops[best].end_us, .to_us = op.end_us, .order = op.end_seq,
+                     .kind = kTokenNotIncreasing, .a = id, .b = best, .c = kNone});
+        }
+        if (best == kNone || op.value > f.ops[best].value) best = id;
+      }
+    }
+    Seq best = kOpenSeq;  // The accepted write with the highest token so far.
+    for (Seq seq : lock.writes) {
+      const Event& e = f.event(seq);
+      if (!e.has_value) continue;
+      const bool accepted = e.detail.starts_with("accepted");
+      const int64_t from_us = best == kOpenSeq ? e.t_us : f.event(best).t_us;
+      const int prior = best == kOpenSeq ? kNone : static_cast<int>(best);
+      if (!accepted) {
+        rejected.Add({.from_us = e.t_us, .to_us = e.t_us, .order = seq, .kind = 0,
+                      .a = static_cast<int>(seq), .b = prior, .c = kNone});
+        continue;
+      }
+      if (best != kOpenSeq && e.value < f.event(best).value) {
+        found.Add({.from_us = from_us, .to_us = e.t_us, .order = seq,
+                   .kind = kStaleWriteAccepted, .a = static_cast<int>(seq), .b = prior,
+                   .c = kNone});
+      }
+      if (best == kOpenSeq || e.value > f.event(best).value) best = seq;
+    }
+  }
+  auto who = [&](const Event& e) { return e.process + ".t" + std::to_string(e.thread); };
+  auto clients = [&](const Event& a, const Event& b) {
+    std::vector<int> out;
+    for (const Event* e : {&a, &b}) {
+      for (size_t p = 0; p < f.processes.size(); ++p) {
+        if (f.processes[p].name == e->process) out.push_back(static_cast<int>(p));
+      }
+    }
+    return out;
+  };
+  PropertyResult result = Conclude(kFencing, found, [&](const Finding& x) {
+    Violation v;
+    if (x.kind == kTokenNotIncreasing) {
+      const Op& op = f.ops[x.a];
+      const Op& prior = f.ops[x.b];
+      v.kind = "token_not_increasing";
+      v.threads = {n.Thread(prior.thread), n.Thread(op.thread)};
+      v.events = {prior.end_seq, op.end_seq};
+      v.explanation = n.Thread(op.thread) + " acquired " + n.Lock(op.lock) + " at " +
+                      Seconds(op.end_us) + " with token " + std::to_string(op.value) +
+                      ", not greater than token " + std::to_string(prior.value) + " that " +
+                      n.Thread(prior.thread) + " got at " + Seconds(prior.end_us) +
+                      ": tokens must strictly increase, or a fenced resource cannot tell the "
+                      "stale holder from the current one.";
+      v.explanation += n.Faults(prior.end_us, op.end_us, op.end_us,
+                                {n.ProcessOfThread(prior.thread), n.ProcessOfThread(op.thread)},
+                                &v.events);
+    } else {
+      const Event& e = f.event(static_cast<Seq>(x.a));
+      const Event& prior = f.event(static_cast<Seq>(x.b));
+      v.kind = "stale_write_accepted";
+      v.threads = {who(prior), who(e)};
+      v.events = {prior.seq, e.seq};
+      v.explanation = "The resource of \"" + e.lock + "\" accepted " + who(e) + "'s write at " +
+                      Seconds(e.t_us) + " with token " + std::to_string(e.value) +
+                      " although it had accepted token " + std::to_string(prior.value) +
+                      " from " + who(prior) + " at " + Seconds(prior.t_us) +
+                      ": a fenced resource must reject the lower token.";
+      v.explanation += n.Faults(prior.t_us, e.t_us, e.t_us, clients(prior, e), &v.events);
+    }
+    return v;
+  });
+  Observe(&result, rejected, [&](const Finding& x) {
+    const Event& e = f.event(static_cast<Seq>(x.a));
+    Observation v;
+    v.kind = "rejected_write";
+    v.threads = {who(e)};
+    v.events = {e.seq};
+    v.explanation = "The resource of \"" + e.lock + "\" rejected " + who(e) + "'s write at " +
+                    Seconds(e.t_us) + " with token " + std::to_string(e.value) + " (" + e.detail +
+                    ")";
+    if (x.b != kNone) {
+      const Event& prior = f.event(static_cast<Seq>(x.b));
+      v.events.push_back(prior.seq);
+      v.explanation += "; it had accepted token " + std::to_string(prior.value) + " from " +
+                       who(prior) + " at " + Seconds(prior.t_us);
+    }
+    v.explanation += ". The fence kept a stale holder out.";
+    return v;
+  });
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// rw_exclusion
+
+PropertyResult CheckRwExclusion(const Facts& f, const Narrator& n, const CheckOptions& o) {
+  const bool rw = f.protocol.kind == "rwlock" || (f.protocol.kind.empty() && f.has_read_ops);
+  if (!rw) return NotApplicable(kRwExclusion);
+  Findings found(o.max_violations);
+  for (const LockFacts& lock : f.locks) {
+    ForEachOverlap(f.beliefs, lock.beliefs, [&](int earlier, int later) {
+      const Span& a = f.beliefs[earlier];
+      const Span& b = f.beliefs[later];
+      if (a.shared && b.shared) return;
+      found.Add({.from_us = b.start_us, .to_us = std::min(a.end_us, b.end_us),
+                 .order = b.start_seq, .kind = static_cast<uint8_t>(a.shared || b.shared ? 0 : 1),
+                 .a = earlier, .b = later, .c = kNone});
+    });
+  }
+  return Conclude(kRwExclusion, found, [&](const Finding& x) {
+    const Span& a = f.beliefs[x.a];
+    const Span& b = f.beliefs[x.b];
+    Violation v;
+    v.kind = x.kind == 0 ? "write_read" : "write_write";
+    v.threads = {n.Thread(a.thread), n.Thread(b.thread)};
+    v.events = {a.start_seq, b.start_seq};
+    v.explanation = n.Thread(b.thread) + " acquired the " + n.Side(b) + " of " + n.Lock(b.lock) +
+                    " at " + Seconds(b.start_us) + " while " + n.Thread(a.thread) +
+                    " still believed it held the " + n.Side(a) + " (acquired at " +
+                    Seconds(a.start_us) + ", believed " + n.Until(a) + "); only readers may " +
+                    "hold the lock together.";
+    v.explanation += n.Losses(a.thread, a.lock, a.start_seq, b.start_seq, &v.events);
+    v.explanation += n.Faults(a.start_us, x.to_us, b.start_us,
+                              {n.ProcessOfThread(a.thread), n.ProcessOfThread(b.thread)}, &v.events);
+    return v;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// semaphore
+
+PropertyResult CheckSemaphore(const Facts& f, const Narrator& n, const CheckOptions& o) {
+  if (!f.protocol.semaphore()) return NotApplicable(kSemaphore);
+  const int64_t permits = f.protocol.permits;
+  // Steps in history order: an acquire ok takes permits, a release invoke gives the thread's
+  // back, a crash ends all of its process's.
+  struct Step {
+    Seq seq;
+    int op;     // kNone: a crash
+    int crash;
+  };
+  std::vector<Step> steps;
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    const Op& op = f.ops[i];
+    if (op.kind == OpKind::kAcquire && op.outcome == Outcome::kOk) {
+      steps.push_back({op.end_seq, static_cast<int>(i), kNone});
+    } else if (op.kind == OpKind::kRelease) {
+      steps.push_back({op.invoke_seq, static_cast<int>(i), kNone});
+    }
+  }
+  for (size_t c = 0; c < f.crashes.size(); ++c) {
+    steps.push_back({f.crashes[c].seq, kNone, static_cast<int>(c)});
+  }
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.seq < b.seq; });
+
+  struct Holder {
+    int thread = kNone;
+    int64_t permits = 0;
+    Seq since_seq = 0;  // The ok that started its current holding.
+    int64_t since_us = 0;
+  };
+  struct Over {
+    int op = kNone;
+    int64_t in_use = 0;
+    int64_t to_us = 0;
+    bool open = true;
+    std::vector<Holder> holders;  // Kept for the first max_violations only.
+    int unowned_release = kNone;  // The latest release by a thread holding no permit.
+  };
+  std::vector<Over> overs;
+  std::vector<std::vector<Holder>> holders(f.locks.size());  // Per lock, in holding order.
+  std::vector<int64_t> in_use(f.locks.size(), 0);
+  std::vector<int> unowned(f.locks.size(), kNone);
+  std::vector<std::vector<int>> open(f.locks.size());  // Indices into overs.
+  auto settle = [&](int lock, int64_t t_us) {
+    std::erase_if(open[lock], [&](int i) {
+      if (in_use[lock] > permits) return false;
+      overs[i].to_us = t_us;
+      overs[i].open = false;
+      return true;
+    });
+  };
+  for (const Step& step : steps) {
+    const int64_t t_us = f.event(step.seq).t_us;
+    if (step.op == kNone) {
+      for (size_t l = 0; l < f.locks.size(); ++l) {
+        std::erase_if(holders[l], [&](const Holder& h) {
+          if (f.threads[h.thread].process != f.crashes[step.crash].process) return false;
+          in_use[l] -= h.permits;
+          return true;
+        });
+        settle(static_cast<int>(l), t_us);
+      }
+      continue;
+    }
+    const Op& op = f.ops[step.op];
+    std::vector<Holder>& hs = holders[op.lock];
+    auto it = std::find_if(hs.begin(), hs.end(), [&](const Holder& h) { return h.thread == op.thread; });
+    if (op.kind == OpKind::kRelease) {
+      if (it == hs.end()) {
+        unowned[op.lock] = step.op;  // Redisson's release has no owner check: it adds permits.
+        continue;
+      }
+      const int64_t back = std::min(op.permits, it->permits);
+      it->permits -= back;
+      in_use[op.lock] -= back;
+      if (it->permits == 0) hs.erase(it);
+      settle(op.lock, t_us);
+      continue;
+    }
+    if (it == hs.end()) {
+      hs.push_back({op.thread, 0, op.end_seq, op.end_us});
+      it = hs.end() - 1;
+    }
+    it->permits += op.permits;
+    in_use[op.lock] += op.permits;
+    if (in_use[op.lock] > permits) {
+      Over over;
+      over.op = step.op;
+      over.in_use = in_use[op.lock];
+      over.unowned_release = unowned[op.lock];
+      if (overs.size() < o.max_violations) over.holders = hs;
+      open[op.lock].push_back(static_cast<int>(overs.size()));
+      overs.push_back(std::move(over));
+    }
+  }
+  Findings found(o.max_violations);
+  for (size_t i = 0; i < overs.size(); ++i) {
+    const Op& op = f.ops[overs[i].op];
+    found.Add({.from_us = op.end_us, .to_us = overs[i].open ? f.run_end_us : overs[i].to_us,
+               .order = op.end_seq, .kind = 0, .a = static_cast<int>(i), .b = kNone, .c = kNone});
+  }
+  return Conclude(kSemaphore, found, [&](const Finding& x) {
+    const Over& over = overs[x.a];
+    const Op& op = f.ops[over.op];
+    Violation v;
+    v.kind = "over_permits";
+    std::string others;
+    std::vector<int> clients;
+    for (const Holder& h : over.holders) {
+      clients.push_back(n.ProcessOfThread(h.thread));
+      v.events.push_back(h.since_seq);
+      if (h.thread == op.thread) continue;
+      v.threads.push_back(n.Thread(h.thread));
+      others += (others.empty() ? "" : ", ") + n.Thread(h.thread) + " (" +
+                Count(h.permits, "permit") + " since " + Seconds(h.since_us) + ")";
+    }
+    v.threads.push_back(n.Thread(op.thread));
+    v.events.push_back(op.end_seq);
+    v.explanation = n.Thread(op.thread) + " acquired " + Count(op.permits, "permit") + " of " +
+                    n.Lock(op.lock) + " at " + Seconds(op.end_us) + ", putting " +
+                    std::to_string(over.in_use) + " in use with only " +
+                    Count(permits, "permit") + (others.empty() ? "" : "; the others: " + others) +
+                    ". " + (over.open ? "Still over when the run ended."
+                                      : "Back within the permits at " + Seconds(x.to_us) + ".");
+    if (over.unowned_release != kNone) {
+      const Op& r = f.ops[over.unowned_release];
+      v.events.push_back(r.invoke_seq);
+      v.explanation += " Earlier, " + n.Thread(r.thread) + " released at " +
+                       Seconds(r.invoke_us) + " while holding no permit, which adds one: " +
+                       "the semaphore's release does not check ownership.";
+    }
+    v.explanation += n.Faults(op.end_us, x.to_us, op.end_us, clients, &v.events);
+    return v;
+  });
+}
+
 }  // namespace
 
 const PropertyResult* Verdict::Find(std::string_view property) const {
@@ -1846,6 +2760,7 @@ Verdict CheckHistory(const History& history, const CheckOptions& options) {
   const Narrator narrator(facts);
   Verdict verdict;
   verdict.run_end_us = facts.run_end_us;
+  verdict.protocol_kind = facts.protocol.kind;
   verdict.warnings = facts.warnings;
   verdict.warning_count = facts.warning_count;
   verdict.results.push_back(CheckMutualExclusion(facts, narrator, options));
@@ -1853,6 +2768,10 @@ Verdict CheckHistory(const History& history, const CheckOptions& options) {
   verdict.results.push_back(CheckReentrancy(facts, narrator, options));
   verdict.results.push_back(CheckLeaseSafety(facts, narrator, options));
   verdict.results.push_back(LivenessChecker(facts, narrator, options).Run());
+  verdict.results.push_back(FairnessChecker(facts, narrator, options).Run());
+  verdict.results.push_back(CheckFencing(facts, narrator, options));
+  verdict.results.push_back(CheckRwExclusion(facts, narrator, options));
+  verdict.results.push_back(CheckSemaphore(facts, narrator, options));
   assert(verdict.results.size() == kProperties.size());
   for (size_t i = 0; i < kProperties.size(); ++i) {
     assert(verdict.results[i].property == kProperties[i]);
@@ -1872,7 +2791,11 @@ Judgement Judge(const Verdict& verdict, const std::map<std::string, Expectation>
       judgement.mismatches.push_back(property + ": expected to hold, violated (" +
                                      Count(result->violation_count, "violation") + ")");
     } else if (expectation == Expectation::kViolated && !result->violated) {
-      judgement.mismatches.push_back(property + ": expected to be violated, held");
+      judgement.mismatches.push_back(
+          property + ": expected to be violated, held" +
+          (result->applicable ? ""
+                              : " (it does not apply to protocol kind '" +
+                                    verdict.protocol_kind + "')"));
     }
   }
   judgement.matches = judgement.mismatches.empty();

@@ -7,18 +7,31 @@
 // the number of events, plus O(n * T) for the overlap sweeps (T = threads contending for one
 // lock, since a thread holds a lock at most once at a time).
 //
-// The five properties, in the order a Verdict lists them ("thread" = "c1.t0": process c1,
+// The nine properties, in the order a Verdict lists them ("thread" = "c1.t0": process c1,
 // thread index 0; "belief" = a thread believes it holds a lock):
 //
+// The protocol. The "protocol" note (process "sim", detail "kind=<kind> version=<v>
+// fencing=on|off permits=<n>", optionally "nodes=<n>" and "fair_wait_timeout=<ms>") says which
+// lock the history exercised; several rules depend on it. Without the note the kind is unknown
+// and the checkers judge it as an RLock (one node, exclusive holds), except where the history
+// itself shows read-side ops or acquisition tokens (see rw_exclusion and fencing).
+// Read-write locks: ops "acquire_read"/"release_read" are the read side of "acquire"/"release";
+// they are acquisitions and releases like the others (hold counts are kept per side), and their
+// beliefs are "read" beliefs. A resource `enter` with detail "read" is a read access.
+//
 //  mutual_exclusion   A belief starts at the acquire `ok` that takes the thread's hold count
-//                     on that lock from 0 to 1 and ends at the `invoke` of the release that
-//                     takes it back to 0 (whatever that release's outcome), at a forceUnlock
+//                     on that lock (per side) from 0 to 1 and ends at the `invoke` of the release
+//                     that takes it back to 0 (whatever that release's outcome), at a forceUnlock
 //                     invoke by the thread, at a `crash` of its process, or at the end of the
 //                     run. Acquisitions ending in `info` or `fail` never start a belief. Two
 //                     beliefs of different threads in the same lock that overlap in history
-//                     order (one starts before the other ends) are one violation.
+//                     order (one starts before the other ends) are one violation ("overlap"),
+//                     unless both are read beliefs. Semaphores with P > 1 permits: a belief that
+//                     starts while beliefs of P or more other threads are open is one violation
+//                     ("over_permits") naming them all; with P = 1 the pairwise rule applies.
 //  resource_exclusion Same for `resource` enter..exit intervals (grouped by the event's lock
-//                     field; a crash or the run end closes an open one).
+//                     field; a crash or the run end closes an open one); two read accesses may
+//                     overlap; semaphores allow P accesses at once.
 //  reentrancy         Per thread and lock the checker counts holds (+1 per acquire ok, -1 per
 //                     release invoke, never below 0). A release `ok` must return 0 when the count
 //                     was >1 and 1 when it was 1; a release by a thread holding nothing must not
@@ -28,15 +41,28 @@
 //                     or release ending `info`, a crash while holding, a forceUnlock, or a
 //                     lease released/expired/lost while the count is >0 makes it unknown; a
 //                     release returning 1 or failing, or the key's deletion, at count 0 (or a
-//                     new client uuid) makes it known again.
+//                     new client uuid) makes it known again. Per kind: a read release at count 1
+//                     may return 0 (other readers keep the hash); RedLock/MultiLock releases
+//                     return how many members they fully released, so "fully released" is >= 1
+//                     and a non-holder's release is a violation only if it returned >= 1;
+//                     semaphores and count-down latches have no owners and are not judged.
 //  lease_safety       A lease `expired`/`lost` event on a lock that lists a thread's owner field
 //                     while that thread believes it holds the lock (or is inside its resource)
-//                     opens a gap; the gap closes when the thread stops believing and leaves the
-//                     resource, or when the node records its field `acquired` again. If the loss
-//                     came while the thread's acquire was in flight, the gap opens at that
-//                     acquire's ok. A gap longer than 0 us is a violation; kind
-//                     "used_after_loss" when the thread was inside or entered the resource
+//                     opens a gap, and so does an `owners` event that drops the field of such a
+//                     thread while it is not releasing the lock; the gap closes when the thread
+//                     stops believing and leaves the resource, or when the node records its field
+//                     `acquired` again. If the loss came while the thread's acquire was in flight,
+//                     the gap opens at that acquire's ok. A gap longer than 0 us is a violation;
+//                     kind "used_after_loss" when the thread was inside or entered the resource
 //                     during it (the dangerous case), "held_after_loss" otherwise.
+//                     RedLock/MultiLock (the same key on n independent masters): a thread's
+//                     field is alive on a node from a lease event listing it there to one that
+//                     removes it. The lease is lost only when a loss leaves it alive on fewer
+//                     than quorum nodes (n/2+1 for redlock, n for multilock), i.e. when it has
+//                     expired or been lost on more than n - quorum of the nodes it acquired (when
+//                     it acquired all n); the gap closes when it is alive on a quorum again. n
+//                     comes from the protocol note's nodes=, else the acquisitions' "acquired on
+//                     k of n nodes" detail, else the masters with lease events minus promotions.
 //  liveness           With B = CheckOptions::liveness_bound_us:
 //                     (a) "no_takeover_after_crash": a client crashes while believing it holds
 //                         lock L with lease D (explicit lease of its latest acquire, else the
@@ -49,11 +75,54 @@
 //                         to the next acquired on that node; free from the start of the run) for
 //                         a continuous stretch longer than B. Stretches while the node or the
 //                         client is crashed, paused, partitioned or losing replies (by fault
-//                         events on either process, or a partition on "sim") do not count.
+//                         events on either process, or a partition on "sim") do not count. Not
+//                         judged for semaphores and count-down latches, whose key's presence
+//                         does not mean "held".
 //                     (c) "stuck": an operation of a live, unpaused process that never completes,
 //                         invoked more than B + its wait before the end of the run (wait from
-//                         "wait=<n>ms" in the invoke detail; lock() waits forever and is exempt;
-//                         release and forceUnlock have no wait).
+//                         "wait=<n>ms" in the invoke detail, for any op but releases and
+//                         forceUnlock; "lock..." without a wait waits forever and is exempt).
+//                     Read-side ops are acquisitions and releases here like the others.
+//  fairness           Fair locks only (kind fairlock; never violated for other kinds). A waiter
+//                     is an acquisition (not a reentry) whose first "acquire" exec on the node
+//                     (error replies skipped) returned a number: it queued there, and the order of
+//                     those execs is the queue order. An acquisition whose first "acquire" (or
+//                     tryLock()'s "try_acquire") exec returned nil was granted at once. An exec
+//                     belongs to the thread it names, else to the only thread of its client
+//                     acquiring the lock then. Exempt waiters, each listed as an observation with
+//                     its reason: "timed_out" (the acquire ended fail), "unknown_outcome" (info),
+//                     "crashed", "purged" (it waited longer than the fair wait timeout W after
+//                     queueing: W from the protocol note's fair_wait_timeout=, else
+//                     CheckOptions::fair_wait_timeout_us, 300 s), and "unattributed" (an exec
+//                     without a thread could be any of several threads of its client, so it is
+//                     unknown whether or where they queued). Every grant (acquire ok) of a
+//                     non-exempt acquisition with a known arrival is judged: if a non-exempt
+//                     waiter that queued before the granted one arrived (its queueing exec, or
+//                     the exec that granted it at once) is still waiting, the grant is one
+//                     violation: "out_of_order" if the granted thread had queued, "barged" if it
+//                     was granted at once. It names the passed-over waiter (the earliest) first,
+//                     then the granted thread, with their queue positions (1 + the waiters still
+//                     queued ahead of them when they queued); it lasts from the grant until the
+//                     passed-over waiter is granted (or the run ends).
+//  fencing            Protocols with tokens (kind fencedlock, or an unknown kind whose acquire oks
+//                     carry values). Per lock, the tokens of acquire oks (reentries included) in
+//                     history order must strictly increase: an ok whose token is <= the highest
+//                     token of an earlier ok is a violation "token_not_increasing" (a failover to
+//                     a replica that missed the counter's latest INCR hands out an old token
+//                     again). Resource writes (the `exit` of an access, detail "accepted" or
+//                     "rejected: ..."): each rejected write is an observation "rejected_write"
+//                     (the fence working); an accepted write whose token is lower than one
+//                     accepted earlier for the same lock is a violation "stale_write_accepted".
+//  rw_exclusion       Read-write locks (kind rwlock, or an unknown kind with read-side ops): no
+//                     write belief overlaps a read belief ("write_read") or another thread's write
+//                     belief ("write_write"); read beliefs may overlap each other.
+//  semaphore          Semaphores (kind semaphore): permits in use never exceed the permits of the
+//                     protocol note (default 1). An acquire ok takes its permits (invoke detail
+//                     "permits=<n>", else the invoke's value, else 1) until the thread's release
+//                     invokes give them back (detail permits= / value / 1, at most what it holds)
+//                     or its process crashes. An acquire ok that puts more than P permits in use
+//                     is a violation "over_permits" naming the holders (earliest first) and the new
+//                     one; it lasts until the count is back within P.
 //
 // Each violation names its threads, its true-time interval, the seqs of the events behind it
 // (acquisitions, lease events, faults) and a plain-language explanation.
@@ -78,10 +147,15 @@ inline constexpr std::string_view kResourceExclusion = "resource_exclusion";
 inline constexpr std::string_view kReentrancy = "reentrancy";
 inline constexpr std::string_view kLeaseSafety = "lease_safety";
 inline constexpr std::string_view kLiveness = "liveness";
+inline constexpr std::string_view kFairness = "fairness";
+inline constexpr std::string_view kFencing = "fencing";
+inline constexpr std::string_view kRwExclusion = "rw_exclusion";
+inline constexpr std::string_view kSemaphore = "semaphore";
 
 // Every property, in the order Verdict::results lists them.
-inline constexpr std::array<std::string_view, 5> kProperties = {
-    kMutualExclusion, kResourceExclusion, kReentrancy, kLeaseSafety, kLiveness};
+inline constexpr std::array<std::string_view, 9> kProperties = {
+    kMutualExclusion, kResourceExclusion, kReentrancy, kLeaseSafety, kLiveness,
+    kFairness,        kFencing,           kRwExclusion, kSemaphore};
 
 struct Violation {
   std::string property;              // One of kProperties.
@@ -95,16 +169,35 @@ struct Violation {
   std::string explanation;           // One paragraph, times in seconds with ms precision.
 };
 
+// Something a property noticed that is not a violation, with the same fields: a waiter exempt
+// from the fair order and why ("timed_out", "crashed", "purged", ...), a write the fenced
+// resource rejected ("rejected_write").
+struct Observation {
+  std::string property;
+  std::string kind;
+  std::vector<std::string> threads;
+  int64_t from_us = 0;
+  int64_t to_us = 0;
+  std::vector<uint64_t> events;      // Seqs, ascending.
+  std::string explanation;
+};
+
 struct PropertyResult {
   std::string property;
+  // False when the property does not apply to the history's protocol kind (fairness of an
+  // RLock, say); it is then never violated.
+  bool applicable = true;
   bool violated = false;
   size_t violation_count = 0;         // All violations found.
   std::vector<Violation> violations;  // The earliest max_violations, by (from_us, seq).
+  size_t observation_count = 0;           // All observations.
+  std::vector<Observation> observations;  // The earliest max_violations, by (from_us, seq).
 };
 
 struct Verdict {
   std::vector<PropertyResult> results;  // One per kProperties entry, in that order.
   int64_t run_end_us = 0;               // From the "run" note, or the last event.
+  std::string protocol_kind;            // From the "protocol" note; empty if there is none.
   // Things in the history the checkers could not make sense of (a completion without an
   // invoke, an exit without an enter ...), at most CheckOptions::max_warnings of them.
   std::vector<std::string> warnings;
@@ -120,6 +213,9 @@ struct CheckOptions {
   // The lease assumed when an acquire gave none and the history has no lease_default note
   // (Redisson's lockWatchdogTimeout default).
   int64_t lease_default_us = 30'000'000;
+  // The fair lock's wait timeout (Config.fairLockWaitTimeout) when the protocol note gives none
+  // (ProtocolSpec::fair_wait_timeout_us).
+  int64_t fair_wait_timeout_us = 300'000'000;
   size_t max_violations = 100;  // Kept per property; the rest are only counted.
   size_t max_warnings = 100;
 };
@@ -134,8 +230,9 @@ struct Judgement {
   std::vector<std::string> mismatches;
 };
 
-// kHold matches a property that was not violated, kViolated one that was, kAny anything. A
-// property name the checkers do not know is a mismatch.
+// kHold matches a property that was not violated, kViolated one that was, kAny anything (a
+// property that does not apply to the protocol is never violated). A property name the checkers
+// do not know is a mismatch.
 Judgement Judge(const Verdict& verdict, const std::map<std::string, Expectation>& expect);
 
 }  // namespace lockstep::check

@@ -102,6 +102,27 @@ class Recorder {
     return history_.Append(e).seq;
   }
 
+  // The protocol note the simulator writes at the start ("kind=fairlock ...").
+  void Protocol(const std::string& detail) { Note("sim", "protocol", detail); }
+
+  // A read access (the read side of a read-write lock).
+  uint64_t EnterRead(int64_t t, const std::string& thread) {
+    return Op(t, Event::Type::kResource, thread, "enter", "read", std::nullopt);
+  }
+  // The write at the end of a fenced critical section: detail "accepted" or "rejected: ...".
+  uint64_t Write(int64_t t, const std::string& thread, int64_t token, const std::string& detail) {
+    return Op(t, Event::Type::kResource, thread, "exit", detail, token);
+  }
+  // An exec that names its client but not the thread (as the simulator writes them).
+  uint64_t ExecNoThread(int64_t t, const std::string& node, const std::string& client,
+                        const std::string& label, const std::string& reply) {
+    Event e = At(t, Event::Type::kExec, node, label);
+    e.peer = client;
+    e.lock = "lock";
+    e.detail = reply;
+    return history_.Append(e).seq;
+  }
+
   const History& history() const { return history_; }
 
   Verdict Check(int64_t bound_us = 5_s, size_t max_violations = 100) const {
@@ -834,12 +855,21 @@ TEST_CASE("Judge compares a verdict with the scenario's expectations", "[check]"
 
   const Judgement bad = Judge(v, {{"mutual_exclusion", Expectation::kHold},
                                   {"reentrancy", Expectation::kViolated},
-                                  {"fairness", Expectation::kHold}});
+                                  {"fairnes", Expectation::kHold}});
   CHECK_FALSE(bad.matches);
   CHECK(bad.mismatches == std::vector<std::string>{
-                              "fairness: no such property",
+                              "fairnes: no such property",
                               "mutual_exclusion: expected to hold, violated (2 violations)",
                               "reentrancy: expected to be violated, held"});
+
+  // The issue 4 properties are known names; one that does not apply to the protocol holds.
+  const Judgement added = Judge(v, {{"fairness", Expectation::kHold},
+                                    {"fencing", Expectation::kHold},
+                                    {"rw_exclusion", Expectation::kHold},
+                                    {"semaphore", Expectation::kViolated}});
+  CHECK(added.mismatches == std::vector<std::string>{
+                                "semaphore: expected to be violated, held (it does not apply to "
+                                "protocol kind '')"});
 }
 
 TEST_CASE("checkers: malformed input becomes warnings, not crashes", "[check]") {
@@ -869,6 +899,616 @@ TEST_CASE("checkers: a history read back from JSON Lines gives the same verdict"
   for (size_t i = 0; i < kProperties.size(); ++i) {
     CHECK(a.results[i].violation_count == b.results[i].violation_count);
   }
+}
+
+// --- Issue 4: fairness, fencing, read-write locks, semaphores, RedLock ----------------------
+
+// c1 holds a fair lock from 1 s to 2 s; c2 queues at 1.501 s, then c3 at 1.601 s.
+Recorder FairQueue(const std::string& protocol, uint64_t* c2_queued, uint64_t* c3_queued) {
+  Recorder r;
+  r.Protocol(protocol);
+  r.Client("c1");
+  r.Client("c2");
+  r.Client("c3");
+  r.Invoke(1_s, "c1.t0", "acquire", "lock(no lease)");
+  r.Exec(1001_ms, "n1", "c1.t0", "acquire", "(nil)");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Invoke(1500_ms, "c2.t0", "acquire", "lock(no lease)");
+  *c2_queued = r.Exec(1501_ms, "n1", "c2.t0", "acquire", "29500");
+  r.Invoke(1600_ms, "c3.t0", "acquire", "lock(no lease)");
+  *c3_queued = r.Exec(1601_ms, "n1", "c3.t0", "acquire", "29400");
+  r.Invoke(2000_ms, "c1.t0", "release", "unlock()");
+  r.Exec(2001_ms, "n1", "c1.t0", "unlock", "1");
+  r.Lease(2001_ms, "n1", "released", "c1.t0");
+  r.Ok(2002_ms, "c1.t0", "release", 1);
+  return r;
+}
+
+// Grants `first` then `second` (each holds for 100 ms); returns their acquire oks.
+std::pair<uint64_t, uint64_t> GrantInTurn(Recorder* r, const std::string& first,
+                                          const std::string& second) {
+  r->Exec(2003_ms, "n1", first, "acquire", "(nil)");
+  r->Lease(2003_ms, "n1", "acquired", first);
+  const uint64_t first_ok = r->Ok(2004_ms, first, "acquire");
+  r->Invoke(2100_ms, first, "release", "unlock()");
+  r->Lease(2101_ms, "n1", "released", first);
+  r->Ok(2102_ms, first, "release", 1);
+  r->Exec(2103_ms, "n1", second, "acquire", "(nil)");
+  r->Lease(2103_ms, "n1", "acquired", second);
+  const uint64_t second_ok = r->Ok(2104_ms, second, "acquire");
+  return {first_ok, second_ok};
+}
+
+TEST_CASE("fairness: grants follow the queue order", "[check][issue4]") {
+  uint64_t c2_queued = 0, c3_queued = 0;
+  const std::string fair = "kind=fairlock version=v3.13.6 fencing=off permits=1";
+
+  SECTION("in queue order holds") {
+    Recorder r = FairQueue(fair, &c2_queued, &c3_queued);
+    GrantInTurn(&r, "c2.t0", "c3.t0");
+    const Verdict v = r.Check();
+    const PropertyResult& fairness = Result(v, kFairness);
+    CHECK(fairness.applicable);
+    CHECK_FALSE(fairness.violated);
+    CHECK(fairness.observation_count == 0);
+    CHECK(v.protocol_kind == "fairlock");
+    CHECK_FALSE(v.AnyViolated());
+    CHECK(v.warnings.empty());
+  }
+  SECTION("a later waiter granted first is out of order") {
+    Recorder r = FairQueue(fair, &c2_queued, &c3_queued);
+    const auto [c3_ok, c2_ok] = GrantInTurn(&r, "c3.t0", "c2.t0");
+    const PropertyResult& fairness = Result(r.Check(), kFairness);
+    REQUIRE(fairness.violation_count == 1);
+    const Violation& x = fairness.violations[0];
+    CHECK(x.property == "fairness");
+    CHECK(x.kind == "out_of_order");
+    CHECK(x.threads == std::vector<std::string>{"c2.t0", "c3.t0"});
+    CHECK(x.from_us == 2004_ms);
+    CHECK(x.to_us == 2104_ms);
+    CHECK(x.events == std::vector<uint64_t>{c2_queued, c3_queued, c3_ok, c2_ok});
+    CHECK(x.explanation.find("c3.t0 was granted \"lock\" at 2.004 s ahead of c2.t0") !=
+          std::string::npos);
+    CHECK(x.explanation.find("c2.t0 queued at 1.501 s (position 1), c3.t0 queued at 1.601 s "
+                             "(position 2)") != std::string::npos);
+    CHECK(x.explanation.find("granted only at 2.104 s") != std::string::npos);
+  }
+  SECTION("a tryLock() granted by try_acquire while others wait barges in") {
+    Recorder r = FairQueue(fair, &c2_queued, &c3_queued);
+    r.Client("c4", 2002_ms);
+    r.Invoke(2002_ms, "c4.t0", "acquire", "tryLock()");
+    const uint64_t barged = r.Exec(2003_ms, "n1", "c4.t0", "try_acquire", "(nil)");
+    r.Ok(2004_ms, "c4.t0", "acquire");
+    const PropertyResult& fairness = Result(r.Check(), kFairness);
+    REQUIRE(fairness.violation_count == 1);
+    CHECK(fairness.violations[0].kind == "barged");
+    CHECK(fairness.violations[0].threads == std::vector<std::string>{"c2.t0", "c4.t0"});
+    CHECK(fairness.violations[0].to_us == 60_s);  // c2 still waits when the run ends.
+    CHECK(Contains(fairness.violations[0].events, barged));
+    CHECK(fairness.violations[0].explanation.find("1 other waiter that queued before c4.t0 was "
+                                                  "passed over too") != std::string::npos);
+  }
+  SECTION("the same history of a non-fair lock is not judged") {
+    Recorder r = FairQueue("kind=rlock version=v3.13.6 fencing=off permits=1", &c2_queued,
+                           &c3_queued);
+    GrantInTurn(&r, "c3.t0", "c2.t0");
+    const PropertyResult& fairness = Result(r.Check(), kFairness);
+    CHECK_FALSE(fairness.applicable);
+    CHECK_FALSE(fairness.violated);
+  }
+}
+
+// c1 holds from 1 s to 8 s. c2 queues with a 2 s wait and times out, c3 queues and crashes,
+// c4 queues with lock() and waits until 9 s; c5 arrives at 8.1 s and is granted at once.
+Recorder FairExceptions(const std::string& protocol) {
+  Recorder r;
+  r.Protocol(protocol);
+  for (const char* c : {"c1", "c2", "c3", "c4", "c5"}) r.Client(c);
+  r.Invoke(1_s, "c1.t0", "acquire", "lock(no lease)");
+  r.Exec(1001_ms, "n1", "c1.t0", "acquire", "(nil)");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Invoke(1500_ms, "c2.t0", "acquire", "tryLock(wait=2000ms, no lease)");
+  r.Exec(1501_ms, "n1", "c2.t0", "acquire", "29500");
+  r.Invoke(1600_ms, "c3.t0", "acquire", "lock(no lease)");
+  r.Exec(1601_ms, "n1", "c3.t0", "acquire", "29400");
+  r.Invoke(1700_ms, "c4.t0", "acquire", "lock(no lease)");
+  r.Exec(1701_ms, "n1", "c4.t0", "acquire", "29300");
+  r.Exec(3499_ms, "n1", "c2.t0", "acquire_failed", "(nil)");
+  r.Fail(3500_ms, "c2.t0", "acquire", "wait time elapsed");
+  r.Fault(4_s, "c3", "crash");
+  r.Invoke(8_s, "c1.t0", "release", "unlock()");
+  r.Lease(8001_ms, "n1", "released", "c1.t0");
+  r.Ok(8002_ms, "c1.t0", "release", 1);
+  r.Invoke(8100_ms, "c5.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+  r.Exec(8101_ms, "n1", "c5.t0", "acquire", "(nil)");
+  r.Lease(8101_ms, "n1", "acquired", "c5.t0");
+  r.Ok(8102_ms, "c5.t0", "acquire");
+  r.Invoke(8500_ms, "c5.t0", "release", "unlock()");
+  r.Lease(8501_ms, "n1", "released", "c5.t0");
+  r.Ok(8502_ms, "c5.t0", "release", 1);
+  r.Exec(9_s, "n1", "c4.t0", "acquire", "(nil)");
+  r.Lease(9_s, "n1", "acquired", "c4.t0");
+  r.Ok(9001_ms, "c4.t0", "acquire");
+  return r;
+}
+
+TEST_CASE("fairness: timed-out, crashed and purged waiters are exempt and listed", "[check][issue4]") {
+  SECTION("with a 5 s fair wait timeout c4 may have been purged, so c5 passing it is fine") {
+    const Recorder r = FairExceptions(
+        "kind=fairlock version=v3.13.6 fencing=off permits=1 fair_wait_timeout=5000ms");
+    const PropertyResult& fairness = Result(r.Check(), kFairness);
+    CHECK_FALSE(fairness.violated);
+    REQUIRE(fairness.observation_count == 3);
+    REQUIRE(fairness.observations.size() == 3);
+    CHECK(fairness.observations[0].kind == "timed_out");
+    CHECK(fairness.observations[0].threads == std::vector<std::string>{"c2.t0"});
+    CHECK(fairness.observations[0].from_us == 1501_ms);
+    CHECK(fairness.observations[0].to_us == 3500_ms);
+    CHECK(fairness.observations[1].kind == "crashed");
+    CHECK(fairness.observations[1].threads == std::vector<std::string>{"c3.t0"});
+    CHECK(fairness.observations[2].kind == "purged");
+    CHECK(fairness.observations[2].threads == std::vector<std::string>{"c4.t0"});
+    CHECK(fairness.observations[2].explanation.find(
+              "c4.t0 queued at 1.701 s (position 3) for \"lock\" and waited 7.300 s") !=
+          std::string::npos);
+    CHECK(fairness.observations[2].explanation.find("fair wait timeout of 5.000 s") !=
+          std::string::npos);
+  }
+  SECTION("with the default 300 s c4 was owed its turn: c5 barged in") {
+    const Recorder r = FairExceptions("kind=fairlock version=v3.13.6 fencing=off permits=1");
+    const PropertyResult& fairness = Result(r.Check(), kFairness);
+    CHECK(fairness.observation_count == 2);  // c2 and c3 only.
+    REQUIRE(fairness.violation_count == 1);
+    const Violation& x = fairness.violations[0];
+    CHECK(x.kind == "barged");
+    CHECK(x.threads == std::vector<std::string>{"c4.t0", "c5.t0"});
+    CHECK(x.from_us == 8102_ms);
+    CHECK(x.to_us == 9001_ms);
+    CHECK(x.explanation.find("c5.t0 did not queue: its first attempt, at 8.101 s, was granted "
+                             "at once") != std::string::npos);
+  }
+}
+
+TEST_CASE("fairness: execs that cannot be told apart are not judged", "[check][issue4]") {
+  Recorder r;
+  r.Protocol("kind=fairlock version=v3.13.6 fencing=off permits=1");
+  r.Client("c1");
+  r.Client("c2");
+  r.Client("c9");
+  r.Invoke(1_s, "c9.t0", "acquire", "lock(no lease)");
+  r.Exec(1001_ms, "n1", "c9.t0", "acquire", "(nil)");
+  r.Ok(1002_ms, "c9.t0", "acquire");
+  r.Invoke(1100_ms, "c1.t0", "acquire", "lock(no lease)");
+  r.Invoke(1100_ms, "c1.t1", "acquire", "lock(no lease)");
+  r.ExecNoThread(1101_ms, "n1", "c1", "acquire", "29000");  // t0's or t1's?
+  r.ExecNoThread(1102_ms, "n1", "c1", "acquire", "29000");
+  r.Invoke(1200_ms, "c2.t0", "acquire", "lock(no lease)");
+  r.Exec(1201_ms, "n1", "c2.t0", "acquire", "28800");
+  r.Invoke(2_s, "c9.t0", "release", "unlock()");
+  r.Ok(2001_ms, "c9.t0", "release", 1);
+  r.Exec(2002_ms, "n1", "c2.t0", "acquire", "(nil)");
+  r.Ok(2003_ms, "c2.t0", "acquire");  // Ahead of c1's threads, which may have queued first.
+  const PropertyResult& fairness = Result(r.Check(), kFairness);
+  CHECK_FALSE(fairness.violated);
+  REQUIRE(fairness.observation_count == 2);
+  CHECK(fairness.observations[0].kind == "unattributed");
+  CHECK(fairness.observations[0].threads == std::vector<std::string>{"c1.t0"});
+  CHECK(fairness.observations[1].threads == std::vector<std::string>{"c1.t1"});
+}
+
+TEST_CASE("fencing: tokens strictly increase and the resource keeps stale writes out",
+          "[check][issue4]") {
+  Recorder r;
+  r.Protocol("kind=fencedlock version=current fencing=on permits=1");
+  r.Client("c1");
+  r.Client("c2");
+  r.Client("c3");
+  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=0ms, lease=2000ms)", 2000);
+  const uint64_t c1_ok = r.Ok(1001_ms, "c1.t0", "acquire", 5);
+  r.Enter(1002_ms, "c1.t0", 5);
+  r.Fault(1100_ms, "c1", "pause", "5000ms");
+  r.Lease(3001_ms, "n1", "expired", "c1.t0");
+  r.Invoke(3100_ms, "c2.t0", "acquire", "tryLock(wait=0ms, lease=2000ms)", 2000);
+  const uint64_t c2_ok = r.Ok(3101_ms, "c2.t0", "acquire", 6);
+  r.Enter(3102_ms, "c2.t0", 6);
+  const uint64_t accepted = r.Write(3200_ms, "c2.t0", 6, "accepted");
+  r.Invoke(3300_ms, "c2.t0", "release", "unlock()");
+  r.Ok(3301_ms, "c2.t0", "release", 1);
+  r.Fault(6100_ms, "c1", "resume");
+  const uint64_t stale = r.Write(6101_ms, "c1.t0", 5, "rejected: stale token 5 < 6");
+
+  SECTION("a rejected stale write is reported, not a violation") {
+    const Verdict v = r.Check();
+    const PropertyResult& fencing = Result(v, kFencing);
+    CHECK(fencing.applicable);
+    CHECK_FALSE(fencing.violated);
+    REQUIRE(fencing.observation_count == 1);
+    const Observation& o = fencing.observations[0];
+    CHECK(o.property == "fencing");
+    CHECK(o.kind == "rejected_write");
+    CHECK(o.threads == std::vector<std::string>{"c1.t0"});
+    CHECK(o.from_us == 6101_ms);
+    CHECK(o.events == std::vector<uint64_t>{accepted, stale});
+    CHECK(o.explanation.find("rejected c1.t0's write at 6.101 s with token 5") !=
+          std::string::npos);
+    CHECK(o.explanation.find("accepted token 6 from c2.t0 at 3.200 s") != std::string::npos);
+    CHECK(Result(v, kLeaseSafety).violated);  // The pause itself is still a lease problem.
+  }
+  SECTION("a failover that hands out a token again is a violation") {
+    r.Fault(7_s, "n1", "crash");
+    const uint64_t promote = r.Fault(8_s, "n2", "promote", "replica n2 promoted to master");
+    r.Invoke(9_s, "c3.t0", "acquire", "tryLock(wait=0ms, lease=2000ms)", 2000);
+    const uint64_t c3_ok = r.Ok(9001_ms, "c3.t0", "acquire", 6);  // n2 missed the last INCR.
+    const PropertyResult& fencing = Result(r.Check(), kFencing);
+    REQUIRE(fencing.violation_count == 1);
+    const Violation& x = fencing.violations[0];
+    CHECK(x.kind == "token_not_increasing");
+    CHECK(x.threads == std::vector<std::string>{"c2.t0", "c3.t0"});
+    CHECK(x.from_us == 3101_ms);
+    CHECK(x.to_us == 9001_ms);
+    CHECK(Contains(x.events, c2_ok));
+    CHECK(Contains(x.events, c3_ok));
+    CHECK(Contains(x.events, promote));
+    CHECK_FALSE(Contains(x.events, c1_ok));
+    CHECK(x.explanation.find("with token 6, not greater than token 6 that c2.t0 got at "
+                             "3.101 s") != std::string::npos);
+    CHECK(x.explanation.find("promote n2 at 8.000 s") != std::string::npos);
+  }
+  SECTION("an accepted write with a lower token is a violation") {
+    r.Enter(6200_ms, "c3.t0", 4);
+    const uint64_t bad = r.Write(6300_ms, "c3.t0", 4, "accepted");
+    const PropertyResult& fencing = Result(r.Check(), kFencing);
+    REQUIRE(fencing.violation_count == 1);
+    const Violation& x = fencing.violations[0];
+    CHECK(x.kind == "stale_write_accepted");
+    CHECK(x.threads == std::vector<std::string>{"c2.t0", "c3.t0"});
+    CHECK(x.from_us == 3200_ms);
+    CHECK(x.to_us == 6300_ms);
+    CHECK(x.events == std::vector<uint64_t>{accepted, bad});
+    CHECK(fencing.observation_count == 1);  // c1's write is still only rejected.
+  }
+}
+
+TEST_CASE("fencing: does not apply to a lock without tokens", "[check][issue4]") {
+  const Verdict v = CleanTurns().Check();
+  CHECK_FALSE(Result(v, kFencing).applicable);
+  CHECK_FALSE(Result(v, kFairness).applicable);
+  CHECK_FALSE(Result(v, kRwExclusion).applicable);
+  CHECK_FALSE(Result(v, kSemaphore).applicable);
+  CHECK(Result(v, kMutualExclusion).applicable);
+}
+
+// Two readers hold a read-write lock together from 1.5 s to 2.2 s.
+Recorder TwoReaders() {
+  Recorder r;
+  r.Protocol("kind=rwlock version=v3.13.6 fencing=off permits=1");
+  r.Client("c1");
+  r.Client("c2");
+  r.Client("c3");
+  r.Client("c4");
+  r.Invoke(1_s, "c1.t0", "acquire_read", "tryLock(wait=10000ms, no lease)");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire_read");
+  r.EnterRead(1100_ms, "c1.t0");
+  r.Invoke(1500_ms, "c2.t0", "acquire_read", "tryLock(wait=10000ms, no lease)");
+  r.Lease(1501_ms, "n1", "owners", "c1.t0,c2.t0");
+  r.Ok(1502_ms, "c2.t0", "acquire_read");
+  r.EnterRead(1600_ms, "c2.t0");
+  r.Exit(2000_ms, "c1.t0");
+  r.Exit(2100_ms, "c2.t0");
+  r.Invoke(2200_ms, "c1.t0", "release_read", "unlock()");
+  r.Lease(2201_ms, "n1", "owners", "c2.t0");
+  r.Ok(2202_ms, "c1.t0", "release_read", 0);  // c2 still holds: the hash stays.
+  return r;
+}
+
+TEST_CASE("rw_exclusion: readers may overlap, a writer may not", "[check][issue4]") {
+  Recorder r = TwoReaders();
+
+  SECTION("reader-reader overlap is fine for every exclusion property") {
+    r.Invoke(2300_ms, "c2.t0", "release_read", "unlock()");
+    r.Lease(2301_ms, "n1", "released", "c2.t0");
+    r.Ok(2302_ms, "c2.t0", "release_read", 1);
+    const Verdict v = r.Check();
+    CHECK(Result(v, kRwExclusion).applicable);
+    CHECK_FALSE(Result(v, kRwExclusion).violated);
+    CHECK_FALSE(Result(v, kMutualExclusion).violated);
+    CHECK_FALSE(Result(v, kResourceExclusion).violated);
+    CHECK_FALSE(Result(v, kReentrancy).violated);  // A reader's last release may return 0.
+    CHECK_FALSE(Result(v, kLeaseSafety).violated);
+    CHECK_FALSE(v.AnyViolated());
+    CHECK(v.warnings.empty());  // "owners" lease events are understood.
+  }
+  SECTION("a writer while a reader still holds breaks it") {
+    r.Invoke(2240_ms, "c3.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+    const uint64_t writer_ok = r.Ok(2250_ms, "c3.t0", "acquire");
+    r.Invoke(2300_ms, "c2.t0", "release_read", "unlock()");
+    r.Ok(2302_ms, "c2.t0", "release_read", 1);
+    const Verdict v = r.Check();
+    const PropertyResult& rw = Result(v, kRwExclusion);
+    REQUIRE(rw.violation_count == 1);
+    const Violation& x = rw.violations[0];
+    CHECK(x.kind == "write_read");
+    CHECK(x.threads == std::vector<std::string>{"c2.t0", "c3.t0"});
+    CHECK(x.from_us == 2250_ms);
+    CHECK(x.to_us == 2300_ms);
+    CHECK(Contains(x.events, writer_ok));
+    CHECK(x.explanation.find("c3.t0 acquired the write lock of \"lock\" at 2.250 s while c2.t0 "
+                             "still believed it held the read lock") != std::string::npos);
+    REQUIRE(Result(v, kMutualExclusion).violation_count == 1);
+    CHECK(Result(v, kMutualExclusion).violations[0].threads ==
+          std::vector<std::string>{"c2.t0", "c3.t0"});
+  }
+  SECTION("two writers break it too") {
+    r.Invoke(2300_ms, "c2.t0", "release_read", "unlock()");
+    r.Ok(2302_ms, "c2.t0", "release_read", 1);
+    r.Invoke(3_s, "c3.t0", "acquire", "lock(no lease)");
+    r.Ok(3001_ms, "c3.t0", "acquire");
+    r.Invoke(3100_ms, "c4.t0", "acquire", "lock(no lease)");
+    r.Ok(3101_ms, "c4.t0", "acquire");
+    const PropertyResult& rw = Result(r.Check(), kRwExclusion);
+    REQUIRE(rw.violation_count == 1);
+    CHECK(rw.violations[0].kind == "write_write");
+    CHECK(rw.violations[0].threads == std::vector<std::string>{"c3.t0", "c4.t0"});
+  }
+  SECTION("a reader's field dropped while it still holds is a lease loss") {
+    const uint64_t dropped = r.Lease(2250_ms, "n1", "owners", "c3.t0");  // c2's field is gone.
+    r.Invoke(2300_ms, "c2.t0", "release_read", "unlock()");
+    r.Fail(2302_ms, "c2.t0", "release_read", "IllegalMonitorStateException");
+    const PropertyResult& lease = Result(r.Check(), kLeaseSafety);
+    REQUIRE(lease.violation_count == 1);
+    CHECK(lease.violations[0].threads == std::vector<std::string>{"c2.t0"});
+    CHECK(lease.violations[0].from_us == 2250_ms);
+    CHECK(lease.violations[0].to_us == 2300_ms);
+    CHECK(Contains(lease.violations[0].events, dropped));
+    CHECK(lease.violations[0].explanation.find("was removed from the key on n1") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("semaphore: never more permits in use than the semaphore has", "[check][issue4]") {
+  Recorder r;
+  r.Protocol("kind=semaphore version=v3.13.6 fencing=off permits=2");
+  for (const char* c : {"c1", "c2", "c3", "c4", "c9"}) r.Client(c);
+  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+  const uint64_t c1_ok = r.Ok(1001_ms, "c1.t0", "acquire");
+  r.Enter(1002_ms, "c1.t0");
+  r.Invoke(1500_ms, "c2.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+  const uint64_t c2_ok = r.Ok(1501_ms, "c2.t0", "acquire");
+  r.Enter(1502_ms, "c2.t0");
+  // A waiter on a node where the key never showed up: free for a lock, not for a semaphore.
+  r.Invoke(1600_ms, "c9.t0", "acquire", "lock(no lease)");
+  r.Exec(1601_ms, "n1", "c9.t0", "acquire", "0");
+
+  SECTION("two holders of two permits are fine") {
+    r.Exit(1900_ms, "c1.t0");
+    r.Invoke(2_s, "c1.t0", "release", "release()");
+    r.Ok(2001_ms, "c1.t0", "release", 1);
+    r.Invoke(2500_ms, "c3.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+    r.Ok(2501_ms, "c3.t0", "acquire");
+    r.Enter(2502_ms, "c3.t0");
+    const Verdict v = r.Check();
+    CHECK(Result(v, kSemaphore).applicable);
+    CHECK_FALSE(Result(v, kSemaphore).violated);
+    CHECK_FALSE(Result(v, kMutualExclusion).violated);
+    CHECK_FALSE(Result(v, kResourceExclusion).violated);
+    CHECK_FALSE(Result(v, kReentrancy).applicable);
+    CHECK_FALSE(Result(v, kLiveness).violated);  // c9's wait is not judged as "while free".
+  }
+  SECTION("a third holder is one too many") {
+    r.Invoke(1800_ms, "c3.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+    const uint64_t c3_ok = r.Ok(1801_ms, "c3.t0", "acquire");
+    r.Enter(1802_ms, "c3.t0");
+    r.Exit(1900_ms, "c1.t0");
+    r.Invoke(2_s, "c1.t0", "release", "release()");
+    r.Ok(2001_ms, "c1.t0", "release", 1);
+    const Verdict v = r.Check();
+    const PropertyResult& sem = Result(v, kSemaphore);
+    REQUIRE(sem.violation_count == 1);
+    const Violation& x = sem.violations[0];
+    CHECK(x.kind == "over_permits");
+    CHECK(x.threads == std::vector<std::string>{"c1.t0", "c2.t0", "c3.t0"});
+    CHECK(x.from_us == 1801_ms);
+    CHECK(x.to_us == 2_s);
+    CHECK(x.events == std::vector<uint64_t>{c1_ok, c2_ok, c3_ok});
+    CHECK(x.explanation.find("putting 3 in use with only 2 permits") != std::string::npos);
+    const PropertyResult& me = Result(v, kMutualExclusion);
+    REQUIRE(me.violation_count == 1);
+    CHECK(me.violations[0].kind == "over_permits");
+    CHECK(me.violations[0].threads == std::vector<std::string>{"c1.t0", "c2.t0", "c3.t0"});
+    CHECK(me.violations[0].to_us == 2_s);
+    const PropertyResult& res = Result(v, kResourceExclusion);
+    REQUIRE(res.violation_count == 1);
+    CHECK(res.violations[0].from_us == 1802_ms);
+    CHECK(res.violations[0].to_us == 1900_ms);
+  }
+  SECTION("a release without a permit makes room for one too many") {
+    const uint64_t unowned = r.Invoke(1700_ms, "c4.t0", "release", "release()");
+    r.Ok(1701_ms, "c4.t0", "release", 1);
+    r.Invoke(1800_ms, "c3.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+    r.Ok(1801_ms, "c3.t0", "acquire");
+    const PropertyResult& sem = Result(r.Check(), kSemaphore);
+    REQUIRE(sem.violation_count == 1);
+    CHECK(sem.violations[0].to_us == 60_s);  // Still over when the run ended.
+    CHECK(Contains(sem.violations[0].events, unowned));
+    CHECK(sem.violations[0].explanation.find("does not check ownership") != std::string::npos);
+  }
+  SECTION("permits are counted per acquisition") {
+    r.Invoke(1800_ms, "c3.t0", "acquire", "tryAcquire(permits=2, wait=0ms)");
+    r.Fail(1801_ms, "c3.t0", "acquire", "no permits");
+    r.Invoke(1900_ms, "c1.t0", "acquire", "tryAcquire(permits=2, wait=0ms)");
+    r.Ok(1901_ms, "c1.t0", "acquire");  // c1 now holds 3.
+    const PropertyResult& sem = Result(r.Check(), kSemaphore);
+    REQUIRE(sem.violation_count == 1);
+    CHECK(sem.violations[0].threads == std::vector<std::string>{"c2.t0", "c1.t0"});
+    CHECK(sem.violations[0].explanation.find("putting 4 in use") != std::string::npos);
+  }
+}
+
+// c1 acquires a RedLock on n1, n2 and n3 with a 10 s lease and stays in the resource until 4 s.
+Recorder RedLockHeld(const std::string& protocol) {
+  Recorder r;
+  r.Protocol(protocol);
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=0ms, lease=10000ms)", 10'000);
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Lease(1002_ms, "n2", "acquired", "c1.t0");
+  r.Lease(1003_ms, "n3", "acquired", "c1.t0");
+  r.Ok(1004_ms, "c1.t0", "acquire");
+  r.Enter(1005_ms, "c1.t0");
+  return r;
+}
+
+TEST_CASE("lease_safety: a RedLock holder keeps its lease while a majority does",
+          "[check][issue4]") {
+  SECTION("one node's expiry with the majority intact is not a loss") {
+    Recorder r = RedLockHeld("kind=redlock version=v3.13.6 fencing=off permits=1");
+    r.Lease(3_s, "n2", "expired", "c1.t0");  // Say n2's clock jumped.
+    r.Exit(4_s, "c1.t0");
+    r.Invoke(4100_ms, "c1.t0", "release", "unlock()");
+    r.Lease(4101_ms, "n1", "released", "c1.t0");
+    r.Lease(4102_ms, "n3", "released", "c1.t0");
+    r.Ok(4103_ms, "c1.t0", "release", 2);  // Two members fully released.
+    const Verdict v = r.Check();
+    CHECK_FALSE(Result(v, kLeaseSafety).violated);
+    CHECK_FALSE(Result(v, kReentrancy).violated);
+  }
+  SECTION("a majority's expiry is") {
+    Recorder r = RedLockHeld("kind=redlock version=v3.13.6 fencing=off permits=1");
+    const uint64_t first = r.Lease(3_s, "n2", "expired", "c1.t0");
+    const uint64_t second = r.Lease(3500_ms, "n3", "expired", "c1.t0");
+    r.Exit(4_s, "c1.t0");
+    const uint64_t release = r.Invoke(4100_ms, "c1.t0", "release", "unlock()");
+    const PropertyResult& lease = Result(r.Check(), kLeaseSafety);
+    REQUIRE(lease.violation_count == 1);
+    const Violation& x = lease.violations[0];
+    CHECK(x.kind == "used_after_loss");
+    CHECK(x.threads == std::vector<std::string>{"c1.t0"});
+    CHECK(x.from_us == 3500_ms);
+    CHECK(x.to_us == 4100_ms);
+    CHECK(Contains(x.events, first));
+    CHECK(Contains(x.events, second));
+    CHECK(Contains(x.events, release));
+    CHECK(x.explanation.find("on 1 of the 3 nodes, fewer than the quorum of 2") !=
+          std::string::npos);
+  }
+  SECTION("the lease is back once a majority holds the field again") {
+    Recorder r = RedLockHeld("kind=redlock version=v3.13.6 fencing=off permits=1 nodes=3");
+    r.Lease(3_s, "n2", "expired", "c1.t0");
+    r.Lease(3500_ms, "n3", "expired", "c1.t0");
+    r.Lease(3600_ms, "n2", "acquired", "c1.t0");  // A renewal re-created it (say).
+    r.Exit(4_s, "c1.t0");
+    const PropertyResult& lease = Result(r.Check(), kLeaseSafety);
+    REQUIRE(lease.violation_count == 1);
+    CHECK(lease.violations[0].to_us == 3600_ms);
+    CHECK(lease.violations[0].explanation.find("quorum of nodes again at 3.600 s") !=
+          std::string::npos);
+  }
+  SECTION("a MultiLock needs every node") {
+    Recorder r = RedLockHeld("kind=multilock version=v3.13.6 fencing=off permits=1 nodes=3");
+    r.Lease(3_s, "n2", "expired", "c1.t0");
+    r.Exit(4_s, "c1.t0");
+    r.Invoke(4100_ms, "c1.t0", "release", "unlock()");
+    const PropertyResult& lease = Result(r.Check(), kLeaseSafety);
+    REQUIRE(lease.violation_count == 1);
+    CHECK(lease.violations[0].from_us == 3_s);
+    CHECK(lease.violations[0].explanation.find("quorum of 3") != std::string::npos);
+  }
+  SECTION("without a protocol note any single node's expiry counts, as for an RLock") {
+    Recorder r = RedLockHeld("version=v3.13.6");
+    r.Lease(3_s, "n2", "expired", "c1.t0");
+    r.Exit(4_s, "c1.t0");
+    r.Invoke(4100_ms, "c1.t0", "release", "unlock()");
+    CHECK(Result(r.Check(), kLeaseSafety).violation_count == 1);
+  }
+}
+
+TEST_CASE("liveness: a RedLock waiter waits for a quorum, not for one free node",
+          "[check][issue4]") {
+  Recorder r = RedLockHeld("kind=redlock version=v3.13.6 fencing=off permits=1 nodes=3");
+  const uint64_t waiting = r.Invoke(2_s, "c2.t0", "acquire", "tryLock(wait=30000ms, no lease)");
+  r.Exec(2001_ms, "n1", "c2.t0", "acquire", "8999");
+  r.Lease(3_s, "n1", "expired", "c1.t0");  // n1 is free from 3 s; n2 and n3 are not.
+
+  SECTION("one free node of three is not a free lock") {
+    r.Exit(20_s, "c1.t0");
+    r.Invoke(20100_ms, "c1.t0", "release", "unlock()");
+    r.Lease(20101_ms, "n2", "released", "c1.t0");
+    r.Lease(20102_ms, "n3", "released", "c1.t0");
+    r.Ok(20103_ms, "c1.t0", "release", 2);
+    r.Lease(20200_ms, "n1", "acquired", "c2.t0");
+    r.Lease(20201_ms, "n2", "acquired", "c2.t0");
+    r.Ok(20202_ms, "c2.t0", "acquire");
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("two free nodes are, and waiting through them is a violation") {
+    r.Lease(4_s, "n3", "expired", "c1.t0");
+    r.Exit(20_s, "c1.t0");
+    r.Invoke(20100_ms, "c1.t0", "release", "unlock()");
+    r.Ok(20103_ms, "c1.t0", "release", 1);
+    r.Lease(20200_ms, "n1", "acquired", "c2.t0");
+    r.Lease(20201_ms, "n3", "acquired", "c2.t0");
+    r.Ok(20202_ms, "c2.t0", "acquire");
+    const PropertyResult& live = Result(r.Check(), kLiveness);
+    REQUIRE(live.violation_count == 1);
+    const Violation& x = live.violations[0];
+    CHECK(x.kind == "waited_while_free");
+    CHECK(x.threads == std::vector<std::string>{"c2.t0"});
+    CHECK(x.from_us == 4_s);
+    CHECK(x.to_us == 20200_ms);
+    CHECK(Contains(x.events, waiting));
+    CHECK(x.explanation.find("free on at least 2 of its 3 nodes (a quorum) from 4.000 s") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("reentrancy: RedLock releases count members", "[check][issue4]") {
+  Recorder r = RedLockHeld("kind=redlock version=v3.13.6 fencing=off permits=1");
+  r.Exit(2_s, "c1.t0");
+  SECTION("a non-holder's release that released nothing is fine (RedLock swallows errors)") {
+    r.Invoke(2500_ms, "c2.t0", "release", "unlock()");
+    r.Ok(2501_ms, "c2.t0", "release", 0);
+    CHECK_FALSE(Result(r.Check(), kReentrancy).violated);
+  }
+  SECTION("one that released members is not") {
+    r.Invoke(2500_ms, "c2.t0", "release", "unlock()");
+    r.Ok(2501_ms, "c2.t0", "release", 3);
+    const PropertyResult& re = Result(r.Check(), kReentrancy);
+    REQUIRE(re.violation_count == 1);
+    CHECK(re.violations[0].kind == "release_without_hold");
+  }
+  SECTION("a holder's last release that released no member leaks the lock") {
+    r.Invoke(3_s, "c1.t0", "release", "unlock()");
+    r.Ok(3001_ms, "c1.t0", "release", 0);
+    const PropertyResult& re = Result(r.Check(), kReentrancy);
+    REQUIRE(re.violation_count == 1);
+    CHECK(re.violations[0].kind == "hold_leaked");
+  }
+}
+
+TEST_CASE("liveness: read-side ops are acquisitions and releases", "[check][issue4]") {
+  Recorder r;  // Ends at 60 s; B = 5 s.
+  r.Protocol("kind=rwlock version=v3.13.6 fencing=off permits=1");
+  for (const char* c : {"c1", "c2", "c3", "c4", "c5"}) r.Client(c);
+  const uint64_t waiting = r.Invoke(1_s, "c5.t0", "acquire_read", "lock(no lease)");
+  r.Exec(1001_ms, "n1", "c5.t0", "acquire", "1000");  // Nothing holds it on n1, ever.
+  r.Invoke(30_s, "c4.t0", "acquire_read", "lock(no lease)");  // Waits forever: not stuck.
+  const uint64_t stuck_read =
+      r.Invoke(40_s, "c2.t0", "acquire_read", "tryLock(wait=10000ms, no lease)");
+  r.Invoke(50_s, "c1.t0", "acquire_read", "tryLock(wait=10000ms, no lease)");  // 50+10+5 > 60.
+  const uint64_t stuck_release = r.Invoke(54_s, "c3.t0", "release_read", "unlock()");
+  const PropertyResult& live = Result(r.Check(), kLiveness);
+  REQUIRE(live.violation_count == 3);
+  CHECK(live.violations[0].kind == "waited_while_free");
+  CHECK(live.violations[0].threads == std::vector<std::string>{"c5.t0"});
+  CHECK(live.violations[0].events.front() == waiting);
+  CHECK(live.violations[1].kind == "stuck");
+  CHECK(live.violations[1].events == std::vector<uint64_t>{stuck_read});
+  CHECK(live.violations[2].kind == "stuck");
+  CHECK(live.violations[2].events == std::vector<uint64_t>{stuck_release});
 }
 
 }  // namespace

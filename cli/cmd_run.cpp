@@ -16,6 +16,7 @@
 #include "cli/subcommands.h"
 #include "locks/factory.h"
 #include "model/scenario_toml.h"
+#include "reports/report.h"
 #include "sim/simulation.h"
 
 namespace po = boost::program_options;
@@ -40,7 +41,9 @@ const char* kRunHelp =
     "  liveness            crashed holders' locks come free; nobody waits while it is free;\n"
     "                      nothing is stuck at the end\n"
     "\n"
-    "Writes DIR/history.jsonl (one event per line) and DIR/summary.txt.\n"
+    "Writes DIR/history.jsonl (one event per line), DIR/summary.txt and the reports:\n"
+    "DIR/report.html (timeline), DIR/trace.json (Perfetto) and DIR/summary.md (for a pull\n"
+    "request); `lockstep report DIR/history.jsonl` rebuilds them from the history.\n"
     "\n"
     "Exit status: 0 the verdict matches [expect], 1 it does not, 2 bad input.\n"
     "\n"
@@ -217,8 +220,32 @@ int RunMain(const std::vector<std::string>& args) {
   std::string reproduce = "lockstep run " + ShellQuote(file) + " --seed " +
                           std::to_string(scenario.seed);
   if (vm.count("duration-ms")) reproduce += " --duration-ms " + std::to_string(duration_ms);
+  // The reports: written after the history, so a report problem never costs the history.
+  reports::ReportMeta meta;
+  reports::DescribeScenario(scenario, &meta);
+  meta.scenario_file = file;
+  meta.version = LOCKSTEP_VERSION;
+  meta.parameters = sim->derived();
+  meta.reproduce = reproduce;
+  const auto report_start = std::chrono::steady_clock::now();
+  std::vector<reports::WrittenFile> written;
+  if (!reports::WriteReports(history, verdict, meta, out_dir, &written, &write_error)) {
+    std::cerr << "lockstep run: " << write_error << "\n";
+    return kExitFailed;
+  }
+  const double report_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - report_start).count();
+  std::string report_line = "reports    ";
+  for (const reports::WrittenFile& f : written) {
+    const std::string name = std::filesystem::path(f.path).filename().string();
+    report_line += (report_line.size() > 11 ? ", " + name : f.path) + " (" +
+                   std::to_string((f.bytes + 1023) / 1024) + " KiB)";
+  }
+  char report_time[64];
+  std::snprintf(report_time, sizeof(report_time), " in %.2f s wall\n", report_s);
+
   std::ostringstream tail;
-  tail << figures << "reproduce  " << reproduce << "\n";
+  tail << figures << report_line << report_time << "reproduce  " << reproduce << "\n";
   if (judgement.matches) {
     tail << "result     PASS: the verdict matches the scenario's expectations\n";
   } else {

@@ -21,6 +21,8 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"run", "simulate a scenario file, check the history, compare with its [expect]",
      lockstep::cli::RunMain},
+    {"report", "rebuild report.html, trace.json and summary.md from a saved history",
+     lockstep::cli::ReportMain},
     {"emu", "run redis-cli style commands from stdin on the emulated Redis 7.0",
      lockstep::cli::EmuMain},
     {"eval", "run one Lua script file on a fresh emulated Redis", lockstep::cli::EvalMain},

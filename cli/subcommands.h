@@ -19,6 +19,9 @@ int EmuMain(const std::vector<std::string>& args);
 int EvalMain(const std::vector<std::string>& args);
 // lockstep run SCENARIO [--seed N] [--out DIR]: simulate, check, compare with [expect].
 int RunMain(const std::vector<std::string>& args);
+// lockstep report HISTORY [--scenario FILE] [--out DIR]: check a saved history again and write
+// report.html, trace.json and summary.md.
+int ReportMain(const std::vector<std::string>& args);
 
 }  // namespace lockstep::cli
 

@@ -11,7 +11,7 @@
 namespace lockstep {
 namespace {
 
-Reply Arr(std::vector<Reply> elements) { return Reply::Array(std::move(elements)); }
+Reply Arr(std::vector<Reply> elements = {}) { return Reply::Array(std::move(elements)); }
 Reply Int(int64_t v) { return Reply::Integer(v); }
 Reply Bulk(std::string s) { return Reply::Bulk(std::move(s)); }
 
@@ -54,7 +54,7 @@ TEST_CASE("FormatCli - simple replies as redis-cli --no-raw prints them", "[cli]
 
 TEST_CASE("FormatCli - bulk strings are escaped like sdscatrepr", "[cli]") {
   // `set k "a\x00b\n\t\r\a\b\\\"\x7f\xff c"` then `get k`.
-  CHECK(FormatCli(Bulk(std::string("a\0b\n\t\r\a\b\\\"\x7f\xff c", 15))) ==
+  CHECK(FormatCli(Bulk(std::string("a\0b\n\t\r\a\b\\\"\x7f\xff c", 14))) ==
         "\"a\\x00b\\n\\t\\r\\a\\b\\\\\\\"\\x7f\\xff c\"\n");
   // `echo "\x00\x01\x1f\x7f\x80\xfe ~ok"`: printable ASCII stays, the rest is lower-case \xHH.
   CHECK(FormatCli(Bulk(std::string("\x00\x01\x1f\x7f\x80\xfe ~ok", 10))) ==
@@ -176,7 +176,7 @@ TEST_CASE("SplitArgs - plain, quoted and escaped arguments", "[cli]") {
   CHECK(SplitArgs(" \t\v\f ") == Argv{});
   // Double quotes: \xHH, \n \r \t \b \a, and any other escaped char stands for itself.
   CHECK(SplitArgs(R"(set k "a\x00b\n\t\r\a\b\\\"\x7f\xff c")") ==
-        Argv{"set", "k", std::string("a\0b\n\t\r\a\b\\\"\x7f\xff c", 15)});
+        Argv{"set", "k", std::string("a\0b\n\t\r\a\b\\\"\x7f\xff c", 14)});
   // `echo "a\q\x4g\x41"` prints "aqx4gA": a bad \x escape is a plain x.
   CHECK(SplitArgs(R"(echo "a\q\x4g\x41")") == Argv{"echo", "aqx4gA"});
   // Single quotes: only \' is an escape.

@@ -68,7 +68,7 @@ std::vector<Case> LoadCases(const std::filesystem::path& path) {
       REQUIRE(!cases.empty());
       auto argv = lockstep::SplitArgs(text.substr(2));
       REQUIRE(argv.has_value());
-      cases.back().steps.push_back({line_no, text.substr(2), *argv, ""});
+      cases.back().steps.push_back({line_no, text.substr(2), *argv, "", ""});
     } else if (text.rfind("| ", 0) == 0 && !cases.empty() && !cases.back().steps.empty()) {
       INFO(path.string() << ":" << line_no);
       REQUIRE(cases.back().name.find("[differs]") != std::string::npos);

@@ -96,6 +96,7 @@ const std::vector<CommandSpec> kCommands = {
     {"script|exists", -3, NS, 0, 0, 0, cmd::Script},
     {"script|flush", -2, NS | kCmdMayReplicate, 0, 0, 0, cmd::Script},
     {"script|kill", 2, NS, 0, 0, 0, cmd::Script},
+    {"script|help", 2, 0, 0, 0, 0, cmd::Script},  // LOADING|STALE only: scripts may call it.
     // Commands Redis refuses inside scripts (NOSCRIPT). They are in the table so that a
     // script calling them gets Redis's "not allowed" error rather than "unknown command";
     // called directly they answer that the emulator does not provide them.
@@ -134,12 +135,42 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-const std::unordered_map<std::string, const CommandSpec*>& Index() {
-  static const auto* index = [] {
-    auto* m = new std::unordered_map<std::string, const CommandSpec*>();
-    for (const CommandSpec& spec : kCommands) m->emplace(spec.name, &spec);
-    return m;
-  }();
+// The command index: open addressing over FNV-1a of the lower-case name, a power-of-two table
+// at most a quarter full. Lookup runs for every command and every redis.call, so it hashes
+// while it lower-cases and never allocates.
+class CommandIndex {
+ public:
+  static constexpr size_t kSlots = 512;
+  static constexpr uint32_t kFnvOffset = 2166136261u;
+  static constexpr uint32_t kFnvPrime = 16777619u;
+
+  CommandIndex() {
+    assert(kCommands.size() * 4 <= kSlots);
+    for (const CommandSpec& spec : kCommands) {
+      uint32_t h = kFnvOffset;
+      for (const char* p = spec.name; *p != '\0'; ++p) h = Step(h, *p);
+      size_t i = h & (kSlots - 1);
+      while (slots_[i] != nullptr) i = (i + 1) & (kSlots - 1);
+      slots_[i] = &spec;
+    }
+  }
+  static uint32_t Step(uint32_t h, char c) {
+    return (h ^ static_cast<unsigned char>(c)) * kFnvPrime;
+  }
+  const CommandSpec* Find(std::string_view lower_name, uint32_t hash) const {
+    for (size_t i = hash & (kSlots - 1);; i = (i + 1) & (kSlots - 1)) {
+      const CommandSpec* spec = slots_[i];
+      if (spec == nullptr) return nullptr;
+      if (lower_name == spec->name) return spec;
+    }
+  }
+
+ private:
+  const CommandSpec* slots_[kSlots] = {};
+};
+
+const CommandIndex& Index() {
+  static const auto* index = new CommandIndex();
   return *index;
 }
 
@@ -210,14 +241,25 @@ const std::vector<CommandSpec>& Server::Table() { return kCommands; }
 
 const CommandSpec* Server::Lookup(const Argv& argv) {
   if (argv.empty()) return nullptr;
-  std::string name = Lower(argv[0]);
-  if (argv.size() >= 2 && IsContainer(name)) {
-    name += '|';
-    name += Lower(argv[1]);
+  // Lower-cased into a stack buffer: this runs for every command and every redis.call, and
+  // no command name ("script|exists" is the longest) comes near the buffer's size.
+  char buf[48];
+  size_t n = 0;
+  uint32_t hash = CommandIndex::kFnvOffset;
+  auto append_lower = [&](std::string_view part) {
+    if (n + part.size() > sizeof(buf)) return false;
+    for (char c : part) {
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      buf[n++] = c;
+      hash = CommandIndex::Step(hash, c);
+    }
+    return true;
+  };
+  if (!append_lower(argv[0])) return nullptr;
+  if (argv.size() >= 2 && IsContainer(std::string_view(buf, n))) {
+    if (!append_lower("|") || !append_lower(argv[1])) return nullptr;
   }
-  const auto& index = Index();
-  auto it = index.find(name);
-  return it == index.end() ? nullptr : it->second;
+  return Index().Find(std::string_view(buf, n), hash);
 }
 
 static bool ArityOk(const CommandSpec& spec, size_t argc) {

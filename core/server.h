@@ -74,7 +74,9 @@ class Ctx {
   // Records a write effect.
   void Propagate(Argv argv);
   // Records the command as it came in, unchanged.
-  void PropagateAsIs(const Argv& argv) { Propagate(argv); }
+  void PropagateAsIs(const Argv& argv) {
+    if (effects != nullptr) Propagate(argv);  // No copy of argv when nobody records effects.
+  }
 
   // Resp-aware reply builders (Redis addReplyDouble, addReplyMapLen...).
   Reply Double(double d) const;

@@ -1,11 +1,18 @@
 #include "locks/factory.h"
 
+#include "locks/fairlock.h"
+#include "locks/fencedlock.h"
+#include "locks/plainlock.h"
+#include "locks/redlock.h"
 #include "locks/rlock.h"
+#include "locks/spinlock.h"
 
 namespace lockstep::locks {
 
 const std::vector<std::string>& ProtocolKinds() {
-  static const std::vector<std::string> kinds = {"rlock"};
+  static const std::vector<std::string> kinds = {
+      "rlock",    "fairlock", "redlock",      "multilock", "fencedlock",
+      "spinlock", "setnx-px", "setnx-expire", "get-del"};
   return kinds;
 }
 
@@ -18,6 +25,27 @@ std::unique_ptr<LockProtocol> MakeProtocol(const std::string& kind, const Client
   if (kind == "rlock") {
     if (!CheckRLockConfig(config, scripts, error)) return nullptr;
     return MakeRLock(config, scripts);
+  }
+  if (kind == "fairlock") {
+    if (!CheckFairLockConfig(config, scripts, error)) return nullptr;
+    return MakeFairLock(config, scripts);
+  }
+  if (kind == "redlock" || kind == "multilock") {
+    if (!CheckMultiLockConfig(config, scripts, error)) return nullptr;
+    if (kind == "redlock") return MakeRedLock(config, scripts);
+    return MakeMultiLock(config, scripts, MultiLockOptions{});
+  }
+  if (kind == "fencedlock") {
+    if (!CheckFencedLockConfig(config, scripts, error)) return nullptr;
+    return MakeFencedLock(config, scripts);
+  }
+  if (kind == "spinlock") {
+    if (!CheckSpinLockConfig(config, scripts, error)) return nullptr;
+    return MakeSpinLock(config, scripts);
+  }
+  if (IsPlainLockKind(kind)) {
+    if (!CheckPlainLockConfig(kind, config, scripts, error)) return nullptr;
+    return MakePlainLock(kind, config, scripts);
   }
   std::string known;
   for (const std::string& k : ProtocolKinds()) known += (known.empty() ? "" : ", ") + k;

@@ -135,6 +135,9 @@ struct ClientConfig {
   int64_t timeout_us = 3'000'000;
   int retry_attempts = 3;
   int64_t retry_interval_us = 1'500'000;
+  // The fair lock's threadWaitTime: how long a queued waiter stays ahead of those behind it
+  // (Config.fairLockWaitTimeout; 300000 ms since 3.13.3, 5000 ms before).
+  int64_t fair_wait_timeout_us = 300'000'000;
 };
 
 }  // namespace lockstep::locks

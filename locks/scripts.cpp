@@ -1,5 +1,6 @@
 #include "locks/scripts.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -51,11 +52,75 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return joined;
 }
 
+// Kinds whose scripts are not (all) in lua/<kind>/<version>/: the folders they are read from,
+// in this order. An empty version means the requested one, "." a folder without version
+// levels; an empty name list takes every .lua file. A later folder never replaces a script an
+// earlier one gave.
+struct ScriptSource {
+  std::string folder;
+  std::string version;
+  std::vector<std::string> names;
+};
+
+const std::vector<ScriptSource>* ScriptSources(const std::string& kind) {
+  static const std::map<std::string, std::vector<ScriptSource>> kSources = {
+      {"redlock", {{"rlock", "", {}}}},
+      {"multilock", {{"rlock", "", {}}}},
+      {"fencedlock", {{"fencedlock", "", {}}, {"rlock", "", {"unlock", "renew", "force_unlock"}}}},
+      {"spinlock", {{"spinlock", "", {}}, {"rlock", "", {"renew"}}}},
+      {"fairlock", {{"fairlock", "", {}}, {"rlock", "", {"renew"}}}},
+      {"setnx-px", {{"plain", ".", {}}}},
+      {"setnx-expire", {{"plain", ".", {}}}},
+      {"get-del", {{"plain", ".", {}}}},
+  };
+  const auto it = kSources.find(kind);
+  return it == kSources.end() ? nullptr : &it->second;
+}
+
+// Reads folder/*.lua (only `names` when not empty) into *set, keeping scripts already there.
+bool ReadFolder(const fs::path& folder, const std::string& kind, const std::string& version,
+                const std::vector<std::string>& names, ScriptSet* set, std::string* error) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    *error = folder.string() + ": no such script folder (lock kind '" + kind + "', version '" +
+             version + "')";
+    return false;
+  }
+  // directory_iterator's order is the file system's; collect into a map so that the set (and
+  // any report listing it) is the same on every machine.
+  std::map<std::string, fs::path> found;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
+    if (entry.path().extension() != ".lua") continue;
+    found.emplace(entry.path().stem().string(), entry.path());
+  }
+  if (ec) {
+    *error = folder.string() + ": cannot list: " + ec.message();
+    return false;
+  }
+  for (const auto& [name, path] : found) {
+    if (!names.empty() && std::find(names.begin(), names.end(), name) == names.end()) continue;
+    if (set->bodies.count(name) > 0) continue;
+    std::string body;
+    if (!ReadFile(path, &body, error)) return false;
+    set->bodies[name] = std::move(body);
+    set->files[name] = path.string();
+  }
+  return true;
+}
+
 }  // namespace
 
 const std::vector<std::string>& RequiredScripts(const std::string& kind) {
   static const std::map<std::string, std::vector<std::string>> kRequired = {
       {"rlock", {"acquire", "unlock", "renew", "force_unlock"}},
+      {"redlock", {"acquire", "unlock", "renew", "force_unlock"}},
+      {"multilock", {"acquire", "unlock", "renew", "force_unlock"}},
+      {"fencedlock", {"acquire_with_token", "unlock", "renew", "force_unlock"}},
+      {"spinlock", {"acquire", "unlock", "renew", "force_unlock"}},
+      {"fairlock",
+       {"acquire", "try_acquire", "unlock", "force_unlock", "acquire_failed", "renew"}},
+      {"setnx-px", {"unlock_compare_and_delete"}},
+      {"setnx-expire", {"unlock_compare_and_delete"}},
   };
   static const std::vector<std::string> kNone;
   const auto it = kRequired.find(kind);
@@ -77,31 +142,17 @@ std::optional<ScriptSet> LoadScripts(const std::string& lua_dir, const std::stri
                                      const std::string& version,
                                      const std::map<std::string, std::string>& overrides,
                                      std::string* error) {
-  const fs::path folder = fs::path(lua_dir) / kind / version;
-  std::error_code ec;
-  if (!fs::is_directory(folder, ec)) {
-    *error = folder.string() + ": no such script folder (lock kind '" + kind + "', version '" +
-             version + "')";
-    return std::nullopt;
-  }
-
+  fs::path folder = fs::path(lua_dir) / kind / version;
   ScriptSet set;
-  // directory_iterator's order is the file system's; collect into a map so that the set (and
-  // any report listing it) is the same on every machine.
-  std::map<std::string, fs::path> found;
-  for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
-    if (entry.path().extension() != ".lua") continue;
-    found.emplace(entry.path().stem().string(), entry.path());
-  }
-  if (ec) {
-    *error = folder.string() + ": cannot list: " + ec.message();
+  if (const std::vector<ScriptSource>* sources = ScriptSources(kind)) {
+    for (const ScriptSource& source : *sources) {
+      const std::string from = source.version.empty() ? version : source.version;
+      folder = from == "." ? fs::path(lua_dir) / source.folder
+                           : fs::path(lua_dir) / source.folder / from;
+      if (!ReadFolder(folder, kind, version, source.names, &set, error)) return std::nullopt;
+    }
+  } else if (!ReadFolder(folder, kind, version, {}, &set, error)) {
     return std::nullopt;
-  }
-  for (const auto& [name, path] : found) {
-    std::string body;
-    if (!ReadFile(path, &body, error)) return std::nullopt;
-    set.bodies[name] = std::move(body);
-    set.files[name] = path.string();
   }
 
   for (const std::string& name : RequiredScripts(kind)) {

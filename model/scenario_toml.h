@@ -52,6 +52,14 @@ struct ProtocolKindInfo {
 };
 inline constexpr ProtocolKindInfo kProtocolKinds[] = {
     {"rlock", {"acquire", "unlock", "renew", "force_unlock"}},
+    {"fairlock", {"acquire", "try_acquire", "unlock", "force_unlock", "acquire_failed", "renew"}},
+    {"redlock", {"acquire", "unlock", "renew", "force_unlock"}},
+    {"multilock", {"acquire", "unlock", "renew", "force_unlock"}},
+    {"fencedlock", {"acquire_with_token", "unlock", "renew", "force_unlock"}},
+    {"spinlock", {"acquire", "unlock", "renew", "force_unlock"}},
+    {"setnx-px", {"unlock_compare_and_delete"}},
+    {"setnx-expire", {"unlock_compare_and_delete"}},
+    {"get-del", {}},
 };
 inline constexpr std::string_view kProtocolVersions[] = {"v3.13.6", "current"};
 inline constexpr std::string_view kProperties[] = {"mutual_exclusion", "resource_exclusion",

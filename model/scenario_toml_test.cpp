@@ -313,7 +313,7 @@ TEST_CASE("malformed fixtures: exact file, position, key and message", "[scenari
        "must not be negative, got -1; omit lease_ms for no lease (the watchdog then renews the "
        "lock)"},
       {"unknown_protocol.toml", 7, 8, "protocol.kind",
-       "unknown protocol kind 'rlok'; did you mean 'rlock'? known protocol kinds: rlock"},
+       "unknown protocol kind 'rlok'; did you mean 'rlock'? known protocol kinds: rlock, fairlock, redlock, multilock, fencedlock, spinlock, setnx-px, setnx-expire, get-del"},
   };
   for (const Fixture& f : fixtures) {
     const std::string path = TestData(f.file);

@@ -104,7 +104,7 @@ const std::vector<std::string> kLuaNumbers = {"0.1", "3.0", "1e17", "2^53+1", "1
                                               "-5", "7/2", "1e16", "-0.5", "100"};
 
 rc::Gen<Argv> GenCommand() {
-  using rc::gen::apply;
+  
   using rc::gen::just;
   using rc::gen::oneOf;
   const auto key = Pick(kKeys);
@@ -114,8 +114,8 @@ rc::Gen<Argv> GenCommand() {
   const auto score = Pick(kScores);
   auto cmd = [](std::initializer_list<std::string> fixed) { return Argv(fixed); };
   return oneOf(
-      apply([=](std::string k) { return cmd({"GET", k}); }, key),
-      apply([=](std::string k, std::string v, std::string opt) {
+      rc::gen::apply([=](std::string k) { return cmd({"GET", k}); }, key),
+      rc::gen::apply([=](std::string k, std::string v, std::string opt) {
               Argv a = {"SET", k, v};
               if (opt == "EX" ) { a.push_back("EX"); a.push_back("100"); }
               else if (opt == "PX") { a.push_back("PX"); a.push_back("100000"); }
@@ -123,40 +123,40 @@ rc::Gen<Argv> GenCommand() {
               return a;
             },
             key, value, rc::gen::elementOf(std::vector<std::string>{"", "NX", "XX", "GET", "EX", "PX", "KEEPTTL"})),
-      apply([=](std::string k, std::string v) { return cmd({"SETNX", k, v}); }, key, value),
-      apply([=](std::string k, std::string v) { return cmd({"GETSET", k, v}); }, key, value),
-      apply([=](std::string k) { return cmd({"INCR", k}); }, key),
-      apply([=](std::string k, std::string n) { return cmd({"INCRBY", k, n}); }, key, integer),
-      apply([=](std::string k, std::string n) { return cmd({"DECRBY", k, n}); }, key, integer),
-      apply([=](std::string k, std::string j) { return cmd({"EXISTS", k, j}); }, key, key),
-      apply([=](std::string k) { return cmd({"DEL", k}); }, key),
-      apply([=](std::string k) { return cmd({"TYPE", k}); }, key),
-      apply([=](std::string k, std::string opt) {
+      rc::gen::apply([=](std::string k, std::string v) { return cmd({"SETNX", k, v}); }, key, value),
+      rc::gen::apply([=](std::string k, std::string v) { return cmd({"GETSET", k, v}); }, key, value),
+      rc::gen::apply([=](std::string k) { return cmd({"INCR", k}); }, key),
+      rc::gen::apply([=](std::string k, std::string n) { return cmd({"INCRBY", k, n}); }, key, integer),
+      rc::gen::apply([=](std::string k, std::string n) { return cmd({"DECRBY", k, n}); }, key, integer),
+      rc::gen::apply([=](std::string k, std::string j) { return cmd({"EXISTS", k, j}); }, key, key),
+      rc::gen::apply([=](std::string k) { return cmd({"DEL", k}); }, key),
+      rc::gen::apply([=](std::string k) { return cmd({"TYPE", k}); }, key),
+      rc::gen::apply([=](std::string k, std::string opt) {
               Argv a = {"EXPIRE", k, "100"};
               if (!opt.empty()) a.push_back(opt);
               return a;
             },
             key, rc::gen::elementOf(std::vector<std::string>{"", "NX", "XX", "GT", "LT", "BAD"})),
-      apply([=](std::string k, std::string t) { return cmd({"PEXPIRE", k, t}); }, key,
+      rc::gen::apply([=](std::string k, std::string t) { return cmd({"PEXPIRE", k, t}); }, key,
             rc::gen::elementOf(std::vector<std::string>{"0", "-5", "200000", "1.5"})),
-      apply([=](std::string k) { return cmd({"PERSIST", k}); }, key),
-      apply([=](std::string k) { return cmd({"TTL", k}); }, key),
-      apply([=](std::string k, std::string f, std::string v) { return cmd({"HSET", k, f, v}); }, key, field, value),
-      apply([=](std::string k, std::string f) { return cmd({"HGET", k, f}); }, key, field),
-      apply([=](std::string k, std::string f) { return cmd({"HEXISTS", k, f}); }, key, field),
-      apply([=](std::string k, std::string f, std::string n) { return cmd({"HINCRBY", k, f, n}); }, key, field, integer),
-      apply([=](std::string k, std::string f) { return cmd({"HDEL", k, f}); }, key, field),
-      apply([=](std::string k) { return cmd({"HLEN", k}); }, key),
-      apply([=](std::string k) { return cmd({"HGETALL", k}); }, key),
-      apply([=](std::string k, std::string v, std::string w) { return cmd({"RPUSH", k, v, w}); }, key, value, value),
-      apply([=](std::string k, std::string v) { return cmd({"LPUSH", k, v}); }, key, value),
-      apply([=](std::string k) { return cmd({"LPOP", k}); }, key),
-      apply([=](std::string k, std::string n) { return cmd({"RPOP", k, n}); }, key, integer),
-      apply([=](std::string k, std::string i) { return cmd({"LINDEX", k, i}); }, key, integer),
-      apply([=](std::string k, std::string i, std::string j) { return cmd({"LRANGE", k, i, j}); }, key, integer, integer),
-      apply([=](std::string k, std::string n, std::string v) { return cmd({"LREM", k, n, v}); }, key, integer, value),
-      apply([=](std::string k) { return cmd({"LLEN", k}); }, key),
-      apply([=](std::string k, std::string opt, std::string s, std::string m) {
+      rc::gen::apply([=](std::string k) { return cmd({"PERSIST", k}); }, key),
+      rc::gen::apply([=](std::string k) { return cmd({"TTL", k}); }, key),
+      rc::gen::apply([=](std::string k, std::string f, std::string v) { return cmd({"HSET", k, f, v}); }, key, field, value),
+      rc::gen::apply([=](std::string k, std::string f) { return cmd({"HGET", k, f}); }, key, field),
+      rc::gen::apply([=](std::string k, std::string f) { return cmd({"HEXISTS", k, f}); }, key, field),
+      rc::gen::apply([=](std::string k, std::string f, std::string n) { return cmd({"HINCRBY", k, f, n}); }, key, field, integer),
+      rc::gen::apply([=](std::string k, std::string f) { return cmd({"HDEL", k, f}); }, key, field),
+      rc::gen::apply([=](std::string k) { return cmd({"HLEN", k}); }, key),
+      rc::gen::apply([=](std::string k) { return cmd({"HGETALL", k}); }, key),
+      rc::gen::apply([=](std::string k, std::string v, std::string w) { return cmd({"RPUSH", k, v, w}); }, key, value, value),
+      rc::gen::apply([=](std::string k, std::string v) { return cmd({"LPUSH", k, v}); }, key, value),
+      rc::gen::apply([=](std::string k) { return cmd({"LPOP", k}); }, key),
+      rc::gen::apply([=](std::string k, std::string n) { return cmd({"RPOP", k, n}); }, key, integer),
+      rc::gen::apply([=](std::string k, std::string i) { return cmd({"LINDEX", k, i}); }, key, integer),
+      rc::gen::apply([=](std::string k, std::string i, std::string j) { return cmd({"LRANGE", k, i, j}); }, key, integer, integer),
+      rc::gen::apply([=](std::string k, std::string n, std::string v) { return cmd({"LREM", k, n, v}); }, key, integer, value),
+      rc::gen::apply([=](std::string k) { return cmd({"LLEN", k}); }, key),
+      rc::gen::apply([=](std::string k, std::string opt, std::string s, std::string m) {
               Argv a = {"ZADD", k};
               if (!opt.empty()) a.push_back(opt);
               a.push_back(s);
@@ -164,51 +164,51 @@ rc::Gen<Argv> GenCommand() {
               return a;
             },
             key, rc::gen::elementOf(std::vector<std::string>{"", "NX", "XX", "GT", "LT", "CH", "INCR"}), score, field),
-      apply([=](std::string k, std::string m) { return cmd({"ZSCORE", k, m}); }, key, field),
-      apply([=](std::string k, std::string s, std::string m) { return cmd({"ZINCRBY", k, s, m}); }, key, score, field),
-      apply([=](std::string k, std::string m) { return cmd({"ZREM", k, m}); }, key, field),
-      apply([=](std::string k) { return cmd({"ZCARD", k}); }, key),
-      apply([=](std::string k, std::string m) { return cmd({"ZRANK", k, m}); }, key, field),
-      apply([=](std::string k) { return cmd({"ZRANGE", k, "0", "-1", "WITHSCORES"}); }, key),
-      apply([=](std::string k, std::string lo, std::string hi) { return cmd({"ZRANGEBYSCORE", k, lo, hi}); }, key, score, score),
+      rc::gen::apply([=](std::string k, std::string m) { return cmd({"ZSCORE", k, m}); }, key, field),
+      rc::gen::apply([=](std::string k, std::string s, std::string m) { return cmd({"ZINCRBY", k, s, m}); }, key, score, field),
+      rc::gen::apply([=](std::string k, std::string m) { return cmd({"ZREM", k, m}); }, key, field),
+      rc::gen::apply([=](std::string k) { return cmd({"ZCARD", k}); }, key),
+      rc::gen::apply([=](std::string k, std::string m) { return cmd({"ZRANK", k, m}); }, key, field),
+      rc::gen::apply([=](std::string k) { return cmd({"ZRANGE", k, "0", "-1", "WITHSCORES"}); }, key),
+      rc::gen::apply([=](std::string k, std::string lo, std::string hi) { return cmd({"ZRANGEBYSCORE", k, lo, hi}); }, key, score, score),
       just(cmd({"PUBLISH", "ch", "hello"})),
       just(cmd({"PING"})));
 }
 
 rc::Gen<Op> GenScript() {
-  using rc::gen::apply;
+  
   using rc::gen::oneOf;
   const auto key = Pick(kKeys);
   const auto owner = rc::gen::elementOf(std::vector<std::string>{"owner-1:1", "owner-2:1"});
   return oneOf(
       // Redisson's lock, acquired and released by two owners on every key type.
-      apply([=](std::string k, std::string who) {
+      rc::gen::apply([=](std::string k, std::string who) {
               return Op{{"EVAL", kAcquire, "1", k, "30000", who}, true};
             }, key, owner),
-      apply([=](std::string k, std::string who) {
+      rc::gen::apply([=](std::string k, std::string who) {
               return Op{{"EVAL", kUnlock, "2", k, "redisson_lock__channel:{" + k + "}", "0", "30000", who}, false};
             }, key, owner),
       // Any command through redis.call and redis.pcall: every reply type goes Redis -> Lua ->
       // Redis, and every error gets the script suffix (call) or none (pcall).
-      apply([](Argv c, bool pcall) {
+      rc::gen::apply([](Argv c, bool pcall) {
               Argv a = {"EVAL", pcall ? "return redis.pcall(unpack(ARGV))" : "return redis.call(unpack(ARGV))", "0"};
               a.insert(a.end(), c.begin(), c.end());
               return Op{a, false};
             }, GenCommand(), rc::gen::arbitrary<bool>()),
       // Lua -> Redis conversion of a value.
-      apply([](std::string expr, std::string arg) {
+      rc::gen::apply([](std::string expr, std::string arg) {
               return Op{{"EVAL", "return " + expr, "0", arg}, false};
             }, Pick(kLuaValues), Pick(kValues)),
       // Lua numbers as command arguments.
-      apply([](std::string k, std::string num) {
+      rc::gen::apply([](std::string k, std::string num) {
               return Op{{"EVAL", "redis.call('set', KEYS[1], " + num + ") return redis.call('get', KEYS[1])", "1", k}, false};
             }, key, Pick(kLuaNumbers)),
       // Integer replies are Lua integers (5.4 would print 2.0 otherwise).
-      apply([](std::string k) {
+      rc::gen::apply([](std::string k) {
               return Op{{"EVAL", "local n = redis.call('hincrby', KEYS[1], 'n', 1) return KEYS[1] .. ':' .. n", "1", k}, false};
             }, key),
       // Errors raised by redis.call, with the script suffix and line number.
-      apply([](std::string k) {
+      rc::gen::apply([](std::string k) {
               return Op{{"EVAL", "local x = 1\nreturn redis.call('incr', KEYS[1])", "1", k}, false};
             }, key));
 }
@@ -274,7 +274,7 @@ TEST_CASE("differential: emulator replies equal redis-server 7.0.15 replies",
           "[live][property]") {
   Live& live = LiveServer();
   const bool ok = rc::check("random command and script sequences", [&] {
-    const auto length = *rc::gen::inRange(40, 81);
+    const auto length = *rc::gen::inRange(45, 91);
     const auto ops = *rc::gen::container<std::vector<Op>>(static_cast<size_t>(length), GenOp());
     RC_ASSERT(live.client->Command({"FLUSHALL"}) == Reply::Ok());
     lockstep::Server emu;

@@ -749,6 +749,7 @@ struct Simulation::Impl {
     config.timeout_us = scenario.protocol.timeout_us;
     config.retry_attempts = scenario.protocol.retry_attempts;
     config.retry_interval_us = scenario.protocol.retry_interval_us;
+    config.fair_wait_timeout_us = scenario.protocol.fair_wait_timeout_us;
     std::string error;
     c.protocol = locks::MakeProtocol(scenario.protocol.kind, config, scripts, &error);
     assert(c.protocol != nullptr);  // Create() made the same call successfully.

@@ -1,0 +1,177 @@
+// lockstep report: a saved history -> checkers -> Verdict -> report.html, trace.json, summary.md.
+//
+// The same files `lockstep run` writes, rebuilt from history.jsonl alone (the checkers run
+// again on it). With --scenario the report also knows the scenario's expectations, its layout
+// (nodes that never ran a command, idle threads), its clocks' start and the lock scripts' SHAs,
+// and then matches what `run` wrote byte for byte.
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "check/checkers.h"
+#include "cli/subcommands.h"
+#include "model/scenario_toml.h"
+#include "reports/report.h"
+#include "sim/simulation.h"
+
+namespace po = boost::program_options;
+
+namespace lockstep::cli {
+
+namespace {
+
+const char* kReportHelp =
+    "usage: lockstep report HISTORY.jsonl [--scenario FILE] [--out DIR]\n"
+    "\n"
+    "Checks a saved history again and writes the reports `lockstep run` writes:\n"
+    "  report.html  a self-contained timeline (open it from disk): a lane per client thread\n"
+    "               and Redis node, faults, clocks, the violation highlighted\n"
+    "  trace.json   Chrome Trace Event format, for ui.perfetto.dev or chrome://tracing\n"
+    "  summary.md   verdicts, the violation and the key figures, to paste into a pull request\n"
+    "\n"
+    "--scenario adds what the history does not record: the [expect] section, the scenario's\n"
+    "nodes and threads, its start time (for clock offsets) and the lock scripts' SHA-1s.\n"
+    "\n"
+    "Exit status: 0 written, 1 a file could not be written, 2 bad input.\n"
+    "\n"
+    "Example:\n"
+    "  lockstep run scenarios/gc-pause-explicit-lease.toml --out /tmp/gc\n"
+    "  lockstep report /tmp/gc/history.jsonl --scenario scenarios/gc-pause-explicit-lease.toml\n"
+    "\n"
+    "Options";
+
+std::string DefaultLuaDir() {
+  if (const char* env = std::getenv("LOCKSTEP_LUA_DIR")) return env;
+  return LOCKSTEP_LUA_DIR;
+}
+
+std::string ShellQuote(const std::string& s) {
+  if (s.find_first_of(" \t'\"$`\\") == std::string::npos) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+int64_t RunEndUs(const History& history) {
+  for (const Event& e : history.events()) {
+    if (e.type != Event::Type::kNote || e.op != "run") continue;
+    const size_t at = e.detail.find("end_us=");
+    if (at == std::string::npos) break;
+    return std::strtoll(e.detail.c_str() + at + 7, nullptr, 10);
+  }
+  return history.size() > 0 ? history.events().back().t_us : 0;
+}
+
+}  // namespace
+
+int ReportMain(const std::vector<std::string>& args) {
+  std::string history_path, scenario_file, out_dir, lua_dir = DefaultLuaDir();
+  bool quiet = false;
+  po::options_description desc(kReportHelp);
+  desc.add_options()("help,h", "show this help")(
+      "scenario", po::value(&scenario_file), "the scenario file the history came from")(
+      "out", po::value(&out_dir), "output directory (default: the history's directory)")(
+      "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
+      "where the default lock scripts live, for their SHA-1s (also $LOCKSTEP_LUA_DIR)")(
+      "quiet,q", po::bool_switch(&quiet), "print nothing on success");
+  po::options_description hidden;
+  hidden.add_options()("history", po::value(&history_path));
+  po::positional_options_description positional;
+  positional.add("history", 1);
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "lockstep report: " << e.what() << "\n(see lockstep report --help)\n";
+    return kExitBadInput;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return kExitOk;
+  }
+  if (history_path.empty()) {
+    std::cerr << "lockstep report: which history? e.g. lockstep report lockstep-out/x/history.jsonl\n";
+    return kExitBadInput;
+  }
+  if (out_dir.empty()) {
+    out_dir = std::filesystem::path(history_path).parent_path().string();
+    if (out_dir.empty()) out_dir = ".";
+  }
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  std::string error;
+  std::optional<History> history = History::ReadFile(history_path, &error);
+  if (!history) {
+    std::cerr << "lockstep report: " << error << "\n";
+    return kExitBadInput;
+  }
+
+  reports::ReportMeta meta;
+  meta.version = LOCKSTEP_VERSION;
+  check::CheckOptions options;
+  if (!scenario_file.empty()) {
+    ScenarioError scenario_error;
+    std::optional<Scenario> scenario = LoadScenarioFile(scenario_file, &scenario_error);
+    if (!scenario) {
+      std::cerr << scenario_error.ToString() << "\n";
+      return kExitBadInput;
+    }
+    // The run may have overridden the seed or the duration; the history knows which it used.
+    reports::ReportMeta from_history;
+    reports::DescribeFromHistory(*history, &from_history);
+    if (from_history.seed) scenario->seed = *from_history.seed;
+    const int64_t end_us = RunEndUs(*history);
+    const bool duration_overridden = end_us > 0 && end_us != scenario->duration_us;
+    if (duration_overridden) scenario->duration_us = end_us;
+    reports::DescribeScenario(*scenario, &meta);
+    meta.scenario_file = scenario_file;
+    std::string setup_error;
+    // Only to learn the derived parameters (script SHA-1s, clocks): nothing is run.
+    if (auto sim = sim::Simulation::Create(*scenario, lua_dir, &setup_error)) {
+      meta.parameters = sim->derived();
+    }
+    meta.reproduce = "lockstep run " + ShellQuote(scenario_file) + " --seed " +
+                     std::to_string(scenario->seed);
+    if (duration_overridden) meta.reproduce += " --duration-ms " + std::to_string(end_us / 1000);
+    options.liveness_bound_us = scenario->liveness_bound_us;
+    options.lease_default_us = scenario->protocol.watchdog_timeout_us;
+  } else {
+    reports::DescribeFromHistory(*history, &meta);
+    // Without the file, the scenario library's naming is the best guess at where it lives.
+    meta.reproduce = "lockstep run scenarios/" + (meta.scenario_name.empty() ? "SCENARIO" : meta.scenario_name) +
+                     ".toml" + (meta.seed ? " --seed " + std::to_string(*meta.seed) : "");
+    const int64_t end_us = RunEndUs(*history);
+    if (end_us > 0) meta.reproduce += " --duration-ms " + std::to_string(end_us / 1000);
+  }
+
+  const check::Verdict verdict = check::CheckHistory(*history, options);
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) {
+    std::cerr << "lockstep report: cannot create " << out_dir << ": " << ec.message() << "\n";
+    return kExitBadInput;
+  }
+  std::vector<reports::WrittenFile> written;
+  if (!reports::WriteReports(*history, verdict, meta, out_dir, &written, &error)) {
+    std::cerr << "lockstep report: " << error << "\n";
+    return kExitFailed;
+  }
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (!quiet) {
+    for (const reports::WrittenFile& f : written) {
+      std::printf("wrote      %s (%.1f KiB)\n", f.path.c_str(), static_cast<double>(f.bytes) / 1024);
+    }
+    std::printf("from       %s (%zu events, hash %s), checked and rendered in %.2f s wall\n",
+                history_path.c_str(), history->size(), history->HashHex().c_str(), wall_s);
+  }
+  return kExitOk;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,925 @@
+// The Redisson lock client machine, sans IO, shared by RLock and FairLock (see the header for its
+// layers). Every entry point ends with Flush(), which calls Outbox::Complete for the operations
+// that ended during the call, after all state is updated: a driver that starts the next
+// operation from inside Complete() then finds the protocol in a consistent state.
+#include "locks/redisson_common.h"
+
+#include <cassert>
+#include <deque>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "locks/rlock.h"
+
+namespace lockstep::locks {
+
+Argv EvalArgv(const ScriptSet& scripts, const std::string& name,
+              const std::vector<std::string>& keys, const std::vector<std::string>& args) {
+  const auto body = scripts.bodies.find(name);
+  assert(body != scripts.bodies.end());
+  Argv argv = {"EVAL", body->second, std::to_string(keys.size())};
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+int64_t RedissonLatchTtlMs(const ClientConfig& config) {
+  // RedissonBaseLock.unlockInnerAsync: (timeout + retryInterval) * retryAttempts, at least 1.
+  const int64_t ttl_ms =
+      (config.timeout_us / 1000 + config.retry_interval_us / 1000) * config.retry_attempts;
+  return ttl_ms < 1 ? 1 : ttl_ms;
+}
+
+bool CheckRedissonConfig(const std::string& kind, const ClientConfig& config,
+                         std::string* error) {
+  if (config.version != "v3.13.6" && config.version != "current") {
+    *error = kind + ": unknown version '" + config.version + "' (want v3.13.6 or current)";
+    return false;
+  }
+  if (config.threads < 1 || config.threads > kRedissonThreadsMax) {
+    *error = kind + ": threads must be 1.." + std::to_string(kRedissonThreadsMax) + ", not " +
+             std::to_string(config.threads);
+    return false;
+  }
+  if (config.timeout_us < 1000 || config.watchdog_timeout_us < 3000 ||
+      config.retry_attempts < 0 || config.retry_interval_us < 0) {
+    *error = kind +
+             ": need timeout >= 1 ms, watchdog timeout >= 3 ms, retry attempts >= 0 and "
+             "retry interval >= 0";
+    return false;
+  }
+  return true;
+}
+
+RedissonLockKind::RedissonLockKind(const ClientConfig& config, const ScriptSet& scripts)
+    : config_(config),
+      scripts_(scripts),
+      version_(config.version == "v3.13.6" ? RedissonVersion::k3136 : RedissonVersion::kCurrent) {}
+
+std::optional<Argv> RedissonLockKind::AcquireFailed(Outbox& out, int thread,
+                                                    const AcquireArgs& args) {
+  (void)out;
+  (void)thread;
+  (void)args;
+  return std::nullopt;
+}
+
+Argv RedissonLockKind::Renew(int thread, int64_t lease_ms) const {
+  return Eval("renew", {config_.lock_name},
+              {std::to_string(lease_ms), RLockField(config_.uuid, thread)});
+}
+
+namespace {
+
+constexpr int64_t kWaitForever = -1;
+using Version = RedissonVersion;
+
+class RedissonLockClient final : public LockProtocol {
+ public:
+  explicit RedissonLockClient(std::unique_ptr<RedissonLockKind> kind)
+      : kind_(std::move(kind)),
+        config_(kind_->config()),
+        version_(kind_->version()),
+        watchdog_ms_(config_.watchdog_timeout_us / 1000),
+        threads_(static_cast<size_t>(config_.threads)) {
+    assert(config_.threads >= 1 && config_.threads <= kRedissonThreadsMax);
+    internal_lease_ms_ = watchdog_ms_;
+  }
+
+  void Acquire(Outbox& out, int thread, const AcquireArgs& args) override {
+    Thread& t = At(thread);
+    assert(t.phase == Phase::kIdle && "one operation at a time per thread");
+    t = Thread{};
+    t.args = args;
+    t.remaining_us = args.wait_us;
+    t.mark_us = out.MonoUs();
+    SendAttempt(out, thread);
+    Flush(out);
+  }
+
+  void Release(Outbox& out, int thread) override {
+    Thread& t = At(thread);
+    assert(t.phase == Phase::kIdle && "one operation at a time per thread");
+    t = Thread{};
+    t.phase = Phase::kReleasing;
+    if (version_ == Version::kCurrent) {
+      // One requestId per unlock() call. The counter survives OnCrash: a restarted process
+      // reusing an id would find its predecessor's latch (13.5 s TTL) and skip the unlock.
+      const std::string request_id = config_.uuid + "-" + std::to_string(++unlock_requests_);
+      t.latch = RLockUnlockLatch(config_.lock_name, request_id);
+    }
+    Argv argv = kind_->Unlock(out, thread, internal_lease_ms_, t.latch);
+    t.command = StartCommand(out, CommandKind::kUnlock, thread, std::move(argv), "unlock",
+                             /*retry=*/version_ == Version::k3136);
+    Flush(out);
+  }
+
+  void ForceUnlock(Outbox& out, int thread) override {
+    Thread& t = At(thread);
+    assert(t.phase == Phase::kIdle && "one operation at a time per thread");
+    t = Thread{};
+    t.phase = Phase::kForceUnlocking;
+    // forceUnlockAsync drops the whole renewal entry first (cancelExpirationRenewal(null)).
+    DropRenewal(out);
+    t.command = StartCommand(out, CommandKind::kForceUnlock, thread, kind_->ForceUnlock(out),
+                             "force_unlock", /*retry=*/true);
+    Flush(out);
+  }
+
+  void OnReply(Outbox& out, RequestId request, const Reply& reply) override {
+    const auto it = requests_.find(request);
+    if (it == requests_.end()) return;  // A timed-out attempt, or from before a crash.
+    const uint64_t id = it->second;
+    requests_.erase(it);
+    Command command = std::move(commands_.at(id));
+    commands_.erase(id);
+    assert(command.request == request);
+    DisarmTimer(out, &command.timer);
+    Finish(out, id, command, &reply, "");
+    Flush(out);
+  }
+
+  void OnMessage(Outbox& out, int node, const std::string& channel,
+                 const std::string& payload) override {
+    (void)node;  // One lock, one channel: a message from any node wakes the same waiters.
+    auto entry = subscriptions_.find(channel);
+    if (entry == subscriptions_.end()) return;
+    // LockPubSub.onMessage: UNLOCK_MESSAGE releases one permit, READ_UNLOCK_MESSAGE one per
+    // thread waiting right now. A permit nobody waits for stays for the next tryAcquire.
+    if (payload == kUnlockMessage) {
+      entry->second.permits += 1;
+    } else if (payload == kReadUnlockMessage) {
+      entry->second.permits += static_cast<int64_t>(entry->second.waiters.size());
+    } else {
+      return;
+    }
+    // A woken thread may end its operation and drop the entry: look it up again each time.
+    for (entry = subscriptions_.find(channel); entry != subscriptions_.end();
+         entry = subscriptions_.find(channel)) {
+      Subscription& s = entry->second;
+      if (s.permits <= 0 || s.waiters.empty()) break;
+      const int thread = s.waiters.front();
+      s.waiters.pop_front();
+      s.permits -= 1;
+      Thread& t = threads_[thread];
+      assert(t.phase == Phase::kWaitingPermit);
+      DisarmTimer(out, &t.timer);
+      AfterPermitWait(out, thread);
+    }
+    Flush(out);
+  }
+
+  void OnTimer(Outbox& out, TimerId timer) override {
+    const auto it = timers_.find(timer);
+    if (it == timers_.end()) return;  // Cancelled, or from before a crash.
+    const TimerRef ref = it->second;
+    timers_.erase(it);
+    switch (ref.kind) {
+      case TimerKind::kResponse:
+        OnResponseTimeout(out, ref.ref);
+        break;
+      case TimerKind::kRetryDelay: {
+        Command& command = commands_.at(ref.ref);
+        assert(command.timer == timer);
+        command.timer = 0;
+        Transmit(out, ref.ref);
+        break;
+      }
+      case TimerKind::kSubscribeWait:
+        OnSubscribeWaitOver(out, static_cast<int>(ref.ref));
+        break;
+      case TimerKind::kPermitWait:
+        OnPermitWaitOver(out, static_cast<int>(ref.ref));
+        break;
+      case TimerKind::kWatchdog:
+        OnWatchdogTick(out, timer);
+        break;
+    }
+    Flush(out);
+  }
+
+  void OnCrash() override {
+    // Everything in memory dies with the JVM; only the unlock request counter is kept, as a
+    // stand-in for Redisson's random request ids (see Release).
+    const uint64_t unlock_requests = unlock_requests_;
+    const int threads = config_.threads;
+    commands_.clear();
+    requests_.clear();
+    timers_.clear();
+    threads_.assign(static_cast<size_t>(threads), Thread{});
+    subscriptions_.clear();
+    renewal_.reset();
+    task_running_ = false;
+    internal_lease_ms_ = watchdog_ms_;
+    completions_.clear();
+    unlock_requests_ = unlock_requests;
+  }
+
+ private:
+  // ---- Command layer ------------------------------------------------------------------------
+
+  enum class CommandKind : uint8_t {
+    kAcquire,
+    kUnlock,
+    kForceUnlock,
+    kRenew,
+    kSubscribe,
+    kDelLatch,
+    kAcquireFailed,
+  };
+
+  struct Command {
+    CommandKind kind = CommandKind::kAcquire;
+    int thread = -1;  // The thread whose operation this is; for kRenew, the renewed thread.
+    Argv argv;
+    std::string label;
+    bool retry = false;      // Resend on response timeout.
+    int attempt = 0;         // Resends so far.
+    RequestId request = 0;   // The attempt awaiting its reply; 0 during the retry delay.
+    TimerId timer = 0;       // Response timeout, or retry delay.
+  };
+
+  enum class TimerKind : uint8_t {
+    kResponse,       // ref: command id.
+    kRetryDelay,     // ref: command id.
+    kSubscribeWait,  // ref: thread.
+    kPermitWait,     // ref: thread.
+    kWatchdog,       // ref unused.
+  };
+
+  struct TimerRef {
+    TimerKind kind;
+    uint64_t ref;
+  };
+
+  // ---- Threads ------------------------------------------------------------------------------
+
+  enum class Phase : uint8_t {
+    kIdle,
+    kAttempting,      // The acquire script is in flight.
+    kSubscribing,     // Waiting for the thread's subscription entry to be confirmed.
+    kWaitingPermit,   // latch.tryAcquire(...) / latch.acquire().
+    kAcquireFailing,  // tryLock gave up; acquireFailed's script is in flight.
+    kReleasing,
+    kForceUnlocking,
+  };
+
+  struct Thread {
+    Phase phase = Phase::kIdle;
+    AcquireArgs args;
+    int64_t lease_ms = 0;       // What the last acquire attempt sent as the lease.
+    std::string attempt_label;  // And which script it ran.
+    int64_t remaining_us = 0;   // tryLock's "time".
+    int64_t mark_us = 0;        // tryLock's "current".
+    bool subscribed = false;    // Holds a reference on the entry of `channel`.
+    std::string channel;        // The channel it subscribed to.
+    uint64_t command = 0;       // The operation's command in flight.
+    TimerId timer = 0;          // Subscribe wait or permit wait.
+    std::string latch;          // current: this unlock's latch key.
+    OpResult pending;           // kAcquireFailing: the result once acquireFailed returns.
+  };
+
+  // ---- Subscription entries (one per channel) ----------------------------------------------
+
+  struct Subscription {
+    uint64_t command = 0;     // The SUBSCRIBE in flight; 0 once answered.
+    bool confirmed = false;
+    int refs = 0;             // Threads inside a lock()/tryLock() that subscribed.
+    int64_t permits = 0;      // RedissonLockEntry's semaphore.
+    std::deque<int> waiters;  // Threads blocked on the semaphore, first come first served.
+  };
+
+  // ---- Renewal entry (3.13.6 ExpirationEntry / current LockEntry) -------------------------
+
+  struct Renewal {
+    // Threads in the order they were added, each with its count of watchdog acquisitions not
+    // yet matched by an unlock. The first one is the thread the watchdog renews for.
+    std::vector<std::pair<int, int>> threads;
+    TimerId timer = 0;  // 3.13.6: the last timer armed for this entry.
+  };
+
+  Thread& At(int thread) {
+    assert(thread >= 0 && thread < config_.threads);
+    return threads_[static_cast<size_t>(thread)];
+  }
+
+  bool ExplicitLease(const AcquireArgs& args) const {
+    // 3.13.6 tests leaseTime != -1, so a lease of 0 reaches the script (PEXPIRE 0 deletes the
+    // lock at once); 3.17.1 made it leaseTime > 0.
+    return version_ == Version::k3136 ? args.lease_us >= 0 : args.lease_us > 0;
+  }
+
+  TimerId ArmTimer(Outbox& out, TimerKind kind, uint64_t ref, int64_t delay_us) {
+    assert(delay_us >= 0);
+    const TimerId timer = out.NewTimerId();
+    timers_[timer] = TimerRef{kind, ref};
+    out.ArmTimer(timer, delay_us);
+    return timer;
+  }
+
+  void DisarmTimer(Outbox& out, TimerId* timer) {
+    if (*timer == 0) return;
+    timers_.erase(*timer);
+    out.CancelTimer(*timer);
+    *timer = 0;
+  }
+
+  uint64_t StartCommand(Outbox& out, CommandKind kind, int thread, Argv argv, std::string label,
+                        bool retry) {
+    const uint64_t id = ++last_command_;
+    Command& command = commands_[id];
+    command.kind = kind;
+    command.thread = thread;
+    command.argv = std::move(argv);
+    command.label = std::move(label);
+    command.retry = retry;
+    Transmit(out, id);
+    return id;
+  }
+
+  // Sends the command's next attempt: a new request id, the same argv.
+  void Transmit(Outbox& out, uint64_t id) {
+    Command& command = commands_.at(id);
+    assert(command.request == 0 && command.timer == 0);
+    command.request = out.NewRequestId();
+    requests_[command.request] = id;
+    command.timer = ArmTimer(out, TimerKind::kResponse, id, config_.timeout_us);
+    out.Send(0, command.request, command.argv, command.label);
+  }
+
+  void OnResponseTimeout(Outbox& out, uint64_t id) {
+    Command& command = commands_.at(id);
+    // From now on a reply to this attempt is ignored, even if the resend is still to come.
+    requests_.erase(command.request);
+    command.request = 0;
+    command.timer = 0;
+    if (command.retry && command.attempt < config_.retry_attempts) {
+      command.attempt += 1;
+      if (config_.retry_interval_us > 0) {
+        command.timer = ArmTimer(out, TimerKind::kRetryDelay, id, config_.retry_interval_us);
+      } else {
+        Transmit(out, id);
+      }
+      return;
+    }
+    Command done = std::move(command);
+    commands_.erase(id);
+    const std::string detail =
+        "RedisTimeoutException: Redis server response timeout (" +
+        std::to_string(config_.timeout_us / 1000) + " ms) occurred after " +
+        std::to_string(done.attempt) + " of " + std::to_string(config_.retry_attempts) +
+        " retry attempts, is non-idempotent command: " + (done.retry ? "false" : "true") +
+        ". Command: " + done.label;
+    Finish(out, id, done, nullptr, detail);
+  }
+
+  // A command ended: with a reply, or (reply == nullptr) with a timeout after its last attempt.
+  void Finish(Outbox& out, uint64_t id, const Command& command, const Reply* reply,
+              const std::string& timeout_detail) {
+    switch (command.kind) {
+      case CommandKind::kAcquire:
+        assert(threads_[command.thread].command == id);
+        OnAcquireDone(out, command.thread, reply, timeout_detail);
+        break;
+      case CommandKind::kUnlock:
+        assert(threads_[command.thread].command == id);
+        OnUnlockDone(out, command.thread, reply, timeout_detail);
+        break;
+      case CommandKind::kForceUnlock:
+        assert(threads_[command.thread].command == id);
+        OnForceUnlockDone(command.thread, reply, timeout_detail);
+        break;
+      case CommandKind::kRenew:
+        OnRenewDone(out, command.thread, reply);
+        break;
+      case CommandKind::kSubscribe:
+        OnSubscribeDone(out, id, command.argv.at(1), reply, timeout_detail);
+        break;
+      case CommandKind::kDelLatch:
+        break;  // Fire and forget, as Redisson's writeAsync(DEL) is.
+      case CommandKind::kAcquireFailed:
+        assert(threads_[command.thread].command == id);
+        OnAcquireFailedDone(out, command.thread, reply, timeout_detail);
+        break;
+    }
+  }
+
+  // ---- Operations ---------------------------------------------------------------------------
+
+  void Complete(int thread, OpResult result) {
+    completions_.emplace_back(thread, std::move(result));
+  }
+
+  void Flush(Outbox& out) {
+    while (!completions_.empty()) {
+      std::vector<std::pair<int, OpResult>> batch;
+      batch.swap(completions_);
+      for (const auto& [thread, result] : batch) out.Complete(thread, result);
+    }
+  }
+
+  static OpResult Ok(std::string detail) {
+    OpResult result;
+    result.status = OpResult::Status::kOk;
+    result.detail = std::move(detail);
+    return result;
+  }
+  static OpResult OkValue(int64_t value, std::string detail) {
+    OpResult result = Ok(std::move(detail));
+    result.has_value = true;
+    result.value = value;
+    return result;
+  }
+  static OpResult Fail(std::string detail) {
+    OpResult result;
+    result.status = OpResult::Status::kFail;
+    result.detail = std::move(detail);
+    return result;
+  }
+  static OpResult Info(std::string detail) {
+    OpResult result;
+    result.status = OpResult::Status::kInfo;
+    result.detail = std::move(detail);
+    return result;
+  }
+
+  // One tryAcquire: the kind's acquire script with this thread's lease.
+  void SendAttempt(Outbox& out, int thread) {
+    Thread& t = threads_[thread];
+    t.phase = Phase::kAttempting;
+    if (ExplicitLease(t.args)) {
+      t.lease_ms = t.args.lease_us / 1000;  // unit.toMillis(leaseTime).
+    } else {
+      // 3.13.6 sends lockWatchdogTimeout; current sends the shared internalLockLeaseTime,
+      // which still holds an earlier explicit lease until a full unlock resets it.
+      t.lease_ms = version_ == Version::k3136 ? watchdog_ms_ : internal_lease_ms_;
+    }
+    if (version_ == Version::k3136) {
+      // tryLockInnerAsync overwrites the process-wide field right before sending (#3484): the
+      // watchdog and unlock of every other thread now use this thread's lease.
+      internal_lease_ms_ = t.lease_ms;
+    }
+    RedissonLockKind::Script script = kind_->Attempt(out, thread, t.args, t.lease_ms);
+    t.attempt_label = script.label;
+    t.command = StartCommand(out, CommandKind::kAcquire, thread, std::move(script.argv),
+                             std::move(script.label), /*retry=*/version_ == Version::k3136);
+  }
+
+  // tryLock's "time -= now - current; current = now". False when the budget is spent.
+  bool Elapse(Outbox& out, Thread& t) {
+    const int64_t now_us = out.MonoUs();
+    t.remaining_us -= now_us - t.mark_us;
+    t.mark_us = now_us;
+    return t.remaining_us > 0;
+  }
+
+  // Ends an acquisition: gives back the subscription (Redisson's finally { unsubscribe }).
+  void EndAcquire(Outbox& out, int thread, OpResult result) {
+    Thread& t = threads_[thread];
+    if (t.subscribed) ReleaseSubscription(out, t.channel);
+    DisarmTimer(out, &t.timer);
+    t = Thread{};
+    Complete(thread, std::move(result));
+  }
+
+  // tryLock returns false through acquireFailed(waitTime, unit, threadId): the kind's script
+  // (if any) runs first and the operation ends with its reply.
+  void GiveUp(Outbox& out, int thread, OpResult result) {
+    Thread& t = threads_[thread];
+    DisarmTimer(out, &t.timer);
+    std::optional<Argv> argv = kind_->AcquireFailed(out, thread, t.args);
+    if (!argv) {
+      EndAcquire(out, thread, std::move(result));
+      return;
+    }
+    t.phase = Phase::kAcquireFailing;
+    t.pending = std::move(result);
+    t.command = StartCommand(out, CommandKind::kAcquireFailed, thread, std::move(*argv),
+                             "acquire_failed", /*retry=*/true);
+  }
+
+  void OnAcquireFailedDone(Outbox& out, int thread, const Reply* reply,
+                           const std::string& timeout_detail) {
+    Thread& t = threads_[thread];
+    t.command = 0;
+    OpResult result = std::move(t.pending);
+    if (reply == nullptr || reply->is_error()) {
+      // acquireFailed() threw: tryLock throws instead of returning false. Not acquired all
+      // the same (unless the result was already unknown); the waiter may still be queued.
+      const std::string why = reply != nullptr ? reply->str : timeout_detail;
+      result.detail += "; acquire_failed: " + why;
+    }
+    EndAcquire(out, thread, std::move(result));
+  }
+
+  void OnAcquireDone(Outbox& out, int thread, const Reply* reply,
+                     const std::string& timeout_detail) {
+    Thread& t = threads_[thread];
+    t.command = 0;
+    if (reply == nullptr) {
+      std::string detail = timeout_detail;
+      if (version_ == Version::kCurrent && t.args.mode == AcquireArgs::Mode::kTryLock &&
+          t.subscribed) {
+        // 4.7.0 (#5019): a response timeout inside tryLock's loop runs acquireFailed and
+        // returns false. The script may have run, so the outcome stays unknown here.
+        detail += " (Redisson 4.7+ makes tryLock return false here; the script may have run)";
+        GiveUp(out, thread, Info(std::move(detail)));
+        return;
+      }
+      EndAcquire(out, thread, Info(std::move(detail)));
+      return;
+    }
+    if (reply->is_error()) {
+      EndAcquire(out, thread, Fail(reply->str));
+      return;
+    }
+    if (reply->type == Reply::Type::kNull) {
+      OnAcquired(out, thread);
+      EndAcquire(out, thread, Ok("acquired"));
+      return;
+    }
+    if (reply->type != Reply::Type::kInteger) {
+      EndAcquire(out, thread,
+                 Fail("unexpected reply to " + t.attempt_label +
+                      " (want nil or an integer): " + reply->Debug()));
+      return;
+    }
+    const int64_t ttl_ms = reply->integer;
+    switch (t.args.mode) {
+      case AcquireArgs::Mode::kTryLockNoWait:
+        EndAcquire(out, thread, Fail(kind_->NotAcquired(ttl_ms)));
+        return;
+      case AcquireArgs::Mode::kLock:
+        if (!t.subscribed) {
+          StartSubscribe(out, thread);
+        } else {
+          WaitForPermit(out, thread, ttl_ms >= 0 ? ttl_ms * 1000 : kWaitForever);
+        }
+        return;
+      case AcquireArgs::Mode::kTryLock:
+        if (!Elapse(out, t)) {
+          GiveUp(out, thread, Fail("wait time elapsed"));
+          return;
+        }
+        if (!t.subscribed) {
+          StartSubscribe(out, thread);
+        } else {
+          const int64_t ttl_us = ttl_ms * 1000;
+          WaitForPermit(out, thread,
+                        ttl_ms >= 0 && ttl_us < t.remaining_us ? ttl_us : t.remaining_us);
+        }
+        return;
+    }
+  }
+
+  // The acquisition succeeded (tryAcquireAsync's thenApply).
+  void OnAcquired(Outbox& out, int thread) {
+    Thread& t = threads_[thread];
+    if (ExplicitLease(t.args)) {
+      // current: a granted explicit lease becomes internalLockLeaseTime (3.13.6 set it before
+      // sending already).
+      if (version_ == Version::kCurrent) internal_lease_ms_ = t.lease_ms;
+      return;
+    }
+    ScheduleRenewal(out, thread);
+  }
+
+  void StartSubscribe(Outbox& out, int thread) {
+    Thread& t = threads_[thread];
+    t.subscribed = true;
+    t.channel = kind_->Channel(thread);
+    auto entry = subscriptions_.find(t.channel);
+    if (entry == subscriptions_.end()) {
+      entry = subscriptions_.emplace(t.channel, Subscription{}).first;
+      entry->second.command = StartCommand(out, CommandKind::kSubscribe, -1,
+                                           {"SUBSCRIBE", t.channel}, "subscribe", /*retry=*/true);
+    }
+    entry->second.refs += 1;
+    if (entry->second.confirmed) {
+      OnSubscribed(out, thread);
+      return;
+    }
+    t.phase = Phase::kSubscribing;
+    // tryLock waits for the subscription at most its remaining budget; lock() waits
+    // timeout + retryInterval * retryAttempts (syncSubscription) and then throws.
+    const int64_t bound_us = t.args.mode == AcquireArgs::Mode::kLock ? LockSubscribeTimeoutUs()
+                                                                   : t.remaining_us;
+    t.timer = ArmTimer(out, TimerKind::kSubscribeWait, static_cast<uint64_t>(thread), bound_us);
+  }
+
+  int64_t LockSubscribeTimeoutUs() const {
+    return config_.timeout_us + config_.retry_interval_us * config_.retry_attempts;
+  }
+
+  void OnSubscribed(Outbox& out, int thread) {
+    Thread& t = threads_[thread];
+    DisarmTimer(out, &t.timer);
+    if (t.args.mode == AcquireArgs::Mode::kTryLock && !Elapse(out, t)) {
+      GiveUp(out, thread, Fail("wait time elapsed"));
+      return;
+    }
+    SendAttempt(out, thread);
+  }
+
+  void OnSubscribeWaitOver(Outbox& out, int thread) {
+    Thread& t = threads_[thread];
+    assert(t.phase == Phase::kSubscribing);
+    t.timer = 0;
+    if (t.args.mode == AcquireArgs::Mode::kLock) {
+      EndAcquire(out, thread,
+                 Fail("RedisTimeoutException: Subscribe timeout: (" +
+                      std::to_string(LockSubscribeTimeoutUs() / 1000) + "ms)"));
+    } else {
+      GiveUp(out, thread, Fail("wait time elapsed (subscription not confirmed)"));
+    }
+  }
+
+  void OnSubscribeDone(Outbox& out, uint64_t id, const std::string& channel, const Reply* reply,
+                       const std::string& timeout_detail) {
+    const auto entry = subscriptions_.find(channel);
+    if (entry == subscriptions_.end() || entry->second.command != id) return;
+    Subscription& s = entry->second;
+    s.command = 0;
+    if (reply != nullptr && !reply->is_error()) {
+      s.confirmed = true;
+      if (s.refs == 0) {
+        // Every thread gave up before the confirmation came.
+        SendUnsubscribe(out, channel);
+        subscriptions_.erase(entry);
+        return;
+      }
+      for (int thread = 0; thread < config_.threads; ++thread) {
+        const Thread& t = threads_[thread];
+        if (t.phase == Phase::kSubscribing && t.channel == channel) OnSubscribed(out, thread);
+      }
+      return;
+    }
+    const std::string detail =
+        "subscribe failed: " + (reply != nullptr ? reply->str : timeout_detail);
+    // An attempt whose reply was lost may have subscribed the connection after all.
+    SendUnsubscribe(out, channel);
+    subscriptions_.erase(entry);
+    for (int thread = 0; thread < config_.threads; ++thread) {
+      Thread& t = threads_[thread];
+      if (t.phase != Phase::kSubscribing || t.channel != channel) continue;
+      t.subscribed = false;  // The entry is gone; there is nothing to give back.
+      // current's tryLock catches the failure and runs acquireFailed; 3.13.6 throws from
+      // getNow() without it; lock() throws in both.
+      if (version_ == Version::kCurrent && t.args.mode == AcquireArgs::Mode::kTryLock) {
+        GiveUp(out, thread, Fail(detail));
+      } else {
+        EndAcquire(out, thread, Fail(detail));
+      }
+    }
+  }
+
+  void ReleaseSubscription(Outbox& out, const std::string& channel) {
+    const auto entry = subscriptions_.find(channel);
+    assert(entry != subscriptions_.end() && entry->second.refs > 0);
+    entry->second.refs -= 1;
+    if (entry->second.refs > 0) return;
+    // Unconfirmed: keep the entry until the SUBSCRIBE is answered, then unsubscribe (or revive
+    // it if a thread needs it again by then).
+    if (!entry->second.confirmed) return;
+    SendUnsubscribe(out, channel);
+    subscriptions_.erase(entry);
+  }
+
+  void SendUnsubscribe(Outbox& out, const std::string& channel) {
+    // Not tracked: the reply is ignored, and a lost one changes nothing we could act on.
+    out.Send(0, out.NewRequestId(), {"UNSUBSCRIBE", channel}, "unsubscribe");
+  }
+
+  // latch.tryAcquire(delay) (or latch.acquire() for kWaitForever).
+  void WaitForPermit(Outbox& out, int thread, int64_t delay_us) {
+    Thread& t = threads_[thread];
+    const auto entry = subscriptions_.find(t.channel);
+    assert(entry != subscriptions_.end() && entry->second.confirmed);
+    Subscription& s = entry->second;
+    if (s.permits > 0) {
+      s.permits -= 1;
+      AfterPermitWait(out, thread);
+      return;
+    }
+    if (delay_us == 0) {
+      AfterPermitWait(out, thread);  // tryAcquire(0) gives up at once.
+      return;
+    }
+    t.phase = Phase::kWaitingPermit;
+    s.waiters.push_back(thread);
+    if (delay_us != kWaitForever) {
+      t.timer = ArmTimer(out, TimerKind::kPermitWait, static_cast<uint64_t>(thread), delay_us);
+    }
+  }
+
+  void OnPermitWaitOver(Outbox& out, int thread) {
+    Thread& t = threads_[thread];
+    assert(t.phase == Phase::kWaitingPermit);
+    t.timer = 0;
+    std::deque<int>& waiters = subscriptions_.at(t.channel).waiters;
+    for (auto it = waiters.begin(); it != waiters.end(); ++it) {
+      if (*it == thread) {
+        waiters.erase(it);
+        break;
+      }
+    }
+    AfterPermitWait(out, thread);
+  }
+
+  // Woken by a permit or by the wait's end: the loop goes round (Redisson ignores which).
+  void AfterPermitWait(Outbox& out, int thread) {
+    Thread& t = threads_[thread];
+    if (t.args.mode == AcquireArgs::Mode::kTryLock && !Elapse(out, t)) {
+      GiveUp(out, thread, Fail("wait time elapsed"));
+      return;
+    }
+    SendAttempt(out, thread);
+  }
+
+  void OnUnlockDone(Outbox& out, int thread, const Reply* reply,
+                    const std::string& timeout_detail) {
+    Thread& t = threads_[thread];
+    const std::string latch = t.latch;
+    t = Thread{};
+    // unlockAsync calls cancelExpirationRenewal(threadId) whatever the outcome: one watchdog
+    // acquisition of this thread is forgotten even if the unlock failed or timed out.
+    CancelRenewal(out, thread);
+    if (reply == nullptr) {
+      Complete(thread, Info(timeout_detail));
+      return;
+    }
+    if (reply->is_error()) {
+      Complete(thread, Fail(reply->str));
+      return;
+    }
+    if (version_ == Version::kCurrent) {
+      // The latch has served its purpose once a reply came (thenApply: DEL, asynchronously).
+      StartCommand(out, CommandKind::kDelLatch, thread, {"DEL", latch}, "del_latch",
+                   /*retry=*/true);
+    }
+    if (reply->type == Reply::Type::kNull) {
+      Complete(thread, Fail("IllegalMonitorStateException: attempt to unlock lock, not locked "
+                            "by current thread by node id: " +
+                            config_.uuid + " thread-id: " + std::to_string(thread + 1)));
+      return;
+    }
+    if (reply->type != Reply::Type::kInteger) {
+      Complete(thread,
+               Fail("unexpected reply to unlock (want nil or an integer): " + reply->Debug()));
+      return;
+    }
+    if (reply->integer == 1 && version_ == Version::kCurrent) {
+      // A full release resets the lease that unlock and no-lease acquires use (3.27.2).
+      internal_lease_ms_ = watchdog_ms_;
+    }
+    Complete(thread, OkValue(reply->integer, reply->integer == 1 ? "released" : "still held"));
+  }
+
+  void OnForceUnlockDone(int thread, const Reply* reply, const std::string& timeout_detail) {
+    threads_[thread] = Thread{};
+    if (reply == nullptr) {
+      Complete(thread, Info(timeout_detail));
+    } else if (reply->is_error()) {
+      Complete(thread, Fail(reply->str));
+    } else if (reply->type == Reply::Type::kInteger) {
+      Complete(thread, OkValue(reply->integer, reply->integer == 1 ? "deleted" : "no lock"));
+    } else {
+      Complete(thread,
+               Fail("unexpected reply to force_unlock (want an integer): " + reply->Debug()));
+    }
+  }
+
+  // ---- Watchdog -----------------------------------------------------------------------------
+
+  // scheduleExpirationRenewal(threadId).
+  void ScheduleRenewal(Outbox& out, int thread) {
+    if (renewal_) {
+      // 3.13.6: an entry whose timer chain died (renew error or 0) stays in the map, so this
+      // only counts the thread and nothing renews (fixed in 3.14.0 / 3.16.1).
+      for (auto& [held_by, count] : renewal_->threads) {
+        if (held_by == thread) {
+          count += 1;
+          return;
+        }
+      }
+      renewal_->threads.emplace_back(thread, 1);
+      return;
+    }
+    renewal_.emplace();
+    renewal_->threads.emplace_back(thread, 1);
+    if (version_ == Version::k3136) {
+      RenewExpiration(out);
+    } else if (!task_running_) {
+      task_running_ = true;
+      ScheduleTask(out);
+    }
+  }
+
+  // 3.13.6 renewExpiration(): arms the next tick for the entry in the map now. A renew reply
+  // that comes back after its entry was replaced arms a second chain for the new entry, as in
+  // Redisson (only the last timer is remembered for cancelling).
+  void RenewExpiration(Outbox& out) {
+    if (!renewal_) return;
+    renewal_->timer =
+        ArmTimer(out, TimerKind::kWatchdog, 0, internal_lease_ms_ / 3 * 1000);
+  }
+
+  // current RenewalTask.schedule(): re-arms while running. The timer is never cancelled: a
+  // stopped task's last tick finds nothing to renew and does not re-arm.
+  void ScheduleTask(Outbox& out) {
+    if (!task_running_) return;
+    ArmTimer(out, TimerKind::kWatchdog, 0, watchdog_ms_ / 3 * 1000);
+  }
+
+  void OnWatchdogTick(Outbox& out, TimerId timer) {
+    if (version_ == Version::k3136) {
+      if (!renewal_ || renewal_->threads.empty()) return;
+      if (renewal_->timer == timer) renewal_->timer = 0;
+      const int thread = renewal_->threads.front().first;
+      StartCommand(out, CommandKind::kRenew, thread, kind_->Renew(thread, internal_lease_ms_),
+                   "renew", /*retry=*/true);
+      return;
+    }
+    if (!renewal_ || renewal_->threads.empty()) {
+      ScheduleTask(out);  // execute() had nothing to do.
+      return;
+    }
+    const int thread = renewal_->threads.front().first;
+    StartCommand(out, CommandKind::kRenew, thread, kind_->Renew(thread, watchdog_ms_), "renew",
+                 /*retry=*/true);
+  }
+
+  void OnRenewDone(Outbox& out, int thread, const Reply* reply) {
+    if (version_ == Version::k3136) {
+      // EVAL_BOOLEAN: 1 re-arms. A 0, an error or a timeout ends the chain and leaves the
+      // entry in place (Redisson logs the error and returns).
+      if (reply != nullptr && reply->type == Reply::Type::kInteger && reply->integer == 1) {
+        RenewExpiration(out);
+      }
+      return;
+    }
+    // LockTask: a lock whose element is not 1 has one acquisition of the renewed thread
+    // cancelled; errors are logged. Either way the task re-arms.
+    if (reply != nullptr && reply->type == Reply::Type::kArray && !reply->elements.empty()) {
+      const Reply& result = reply->elements.front();
+      if (!(result.type == Reply::Type::kInteger && result.integer == 1)) {
+        CancelRenewal(out, thread);
+      }
+    }
+    ScheduleTask(out);
+  }
+
+  // cancelExpirationRenewal(threadId): one acquisition of the thread fewer; the entry goes
+  // when no thread is left.
+  void CancelRenewal(Outbox& out, int thread) {
+    if (!renewal_) return;
+    auto& threads = renewal_->threads;
+    for (auto it = threads.begin(); it != threads.end(); ++it) {
+      if (it->first != thread) continue;
+      it->second -= 1;
+      if (it->second == 0) threads.erase(it);
+      break;
+    }
+    if (threads.empty()) DropRenewal(out);
+  }
+
+  // cancelExpirationRenewal(null), or the last thread gone.
+  void DropRenewal(Outbox& out) {
+    if (!renewal_) return;
+    if (version_ == Version::k3136) {
+      DisarmTimer(out, &renewal_->timer);
+    } else {
+      task_running_ = false;  // RenewalTask.stop(): the armed tick stays armed.
+    }
+    renewal_.reset();
+  }
+
+  const std::unique_ptr<RedissonLockKind> kind_;
+  const ClientConfig& config_;  // kind_'s.
+  const Version version_;
+  const int64_t watchdog_ms_;
+
+  int64_t internal_lease_ms_ = 0;  // RedissonLock.internalLockLeaseTime (one per process).
+  std::vector<Thread> threads_;
+  std::map<std::string, Subscription> subscriptions_;  // By channel.
+  std::optional<Renewal> renewal_;
+  bool task_running_ = false;  // current: RenewalTask.running.
+
+  uint64_t last_command_ = 0;
+  std::map<uint64_t, Command> commands_;
+  std::map<RequestId, uint64_t> requests_;  // The current attempt of each command.
+  std::map<TimerId, TimerRef> timers_;
+  std::vector<std::pair<int, OpResult>> completions_;
+  uint64_t unlock_requests_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<LockProtocol> MakeRedissonLockClient(std::unique_ptr<RedissonLockKind> kind) {
+  assert(kind != nullptr);
+  return std::make_unique<RedissonLockClient>(std::move(kind));
+}
+
+}  // namespace lockstep::locks

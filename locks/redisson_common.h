@@ -1,0 +1,108 @@
+// The client machinery Redisson's lock kinds share, as RedissonLock has it for its subclasses
+// (RedissonFairLock extends RedissonLock and overrides only the scripts, the subscription and
+// acquireFailed): one state machine, RedissonLockClient, parameterised by a RedissonLockKind
+// that says what to send.
+//
+// The shared machine (redisson_common.cpp) has, bottom up:
+//  1. the command executor: one response timeout per attempt, resends on timeout (3.13.6:
+//     every script; current: renew, forceUnlock, acquireFailed and the pub/sub commands, but
+//     not acquire and unlock, which are "NoRetry" once written);
+//  2. the subscription entries (PublishSubscribe / RedissonLockEntry), one per channel the kind
+//     names: a reference count of the threads that need it and a semaphore that messages
+//     release ("0" one permit, "1" one per waiting thread);
+//  3. the per-thread operations: tryLock / lock / tryLock() / unlock / forceUnlock, with the
+//     wait budget decremented after every step exactly where RedissonLock.tryLock does it, and
+//     acquireFailed where tryLock calls it;
+//  4. the watchdog: 3.13.6's per-lock timer chain, or current's per-process LockTask.
+//
+// A kind supplies the scripts' argument lists (RLock: rlock.cpp; FairLock: fairlock.cpp).
+#ifndef LOCKSTEP_LOCKS_REDISSON_COMMON_H_
+#define LOCKSTEP_LOCKS_REDISSON_COMMON_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "locks/protocol.h"
+
+namespace lockstep::locks {
+
+enum class RedissonVersion : uint8_t { k3136, kCurrent };
+
+// Most threads one protocol object serves.
+inline constexpr int kRedissonThreadsMax = 1 << 16;
+
+// EVAL <body of scripts[name]> <numkeys> keys... args... The script must be in the set.
+Argv EvalArgv(const ScriptSet& scripts, const std::string& name,
+              const std::vector<std::string>& keys, const std::vector<std::string>& args);
+
+// The unlock latch TTL (current): (timeout + retryInterval) * retryAttempts ms, at least 1.
+int64_t RedissonLatchTtlMs(const ClientConfig& config);
+
+// The checks every Redisson kind makes on its config (version, threads, timeouts, retries).
+// `kind` prefixes the message ("rlock: ...").
+bool CheckRedissonConfig(const std::string& kind, const ClientConfig& config,
+                         std::string* error);
+
+// What one Redisson lock kind sends. Every method is called from inside a protocol entry point,
+// with the Outbox of that call (for the wall clock a script may need as "now").
+class RedissonLockKind {
+ public:
+  struct Script {
+    Argv argv;
+    std::string label;  // The name in the history: "acquire", "try_acquire", ...
+  };
+
+  RedissonLockKind(const ClientConfig& config, const ScriptSet& scripts);
+  virtual ~RedissonLockKind() = default;
+
+  const ClientConfig& config() const { return config_; }
+  RedissonVersion version() const { return version_; }
+
+  // One acquire attempt of `thread` (tryAcquireAsync / tryAcquireOnceAsync): nil = acquired,
+  // an integer = not acquired (a ttl in ms to wait, except for kTryLockNoWait where it only
+  // means false). lease_ms is what goes to the script as the lease.
+  virtual Script Attempt(Outbox& out, int thread, const AcquireArgs& args, int64_t lease_ms) = 0;
+
+  // The detail of a kTryLockNoWait that got `reply` (an integer) back.
+  virtual std::string NotAcquired(int64_t reply) const = 0;
+
+  // The channel `thread` subscribes to while it waits. Threads that name the same channel share
+  // one subscription entry (RLock: one per process; FairLock: one per thread).
+  virtual std::string Channel(int thread) const = 0;
+
+  // The unlock script of `thread`; `latch` is this unlock's latch key ("current"), empty for
+  // 3.13.6. Its reply: nil not held, 0 still held, 1 released.
+  virtual Argv Unlock(Outbox& out, int thread, int64_t lease_ms, const std::string& latch) = 0;
+
+  // The forceUnlock script; reply 1 deleted, 0 no lock.
+  virtual Argv ForceUnlock(Outbox& out) = 0;
+
+  // What tryLock sends when it gives up (acquireFailedAsync), or nothing (RLock's no-op). The
+  // operation ends when its reply is in, as Redisson's synchronous acquireFailed() returns then.
+  virtual std::optional<Argv> AcquireFailed(Outbox& out, int thread, const AcquireArgs& args);
+
+  // The watchdog's renew script for `thread` with `lease_ms` (reply: 3.13.6 1/0; current an
+  // array with one 1/0). Default: script "renew" on the lock hash, as RLock has it.
+  virtual Argv Renew(int thread, int64_t lease_ms) const;
+
+ protected:
+  Argv Eval(const std::string& name, const std::vector<std::string>& keys,
+            const std::vector<std::string>& args) const {
+    return EvalArgv(scripts_, name, keys, args);
+  }
+
+ private:
+  const ClientConfig config_;
+  const ScriptSet scripts_;
+  const RedissonVersion version_;
+};
+
+// The shared state machine for `kind`. config must pass CheckRedissonConfig.
+std::unique_ptr<LockProtocol> MakeRedissonLockClient(std::unique_ptr<RedissonLockKind> kind);
+
+}  // namespace lockstep::locks
+
+#endif  // LOCKSTEP_LOCKS_REDISSON_COMMON_H_

@@ -1,0 +1,526 @@
+// Redisson's SpinLock client, sans IO. The command layer (response timeout, resends) and the
+// per-process watchdog task are small copies of RLock's "current" pieces (locks/rlock.cpp; not
+// shared because rlock.* is being refactored separately); the acquisition loop is the
+// SpinLock's own: attempt, sleep the back-off, attempt again.
+#include "locks/spinlock.h"
+
+#include <cassert>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "locks/rlock.h"
+#include "locks/scripts.h"
+
+namespace lockstep::locks {
+namespace {
+
+constexpr int kThreadsMax = 1 << 16;
+
+class SpinLock final : public LockProtocol {
+ public:
+  SpinLock(const ClientConfig& config, const ScriptSet& scripts)
+      : config_(config),
+        scripts_(scripts),
+        watchdog_ms_(config.watchdog_timeout_us / 1000),
+        threads_(static_cast<size_t>(config.threads)) {
+    internal_lease_ms_ = watchdog_ms_;
+  }
+
+  void Acquire(Outbox& out, int thread, const AcquireArgs& args) override {
+    Thread& t = At(thread);
+    assert(t.phase == Phase::kIdle && "one operation at a time per thread");
+    t = Thread{};
+    t.args = args;
+    t.start_us = out.MonoUs();
+    SendAttempt(out, thread);
+    Flush(out);
+  }
+
+  void Release(Outbox& out, int thread) override {
+    Thread& t = At(thread);
+    assert(t.phase == Phase::kIdle && "one operation at a time per thread");
+    t = Thread{};
+    t.phase = Phase::kReleasing;
+    const std::string request_id = config_.uuid + "-" + std::to_string(++unlock_requests_);
+    t.latch = RLockUnlockLatch(config_.lock_name, request_id);
+    t.command = StartCommand(
+        out, CommandKind::kUnlock, thread,
+        Eval("unlock", {config_.lock_name, t.latch},
+             {std::to_string(internal_lease_ms_), RLockField(config_.uuid, thread),
+              std::to_string(LatchTtlMs())}),
+        "unlock", /*retry=*/false);
+    Flush(out);
+  }
+
+  void ForceUnlock(Outbox& out, int thread) override {
+    Thread& t = At(thread);
+    assert(t.phase == Phase::kIdle && "one operation at a time per thread");
+    t = Thread{};
+    t.phase = Phase::kForceUnlocking;
+    DropRenewal();  // cancelExpirationRenewal(null, null) ...
+    internal_lease_ms_ = watchdog_ms_;  // ... which also resets the lease field.
+    t.command = StartCommand(out, CommandKind::kForceUnlock, thread,
+                             Eval("force_unlock", {config_.lock_name}, {}), "force_unlock",
+                             /*retry=*/true);
+    Flush(out);
+  }
+
+  void OnReply(Outbox& out, RequestId request, const Reply& reply) override {
+    const auto it = requests_.find(request);
+    if (it == requests_.end()) return;
+    const uint64_t id = it->second;
+    requests_.erase(it);
+    Command command = std::move(commands_.at(id));
+    commands_.erase(id);
+    DisarmTimer(out, &command.timer);
+    Finish(out, id, command, &reply, "");
+    Flush(out);
+  }
+
+  void OnMessage(Outbox& out, int node, const std::string& channel,
+                 const std::string& payload) override {
+    (void)out;
+    (void)node;
+    (void)channel;
+    (void)payload;  // A SpinLock subscribes to nothing.
+  }
+
+  void OnTimer(Outbox& out, TimerId timer) override {
+    const auto it = timers_.find(timer);
+    if (it == timers_.end()) return;
+    const TimerRef ref = it->second;
+    timers_.erase(it);
+    switch (ref.kind) {
+      case TimerKind::kResponse:
+        OnResponseTimeout(out, ref.ref);
+        break;
+      case TimerKind::kRetryDelay: {
+        Command& command = commands_.at(ref.ref);
+        command.timer = 0;
+        Transmit(out, ref.ref);
+        break;
+      }
+      case TimerKind::kBackOff: {
+        Thread& t = threads_[static_cast<size_t>(ref.ref)];
+        assert(t.phase == Phase::kSleeping);
+        t.timer = 0;
+        SendAttempt(out, static_cast<int>(ref.ref));
+        break;
+      }
+      case TimerKind::kWatchdog:
+        OnWatchdogTick(out);
+        break;
+    }
+    Flush(out);
+  }
+
+  void OnCrash() override {
+    const uint64_t unlock_requests = unlock_requests_;  // See RLock::OnCrash.
+    commands_.clear();
+    requests_.clear();
+    timers_.clear();
+    threads_.assign(static_cast<size_t>(config_.threads), Thread{});
+    renewal_.reset();
+    task_running_ = false;
+    internal_lease_ms_ = watchdog_ms_;
+    completions_.clear();
+    unlock_requests_ = unlock_requests;
+  }
+
+ private:
+  // ---- Command layer (RLock's) --------------------------------------------------------------
+
+  enum class CommandKind : uint8_t { kAcquire, kUnlock, kForceUnlock, kRenew, kDelLatch };
+
+  struct Command {
+    CommandKind kind = CommandKind::kAcquire;
+    int thread = -1;
+    Argv argv;
+    std::string label;
+    bool retry = false;
+    int attempt = 0;
+    RequestId request = 0;
+    TimerId timer = 0;
+  };
+
+  enum class TimerKind : uint8_t { kResponse, kRetryDelay, kBackOff, kWatchdog };
+
+  struct TimerRef {
+    TimerKind kind;
+    uint64_t ref;  // Command id, or thread for kBackOff.
+  };
+
+  enum class Phase : uint8_t { kIdle, kAttempting, kSleeping, kReleasing, kForceUnlocking };
+
+  struct Thread {
+    Phase phase = Phase::kIdle;
+    AcquireArgs args;
+    int64_t start_us = 0;
+    std::optional<SpinBackOff> backoff;  // Created at the first failed attempt.
+    uint64_t command = 0;
+    TimerId timer = 0;  // The back-off sleep.
+    std::string latch;
+  };
+
+  struct Renewal {
+    std::vector<std::pair<int, int>> threads;  // As RLock: thread, watchdog acquisitions.
+  };
+
+  Thread& At(int thread) {
+    assert(thread >= 0 && thread < config_.threads);
+    return threads_[static_cast<size_t>(thread)];
+  }
+
+  int64_t LatchTtlMs() const {
+    const int64_t ttl_ms =
+        (config_.timeout_us / 1000 + config_.retry_interval_us / 1000) * config_.retry_attempts;
+    return ttl_ms < 1 ? 1 : ttl_ms;
+  }
+
+  Argv Eval(const std::string& script, const std::vector<std::string>& keys,
+            const std::vector<std::string>& args) const {
+    const auto body = scripts_.bodies.find(script);
+    assert(body != scripts_.bodies.end());
+    Argv argv = {"EVAL", body->second, std::to_string(keys.size())};
+    argv.insert(argv.end(), keys.begin(), keys.end());
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+
+  TimerId ArmTimer(Outbox& out, TimerKind kind, uint64_t ref, int64_t delay_us) {
+    assert(delay_us >= 0);
+    const TimerId timer = out.NewTimerId();
+    timers_[timer] = TimerRef{kind, ref};
+    out.ArmTimer(timer, delay_us);
+    return timer;
+  }
+
+  void DisarmTimer(Outbox& out, TimerId* timer) {
+    if (*timer == 0) return;
+    timers_.erase(*timer);
+    out.CancelTimer(*timer);
+    *timer = 0;
+  }
+
+  uint64_t StartCommand(Outbox& out, CommandKind kind, int thread, Argv argv, std::string label,
+                        bool retry) {
+    const uint64_t id = ++last_command_;
+    Command& command = commands_[id];
+    command.kind = kind;
+    command.thread = thread;
+    command.argv = std::move(argv);
+    command.label = std::move(label);
+    command.retry = retry;
+    Transmit(out, id);
+    return id;
+  }
+
+  void Transmit(Outbox& out, uint64_t id) {
+    Command& command = commands_.at(id);
+    command.request = out.NewRequestId();
+    requests_[command.request] = id;
+    command.timer = ArmTimer(out, TimerKind::kResponse, id, config_.timeout_us);
+    out.Send(0, command.request, command.argv, command.label);
+  }
+
+  void OnResponseTimeout(Outbox& out, uint64_t id) {
+    Command& command = commands_.at(id);
+    requests_.erase(command.request);
+    command.request = 0;
+    command.timer = 0;
+    if (command.retry && command.attempt < config_.retry_attempts) {
+      command.attempt += 1;
+      if (config_.retry_interval_us > 0) {
+        command.timer = ArmTimer(out, TimerKind::kRetryDelay, id, config_.retry_interval_us);
+      } else {
+        Transmit(out, id);
+      }
+      return;
+    }
+    Command done = std::move(command);
+    commands_.erase(id);
+    const std::string detail =
+        "RedisTimeoutException: Redis server response timeout (" +
+        std::to_string(config_.timeout_us / 1000) + " ms) occurred after " +
+        std::to_string(done.attempt) + " of " + std::to_string(config_.retry_attempts) +
+        " retry attempts, is non-idempotent command: " + (done.retry ? "false" : "true") +
+        ". Command: " + done.label;
+    Finish(out, id, done, nullptr, detail);
+  }
+
+  void Finish(Outbox& out, uint64_t id, const Command& command, const Reply* reply,
+              const std::string& timeout_detail) {
+    (void)id;
+    switch (command.kind) {
+      case CommandKind::kAcquire:
+        OnAcquireDone(out, command.thread, reply, timeout_detail);
+        break;
+      case CommandKind::kUnlock:
+        OnUnlockDone(out, command.thread, reply, timeout_detail);
+        break;
+      case CommandKind::kForceUnlock:
+        OnForceUnlockDone(command.thread, reply, timeout_detail);
+        break;
+      case CommandKind::kRenew:
+        OnRenewDone(out, command.thread, reply);
+        break;
+      case CommandKind::kDelLatch:
+        break;
+    }
+  }
+
+  // ---- Operations ---------------------------------------------------------------------------
+
+  void Complete(int thread, OpResult result) {
+    threads_[static_cast<size_t>(thread)] = Thread{};
+    completions_.emplace_back(thread, std::move(result));
+  }
+
+  void Flush(Outbox& out) {
+    while (!completions_.empty()) {
+      std::vector<std::pair<int, OpResult>> batch;
+      batch.swap(completions_);
+      for (const auto& [thread, result] : batch) out.Complete(thread, result);
+    }
+  }
+
+  static OpResult Result(OpResult::Status status, std::string detail) {
+    OpResult result;
+    result.status = status;
+    result.detail = std::move(detail);
+    return result;
+  }
+  static OpResult OkValue(int64_t value, std::string detail) {
+    OpResult result = Result(OpResult::Status::kOk, std::move(detail));
+    result.has_value = true;
+    result.value = value;
+    return result;
+  }
+
+  // tryAcquireAsync: tryLockInnerAsync sets internalLockLeaseTime to the lease it sends.
+  void SendAttempt(Outbox& out, int thread) {
+    Thread& t = threads_[static_cast<size_t>(thread)];
+    t.phase = Phase::kAttempting;
+    const int64_t lease_ms = t.args.lease_us > 0 ? t.args.lease_us / 1000 : internal_lease_ms_;
+    internal_lease_ms_ = lease_ms;
+    t.command = StartCommand(
+        out, CommandKind::kAcquire, thread,
+        Eval("acquire", {config_.lock_name},
+             {std::to_string(lease_ms), RLockField(config_.uuid, thread)}),
+        "acquire", /*retry=*/false);
+  }
+
+  void OnAcquireDone(Outbox& out, int thread, const Reply* reply,
+                     const std::string& timeout_detail) {
+    Thread& t = threads_[static_cast<size_t>(thread)];
+    t.command = 0;
+    if (reply == nullptr) {
+      Complete(thread, Result(OpResult::Status::kInfo, timeout_detail));
+      return;
+    }
+    if (reply->is_error()) {
+      Complete(thread, Result(OpResult::Status::kFail, reply->str));
+      return;
+    }
+    if (reply->type == Reply::Type::kNull) {
+      if (t.args.lease_us <= 0) ScheduleRenewal(out, thread);
+      Complete(thread, Result(OpResult::Status::kOk, "acquired"));
+      return;
+    }
+    if (reply->type != Reply::Type::kInteger) {
+      Complete(thread, Result(OpResult::Status::kFail,
+                              "unexpected reply to acquire (want nil or an integer): " +
+                                  reply->Debug()));
+      return;
+    }
+    switch (t.args.mode) {
+      case AcquireArgs::Mode::kTryLockNoWait:
+        Complete(thread, Result(OpResult::Status::kFail,
+                                "not acquired: held by another (pttl " +
+                                    std::to_string(reply->integer) + " ms)"));
+        return;
+      case AcquireArgs::Mode::kTryLock:
+        if (out.MonoUs() - t.start_us >= t.args.wait_us) {
+          Complete(thread, Result(OpResult::Status::kFail, "wait time elapsed"));
+          return;
+        }
+        break;
+      case AcquireArgs::Mode::kLock:
+        break;
+    }
+    // Thread.sleep(backOffPolicy.getNextSleepPeriod()), then the next attempt.
+    if (!t.backoff) t.backoff.emplace();
+    const int64_t sleep_ms = t.backoff->NextSleepMs(out.Rng());
+    t.phase = Phase::kSleeping;
+    t.timer = ArmTimer(out, TimerKind::kBackOff, static_cast<uint64_t>(thread), sleep_ms * 1000);
+  }
+
+  void OnUnlockDone(Outbox& out, int thread, const Reply* reply,
+                    const std::string& timeout_detail) {
+    const std::string latch = threads_[static_cast<size_t>(thread)].latch;
+    // cancelExpirationRenewal(threadId, res): one watchdog acquisition of the thread goes
+    // whatever the outcome; the lease field is reset unless the unlock left the lock held.
+    CancelRenewal(thread);
+    const bool still_held = reply != nullptr && reply->type == Reply::Type::kInteger &&
+                            reply->integer == 0;
+    if (!still_held) internal_lease_ms_ = watchdog_ms_;
+    if (reply == nullptr) {
+      Complete(thread, Result(OpResult::Status::kInfo, timeout_detail));
+      return;
+    }
+    if (reply->is_error()) {
+      Complete(thread, Result(OpResult::Status::kFail, reply->str));
+      return;
+    }
+    StartCommand(out, CommandKind::kDelLatch, thread, {"DEL", latch}, "del_latch",
+                 /*retry=*/true);
+    if (reply->type == Reply::Type::kNull) {
+      Complete(thread,
+               Result(OpResult::Status::kFail,
+                      "IllegalMonitorStateException: attempt to unlock lock, not locked by "
+                      "current thread by node id: " +
+                          config_.uuid + " thread-id: " + std::to_string(thread + 1)));
+      return;
+    }
+    if (reply->type != Reply::Type::kInteger) {
+      Complete(thread, Result(OpResult::Status::kFail,
+                              "unexpected reply to unlock (want nil or an integer): " +
+                                  reply->Debug()));
+      return;
+    }
+    Complete(thread, OkValue(reply->integer, reply->integer == 1 ? "released" : "still held"));
+  }
+
+  void OnForceUnlockDone(int thread, const Reply* reply, const std::string& timeout_detail) {
+    if (reply == nullptr) {
+      Complete(thread, Result(OpResult::Status::kInfo, timeout_detail));
+    } else if (reply->is_error()) {
+      Complete(thread, Result(OpResult::Status::kFail, reply->str));
+    } else if (reply->type == Reply::Type::kInteger) {
+      Complete(thread, OkValue(reply->integer, reply->integer == 1 ? "deleted" : "no lock"));
+    } else {
+      Complete(thread, Result(OpResult::Status::kFail,
+                              "unexpected reply to force_unlock (want an integer): " +
+                                  reply->Debug()));
+    }
+  }
+
+  // ---- Watchdog (RLock current's LockTask) --------------------------------------------------
+
+  void ScheduleRenewal(Outbox& out, int thread) {
+    if (renewal_) {
+      for (auto& [held_by, count] : renewal_->threads) {
+        if (held_by == thread) {
+          count += 1;
+          return;
+        }
+      }
+      renewal_->threads.emplace_back(thread, 1);
+      return;
+    }
+    renewal_.emplace();
+    renewal_->threads.emplace_back(thread, 1);
+    if (!task_running_) {
+      task_running_ = true;
+      ScheduleTask(out);
+    }
+  }
+
+  void ScheduleTask(Outbox& out) {
+    if (!task_running_) return;
+    ArmTimer(out, TimerKind::kWatchdog, 0, watchdog_ms_ / 3 * 1000);
+  }
+
+  void OnWatchdogTick(Outbox& out) {
+    if (!renewal_ || renewal_->threads.empty()) {
+      ScheduleTask(out);
+      return;
+    }
+    const int thread = renewal_->threads.front().first;
+    StartCommand(out, CommandKind::kRenew, thread,
+                 Eval("renew", {config_.lock_name},
+                      {std::to_string(watchdog_ms_), RLockField(config_.uuid, thread)}),
+                 "renew", /*retry=*/true);
+  }
+
+  void OnRenewDone(Outbox& out, int thread, const Reply* reply) {
+    if (reply != nullptr && reply->type == Reply::Type::kArray && !reply->elements.empty()) {
+      const Reply& result = reply->elements.front();
+      if (!(result.type == Reply::Type::kInteger && result.integer == 1)) CancelRenewal(thread);
+    }
+    ScheduleTask(out);
+  }
+
+  void CancelRenewal(int thread) {
+    if (!renewal_) return;
+    auto& threads = renewal_->threads;
+    for (auto it = threads.begin(); it != threads.end(); ++it) {
+      if (it->first != thread) continue;
+      it->second -= 1;
+      if (it->second == 0) threads.erase(it);
+      break;
+    }
+    if (threads.empty()) DropRenewal();
+  }
+
+  void DropRenewal() {
+    task_running_ = false;  // The armed tick stays armed and finds nothing to do.
+    renewal_.reset();
+  }
+
+  const ClientConfig config_;
+  const ScriptSet scripts_;
+  const int64_t watchdog_ms_;
+
+  int64_t internal_lease_ms_ = 0;  // RedissonSpinLock.internalLockLeaseTime.
+  std::vector<Thread> threads_;
+  std::optional<Renewal> renewal_;
+  bool task_running_ = false;
+
+  uint64_t last_command_ = 0;
+  std::map<uint64_t, Command> commands_;
+  std::map<RequestId, uint64_t> requests_;
+  std::map<TimerId, TimerRef> timers_;
+  std::vector<std::pair<int, OpResult>> completions_;
+  uint64_t unlock_requests_ = 0;
+};
+
+}  // namespace
+
+bool CheckSpinLockConfig(const ClientConfig& config, const ScriptSet& scripts,
+                         std::string* error) {
+  if (config.version != "current") {
+    *error = "spinlock: version '" + config.version +
+             "' has no SpinLock (Redisson added it in 3.15.0); use version current";
+    return false;
+  }
+  if (config.threads < 1 || config.threads > kThreadsMax) {
+    *error = "spinlock: threads must be 1.." + std::to_string(kThreadsMax) + ", not " +
+             std::to_string(config.threads);
+    return false;
+  }
+  if (config.timeout_us < 1000 || config.watchdog_timeout_us < 3000 ||
+      config.retry_attempts < 0 || config.retry_interval_us < 0) {
+    *error = "spinlock: need timeout >= 1 ms, watchdog timeout >= 3 ms, retry attempts >= 0 "
+             "and retry interval >= 0";
+    return false;
+  }
+  std::string missing;
+  if (!HasScripts(scripts, {"acquire", "unlock", "force_unlock", "renew"}, &missing)) {
+    *error = "spinlock: " + missing;
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<LockProtocol> MakeSpinLock(const ClientConfig& config, const ScriptSet& scripts) {
+  std::string error;
+  const bool valid = CheckSpinLockConfig(config, scripts, &error);
+  assert(valid && "MakeSpinLock: see CheckSpinLockConfig");
+  (void)valid;
+  return std::make_unique<SpinLock>(config, scripts);
+}
+
+}  // namespace lockstep::locks

@@ -1,0 +1,1312 @@
+// report.html: the run as swimlanes on a true-time axis, for a design review.
+//
+// One file, no network: inline CSS, inline SVG, and a small inline script for zoom and pan.
+// Without the script the page shows the same picture (every position is computed here); the
+// script only moves the view. It records that it ran by setting data-status="ok" on
+// #script-status, which the browser test checks.
+//
+// Two panels share the lanes:
+//   detail    the zoomable timeline. Its shapes live in a nested <svg> whose viewBox is in
+//             microseconds since `origin` with preserveAspectRatio="none", so zooming is one
+//             attribute change; strokes use vector-effect:non-scaling-stroke so that short
+//             intervals stay at least a pixel wide. Text (axis, labels) lives outside it and
+//             is placed by position. When the run has more than kHtmlDetailElements elements,
+//             the detail covers a window around the lead violation (report.h explains).
+//   overview  the whole run binned into pixel columns: for each lane the share of each column
+//             spent holding or waiting (as opacity), faults and violations. Clicking it moves
+//             the detail view there.
+//
+// Colours: Jepsen's for operation outcomes (ok #6DB6FE, fail #FFAA26, info #FEB5DA, invoke
+// #eeeeee); one colour per client thread for key owners on the node lanes, shown next to the
+// thread's name.
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "reports/report.h"
+#include "reports/text.h"
+
+namespace lockstep::reports {
+
+namespace {
+
+constexpr int kSvgWidth = 1330;
+constexpr int kPlotX = 150;
+constexpr int kPlotWidth = 1164;
+constexpr int kAxisHeight = 26;
+constexpr int kFaultRowHeight = 24;
+constexpr int kSectionHeight = 20;
+constexpr int kThreadLaneHeight = 40;
+constexpr int kNodeLaneHeight = 44;
+constexpr int kHoldersLaneHeight = 40;
+constexpr int kClockLaneHeight = 84;       // 36 when no clock is skewed
+constexpr int kOverviewLaneHeight = 8;
+constexpr int64_t kMaxPlotUnits = 4'000'000;  // see HtmlWriter::X
+constexpr double kCharWidth = 6.3;  // DejaVu Sans at 11px, for label fitting (same in script)
+
+constexpr const char* kOwnerColours[] = {"#4e79a7", "#59a14f", "#b07aa1", "#9c755f", "#76b7b2",
+                                         "#edc948", "#f28e2b", "#8cd17d", "#ff9da7", "#bab0ac"};
+constexpr size_t kOwnerColourCount = std::size(kOwnerColours);
+constexpr const char* kClockColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                         "#8c564b", "#e377c2", "#17becf", "#bcbd22"};
+
+std::string I(int64_t v) { return std::to_string(v); }
+
+std::string Y(double v) {
+  std::string s = Format("%.1f", v);
+  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
+  return s;
+}
+
+// "1 s", "200 ms" ... for axis ticks.
+std::string TickLabel(int64_t us, int64_t step_us) {
+  if (step_us >= 1'000'000) return Format("%.*f s", step_us % 1'000'000 == 0 ? 0 : 1, us / 1e6);
+  if (step_us >= 1000) {
+    const double s = us / 1e6;
+    const int decimals = step_us >= 100'000 ? 1 : step_us >= 10'000 ? 2 : 3;
+    return Format("%.*f s", decimals, s);
+  }
+  return Format("%.4f s", us / 1e6);
+}
+
+// The tick step for ~`target` ticks over `span_us`: 1, 2 or 5 times a power of ten.
+int64_t TickStep(int64_t span_us, int target) {
+  const double raw = static_cast<double>(std::max<int64_t>(span_us, 1)) / target;
+  int64_t step = 1;
+  while (step * 10 <= raw) step *= 10;
+  if (step * 5 <= raw) return step * 5;
+  if (step * 2 <= raw) return step * 2;
+  return step;
+}
+
+struct LaneBox {
+  std::string name;
+  std::string kind;  // thread, node, holders, clock, faults
+  int y = 0;
+  int height = 0;
+};
+
+class HtmlWriter {
+ public:
+  HtmlWriter(const Timeline& tl, const check::Verdict& verdict, const ReportMeta& meta)
+      : tl_(tl), verdict_(verdict), meta_(meta), shown_(ShownViolations(verdict, kViolationsShown)) {}
+
+  std::string Render() {
+    ChooseDetail();
+    Layout();
+    std::string out;
+    out.reserve(1 << 20);
+    out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
+    out += HtmlEscape("lockstep: " + meta_.scenario_name + (meta_.seed ? Format(" seed %llu", static_cast<unsigned long long>(*meta_.seed)) : ""));
+    out += "</title>\n<style>\n";
+    out += kCss;
+    out += "</style>\n</head>\n<body>\n";
+    Header(&out);
+    Detail(&out);
+    Overview(&out);
+    Tables(&out);
+    out += "<p id=\"script-status\" data-status=\"not run\" class=\"foot\">Zoom and pan need "
+           "JavaScript; the picture above is complete without it.</p>\n";
+    out += "<script>\n";
+    out += kScript;
+    out += "</script>\n</body>\n</html>\n";
+    return out;
+  }
+
+ private:
+  // --- what the detail panel covers ---
+
+  void ChooseDetail() {
+    std::vector<int64_t> starts;
+    for (const ThreadLane& l : tl_.threads) {
+      for (const Op& op : l.ops) starts.push_back(op.from_us);
+      for (const Span& s : l.holds) starts.push_back(s.from_us);
+      for (const Span& s : l.sections) starts.push_back(s.from_us);
+    }
+    for (const NodeLane& n : tl_.nodes) {
+      for (const Lease& l : n.leases) {
+        starts.push_back(l.from_us);
+        for (const TtlPoint& p : l.ttl) starts.push_back(p.t_us);
+      }
+      for (const Exec& x : n.execs) starts.push_back(x.t_us);
+    }
+    for (const HolderCount& h : tl_.holders) starts.push_back(h.t_us);
+    std::sort(starts.begin(), starts.end());
+    window_ = ChooseWindow(starts, AnchorUs(tl_, verdict_), kHtmlDetailElements, tl_.end_us);
+    origin_ = window_.from_us;
+    // The initial view: the lead violation with its holders' spans and its events, padded.
+    view_from_ = window_.from_us;
+    view_to_ = std::max(window_.to_us, window_.from_us + 1000);
+    if (const check::Violation* v = LeadViolation(verdict_)) {
+      int64_t lo = v->from_us, hi = std::max(v->to_us, v->from_us + 1);
+      const std::set<uint64_t> seqs(v->events.begin(), v->events.end());
+      for (const std::string& name : v->threads) {
+        const int lane = tl_.ThreadIndex(name);
+        if (lane == kNone) continue;
+        const ThreadLane& l = tl_.threads[lane];
+        for (const Span& h : l.holds) {
+          if (h.to_us < v->from_us || h.from_us > v->to_us) continue;
+          lo = std::min(lo, h.from_us);
+          hi = std::max(hi, h.to_us);
+          // And the acquire that began it: retries and lost replies happen there.
+          for (const Op& op : l.ops) {
+            if (op.end_seq == h.from_seq) lo = std::min(lo, op.from_us);
+          }
+        }
+        for (const Op& op : l.ops) {
+          if (seqs.count(op.invoke_seq) || seqs.count(op.end_seq)) {
+            lo = std::min(lo, op.from_us);
+            hi = std::max(hi, op.to_us);
+          }
+        }
+      }
+      for (const Fault& f : tl_.faults) {
+        if (seqs.count(f.seq)) {
+          lo = std::min(lo, f.from_us);
+          hi = std::max(hi, f.instant ? f.from_us : f.to_us);
+        }
+      }
+      const int64_t pad = std::max<int64_t>((hi - lo) / 12, 1000);
+      lo = std::max(window_.from_us, lo - pad);
+      hi = std::min(window_.to_us, hi + pad);
+      if (hi > lo) {
+        view_from_ = lo;
+        view_to_ = hi;
+      }
+    }
+    min_span_us_ = std::max<int64_t>(200, (window_.to_us - window_.from_us) / 5000);
+    unit_us_ = std::max<int64_t>(1, (window_.to_us - window_.from_us) / kMaxPlotUnits + 1);
+  }
+
+  bool InWindow(int64_t from_us, int64_t to_us) const {
+    return to_us >= window_.from_us && from_us <= window_.to_us;
+  }
+
+  void Layout() {
+    int y = kAxisHeight;
+    lanes_.push_back({"faults", "faults", y, kFaultRowHeight});
+    y += kFaultRowHeight;
+    clients_header_y_ = y;
+    y += kSectionHeight;
+    for (const ThreadLane& l : tl_.threads) {
+      thread_y_.push_back(y);
+      lanes_.push_back({l.name, "thread", y, kThreadLaneHeight});
+      y += kThreadLaneHeight;
+    }
+    nodes_header_y_ = y;
+    y += kSectionHeight;
+    for (const NodeLane& n : tl_.nodes) {
+      node_y_.push_back(y);
+      lanes_.push_back({n.name, "node", y, kNodeLaneHeight});
+      y += kNodeLaneHeight;
+    }
+    holders_y_ = y + 6;
+    lanes_.push_back({"holders", "holders", holders_y_, kHoldersLaneHeight});
+    y = holders_y_ + kHoldersLaneHeight;
+    clock_y_ = y + 6;
+    clock_h_ = kClockLaneHeight;
+    if (std::none_of(tl_.clocks.begin(), tl_.clocks.end(), [&](const ClockSeries& c) { return Skewed(c); })) {
+      clock_h_ = 36;
+    }
+    lanes_.push_back({"clocks", "clock", clock_y_, clock_h_});
+    y = clock_y_ + clock_h_;
+    height_ = y + kAxisHeight;
+  }
+
+  // --- header: what ran, what the checkers said, how to get it again ---
+
+  std::string ExpectationOf(const std::string& property) const {
+    if (!meta_.expect) return "";
+    auto it = meta_.expect->find(property);
+    if (it == meta_.expect->end() || it->second == Expectation::kAny) return "not judged";
+    return it->second == Expectation::kHold ? "expected to hold" : "expected to be violated";
+  }
+
+  void Header(std::string* out) {
+    std::string& o = *out;
+    o += "<header>\n<h1>" + HtmlEscape(meta_.scenario_name.empty() ? "lockstep run" : meta_.scenario_name);
+    if (meta_.seed) o += Format(" <span class=\"seed\">seed %llu</span>", static_cast<unsigned long long>(*meta_.seed));
+    o += "</h1>\n";
+    if (!meta_.description.empty()) o += "<p class=\"desc\">" + HtmlEscape(meta_.description) + "</p>\n";
+
+    o += "<div class=\"verdicts\" id=\"verdicts\">\n";
+    for (const check::PropertyResult& r : verdict_.results) {
+      const std::string expect = ExpectationOf(r.property);
+      bool mismatch = false;
+      if (meta_.expect) {
+        auto it = meta_.expect->find(r.property);
+        if (it != meta_.expect->end() && it->second != Expectation::kAny) {
+          mismatch = (it->second == Expectation::kViolated) != r.violated;
+        }
+      }
+      o += "<div class=\"verdict " + std::string(r.violated ? "violated" : "holds") +
+           (mismatch ? " mismatch" : "") + "\" data-property=\"" + r.property +
+           "\" data-violated=\"" + (r.violated ? "true" : "false") + "\"><b>" +
+           HtmlEscape(r.property) + "</b><span>" + (r.violated ? "VIOLATED" : "holds");
+      if (r.violated) o += Format(" &times;%zu", r.violation_count);
+      o += "</span>";
+      if (!expect.empty()) o += "<i>" + expect + (mismatch ? " &mdash; MISMATCH" : "") + "</i>";
+      o += "</div>\n";
+    }
+    o += "</div>\n";
+
+    o += "<dl class=\"meta\">\n";
+    auto row = [&](const std::string& k, const std::string& v, bool code = false) {
+      o += "<dt>" + HtmlEscape(k) + "</dt><dd>" + (code ? "<code>" : "") + HtmlEscape(v) +
+           (code ? "</code>" : "") + "</dd>\n";
+    };
+    if (!meta_.scenario_file.empty()) row("scenario file", meta_.scenario_file);
+    row("simulated", Seconds(tl_.end_us) + Format(" of true time, %zu events", tl_.event_count));
+    row("history hash", tl_.history_hash, true);
+    if (!meta_.version.empty()) row("lockstep", meta_.version);
+    for (const auto& [name, value] : meta_.parameters) {
+      if (name == "protocol" || name == "lease") row(name, value);
+    }
+    std::string scripts;
+    for (const auto& [name, value] : meta_.parameters) {
+      if (name.rfind("script ", 0) != 0) continue;
+      const std::string sha = value.substr(0, value.find(' '));
+      scripts += (scripts.empty() ? "" : ", ") + name.substr(7) + " " + sha.substr(0, 12);
+    }
+    row("script SHA-1s", scripts.empty() ? "not recorded in the history (pass --scenario)" : scripts,
+        !scripts.empty());
+    o += "<dt>reproduce</dt><dd><code class=\"repro\" id=\"reproduce\">" + HtmlEscape(meta_.reproduce) +
+         "</code></dd>\n";
+    o += "</dl>\n";
+
+    if (const check::Violation* v = LeadViolation(verdict_)) {
+      o += "<section class=\"callout\" id=\"lead-violation\"><h2>" + HtmlEscape(v->property) +
+           " violated <small>(" + HtmlEscape(v->kind) + ")</small></h2>\n<p class=\"when\">";
+      for (size_t i = 0; i < v->threads.size(); ++i) {
+        o += (i ? " &amp; " : "") + std::string("<b>") + HtmlEscape(v->threads[i]) + "</b>";
+      }
+      o += (v->threads.empty() ? "" : ", ") + Seconds(v->from_us) + " &ndash; " + Seconds(v->to_us) +
+           " (" + Duration(v->to_us - v->from_us) + ")</p>\n<p>" + HtmlEscape(v->explanation) +
+           "</p>\n<button type=\"button\" data-view-from-us=\"" + I(view_from_) +
+           "\" data-view-to-us=\"" + I(view_to_) + "\">show in the timeline</button></section>\n";
+    } else {
+      o += "<section class=\"callout ok\" id=\"no-violation\"><h2>No property violated</h2>"
+           "<p>Every checker accepted the history.</p></section>\n";
+    }
+    o += "</header>\n";
+  }
+
+  // --- the detail panel ---
+
+  // Plot coordinates: time since origin_ in units of unit_us_, so that no coordinate exceeds
+  // kMaxPlotUnits. Chromium lays SVG out in fixed point that saturates near 2^25, and a shape
+  // beyond that is drawn clamped (a 60 s hold in microseconds would end at 33.5 s).
+  std::string X(int64_t t_us) const { return Units(t_us - origin_); }
+  std::string Wd(int64_t from_us, int64_t to_us) const {
+    return Units(std::max<int64_t>(0, to_us - from_us));
+  }
+  std::string Units(int64_t us) const {
+    if (unit_us_ == 1) return I(us);
+    std::string s = Format("%.2f", static_cast<double>(us) / unit_us_);
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+    return s;
+  }
+  double Px(int64_t t_us) const {
+    return kPlotX + static_cast<double>(t_us - view_from_) * kPlotWidth /
+                        static_cast<double>(view_to_ - view_from_);
+  }
+
+  static std::string Title(const std::string& text) {
+    return "<title>" + HtmlEscape(text) + "</title>";
+  }
+
+  void Rect(std::string* o, const char* cls, int64_t from_us, int64_t to_us, double y, double h,
+            const std::string& title, const std::string& extra = "") {
+    *o += "<rect class=\"" + std::string(cls) + "\" x=\"" + X(from_us) + "\" y=\"" + Y(y) +
+          "\" width=\"" + Wd(from_us, to_us) + "\" height=\"" + Y(h) + "\"" +
+          extra + ">" + Title(title) + "</rect>\n";
+  }
+
+  // A label that the script keeps inside its interval (or hides when it does not fit).
+  void Label(std::string* o, const char* cls, const std::string& text, int64_t from_us,
+             int64_t to_us, double y, int row = 0) {
+    const double w = text.size() * kCharWidth + 6;
+    labels_.push_back({from_us, to_us, y, w, row, cls, text});
+    (void)o;
+  }
+
+  struct PendingLabel {
+    int64_t from_us, to_us;
+    double y, width;
+    int row;
+    std::string cls, text;
+  };
+
+  void Detail(std::string* out) {
+    std::string& o = *out;
+    o += "<section class=\"panel\">\n<div class=\"toolbar\"><b>Timeline</b> <span class=\"hint\">"
+         "true time; wheel to zoom, drag to pan, click the overview to jump</span>"
+         "<span class=\"buttons\"><button type=\"button\" data-zoom=\"in\">+</button>"
+         "<button type=\"button\" data-zoom=\"out\">&minus;</button>";
+    if (LeadViolation(verdict_)) {
+      o += "<button type=\"button\" data-view-from-us=\"" + I(view_from_) + "\" data-view-to-us=\"" +
+           I(view_to_) + "\">violation</button>";
+    }
+    o += "<button type=\"button\" data-view-from-us=\"" + I(window_.from_us) +
+         "\" data-view-to-us=\"" + I(std::max(window_.to_us, window_.from_us + 1000)) + "\">" +
+         (window_.whole_run ? "whole run" : "whole detail window") + "</button></span>"
+         "<span class=\"view\" id=\"view-text\">" + ViewText() + "</span></div>\n";
+    Legend(&o);
+    if (!window_.whole_run) {
+      o += "<p class=\"note\" id=\"summarised\">This run is long: the timeline holds full detail "
+           "from " + Seconds(window_.from_us) + " to " + Seconds(window_.to_us) +
+           Format(" (at most %zu elements, around the ", kHtmlDetailElements) +
+           (LeadViolation(verdict_) ? "first violation" : tl_.faults.empty() ? "start" : "first fault") +
+           "). The overview below covers the whole run, binned per pixel column.</p>\n";
+    }
+    o += "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) +
+         "\" height=\"" + I(height_) + "\" data-origin-us=\"" + I(origin_) + "\" data-data-from-us=\"" +
+         I(window_.from_us) + "\" data-data-to-us=\"" + I(std::max(window_.to_us, window_.from_us + 1000)) +
+         "\" data-view-from-us=\"" + I(view_from_) + "\" data-view-to-us=\"" + I(view_to_) +
+         "\" data-min-span-us=\"" + I(min_span_us_) + "\" data-unit-us=\"" + I(unit_us_) + "\" data-plot-x=\"" + I(kPlotX) +
+         "\" data-plot-width=\"" + I(kPlotWidth) + "\" data-end-us=\"" + I(tl_.end_us) + "\">\n";
+    LaneBackgrounds(&o);
+    o += "<g id=\"grid\">" + Grid() + "</g>\n";
+    o += "<svg id=\"plot\" x=\"" + I(kPlotX) + "\" y=\"0\" width=\"" + I(kPlotWidth) + "\" height=\"" +
+         I(height_) + "\" viewBox=\"" + ViewBox() + "\" preserveAspectRatio=\"none\">\n";
+    FaultBands(&o);
+    Threads(&o);
+    Nodes(&o);
+    Holders(&o);
+    Clocks(&o);
+    ViolationMarks(&o);
+    o += "</svg>\n";
+    o += "<g id=\"axis\">" + Axis() + "</g>\n";
+    o += "<g id=\"labels\">\n";
+    PlaceLabels(&o);
+    o += "</g>\n</svg>\n</section>\n";
+  }
+
+  std::string ViewBox() const {
+    return X(view_from_) + " 0 " + Wd(view_from_, view_to_) + " " + I(height_);
+  }
+  std::string ViewText() const {
+    return "view " + Seconds(view_from_) + " &ndash; " + Seconds(view_to_) + " (" +
+           Duration(view_to_ - view_from_) + ")";
+  }
+
+  void Legend(std::string* o) {
+    *o += "<div class=\"legend\">"
+          "<span><i class=\"sw op-ok\"></i>acquire/release ok</span>"
+          "<span><i class=\"sw op-fail\"></i>fail</span>"
+          "<span><i class=\"sw op-info\"></i>unknown (info, crashed)</span>"
+          "<span><i class=\"sw op-pending\"></i>still waiting at the end</span>"
+          "<span><i class=\"sw hold\"></i>holding, as the client believes</span>"
+          "<span><i class=\"sw cs\"></i>critical section</span>"
+          "<span><i class=\"sw lease\"></i>key owner on the node, TTL as height</span>"
+          "<span><i class=\"sw f-pause\"></i>pause</span>"
+          "<span><i class=\"sw f-crash\"></i>crashed</span>"
+          "<span><i class=\"sw f-partition\"></i>partitioned</span>"
+          "<span><i class=\"sw f-lose\"></i>replies lost</span>"
+          "<span><i class=\"sw viol\"></i>violation</span>"
+          "</div>\n";
+  }
+
+  void LaneBackgrounds(std::string* out) {
+    std::string& o = *out;
+    o += "<g id=\"lanes\">\n";
+    o += "<text class=\"section\" x=\"6\" y=\"" + I(clients_header_y_ + 14) +
+         "\">clients: what each thread believes</text>\n";
+    o += "<text class=\"section\" x=\"6\" y=\"" + I(nodes_header_y_ + 14) +
+         "\">redis nodes: who the key belongs to</text>\n";
+    o += "<g class=\"lane\" data-lane=\"faults\" data-kind=\"faults\"><text class=\"lname\" x=\"6\" y=\"" +
+         I(kAxisHeight + 16) + "\">faults</text></g>\n";
+    for (size_t i = 0; i < tl_.threads.size(); ++i) {
+      const ThreadLane& l = tl_.threads[i];
+      const int y = thread_y_[i];
+      std::string tip = l.name;
+      if (!tl_.client_uuids[l.client].empty()) tip += " (uuid " + tl_.client_uuids[l.client] + ")";
+      o += "<g class=\"lane\" id=\"lane-" + HtmlEscape(l.name) + "\" data-lane=\"" + HtmlEscape(l.name) +
+           "\" data-kind=\"thread\">" + Title(tip) + "<rect class=\"lanebg" + (i % 2 ? " alt" : "") +
+           "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) + "\" height=\"" + I(kThreadLaneHeight) +
+           "\"/><rect x=\"8\" y=\"" + I(y + 14) + "\" width=\"10\" height=\"10\" rx=\"2\" fill=\"" +
+           kOwnerColours[i % kOwnerColourCount] + "\"/><text class=\"lname\" x=\"24\" y=\"" + I(y + 23) +
+           "\">" + HtmlEscape(l.name) + "</text></g>\n";
+    }
+    for (size_t i = 0; i < tl_.nodes.size(); ++i) {
+      const NodeLane& n = tl_.nodes[i];
+      const int y = node_y_[i];
+      o += "<g class=\"lane\" id=\"lane-" + HtmlEscape(n.name) + "\" data-lane=\"" + HtmlEscape(n.name) +
+           "\" data-kind=\"node\"><rect class=\"lanebg node" + (i % 2 ? " alt" : "") +
+           "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) + "\" height=\"" + I(kNodeLaneHeight) +
+           "\"/><text class=\"lname\" x=\"8\" y=\"" + I(y + 19) + "\">" + HtmlEscape(n.name) + "</text>";
+      if (!n.role.empty()) {
+        o += "<text class=\"lsub\" x=\"8\" y=\"" + I(y + 33) + "\">" + HtmlEscape(n.role) + "</text>";
+      }
+      o += "</g>\n";
+    }
+    o += "<g class=\"lane\" data-lane=\"holders\" data-kind=\"holders\"><rect class=\"lanebg\" x=\"0\" y=\"" +
+         I(holders_y_) + "\" width=\"" + I(kSvgWidth) + "\" height=\"" + I(kHoldersLaneHeight) +
+         "\"/><text class=\"lname\" x=\"8\" y=\"" + I(holders_y_ + 16) +
+         "\">believed holders</text><text class=\"lsub\" x=\"8\" y=\"" + I(holders_y_ + 30) + "\">" +
+         HtmlEscape(tl_.locks.empty() ? "no holds" : "of \"" + tl_.locks.front() + "\"" +
+                                                         (tl_.locks.size() > 1 ? " (and others)" : "")) +
+         "</text></g>\n";
+    o += "<g class=\"lane\" data-lane=\"clocks\" data-kind=\"clock\"><rect class=\"lanebg\" x=\"0\" y=\"" +
+         I(clock_y_) + "\" width=\"" + I(kSvgWidth) + "\" height=\"" + I(clock_h_) +
+         "\"/><text class=\"lname\" x=\"8\" y=\"" + I(clock_y_ + 15) + "\">clock offsets</text>" +
+         Title(tl_.clock_baseline_note) + ClockLegend() + "</g>\n";
+    o += "</g>\n";
+  }
+
+  // --- grid and axis (pixel space; the script redraws them for each view) ---
+
+  std::string Grid() const {
+    std::string o;
+    const int64_t step = TickStep(view_to_ - view_from_, 10);
+    for (int64_t t = (view_from_ + step - 1) / step * step; t <= view_to_; t += step) {
+      const std::string x = Y(Px(t));
+      o += "<line x1=\"" + x + "\" x2=\"" + x + "\" y1=\"" + I(kAxisHeight) + "\" y2=\"" +
+           I(height_ - kAxisHeight) + "\"/>";
+    }
+    return o;
+  }
+
+  std::string Axis() const {
+    std::string o;
+    const int64_t step = TickStep(view_to_ - view_from_, 10);
+    for (int64_t t = (view_from_ + step - 1) / step * step; t <= view_to_; t += step) {
+      const std::string x = Y(Px(t));
+      const std::string label = TickLabel(t, step);
+      o += "<text x=\"" + x + "\" y=\"17\">" + label + "</text><text x=\"" + x + "\" y=\"" +
+           I(height_ - 8) + "\">" + label + "</text>";
+    }
+    return o;
+  }
+
+  // --- faults: bands across the lanes they affect ---
+
+  std::vector<std::pair<int, int>> LanesOfProcess(const std::string& process) const {
+    std::vector<std::pair<int, int>> out;  // y, height
+    for (int lane : tl_.ThreadsOf(process)) out.push_back({thread_y_[lane], kThreadLaneHeight});
+    if (const int n = tl_.NodeIndex(process); n != kNone) out.push_back({node_y_[n], kNodeLaneHeight});
+    return out;
+  }
+
+  static const char* FaultClass(const std::string& kind) {
+    if (kind == "pause") return "f-pause";
+    if (kind == "crash") return "f-crash";
+    if (kind == "partition") return "f-partition";
+    if (kind == "lose_replies") return "f-lose";
+    if (kind == "clock_jump") return "f-jump";
+    if (kind == "rediscover") return "f-note";
+    return "f-failover";
+  }
+
+  void FaultBands(std::string* o) {
+    *o += "<g id=\"faults\">\n";
+    for (size_t i = 0; i < tl_.faults.size(); ++i) {
+      const Fault& f = tl_.faults[i];
+      if (!InWindow(f.from_us, f.to_us)) continue;
+      std::vector<std::pair<int, int>> boxes;
+      if (f.affects.empty()) {
+        for (int y : node_y_) boxes.push_back({y, kNodeLaneHeight});
+      } else {
+        for (const std::string& p : f.affects) {
+          for (auto b : LanesOfProcess(p)) boxes.push_back(b);
+        }
+      }
+      const std::string tip = f.label + ": " + Seconds(f.from_us) +
+                              (f.instant ? "" : " - " + Seconds(f.to_us) + (f.open ? " (until the end)" : "") +
+                                                    " (" + Duration(f.to_us - f.from_us) + ")");
+      const char* cls = FaultClass(f.kind);
+      *o += "<g class=\"fault " + std::string(cls) + "\" id=\"fault-" + I(static_cast<int64_t>(i)) +
+            "\" data-kind=\"" + HtmlEscape(f.kind) + "\" data-from-us=\"" + I(f.from_us) +
+            "\" data-to-us=\"" + I(f.to_us) + "\">" + Title(tip);
+      if (f.instant) {
+        *o += "<line x1=\"" + X(f.from_us) + "\" x2=\"" + X(f.from_us) + "\" y1=\"" +
+              I(kAxisHeight + 2) + "\" y2=\"" + I(kAxisHeight + kFaultRowHeight - 2) + "\"/>";
+        for (auto [y, h] : boxes) {
+          *o += "<line x1=\"" + X(f.from_us) + "\" x2=\"" + X(f.from_us) + "\" y1=\"" + I(y) +
+                "\" y2=\"" + I(y + h) + "\"/>";
+        }
+        if (f.kind == "clock_jump") {
+          *o += "<line x1=\"" + X(f.from_us) + "\" x2=\"" + X(f.from_us) + "\" y1=\"" +
+                I(clock_y_) + "\" y2=\"" + I(clock_y_ + clock_h_) + "\"/>";
+        }
+      } else {
+        *o += "<rect class=\"band\" x=\"" + X(f.from_us) + "\" y=\"" + I(kAxisHeight + 4) +
+              "\" width=\"" + Wd(f.from_us, f.to_us) + "\" height=\"" + I(kFaultRowHeight - 8) + "\"/>";
+        for (auto [y, h] : boxes) {
+          *o += "<rect x=\"" + X(f.from_us) + "\" y=\"" + I(y) + "\" width=\"" +
+                Wd(f.from_us, f.to_us) + "\" height=\"" + I(h) + "\"/>";
+        }
+      }
+      *o += "</g>\n";
+      std::string text = f.kind == "pause" || f.kind == "crash" || f.kind == "lose_replies"
+                             ? f.kind + " " + f.process
+                             : f.label;
+      if (text.size() > 60) text = text.substr(0, 57) + "...";
+      Label(o, f.instant ? "flabel instant" : "flabel", text, f.from_us,
+            f.instant ? f.from_us : f.to_us, kAxisHeight + 16, 1);
+    }
+    *o += "</g>\n";
+  }
+
+  // --- client threads ---
+
+  static const char* OpClass(Outcome o) {
+    switch (o) {
+      case Outcome::kOk: return "op op-ok";
+      case Outcome::kFail: return "op op-fail";
+      case Outcome::kInfo: return "op op-info";
+      case Outcome::kCrashed: return "op op-info";
+      case Outcome::kPending: return "op op-pending";
+    }
+    return "op";
+  }
+
+  bool InLeadViolation(const std::string& thread, const Span& h) const {
+    for (const ShownViolation& s : shown_) {
+      const check::Violation& v = *s.violation;
+      if (v.property != "mutual_exclusion" && v.property != "lease_safety") continue;
+      if (std::find(v.threads.begin(), v.threads.end(), thread) == v.threads.end()) continue;
+      if (h.to_us >= v.from_us && h.from_us <= v.to_us) return true;
+    }
+    return false;
+  }
+
+  void Threads(std::string* out) {
+    std::string& o = *out;
+    for (size_t i = 0; i < tl_.threads.size(); ++i) {
+      const ThreadLane& l = tl_.threads[i];
+      const int y = thread_y_[i];
+      o += "<g class=\"tl\" data-lane=\"" + HtmlEscape(l.name) + "\">\n";
+      for (const Span& h : l.holds) {
+        if (!InWindow(h.from_us, h.to_us)) continue;
+        const bool bad = InLeadViolation(l.name, h);
+        Rect(&o, bad ? "hold bad" : "hold", h.from_us, h.to_us, y + 14, 23,
+             l.name + " holds \"" + h.lock + "\" (as it believes): " + Seconds(h.from_us) + " - " +
+                 Seconds(h.to_us) + " (" + Duration(h.to_us - h.from_us) + "), ended by " + h.ended_by,
+             Format(" data-from-us=\"%lld\" data-to-us=\"%lld\"", static_cast<long long>(h.from_us),
+                    static_cast<long long>(h.to_us)));
+        Label(&o, bad ? "blabel bad" : "blabel", bad ? "holding (violation)" : "holding", h.from_us,
+              h.to_us, y + 25);
+      }
+      for (const Span& s : l.sections) {
+        if (!InWindow(s.from_us, s.to_us)) continue;
+        Rect(&o, "cs", s.from_us, s.to_us, y + 29, 8,
+             l.name + " in the critical section: " + Seconds(s.from_us) + " - " + Seconds(s.to_us) +
+                 " (" + Duration(s.to_us - s.from_us) + ")" + (s.open ? ", still inside at the end" : ""));
+      }
+      for (const Op& op : l.ops) {
+        if (!InWindow(op.from_us, op.to_us)) continue;
+        Rect(&o, OpClass(op.outcome), op.from_us, op.to_us, y + 3, 9,
+             l.name + " " + op.op + " " + OutcomeName(op.outcome) + ": " + Seconds(op.from_us) +
+                 " - " + Seconds(op.to_us) + " (" + Duration(op.to_us - op.from_us) + ") " + op.detail +
+                 (op.node != kNone ? " [" + tl_.nodes[op.node].name + "]" : ""));
+      }
+      o += "</g>\n";
+    }
+  }
+
+  // --- nodes: key owner, TTL, commands ---
+
+  std::string OwnerColour(int thread) const {
+    return thread == kNone ? "#999999" : kOwnerColours[thread % kOwnerColourCount];
+  }
+
+  void Nodes(std::string* out) {
+    std::string& o = *out;
+    int64_t max_ttl = 1;
+    for (const NodeLane& n : tl_.nodes) {
+      for (const Lease& l : n.leases) {
+        for (const TtlPoint& p : l.ttl) max_ttl = std::max(max_ttl, p.ttl_us);
+      }
+    }
+    for (size_t i = 0; i < tl_.nodes.size(); ++i) {
+      const NodeLane& n = tl_.nodes[i];
+      const int y = node_y_[i];
+      const double top = y + 5, bottom = y + 31;
+      o += "<g class=\"nl\" data-lane=\"" + HtmlEscape(n.name) + "\">\n";
+      for (const Lease& l : n.leases) {
+        if (!InWindow(l.from_us, l.to_us)) continue;
+        const std::string colour = OwnerColour(l.owner_thread);
+        Rect(&o, "lease", l.from_us, l.to_us, top, bottom - top,
+             n.name + ": \"" + l.lock + "\" owned by " + l.owners + ", " + Seconds(l.from_us) + " - " +
+                 Seconds(l.to_us) + " (" + Duration(l.to_us - l.from_us) + "), then " + l.ended_by +
+                 (l.ttl.empty() || !l.ttl.front().reset
+                      ? ""
+                      : ", TTL set to " + Duration(l.ttl.front().ttl_us)),
+             " style=\"fill:" + colour + ";stroke:" + colour + "\"");
+        // The TTL as a sawtooth: reset to its lease, falling at one second per second.
+        if (!l.ttl.empty()) {
+          std::string pts;
+          auto point = [&](int64_t t, int64_t ttl) {
+            const double h = (bottom - top) * std::clamp<double>(static_cast<double>(ttl) / max_ttl, 0, 1);
+            pts += X(t) + "," + Y(bottom - h) + " ";
+          };
+          pts += X(l.ttl.front().t_us) + "," + Y(bottom) + " ";
+          for (size_t k = 0; k < l.ttl.size(); ++k) {
+            const TtlPoint& p = l.ttl[k];
+            if (!p.reset && k > 0) continue;
+            point(p.t_us, p.ttl_us);
+            const int64_t next = k + 1 < l.ttl.size() ? l.ttl[k + 1].t_us : l.to_us;
+            int64_t end = std::min(next, l.to_us);
+            // Find the next reset (PTTL observations only confirm the line).
+            size_t r = k + 1;
+            while (r < l.ttl.size() && !l.ttl[r].reset) ++r;
+            end = std::min(r < l.ttl.size() ? l.ttl[r].t_us : l.to_us, l.to_us);
+            (void)next;
+            point(end, p.ttl_us - (end - p.t_us));
+          }
+          pts += X(l.to_us) + "," + Y(bottom);
+          o += "<polygon class=\"ttl\" points=\"" + pts + "\" style=\"fill:" + colour + "\"/>\n";
+        }
+        Label(&o, "llabel", l.owners, l.from_us, l.to_us, y + 22);
+      }
+      for (const LeaseLoss& loss : n.losses) {
+        if (!InWindow(loss.t_us, loss.t_us)) continue;
+        o += "<line class=\"loss\" x1=\"" + X(loss.t_us) + "\" x2=\"" + X(loss.t_us) + "\" y1=\"" +
+             I(y + 2) + "\" y2=\"" + I(y + 34) + "\" data-op=\"" + loss.op + "\">" +
+             Title(Seconds(loss.t_us) + " " + n.name + ": the key of " + loss.owners + " " + loss.op +
+                   (loss.op == "expired" ? " (its TTL ran out on " + n.name + "'s clock)"
+                                         : " (a failover promoted a node that never had it)")) +
+             "</line>\n";
+        Label(&o, "losslabel", loss.op + ": " + loss.owners, loss.t_us, loss.t_us, y + 12, 2);
+      }
+      // Refused acquires report the key's remaining TTL (PTTL): dots on the sawtooth.
+      for (const TtlPoint& p : n.pttl) {
+        if (!InWindow(p.t_us, p.t_us)) continue;
+        const double h = (bottom - top) * std::clamp<double>(static_cast<double>(p.ttl_us) / max_ttl, 0, 1);
+        o += "<line class=\"pttl\" x1=\"" + X(p.t_us) + "\" x2=\"" + X(p.t_us) + "\" y1=\"" +
+             Y(bottom - h - 1.5) + "\" y2=\"" + Y(bottom - h + 1.5) + "\">" +
+             Title(Seconds(p.t_us) + " PTTL " + Duration(p.ttl_us)) + "</line>\n";
+      }
+      for (const Exec& x : n.execs) {
+        if (!InWindow(x.t_us, x.t_us)) continue;
+        const char* cls = x.op == "acquire" ? (x.reply == "(nil)" ? "x x-acq" : "x x-refused")
+                          : x.op == "unlock" ? "x x-unlock"
+                          : x.op == "renew"  ? (x.reply == "1" ? "x x-renew" : "x x-refused")
+                                             : "x x-other";
+        const std::string who = x.thread != kNone ? tl_.threads[x.thread].name : x.peer;
+        o += "<line class=\"" + std::string(cls) + "\" x1=\"" + X(x.t_us) + "\" x2=\"" + X(x.t_us) +
+             "\" y1=\"" + I(y + 33) + "\" y2=\"" + I(y + 41) + "\">" +
+             Title(Seconds(x.t_us) + " " + n.name + " ran " + x.op + " from " + who + " -> " + x.reply +
+                   Format(" (seq %llu)", static_cast<unsigned long long>(x.seq))) +
+             "</line>\n";
+      }
+      o += "</g>\n";
+    }
+  }
+
+  // --- believed holders: a step line; two or more is the split brain ---
+
+  void Holders(std::string* out) {
+    std::string& o = *out;
+    if (tl_.locks.empty()) return;
+    const std::string& lock = tl_.locks.front();
+    const int top = std::max(2, tl_.max_holders);
+    const double y0 = holders_y_ + kHoldersLaneHeight - 6, span = kHoldersLaneHeight - 12;
+    auto yof = [&](int n) { return y0 - span * n / top; };
+    for (int n = 1; n <= top; ++n) {
+      o += "<line class=\"hgrid\" x1=\"" + X(window_.from_us) + "\" x2=\"" + X(window_.to_us) +
+           "\" y1=\"" + Y(yof(n)) + "\" y2=\"" + Y(yof(n)) + "\"/>\n";
+    }
+    std::string pts = X(window_.from_us) + "," + Y(yof(0));
+    int current = 0;
+    int64_t over_from = -1;
+    for (const HolderCount& h : tl_.holders) {
+      if (h.lock != lock) continue;
+      if (h.t_us < window_.from_us) {
+        current = h.count;
+        pts = X(window_.from_us) + "," + Y(yof(current));
+        if (current >= 2 && over_from < 0) over_from = window_.from_us;
+        if (current < 2) over_from = -1;
+        continue;
+      }
+      if (h.t_us > window_.to_us) break;
+      pts += " " + X(h.t_us) + "," + Y(yof(current)) + " " + X(h.t_us) + "," + Y(yof(h.count));
+      if (h.count >= 2 && over_from < 0) over_from = h.t_us;
+      if (h.count < 2 && over_from >= 0) {
+        Rect(&o, "split", over_from, h.t_us, holders_y_ + 2, kHoldersLaneHeight - 4,
+             "two or more threads believe they hold \"" + lock + "\": " + Seconds(over_from) + " - " +
+                 Seconds(h.t_us));
+        over_from = -1;
+      }
+      current = h.count;
+    }
+    if (over_from >= 0) {
+      Rect(&o, "split", over_from, window_.to_us, holders_y_ + 2, kHoldersLaneHeight - 4,
+           "two or more threads believe they hold \"" + lock + "\" from " + Seconds(over_from));
+    }
+    pts += " " + X(window_.to_us) + "," + Y(yof(current));
+    // Filled down to zero, so a dense square wave reads as a share rather than a black bar.
+    o += "<polygon class=\"holders-area\" points=\"" + X(window_.from_us) + "," + Y(yof(0)) + " " + pts +
+         " " + X(window_.to_us) + "," + Y(yof(0)) +
+         "\"/>\n<polyline class=\"holders\" points=\"" + pts + "\"/>\n";
+  }
+
+  // --- clocks: offset from true time per process ---
+
+  struct ClockScale {
+    int64_t lo_us = -5000, hi_us = 5000;
+  };
+  ClockScale Scale() const {
+    ClockScale s;
+    for (const ClockSeries& c : tl_.clocks) {
+      s.lo_us = std::min(s.lo_us, c.min_offset_us);
+      s.hi_us = std::max(s.hi_us, c.max_offset_us);
+    }
+    const int64_t pad = (s.hi_us - s.lo_us) / 10;
+    s.lo_us -= pad;
+    s.hi_us += pad;
+    return s;
+  }
+  double ClockY(int64_t offset_us) const {
+    const ClockScale s = Scale();
+    const double top = clock_y_ + 6, bottom = clock_y_ + clock_h_ - 6;
+    return bottom - (bottom - top) * static_cast<double>(offset_us - s.lo_us) / (s.hi_us - s.lo_us);
+  }
+  bool Skewed(const ClockSeries& c) const { return c.min_offset_us != 0 || c.max_offset_us != 0; }
+
+  std::string ClockLegend() const {
+    std::string o;
+    int row = 0, colour = 0;
+    size_t unskewed = 0;
+    for (const ClockSeries& c : tl_.clocks) {
+      if (!Skewed(c)) {
+        ++unskewed;
+        continue;
+      }
+      if (row < 4) {
+        o += "<text class=\"lsub\" x=\"8\" y=\"" + I(clock_y_ + 30 + 12 * row) + "\" fill=\"" +
+             kClockColours[colour % std::size(kClockColours)] + "\">" + HtmlEscape(c.process) + " " +
+             Format("%+.0f..%+.0f ms", c.min_offset_us / 1e3, c.max_offset_us / 1e3) + "</text>";
+      }
+      ++row;
+      ++colour;
+    }
+    if (unskewed > 0 && row < 4) {
+      o += "<text class=\"lsub\" x=\"8\" y=\"" + I(clock_y_ + 28 + 12 * row) + "\">" +
+           (row == 0 ? Format("all %zu read true time (0 ms)", unskewed)
+                     : Format("%zu more at 0 ms", unskewed)) +
+           "</text>";
+    }
+    return o;
+  }
+
+  void Clocks(std::string* out) {
+    std::string& o = *out;
+    const ClockScale s = Scale();
+    // The zero line, and the extremes for reading values off.
+    o += "<line class=\"czero\" x1=\"" + X(window_.from_us) + "\" x2=\"" + X(window_.to_us) +
+         "\" y1=\"" + Y(ClockY(0)) + "\" y2=\"" + Y(ClockY(0)) + "\"/>\n";
+    int colour = 0;
+    for (const ClockSeries& c : tl_.clocks) {
+      const bool skewed = Skewed(c);
+      std::string pts;
+      int64_t last = c.samples.front().offset_us;
+      for (const ClockSample& p : c.samples) {
+        if (p.t_us < window_.from_us) {
+          last = p.offset_us;
+          continue;
+        }
+        if (p.t_us > window_.to_us) break;
+        if (pts.empty()) pts = X(window_.from_us) + "," + Y(ClockY(p.t_us <= window_.from_us ? p.offset_us : last));
+        pts += " " + X(p.t_us) + "," + Y(ClockY(last)) + " " + X(p.t_us) + "," + Y(ClockY(p.offset_us));
+        last = p.offset_us;
+      }
+      if (pts.empty()) pts = X(window_.from_us) + "," + Y(ClockY(last));
+      pts += " " + X(std::min(window_.to_us, tl_.end_us)) + "," + Y(ClockY(last));
+      const std::string stroke = skewed ? kClockColours[colour++ % std::size(kClockColours)] : "#b0b0b0";
+      o += "<polyline class=\"clock\" data-process=\"" + HtmlEscape(c.process) + "\" points=\"" + pts +
+           "\" style=\"stroke:" + stroke + "\">" +
+           Title(c.process + " clock offset from true time: " +
+                 Format("%+.3f to %+.3f ms", c.min_offset_us / 1e3, c.max_offset_us / 1e3)) +
+           "</polyline>\n";
+    }
+    // Scale labels are text, so they go with the labels (pixel space).
+    clock_scale_text_ = Format("%+.0f ms", s.hi_us / 1e3);
+    clock_scale_low_text_ = Format("%+.0f ms", s.lo_us / 1e3);
+  }
+
+  // --- violations ---
+
+  void ViolationMarks(std::string* out) {
+    std::string& o = *out;
+    for (const ShownViolation& s : shown_) {
+      const check::Violation& v = *s.violation;
+      if (!InWindow(v.from_us, v.to_us)) continue;
+      std::string threads;
+      for (const std::string& t : v.threads) threads += (threads.empty() ? "" : " ") + t;
+      const bool lead = s.index == 0;
+      o += "<g class=\"violation" + std::string(lead ? " lead" : "") + "\" id=\"violation-" +
+           I(static_cast<int64_t>(s.index)) + "\" data-property=\"" + HtmlEscape(v.property) +
+           "\" data-kind=\"" + HtmlEscape(v.kind) + "\" data-from-us=\"" + I(v.from_us) +
+           "\" data-to-us=\"" + I(v.to_us) + "\" data-threads=\"" + HtmlEscape(threads) + "\">" +
+           Title(v.property + " (" + v.kind + "), " + Seconds(v.from_us) + " - " + Seconds(v.to_us) +
+                 ": " + v.explanation);
+      const int64_t to = std::max(v.to_us, v.from_us);
+      if (lead) {
+        // The interval across every lane, so it reads against nodes and clocks too.
+        o += "<rect class=\"vband\" x=\"" + X(v.from_us) + "\" y=\"" + I(kAxisHeight) +
+             "\" width=\"" + Wd(v.from_us, to) + "\" height=\"" + I(height_ - 2 * kAxisHeight) + "\"/>";
+      }
+      for (const std::string& t : v.threads) {
+        const int lane = tl_.ThreadIndex(t);
+        if (lane == kNone) continue;
+        o += "<rect class=\"vlane\" x=\"" + X(v.from_us) + "\" y=\"" + I(thread_y_[lane] + 1) +
+             "\" width=\"" + Wd(v.from_us, to) + "\" height=\"" + I(kThreadLaneHeight - 2) + "\"/>";
+      }
+      o += "</g>\n";
+      if (lead) {
+        Label(&o, "vlabel", "VIOLATION: " + v.property, v.from_us, v.from_us, kAxisHeight + 16, 1);
+      }
+    }
+  }
+
+  // --- labels: placed in pixel space for the initial view (the script does the same) ---
+
+  void PlaceLabels(std::string* out) {
+    std::string& o = *out;
+    // Instants first, in time order, so a later label yields to an earlier one in its row.
+    std::stable_sort(labels_.begin(), labels_.end(), [](const PendingLabel& a, const PendingLabel& b) {
+      if (a.row != b.row) return a.row > b.row;
+      return a.from_us < b.from_us;
+    });
+    std::map<std::pair<int, int>, double> row_end;  // (row, y) -> right edge of last shown
+    for (const PendingLabel& l : labels_) {
+      double x0 = Px(l.from_us), x1 = Px(l.to_us);
+      const bool instant = l.from_us == l.to_us;
+      bool show;
+      double x;
+      if (instant) {
+        x = x0 + 3;
+        show = x0 >= kPlotX && x0 <= kPlotX + kPlotWidth - l.width;
+      } else {
+        x = std::max(x0, static_cast<double>(kPlotX)) + 3;
+        show = std::min(x1, static_cast<double>(kPlotX + kPlotWidth)) - x >= l.width - 3;
+      }
+      const auto key = std::make_pair(l.row, static_cast<int>(l.y));
+      if (show && l.row > 0 && row_end.count(key) && row_end[key] > x) show = false;
+      if (show && l.row > 0) row_end[key] = x + l.width;
+      o += "<text class=\"" + l.cls + "\" x=\"" + Y(x) + "\" y=\"" + Y(l.y) + "\" data-from-us=\"" +
+           I(l.from_us) + "\" data-to-us=\"" + I(l.to_us) + "\" data-w=\"" + Y(l.width) +
+           "\" data-row=\"" + I(l.row) + "\"" + (show ? "" : " display=\"none\"") + ">" +
+           HtmlEscape(l.text) + "</text>\n";
+    }
+    if (clock_h_ != kClockLaneHeight) return;
+    o += "<text class=\"cscale\" x=\"" + I(kPlotX + kPlotWidth - 4) + "\" y=\"" + I(clock_y_ + 14) +
+         "\">" + clock_scale_text_ + "</text>\n";
+    o += "<text class=\"cscale\" x=\"" + I(kPlotX + kPlotWidth - 4) + "\" y=\"" +
+         I(clock_y_ + clock_h_ - 4) + "\">" + clock_scale_low_text_ + "</text>\n";
+  }
+
+  // --- the overview: the whole run, binned per pixel column ---
+
+  static void Cover(std::vector<float>* cols, int64_t from_us, int64_t to_us, int64_t end_us) {
+    const double scale = static_cast<double>(cols->size()) / std::max<int64_t>(end_us, 1);
+    const double a = from_us * scale, b = std::max<double>(to_us * scale, a + 1e-6);
+    const int first = std::clamp(static_cast<int>(a), 0, static_cast<int>(cols->size()) - 1);
+    const int last = std::clamp(static_cast<int>(std::ceil(b)) - 1, first, static_cast<int>(cols->size()) - 1);
+    for (int c = first; c <= last; ++c) {
+      const double lo = std::max<double>(a, c), hi = std::min<double>(b, c + 1);
+      if (hi > lo) (*cols)[c] += static_cast<float>(hi - lo);
+    }
+  }
+
+  // Runs of equal shade, so a lane costs at most one rect per column and usually far fewer.
+  static void DensityRects(std::string* o, const std::vector<float>& cols, double y, double h,
+                           const char* cls) {
+    size_t c = 0;
+    auto level = [&](size_t i) {
+      const float f = std::min(cols[i], 1.0f);
+      return f <= 0 ? 0 : std::max(1, static_cast<int>(std::ceil(f * 4)));
+    };
+    while (c < cols.size()) {
+      const int lv = level(c);
+      size_t d = c + 1;
+      while (d < cols.size() && level(d) == lv) ++d;
+      if (lv > 0) {
+        *o += "<rect class=\"" + std::string(cls) + "\" x=\"" + I(kPlotX + static_cast<int64_t>(c)) +
+              "\" y=\"" + Y(y) + "\" width=\"" + I(static_cast<int64_t>(d - c)) + "\" height=\"" + Y(h) +
+              "\" fill-opacity=\"" + Format("%.2f", lv / 4.0) + "\"/>";
+      }
+      c = d;
+    }
+    *o += "\n";
+  }
+
+  double OX(int64_t t_us) const {
+    return kPlotX + static_cast<double>(t_us) * kPlotWidth / std::max<int64_t>(tl_.end_us, 1);
+  }
+
+  void Overview(std::string* out) {
+    std::string& o = *out;
+    const int lanes = static_cast<int>(tl_.threads.size() + tl_.nodes.size());
+    const int top = 20;
+    const int faults_y = top, viol_y = top + 10, lanes_y = top + 22;
+    const int h = lanes_y + lanes * kOverviewLaneHeight + 22;
+    o += "<section class=\"panel\"><div class=\"toolbar\"><b>Overview</b> <span class=\"hint\">the "
+         "whole run (" + Seconds(tl_.end_us) + "); shade = share of each pixel column spent "
+         "holding (blue) or waiting for the lock (grey); orange/pink ticks: failed/unknown "
+         "operations; click to move the view</span></div>\n";
+    o += "<svg id=\"overview\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) +
+         "\" height=\"" + I(h) + "\" data-end-us=\"" + I(tl_.end_us) + "\">\n";
+    // Axis.
+    const int64_t step = TickStep(tl_.end_us, 10);
+    for (int64_t t = 0; t <= tl_.end_us; t += step) {
+      o += "<text class=\"otick\" x=\"" + Y(OX(t)) + "\" y=\"12\">" + TickLabel(t, step) + "</text>";
+      o += "<line class=\"ogrid\" x1=\"" + Y(OX(t)) + "\" x2=\"" + Y(OX(t)) + "\" y1=\"14\" y2=\"" +
+           I(h - 20) + "\"/>";
+    }
+    o += "\n<text class=\"lsub\" x=\"8\" y=\"" + I(faults_y + 8) + "\">faults</text>";
+    o += "<text class=\"lsub\" x=\"8\" y=\"" + I(viol_y + 8) + "\">violations</text>\n";
+    for (const Fault& f : tl_.faults) {
+      const double x0 = OX(f.from_us), x1 = std::max(OX(f.to_us), x0 + 1.5);
+      o += "<rect class=\"ofault " + std::string(FaultClass(f.kind)) + "\" x=\"" + Y(x0) + "\" y=\"" +
+           I(faults_y) + "\" width=\"" + Y(x1 - x0) + "\" height=\"8\"/>";
+    }
+    o += "\n";
+    for (const check::PropertyResult& r : verdict_.results) {
+      for (const check::Violation& v : r.violations) {
+        const double x0 = OX(v.from_us), x1 = std::max(OX(v.to_us), x0 + 2);
+        o += "<rect class=\"oviol\" x=\"" + Y(x0) + "\" y=\"" + I(viol_y) + "\" width=\"" +
+             Y(x1 - x0) + "\" height=\"8\"/>";
+      }
+    }
+    o += "\n";
+    int y = lanes_y;
+    for (const ThreadLane& l : tl_.threads) {
+      std::vector<float> hold(kPlotWidth, 0), wait(kPlotWidth, 0), failed(kPlotWidth, 0),
+          unknown(kPlotWidth, 0);
+      for (const Span& s : l.holds) Cover(&hold, s.from_us, s.to_us, tl_.end_us);
+      for (const Op& op : l.ops) {
+        if (op.op == "acquire") Cover(&wait, op.from_us, op.to_us, tl_.end_us);
+        // Failed and unknown outcomes show wherever they happen, however short.
+        if (op.outcome == Outcome::kFail) Cover(&failed, op.to_us, op.to_us, tl_.end_us);
+        if (op.outcome == Outcome::kInfo || op.outcome == Outcome::kCrashed) {
+          Cover(&unknown, op.to_us, op.to_us, tl_.end_us);
+        }
+      }
+      for (float& f : failed) f = f > 0 ? 1 : 0;
+      for (float& f : unknown) f = f > 0 ? 1 : 0;
+      o += "<text class=\"olabel\" x=\"8\" y=\"" + I(y + 7) + "\">" + HtmlEscape(l.name) + "</text>";
+      DensityRects(&o, hold, y, 4, "ohold");
+      DensityRects(&o, wait, y + 4, 2, "owait");
+      DensityRects(&o, failed, y + 6, 2, "ofail");
+      DensityRects(&o, unknown, y + 6, 2, "oinfo");
+      y += kOverviewLaneHeight;
+    }
+    for (const NodeLane& n : tl_.nodes) {
+      std::vector<float> owned(kPlotWidth, 0);
+      for (const Lease& l : n.leases) Cover(&owned, l.from_us, l.to_us, tl_.end_us);
+      o += "<text class=\"olabel\" x=\"8\" y=\"" + I(y + 7) + "\">" + HtmlEscape(n.name) + "</text>";
+      DensityRects(&o, owned, y + 1, 6, "oowned");
+      y += kOverviewLaneHeight;
+    }
+    if (!window_.whole_run) {
+      o += "<rect class=\"owindow\" x=\"" + Y(OX(window_.from_us)) + "\" y=\"14\" width=\"" +
+           Y(std::max(1.0, OX(window_.to_us) - OX(window_.from_us))) + "\" height=\"" + I(h - 34) +
+           "\"><title>full detail is available here</title></rect>";
+    }
+    o += "<rect id=\"overview-view\" x=\"" + Y(OX(view_from_)) + "\" y=\"14\" width=\"" +
+         Y(std::max(2.0, OX(view_to_) - OX(view_from_))) + "\" height=\"" + I(h - 34) + "\"/>\n";
+    o += "</svg></section>\n";
+  }
+
+  // --- tables: violations, faults, parameters ---
+
+  void Tables(std::string* out) {
+    std::string& o = *out;
+    if (!shown_.empty()) {
+      o += "<section class=\"panel\"><h2>Violations</h2><table id=\"violations\"><tr><th>#</th>"
+           "<th>property</th><th>kind</th><th>threads</th><th>from</th><th>to</th><th>what happened</th>"
+           "<th></th></tr>\n";
+      for (const ShownViolation& s : shown_) {
+        const check::Violation& v = *s.violation;
+        std::string threads;
+        for (const std::string& t : v.threads) threads += (threads.empty() ? "" : ", ") + t;
+        const int64_t pad = std::max<int64_t>((v.to_us - v.from_us) / 4, 50'000);
+        o += "<tr" + std::string(s.index == 0 ? " class=\"lead\"" : "") + "><td>" +
+             I(static_cast<int64_t>(s.index)) + "</td><td>" + HtmlEscape(v.property) + "</td><td>" +
+             HtmlEscape(v.kind) + "</td><td>" + HtmlEscape(threads) + "</td><td>" + Seconds(v.from_us) +
+             "</td><td>" + Seconds(v.to_us) + "</td><td class=\"expl\">" + HtmlEscape(v.explanation) +
+             "</td><td>";
+        if (InWindow(v.from_us, v.to_us)) {
+          o += "<button type=\"button\" data-view-from-us=\"" +
+               I(std::max(window_.from_us, v.from_us - pad)) + "\" data-view-to-us=\"" +
+               I(std::min(std::max(window_.to_us, window_.from_us + 1000), v.to_us + pad)) +
+               "\">show</button>";
+        }
+        o += "</td></tr>\n";
+      }
+      o += "</table>";
+      size_t total = 0;
+      for (const check::PropertyResult& r : verdict_.results) total += r.violation_count;
+      if (total > shown_.size()) {
+        o += Format("<p class=\"note\">%zu violations in all; the first %zu of each property are "
+                    "listed.</p>", total, kViolationsShown);
+      }
+      o += "</section>\n";
+    }
+    o += "<section class=\"panel\"><h2>Faults</h2>";
+    if (tl_.faults.empty()) {
+      o += "<p>None injected.</p>";
+    } else {
+      o += "<table id=\"fault-table\"><tr><th>from</th><th>to</th><th>where</th><th>what</th></tr>\n";
+      size_t rows = 0;
+      for (const Fault& f : tl_.faults) {
+        if (++rows > 200) break;
+        o += "<tr><td>" + Seconds(f.from_us) + "</td><td>" +
+             (f.instant ? std::string("") : f.open ? "(run end)" : Seconds(f.to_us)) + "</td><td>" +
+             HtmlEscape(f.process) + "</td><td>" + HtmlEscape(f.label) + "</td></tr>\n";
+      }
+      o += "</table>";
+      if (tl_.faults.size() > 200) o += Format("<p class=\"note\">%zu faults; the first 200 are listed.</p>", tl_.faults.size());
+    }
+    o += "</section>\n";
+    o += "<section class=\"panel\"><details><summary>Run parameters and how to read this page</summary>\n<dl class=\"meta\">";
+    for (const auto& [name, value] : meta_.parameters) {
+      o += "<dt>" + HtmlEscape(name) + "</dt><dd>" + HtmlEscape(value) + "</dd>\n";
+    }
+    o += "<dt>clocks</dt><dd>" + HtmlEscape(tl_.clock_baseline_note) + Format("; true time 0 = Unix %lld ms", static_cast<long long>(tl_.start_unix_ms)) + "</dd>\n";
+    o += "</dl>\n<ul class=\"howto\">"
+         "<li>The time axis is true time (the simulator's), not any process's clock; the clock lane "
+         "shows how far each process's own clock is from it.</li>"
+         "<li>A thread lane's upper bar is the operation in flight (invoke to completion) in "
+         "Jepsen's colours; the wide bar is the time the thread <em>believes</em> it holds the lock "
+         "(acquire ok to the start of its release); the dark bar inside is its critical section.</li>"
+         "<li>A node lane shows which thread's field the lock key holds on that node; the filled "
+         "height is the key's remaining TTL, falling one second per second and reset by "
+         "reentries and watchdog renewals. Ticks below are commands: green acquired, grey refused, "
+         "blue unlock, purple renew.</li>"
+         "<li>Red marks a violation: the band is its interval, and holds drawn with a red edge are "
+         "the ones the checker named.</li></ul>\n";
+    if (verdict_.warning_count > 0) {
+      o += Format("<p class=\"note\">The checkers could not make sense of %zu event(s):</p><ul>", verdict_.warning_count);
+      for (const std::string& w : verdict_.warnings) o += "<li>" + HtmlEscape(w) + "</li>";
+      o += "</ul>";
+    }
+    o += "</details></section>\n";
+  }
+
+  static const char* const kCss;
+  static const char* const kScript;
+
+  const Timeline& tl_;
+  const check::Verdict& verdict_;
+  const ReportMeta& meta_;
+  std::vector<ShownViolation> shown_;
+  Window window_;
+  int64_t origin_ = 0, view_from_ = 0, view_to_ = 1, min_span_us_ = 1000, unit_us_ = 1;
+  std::vector<LaneBox> lanes_;
+  std::vector<int> thread_y_, node_y_;
+  int clients_header_y_ = 0, nodes_header_y_ = 0, holders_y_ = 0, clock_y_ = 0, height_ = 0;
+  int clock_h_ = kClockLaneHeight;
+  std::vector<PendingLabel> labels_;
+  std::string clock_scale_text_, clock_scale_low_text_;
+};
+
+const char* const HtmlWriter::kCss = R"css(
+body{font:13px/1.4 "DejaVu Sans",system-ui,sans-serif;margin:16px 20px;color:#222;background:#fafafa;min-width:1350px}
+h1{font-size:21px;margin:0 0 2px}h1 .seed{font-weight:normal;color:#666;font-size:15px}
+h2{font-size:15px;margin:0 0 6px}.desc{margin:0 0 10px;color:#444}
+.verdicts{display:flex;gap:8px;margin:6px 0 10px;flex-wrap:wrap}
+.verdict{border:1px solid #ccc;border-radius:6px;padding:5px 10px;background:#fff;min-width:150px}
+.verdict b{display:block;font-size:12px;color:#333}.verdict span{font-weight:bold;font-size:14px}
+.verdict i{display:block;font-style:normal;font-size:11px;color:#777}
+.verdict.holds{border-color:#6DB6FE;background:#eef6ff}.verdict.holds span{color:#1f5f99}
+.verdict.violated{border-color:#d62728;background:#fdecec}.verdict.violated span{color:#b00}
+.verdict.mismatch{outline:3px solid #FFAA26}
+dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:4px 0 10px;font-size:12px}
+dl.meta dt{color:#666}dl.meta dd{margin:0}
+code{font:12px "DejaVu Sans Mono",monospace;background:#f0f0f0;padding:1px 4px;border-radius:3px}
+code.repro{background:#222;color:#eee;padding:3px 8px;user-select:all}
+.callout{border-left:5px solid #d62728;background:#fff;padding:8px 14px;margin:8px 0;max-width:1300px;box-shadow:0 1px 2px #0002}
+.callout.ok{border-color:#6DB6FE}.callout h2{color:#b00;margin:0}.callout.ok h2{color:#1f5f99}
+.callout small{color:#666;font-weight:normal}.callout p{margin:4px 0}.callout .when{color:#444}
+.panel{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px 10px;margin:10px 0;box-shadow:0 1px 2px #0001}
+.toolbar{display:flex;gap:12px;align-items:center;margin-bottom:4px}.hint{color:#777;font-size:12px}
+.buttons{display:flex;gap:4px}.view{margin-left:auto;color:#555;font-size:12px}
+button{font:12px "DejaVu Sans",sans-serif;border:1px solid #bbb;background:#f6f6f6;border-radius:4px;padding:1px 8px;cursor:pointer}
+button:hover{background:#e8e8e8}
+.legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:11px;color:#444;margin:2px 0 6px}
+.legend .sw{display:inline-block;width:18px;height:9px;margin-right:4px;vertical-align:-1px;border-radius:2px}
+.note{color:#8a5a00;font-size:12px;margin:2px 0}.foot{color:#999;font-size:11px}
+table{border-collapse:collapse;font-size:12px;width:100%}th,td{border-bottom:1px solid #eee;padding:3px 6px;text-align:left;vertical-align:top}
+th{color:#666;font-weight:normal}tr.lead td{background:#fdecec}td.expl{max-width:700px}
+ul.howto{font-size:12px;color:#444;max-width:1100px}
+svg text{font:11px "DejaVu Sans",sans-serif;fill:#333}
+#labels text{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
+#timeline,#overview{display:block;cursor:grab;user-select:none}
+.lanebg{fill:#fff}.lanebg.alt{fill:#f6f8fa}.lanebg.node{fill:#fbf9f4}.lanebg.node.alt{fill:#f5f2ea}
+.lname{font-weight:bold;font-size:12px}.lsub{font-size:10px;fill:#777}.section{font-size:11px;fill:#777;font-style:italic}
+#grid line{stroke:#e3e3e3;stroke-width:1}#axis text{text-anchor:middle;fill:#666;font-size:10px}
+.op,.hold,.cs,.lease,.split,.vlane,.vband,.fault rect{vector-effect:non-scaling-stroke;stroke-width:1px}
+.op-ok,.sw.op-ok{fill:#6DB6FE;stroke:#6DB6FE;background:#6DB6FE}
+.op-fail,.sw.op-fail{fill:#FFAA26;stroke:#FFAA26;background:#FFAA26}
+.op-info,.sw.op-info{fill:#FEB5DA;stroke:#FEB5DA;background:#FEB5DA}
+.op-pending,.sw.op-pending{fill:#eeeeee;stroke:#bbbbbb;background:#eeeeee;border:1px solid #bbb}
+.hold,.sw.hold{fill:#9ec9ec;stroke:#5b9bd5;background:#9ec9ec}
+.hold.bad{stroke:#d62728;stroke-width:2.5px}
+.cs,.sw.cs{fill:#1d3557;stroke:#1d3557;background:#1d3557}
+.lease{fill-opacity:.22;stroke-opacity:.9}.sw.lease{background:linear-gradient(#4e79a733 45%,#4e79a7 45%)}
+.ttl{fill-opacity:.62;stroke:none}
+.pttl{stroke:#333;stroke-width:3px;vector-effect:non-scaling-stroke}
+.x{stroke-width:1px;vector-effect:non-scaling-stroke}.x-acq{stroke:#2ca02c}.x-refused{stroke:#aaa}
+.x-unlock{stroke:#1f77b4}.x-renew{stroke:#9467bd}.x-other{stroke:#ddd}
+.fault rect{stroke:none}.fault line{stroke-width:2px;vector-effect:non-scaling-stroke}
+.f-pause rect,.sw.f-pause{fill:#7f7f7f;fill-opacity:.28;background:#7f7f7f55}
+.f-crash rect,.sw.f-crash{fill:#222;fill-opacity:.42;background:#2228}
+.f-partition rect,.sw.f-partition{fill:#8e44ad;fill-opacity:.2;background:#8e44ad44}
+.f-lose rect,.sw.f-lose{fill:#e67e22;fill-opacity:.28;background:#e67e2255}
+.fault rect.band{fill-opacity:.7}
+.f-jump line{stroke:#8e24aa}.f-failover line{stroke:#c2185b}.f-note line{stroke:#888;stroke-dasharray:3 3}
+.flabel{font-size:10.5px;fill:#333}.flabel.instant{fill:#6a1b9a}
+.blabel{font-size:10px;fill:#1b4f80}.blabel.bad{fill:#b00;font-weight:bold}.llabel{font-size:10px;fill:#222}
+.vlabel{fill:#b00;font-weight:bold;font-size:11px}
+.loss{stroke:#b00;stroke-width:2px;vector-effect:non-scaling-stroke}.losslabel{fill:#b00;font-size:10px;font-weight:bold}
+.vband{fill:#d62728;fill-opacity:.07;stroke:#d62728;stroke-opacity:.55;stroke-dasharray:4 3}
+.vlane{fill:#d62728;fill-opacity:.16;stroke:#d62728}
+.violation:not(.lead) .vlane{fill-opacity:.08;stroke-opacity:.5}
+.sw.viol{background:#d6272844;border:1px solid #d62728}
+.holders{fill:none;stroke:#456;stroke-width:1px;vector-effect:non-scaling-stroke}
+.holders-area{fill:#9ec9ec;fill-opacity:.6;stroke:none}
+.hgrid{stroke:#ddd;stroke-width:1px;stroke-dasharray:2 3;vector-effect:non-scaling-stroke}
+.split{fill:#d62728;fill-opacity:.3;stroke:#d62728}
+.clock{fill:none;stroke-width:1.5px;vector-effect:non-scaling-stroke}
+.czero{stroke:#999;stroke-width:1px;stroke-dasharray:4 3;vector-effect:non-scaling-stroke}
+.cscale{text-anchor:end;font-size:9px;fill:#999}
+.otick{text-anchor:middle;font-size:9px;fill:#888}.ogrid{stroke:#eee}.olabel{font-size:8px;fill:#666}
+.ohold{fill:#2c7fb8}.owait{fill:#999}.ofail{fill:#FFAA26}.oinfo{fill:#e05fa0}.oowned{fill:#59a14f}.oviol{fill:#d62728}
+.ofault{fill-opacity:.8}.ofault.f-pause{fill:#999}.ofault.f-crash{fill:#222}.ofault.f-partition{fill:#8e44ad}
+.ofault.f-lose{fill:#e67e22}.ofault.f-jump{fill:#8e24aa}.ofault.f-failover{fill:#c2185b}.ofault.f-note{fill:#bbb}
+.owindow{fill:none;stroke:#8a5a00;stroke-dasharray:3 2}
+#overview-view{fill:#1f77b4;fill-opacity:.08;stroke:#1f77b4;stroke-width:1.5px}
+)css";
+
+// Zoom and pan. Every shape is in the nested #plot's microsecond space, so a view change sets
+// its viewBox, re-places the text labels (same rule as PlaceLabels) and redraws the axis.
+const char* const HtmlWriter::kScript = R"js(
+(function () {
+  var status = document.getElementById('script-status');
+  try {
+    var svg = document.getElementById('timeline'), plot = document.getElementById('plot');
+    var d = svg.dataset, num = function (v) { return Number(v); };
+    var origin = num(d.originUs), dataFrom = num(d.dataFromUs), dataTo = num(d.dataToUs);
+    var minSpan = num(d.minSpanUs), px0 = num(d.plotX), pw = num(d.plotWidth), unit = num(d.unitUs);
+    var height = num(svg.getAttribute('height')), v0 = num(d.viewFromUs), v1 = num(d.viewToUs);
+    var ns = 'http://www.w3.org/2000/svg';
+    var labels = Array.prototype.slice.call(document.querySelectorAll('#labels text[data-w]'));
+    var ov = document.getElementById('overview'), ovView = document.getElementById('overview-view');
+    var ovEnd = ov ? num(ov.dataset.endUs) : 1;
+    function px(t) { return px0 + (t - v0) * pw / (v1 - v0); }
+    function fmt(us, step) {
+      var d = step >= 1e6 ? (step % 1e6 ? 1 : 0) : step >= 1e5 ? 1 : step >= 1e4 ? 2 : step >= 1e3 ? 3 : 4;
+      return (us / 1e6).toFixed(d) + ' s';
+    }
+    function tickStep(span) {
+      var raw = Math.max(span, 1) / 10, s = 1;
+      while (s * 10 <= raw) s *= 10;
+      return s * 5 <= raw ? s * 5 : s * 2 <= raw ? s * 2 : s;
+    }
+    function el(name, attrs, text) {
+      var e = document.createElementNS(ns, name);
+      for (var k in attrs) e.setAttribute(k, attrs[k]);
+      if (text !== undefined) e.textContent = text;
+      return e;
+    }
+    function axis() {
+      var grid = document.getElementById('grid'), ax = document.getElementById('axis');
+      grid.textContent = ''; ax.textContent = '';
+      var step = tickStep(v1 - v0);
+      for (var t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
+        var x = px(t).toFixed(1);
+        grid.appendChild(el('line', {x1: x, x2: x, y1: 26, y2: height - 26}));
+        ax.appendChild(el('text', {x: x, y: 17}, fmt(t, step)));
+        ax.appendChild(el('text', {x: x, y: height - 8}, fmt(t, step)));
+      }
+    }
+    function placeLabels() {
+      var rowEnd = {};
+      labels.forEach(function (l) {
+        var a = num(l.dataset.fromUs), b = num(l.dataset.toUs), w = num(l.dataset.w);
+        var row = num(l.dataset.row), x0 = px(a), x1 = px(b), x, show;
+        if (a === b) { x = x0 + 3; show = x0 >= px0 && x0 <= px0 + pw - w; }
+        else { x = Math.max(x0, px0) + 3; show = Math.min(x1, px0 + pw) - x >= w - 3; }
+        var key = row + ':' + l.getAttribute('y');
+        if (show && row > 0 && rowEnd[key] !== undefined && rowEnd[key] > x) show = false;
+        if (show && row > 0) rowEnd[key] = x + w;
+        l.setAttribute('x', x.toFixed(1));
+        if (show) l.removeAttribute('display'); else l.setAttribute('display', 'none');
+      });
+    }
+    function apply() {
+      plot.setAttribute('viewBox', ((v0 - origin) / unit) + ' 0 ' + ((v1 - v0) / unit) + ' ' + height);
+      axis(); placeLabels();
+      if (ovView) {
+        var a = px0 + v0 * pw / ovEnd, b = px0 + v1 * pw / ovEnd;
+        ovView.setAttribute('x', a.toFixed(1));
+        ovView.setAttribute('width', Math.max(2, b - a).toFixed(1));
+      }
+      var vt = document.getElementById('view-text');
+      if (vt) vt.textContent = 'view ' + (v0 / 1e6).toFixed(3) + ' s \u2013 ' + (v1 / 1e6).toFixed(3) + ' s';
+    }
+    function setView(a, b) {
+      var span = Math.max(minSpan, Math.min(b - a, dataTo - dataFrom));
+      var mid = (a + b) / 2;
+      a = Math.round(mid - span / 2); b = a + Math.round(span);
+      if (a < dataFrom) { b += dataFrom - a; a = dataFrom; }
+      if (b > dataTo) { a -= b - dataTo; b = dataTo; }
+      v0 = Math.max(dataFrom, a); v1 = b;
+      apply();
+    }
+    function zoom(factor, atX) {
+      var t = v0 + (atX - px0) / pw * (v1 - v0);
+      setView(t - (t - v0) * factor, t + (v1 - t) * factor);
+    }
+    svg.addEventListener('wheel', function (e) {
+      e.preventDefault();
+      var r = svg.getBoundingClientRect();
+      zoom(e.deltaY > 0 ? 1.25 : 0.8, e.clientX - r.left);
+    }, {passive: false});
+    var drag = null;
+    svg.addEventListener('mousedown', function (e) { drag = {x: e.clientX, a: v0, b: v1}; });
+    window.addEventListener('mouseup', function () { drag = null; });
+    window.addEventListener('mousemove', function (e) {
+      if (!drag) return;
+      var dt = (e.clientX - drag.x) * (drag.b - drag.a) / pw;
+      setView(drag.a - dt, drag.b - dt);
+    });
+    document.querySelectorAll('button[data-zoom]').forEach(function (b) {
+      b.addEventListener('click', function () { zoom(b.dataset.zoom === 'in' ? 0.5 : 2, px0 + pw / 2); });
+    });
+    document.querySelectorAll('button[data-view-from-us]').forEach(function (b) {
+      b.addEventListener('click', function () {
+        setView(num(b.dataset.viewFromUs), num(b.dataset.viewToUs));
+        svg.scrollIntoView({behavior: 'smooth', block: 'center'});
+      });
+    });
+    if (ov) ov.addEventListener('click', function (e) {
+      var r = ov.getBoundingClientRect(), t = (e.clientX - r.left - px0) / pw * ovEnd;
+      setView(t - (v1 - v0) / 2, t + (v1 - v0) / 2);
+    });
+    apply();
+    status.dataset.status = 'ok';
+    status.textContent = 'lockstep report: wheel to zoom, drag to pan.';
+  } catch (e) {
+    status.dataset.status = 'error';
+    status.textContent = 'script error: ' + e;
+    throw e;
+  }
+})();
+)js";
+
+}  // namespace
+
+std::string RenderHtml(const Timeline& timeline, const check::Verdict& verdict,
+                       const ReportMeta& meta) {
+  return HtmlWriter(timeline, verdict, meta).Render();
+}
+
+}  // namespace lockstep::reports

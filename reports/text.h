@@ -1,0 +1,57 @@
+// What the three report writers share: fixed-format numbers, escaping for HTML, JSON and
+// Mermaid, the violation a report leads with, and the window shown in full detail.
+//
+// Every number is printed through these functions (snprintf with fixed formats, in the "C"
+// locale lockstep never leaves), so output bytes depend only on the input.
+#ifndef LOCKSTEP_REPORTS_TEXT_H_
+#define LOCKSTEP_REPORTS_TEXT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "check/checkers.h"
+#include "reports/timeline.h"
+
+namespace lockstep::reports {
+
+std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
+// 6204000 -> "6.204 s".
+std::string Seconds(int64_t us);
+// A duration in the unit that reads best: "850 us", "12.5 ms", "13.337 s", "1 h 02 min".
+std::string Duration(int64_t us);
+
+std::string HtmlEscape(std::string_view s);
+void AppendJsonString(std::string* out, std::string_view s);
+std::string JsonString(std::string_view s);
+
+// The violation a report leads with: the first of the first violated property (in the order
+// Verdict::results lists them), or null when nothing was violated.
+const check::Violation* LeadViolation(const check::Verdict& verdict);
+
+// Every violation shown, in property order then time order, at most `per_property` each.
+struct ShownViolation {
+  const check::Violation* violation = nullptr;
+  size_t index = 0;  // 0 = the lead violation; ids in the HTML are "violation-<index>"
+};
+std::vector<ShownViolation> ShownViolations(const check::Verdict& verdict, size_t per_property);
+
+// The moment the detail window is centred on: the lead violation, else the first fault, else
+// the start of the run.
+int64_t AnchorUs(const Timeline& timeline, const check::Verdict& verdict);
+
+// The narrowest time window that contains `anchor_us` and at most `budget` of `starts_us`
+// (sorted ascending), grown evenly on both sides; [0, end_us] when everything fits.
+struct Window {
+  int64_t from_us = 0;
+  int64_t to_us = 0;
+  bool whole_run = true;
+};
+Window ChooseWindow(const std::vector<int64_t>& starts_us, int64_t anchor_us, size_t budget,
+                    int64_t end_us);
+
+}  // namespace lockstep::reports
+
+#endif  // LOCKSTEP_REPORTS_TEXT_H_

@@ -1,0 +1,556 @@
+// trace.json: the run in Chrome Trace Event format (ui.perfetto.dev, chrome://tracing).
+//
+// Layout (toolchain-facts section 4):
+//   pid 1 "run"          faults and violations as instants (s=g), their intervals as async
+//                        slices, and the counter "holders(<lock>)" (believed holders)
+//   pid 2.. clients      one tid per thread: operations and critical sections as X slices,
+//                        which nest on a thread; holds as async b/e slices (they may overlap
+//                        another thread's: that overlap is the split brain); a "connection"
+//                        tid for commands no operation accounts for (watchdog renewals ...)
+//   pid .. nodes         tid 1 "commands": every command or script as a 1 us X slice, the end
+//                        of a flow (s/f) that starts on the client thread that sent it;
+//                        tid 2 "lock key": who the key belongs to, as X slices
+//
+// Perfetto's JSON importer needs X slices on one track to nest; WriteNested() checks that and
+// moves any slice that would not nest to an "(overlapping)" track of its own, so the property
+// holds by construction.
+//
+// Timestamps are true time in microseconds. A flow starts at the latest recorded cause of the
+// request on the client (its invoke, a pub/sub message, its previous command), but at most 1 ms
+// before the command ran: the history records no send events.
+#include <algorithm>
+#include <cassert>
+#include <map>
+#include <set>
+
+#include "reports/report.h"
+#include "reports/text.h"
+
+namespace lockstep::reports {
+
+namespace {
+
+// Thread ids are unique across the trace (pid * kTidsPerPid + n), as Chrome's are: Perfetto
+// keys threads by tid. n: 1 + thread index for client threads, kConnection for a client's
+// connection; kCommands and kKey on a node; + kOverlap for a track's overlapping twin.
+constexpr int kRunPid = 1;
+constexpr int kTidsPerPid = 10000;
+constexpr int kFaultTid = kRunPid * kTidsPerPid + 1;
+constexpr int kViolationTid = kRunPid * kTidsPerPid + 2;
+constexpr int kConnection = 4999;
+constexpr int kCommands = 1;
+constexpr int kKey = 2;
+constexpr int kOverlap = 5000;
+int Tid(int pid, int n) { return pid * kTidsPerPid + n; }
+constexpr int64_t kMaxFlowLeadUs = 1000;
+constexpr int kCounterBins = 2000;
+
+// Time in half microseconds, so flow ends can sit inside 1 us slices and still sort exactly.
+using Half = int64_t;
+Half H(int64_t us) { return us * 2; }
+
+std::string Ts(Half h) {
+  if (h % 2 == 0) return Format("%lld", static_cast<long long>(h / 2));
+  return Format("%lld.5", static_cast<long long>((h - 1) / 2));
+}
+
+struct TraceEvent {
+  Half ts = 0;
+  int order = 0;     // Ties at one ts: ends before begins, longer slices before shorter
+  Half neg_dur = 0;
+  uint64_t serial = 0;
+  std::string json;
+};
+
+struct Slice {
+  Half from = 0;
+  Half to = 0;
+  std::string name;
+  std::string cat;
+  std::string args;  // The inside of an args object, without braces
+  std::string cname;
+  int pid = 0;
+  int tid = 0;
+};
+
+class TraceWriter {
+ public:
+  TraceWriter(const Timeline& tl, const check::Verdict& verdict, const ReportMeta& meta)
+      : tl_(tl), verdict_(verdict), meta_(meta) {}
+
+  std::string Render() {
+    ChooseDetailWindow();
+    AssignPids();
+    Metadata();
+    Clients();
+    Nodes();
+    Faults();
+    Violations();
+    Counters();
+    Messages();
+    for (auto& [track, slices] : x_slices_) WriteNested(track, slices);
+    return Finish();
+  }
+
+ private:
+  // --- the window kept in full detail ---
+
+  void ChooseDetailWindow() {
+    // Up to three trace events per history event (a command: its slice and both ends of its
+    // flow), so the window is chosen over history events with a third of the budget.
+    std::vector<int64_t> starts;
+    starts.reserve(tl_.event_count);
+    for (const ThreadLane& l : tl_.threads) {
+      for (const Op& op : l.ops) starts.push_back(op.from_us);
+      for (const Span& s : l.sections) starts.push_back(s.from_us);
+      for (const Span& s : l.holds) starts.push_back(s.from_us);
+    }
+    for (const NodeLane& n : tl_.nodes) {
+      for (const Exec& x : n.execs) {
+        starts.push_back(x.t_us);
+        starts.push_back(x.t_us);
+      }
+      for (const Lease& l : n.leases) starts.push_back(l.from_us);
+    }
+    for (const PubSubMessage& m : tl_.messages) starts.push_back(m.t_us);
+    for (const HolderCount& h : tl_.holders) starts.push_back(h.t_us);
+    std::sort(starts.begin(), starts.end());
+    window_ = ChooseWindow(starts, AnchorUs(tl_, verdict_), kTraceDetailEvents / 2, tl_.end_us);
+  }
+  bool InWindow(int64_t from_us, int64_t to_us) const {
+    return to_us >= window_.from_us && from_us <= window_.to_us;
+  }
+
+  void AssignPids() {
+    int pid = kRunPid + 1;
+    for (size_t c = 0; c < tl_.clients.size(); ++c) client_pid_.push_back(pid++);
+    for (size_t n = 0; n < tl_.nodes.size(); ++n) node_pid_.push_back(pid++);
+  }
+  int PidOf(const std::string& process) const {
+    if (const int c = tl_.ClientIndex(process); c != kNone) return client_pid_[c];
+    if (const int n = tl_.NodeIndex(process); n != kNone) return node_pid_[n];
+    return kNone;
+  }
+
+  // --- emitting ---
+
+  void Emit(Half ts, int order, Half dur, std::string json) {
+    events_.push_back({ts, order, -dur, serial_++, std::move(json)});
+  }
+
+  static std::string Head(const std::string& name, const std::string& cat, char ph, Half ts,
+                          int pid, int tid) {
+    std::string s = "{\"name\":";
+    AppendJsonString(&s, name);
+    if (!cat.empty()) {
+      s += ",\"cat\":";
+      AppendJsonString(&s, cat);
+    }
+    s += ",\"ph\":\"";
+    s.push_back(ph);
+    s += "\",\"ts\":" + Ts(ts) + Format(",\"pid\":%d,\"tid\":%d", pid, tid);
+    return s;
+  }
+
+  void Meta(const char* what, int pid, int tid, const std::string& key, const std::string& value,
+            bool number) {
+    std::string s = Format("{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{", what,
+                           pid, tid);
+    AppendJsonString(&s, key);
+    s += ":";
+    s += number ? value : JsonString(value);
+    s += "}}";
+    metadata_.push_back(std::move(s));
+  }
+
+  void Metadata() {
+    Meta("process_name", kRunPid, 0, "name", "run: faults, violations, holders", false);
+    Meta("process_sort_index", kRunPid, 0, "sort_index", "0", true);
+    Meta("thread_name", kRunPid, kFaultTid, "name", "faults", false);
+    Meta("thread_name", kRunPid, kViolationTid, "name", "violations", false);
+    for (size_t c = 0; c < tl_.clients.size(); ++c) {
+      const int pid = client_pid_[c];
+      Meta("process_name", pid, 0, "name", "client " + tl_.clients[c], false);
+      Meta("process_sort_index", pid, 0, "sort_index", std::to_string(pid), true);
+      if (!tl_.client_uuids[c].empty()) {
+        Meta("process_labels", pid, 0, "labels", "uuid " + tl_.client_uuids[c], false);
+      }
+      for (int lane : tl_.ThreadsOf(tl_.clients[c])) {
+        const ThreadLane& l = tl_.threads[lane];
+        Meta("thread_name", pid, Tid(pid, l.thread + 1), "name", l.name, false);
+        Meta("thread_sort_index", pid, Tid(pid, l.thread + 1), "sort_index", std::to_string(l.thread + 1),
+             true);
+      }
+      Meta("thread_name", pid, Tid(pid, kConnection), "name", tl_.clients[c] + " connection", false);
+    }
+    for (size_t n = 0; n < tl_.nodes.size(); ++n) {
+      const int pid = node_pid_[n];
+      std::string name = "redis " + tl_.nodes[n].name;
+      if (!tl_.nodes[n].role.empty()) name += " (" + tl_.nodes[n].role + ")";
+      Meta("process_name", pid, 0, "name", name, false);
+      Meta("process_sort_index", pid, 0, "sort_index", std::to_string(pid), true);
+      Meta("thread_name", pid, Tid(pid, kCommands), "name", tl_.nodes[n].name + " commands", false);
+      Meta("thread_name", pid, Tid(pid, kKey), "name", tl_.nodes[n].name + " lock key", false);
+    }
+  }
+
+  void AddSlice(Slice s) {
+    assert(s.to >= s.from);
+    x_slices_[{s.pid, s.tid}].push_back(std::move(s));
+  }
+
+  static std::string Seqs(uint64_t a, uint64_t b) {
+    return Format("\"seq\":[%llu,%llu]", static_cast<unsigned long long>(a),
+                  static_cast<unsigned long long>(b));
+  }
+
+  void Clients() {
+    for (const ThreadLane& l : tl_.threads) {
+      const int pid = client_pid_[l.client];
+      const int tid = Tid(pid, l.thread + 1);
+      for (const Op& op : l.ops) {
+        if (!InWindow(op.from_us, op.to_us)) continue;
+        Slice s;
+        s.from = H(op.from_us);
+        s.to = H(op.to_us);
+        s.name = op.op + " " + op.lock;
+        s.cat = "op";
+        s.cname = op.outcome == Outcome::kOk     ? "good"
+                  : op.outcome == Outcome::kFail ? "bad"
+                                                 : "yellow";
+        s.args = "\"outcome\":" + JsonString(OutcomeName(op.outcome)) +
+                 ",\"detail\":" + JsonString(op.detail) + "," + Seqs(op.invoke_seq, op.end_seq);
+        if (op.node != kNone) s.args += ",\"node\":" + JsonString(tl_.nodes[op.node].name);
+        s.pid = pid;
+        s.tid = tid;
+        AddSlice(std::move(s));
+      }
+      for (const Span& cs : l.sections) {
+        if (!InWindow(cs.from_us, cs.to_us)) continue;
+        Slice s;
+        s.from = H(cs.from_us);
+        s.to = H(cs.to_us);
+        s.name = "critical section " + cs.lock;
+        s.cat = "resource";
+        s.cname = "olive";
+        s.args = "\"ended_by\":" + JsonString(cs.ended_by) + "," + Seqs(cs.from_seq, cs.to_seq);
+        s.pid = pid;
+        s.tid = tid;
+        AddSlice(std::move(s));
+      }
+      for (const Span& h : l.holds) {
+        if (!InWindow(h.from_us, h.to_us)) continue;
+        const uint64_t id = next_id_++;
+        const std::string name = "holds " + h.lock;
+        std::string b = Head(name, "hold", 'b', H(h.from_us), pid, tid);
+        b += Format(",\"id\":%llu,\"args\":{\"thread\":", static_cast<unsigned long long>(id)) +
+             JsonString(l.name) + ",\"ended_by\":" + JsonString(h.ended_by) + "," +
+             Seqs(h.from_seq, h.to_seq) + "}}";
+        Emit(H(h.from_us), 2, 0, std::move(b));
+        std::string e = Head(name, "hold", 'e', H(h.to_us), pid, tid);
+        e += Format(",\"id\":%llu}", static_cast<unsigned long long>(id));
+        Emit(H(h.to_us), 1, 0, std::move(e));
+      }
+    }
+  }
+
+  void Nodes() {
+    for (size_t n = 0; n < tl_.nodes.size(); ++n) {
+      const NodeLane& node = tl_.nodes[n];
+      const int pid = node_pid_[n];
+      for (const Lease& l : node.leases) {
+        if (!InWindow(l.from_us, l.to_us)) continue;
+        Slice s;
+        s.from = H(l.from_us);
+        s.to = H(l.to_us);
+        s.name = "owned by " + (l.owners.empty() ? std::string("?") : l.owners);
+        s.cat = "lease";
+        s.args = "\"lock\":" + JsonString(l.lock) + ",\"ended_by\":" + JsonString(l.ended_by) +
+                 "," + Seqs(l.from_seq, l.to_seq);
+        if (!l.ttl.empty() && l.ttl.front().reset) {
+          s.args += Format(",\"ttl_ms\":%lld", static_cast<long long>(l.ttl.front().ttl_us / 1000));
+        }
+        s.pid = pid;
+        s.tid = Tid(pid, kKey);
+        AddSlice(std::move(s));
+        if ((l.ended_by == "expired" || l.ended_by == "lost") && InWindow(l.to_us, l.to_us)) {
+          std::string i = Head("lease " + l.ended_by + ": " + l.owners, "lease", 'i', H(l.to_us),
+                               pid, Tid(pid, kKey));
+          i += ",\"s\":\"t\",\"args\":{" +
+               Format("\"seq\":%llu", static_cast<unsigned long long>(l.to_seq)) + "}}";
+          Emit(H(l.to_us), 3, 0, std::move(i));
+        }
+      }
+      // Commands at the same microsecond share one slice, so the track nests.
+      size_t i = 0;
+      while (i < node.execs.size()) {
+        size_t j = i;
+        while (j < node.execs.size() && node.execs[j].t_us == node.execs[i].t_us) ++j;
+        const Exec& first = node.execs[i];
+        if (InWindow(first.t_us, first.t_us)) ExecGroup(pid, node, i, j);
+        i = j;
+      }
+    }
+  }
+
+  void ExecGroup(int pid, const NodeLane& node, size_t begin, size_t end) {
+    const Exec& first = node.execs[begin];
+    Slice s;
+    s.from = H(first.t_us);
+    s.to = H(first.t_us + 1);
+    s.name = first.op;
+    if (end - begin > 1) s.name += Format(" +%zu", end - begin - 1);
+    s.cat = "command";
+    s.pid = pid;
+    s.tid = Tid(pid, kCommands);
+    for (size_t k = begin; k < end; ++k) {
+      const Exec& x = node.execs[k];
+      if (k > begin) s.args += ",";
+      s.args += Format("\"%zu\":", k - begin);
+      s.args += JsonString(x.peer + " " + x.op + " -> " + x.reply +
+                           Format(" (seq %llu)", static_cast<unsigned long long>(x.seq)));
+      Flow(x, pid);
+    }
+    AddSlice(std::move(s));
+  }
+
+  void Flow(const Exec& x, int node_pid) {
+    const int client = tl_.ClientIndex(x.peer);
+    if (client == kNone) return;
+    const int pid = client_pid_[client];
+    Half from = H(std::max(x.cause_us, x.t_us - kMaxFlowLeadUs));
+    int tid = Tid(pid, kConnection);
+    if (x.thread != kNone && x.op_index != kNone) {
+      const Op& op = tl_.threads[x.thread].ops[x.op_index];
+      tid = Tid(pid, tl_.threads[x.thread].thread + 1);
+      // Half a microsecond into the operation, so the flow binds to it and not to the slice
+      // that ended at its invoke.
+      from = std::max(from, H(op.from_us) + 1);
+    } else {
+      // A 1 us "send" slice on the connection track for the flow to start from.
+      const auto key = std::make_pair(pid, from);
+      if (connection_sends_.insert(key).second) {
+        Slice s;
+        s.from = from;
+        s.to = from + 2;
+        s.name = "send " + x.op;
+        s.cat = "command";
+        s.pid = pid;
+        s.tid = Tid(pid, kConnection);
+        AddSlice(std::move(s));
+      }
+      from += 1;
+    }
+    const uint64_t id = next_id_++;
+    std::string s = Head("request", "request", 's', from, pid, tid);
+    s += Format(",\"id\":%llu}", static_cast<unsigned long long>(id));
+    Emit(from, 4, 0, std::move(s));
+    std::string f = Head("request", "request", 'f', H(x.t_us) + 1, node_pid, Tid(node_pid, kCommands));
+    f += Format(",\"bp\":\"e\",\"id\":%llu}", static_cast<unsigned long long>(id));
+    Emit(H(x.t_us) + 1, 4, 0, std::move(f));
+  }
+
+  void Faults() {
+    for (const Fault& f : tl_.faults) {
+      // Process-scoped when the fault belongs to one lane's process, global otherwise.
+      const int pid = f.affects.size() == 1 ? PidOf(f.affects.front()) : kNone;
+      const std::string args = "\"kind\":" + JsonString(f.kind) + ",\"process\":" +
+                               JsonString(f.process) + Format(",\"seq\":%llu", static_cast<unsigned long long>(f.seq));
+      std::string i = Head(f.label, "fault", 'i', H(f.from_us), pid == kNone ? kRunPid : pid,
+                           pid == kNone ? kFaultTid : 0);
+      i += std::string(",\"s\":\"") + (pid == kNone ? "g" : "p") + "\",\"args\":{" + args + "}}";
+      Emit(H(f.from_us), 3, 0, std::move(i));
+      if (f.instant) continue;
+      if (!f.open) {
+        std::string end = Head("end of " + f.kind + " " + f.process, "fault", 'i', H(f.to_us),
+                               pid == kNone ? kRunPid : pid, pid == kNone ? kFaultTid : 0);
+        end += std::string(",\"s\":\"") + (pid == kNone ? "g" : "p") + "\",\"args\":{" +
+               Format("\"seq\":%llu", static_cast<unsigned long long>(f.end_seq)) + "}}";
+        Emit(H(f.to_us), 3, 0, std::move(end));
+      }
+      // The band as an async slice on the run's faults, so its length shows.
+      const uint64_t id = next_id_++;
+      std::string b = Head(f.label, "fault", 'b', H(f.from_us), kRunPid, kFaultTid);
+      b += Format(",\"id\":%llu,\"args\":{", static_cast<unsigned long long>(id)) + args + "}}";
+      Emit(H(f.from_us), 2, 0, std::move(b));
+      std::string e = Head(f.label, "fault", 'e', H(f.to_us), kRunPid, kFaultTid);
+      e += Format(",\"id\":%llu}", static_cast<unsigned long long>(id));
+      Emit(H(f.to_us), 1, 0, std::move(e));
+    }
+  }
+
+  void Violations() {
+    for (const ShownViolation& shown : ShownViolations(verdict_, kViolationsShown)) {
+      const check::Violation& v = *shown.violation;
+      std::string threads, events;
+      for (const std::string& t : v.threads) threads += (threads.empty() ? "" : ",") + JsonString(t);
+      for (uint64_t seq : v.events) {
+        events += (events.empty() ? "" : ",") + std::to_string(seq);
+      }
+      const std::string name = "VIOLATION " + v.property + " (" + v.kind + ")";
+      const std::string args =
+          "\"property\":" + JsonString(v.property) + ",\"kind\":" + JsonString(v.kind) +
+          ",\"threads\":[" + threads + "]" +
+          Format(",\"from_us\":%lld,\"to_us\":%lld", static_cast<long long>(v.from_us),
+                 static_cast<long long>(v.to_us)) +
+          ",\"events\":[" + events + "],\"explanation\":" + JsonString(v.explanation);
+      std::string i = Head(name, "violation", 'i', H(v.from_us), kRunPid, kViolationTid);
+      i += ",\"s\":\"g\",\"args\":{" + args + "}}";
+      Emit(H(v.from_us), 3, 0, std::move(i));
+      const uint64_t id = next_id_++;
+      std::string b = Head(name, "violation", 'b', H(v.from_us), kRunPid, kViolationTid);
+      b += Format(",\"id\":%llu,\"args\":{", static_cast<unsigned long long>(id)) + args + "}}";
+      Emit(H(v.from_us), 2, 0, std::move(b));
+      std::string e = Head(name, "violation", 'e', H(v.to_us), kRunPid, kViolationTid);
+      e += Format(",\"id\":%llu}", static_cast<unsigned long long>(id));
+      Emit(H(v.to_us), 1, 0, std::move(e));
+    }
+  }
+
+  void Counter(const std::string& lock, int64_t t_us, int count) {
+    std::string c = Head("holders(" + lock + ")", "holders", 'C', H(t_us), kRunPid, kFaultTid);
+    c += Format(",\"args\":{\"holders\":%d}}", count);
+    Emit(H(t_us), 5, 0, std::move(c));
+  }
+
+  // Every change inside the window; outside it, the most holders per bin (so a moment with two
+  // holders is never lost to the summary).
+  void Counters() {
+    for (const std::string& lock : tl_.locks) {
+      const int64_t bin_us = std::max<int64_t>(1, tl_.end_us / kCounterBins + 1);
+      std::map<int64_t, int> bins;  // bin start -> max
+      int last = 0;
+      int64_t last_bin = -1;
+      Counter(lock, 0, 0);
+      for (const HolderCount& h : tl_.holders) {
+        if (h.lock != lock) continue;
+        if (InWindow(h.t_us, h.t_us)) {
+          Counter(lock, h.t_us, h.count);
+        } else {
+          const int64_t bin = h.t_us / bin_us * bin_us;
+          if (bin != last_bin) bins[bin] = last;  // the value carried into the bin
+          last_bin = bin;
+          bins[bin] = std::max(bins[bin], h.count);
+        }
+        last = h.count;
+      }
+      for (const auto& [bin, max] : bins) Counter(lock, bin, max);
+    }
+  }
+
+  void Messages() {
+    for (const PubSubMessage& m : tl_.messages) {
+      if (!InWindow(m.t_us, m.t_us)) continue;
+      const int client = tl_.ClientIndex(m.process);
+      if (client == kNone) continue;
+      std::string i = Head("message " + m.channel, "pubsub", 'i', H(m.t_us), client_pid_[client],
+                           Tid(client_pid_[client], kConnection));
+      i += ",\"s\":\"t\",\"args\":{\"from\":" + JsonString(m.peer) +
+           Format(",\"seq\":%llu}}", static_cast<unsigned long long>(m.seq));
+      Emit(H(m.t_us), 3, 0, std::move(i));
+    }
+  }
+
+  // Writes a track's X slices; a slice that would not nest inside the ones open at its start
+  // goes to the track's "(overlapping)" twin instead.
+  void WriteNested(const std::pair<int, int>& track, std::vector<Slice>& slices) {
+    std::stable_sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& b) {
+      if (a.from != b.from) return a.from < b.from;
+      return a.to > b.to;
+    });
+    std::vector<Half> open;  // ends of the enclosing slices
+    bool overflow_named = false;
+    for (Slice& s : slices) {
+      while (!open.empty() && open.back() <= s.from) open.pop_back();
+      if (!open.empty() && s.to > open.back()) {
+        if (!overflow_named) {
+          Meta("thread_name", track.first, track.second + kOverlap, "name",
+               "overlapping slices", false);
+          overflow_named = true;
+        }
+        s.tid = track.second + kOverlap;
+        ++overflowed_;
+        WriteSlice(s);
+        continue;
+      }
+      open.push_back(s.to);
+      WriteSlice(s);
+    }
+  }
+
+  void WriteSlice(const Slice& s) {
+    std::string x = Head(s.name, s.cat, 'X', s.from, s.pid, s.tid);
+    x += ",\"dur\":" + Ts(s.to - s.from);
+    if (!s.cname.empty()) x += ",\"cname\":" + JsonString(s.cname);
+    x += ",\"args\":{" + s.args + "}}";
+    Emit(s.from, 3, s.to - s.from, std::move(x));
+  }
+
+  std::string Finish() {
+    std::sort(events_.begin(), events_.end(), [](const TraceEvent& a, const TraceEvent& b) {
+      if (a.ts != b.ts) return a.ts < b.ts;
+      if (a.order != b.order) return a.order < b.order;
+      if (a.neg_dur != b.neg_dur) return a.neg_dur < b.neg_dur;
+      return a.serial < b.serial;
+    });
+    std::string out;
+    size_t bytes = 256;
+    for (const std::string& m : metadata_) bytes += m.size() + 2;
+    for (const TraceEvent& e : events_) bytes += e.json.size() + 2;
+    out.reserve(bytes + 4096);
+    out += "{\"traceEvents\":[\n";
+    bool first = true;
+    auto line = [&](const std::string& s) {
+      if (!first) out += ",\n";
+      first = false;
+      out += s;
+    };
+    for (const std::string& m : metadata_) line(m);
+    for (const TraceEvent& e : events_) line(e.json);
+    out += "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{";
+    out += "\"scenario\":" + JsonString(meta_.scenario_name);
+    if (meta_.seed) out += Format(",\"seed\":%llu", static_cast<unsigned long long>(*meta_.seed));
+    out += ",\"version\":" + JsonString(meta_.version);
+    out += ",\"history_hash\":" + JsonString(tl_.history_hash);
+    out += Format(",\"history_events\":%zu", tl_.event_count);
+    out += Format(",\"end_us\":%lld", static_cast<long long>(tl_.end_us));
+    out += ",\"reproduce\":" + JsonString(meta_.reproduce);
+    out += Format(",\"detail_from_us\":%lld,\"detail_to_us\":%lld",
+                  static_cast<long long>(window_.from_us), static_cast<long long>(window_.to_us));
+    out += window_.whole_run
+               ? ",\"summarised\":false"
+               : ",\"summarised\":true,\"summary_note\":" +
+                     JsonString("full detail only between detail_from_us and detail_to_us; "
+                                "outside it only faults, violations and the holder count "
+                                "(the most holders per " +
+                                Duration(tl_.end_us / kCounterBins + 1) + " bin)");
+    out += Format(",\"overlapping_slices_moved\":%zu", overflowed_);
+    out += ",\"flows\":" + JsonString("from the latest recorded cause on the client (at most 1 ms "
+                                      "before the command ran) to the command on the node; the "
+                                      "history has no send events");
+    out += "}}\n";
+    return out;
+  }
+
+  const Timeline& tl_;
+  const check::Verdict& verdict_;
+  const ReportMeta& meta_;
+  Window window_;
+  std::vector<int> client_pid_, node_pid_;
+  std::vector<std::string> metadata_;
+  std::vector<TraceEvent> events_;
+  std::map<std::pair<int, int>, std::vector<Slice>> x_slices_;
+  std::set<std::pair<int, Half>> connection_sends_;
+  uint64_t serial_ = 0;
+  uint64_t next_id_ = 1;
+  size_t overflowed_ = 0;
+};
+
+}  // namespace
+
+std::string RenderTrace(const Timeline& timeline, const check::Verdict& verdict,
+                        const ReportMeta& meta) {
+  return TraceWriter(timeline, verdict, meta).Render();
+}
+
+}  // namespace lockstep::reports
