@@ -5,7 +5,6 @@
 // (nodes that never ran a command, idle threads), its clocks' start and the lock scripts' SHAs,
 // and then matches what `run` wrote byte for byte.
 #include <boost/program_options.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -71,8 +70,8 @@ int ReportMain(const std::vector<std::string>& args) {
   std::string history_path, scenario_file, out_dir, lua_dir = DefaultLuaDir();
   bool quiet = false;
   po::options_description desc(kReportHelp);
-  desc.add_options()("help,h", "show this help")(
-      "scenario", po::value(&scenario_file), "the scenario file the history came from")(
+  desc.add_options()("help,h", "show this help")("scenario", po::value(&scenario_file),
+                                                 "the scenario file the history came from")(
       "out", po::value(&out_dir), "output directory (default: the history's directory)")(
       "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
       "where the default lock scripts live, for their SHA-1s (also $LOCKSTEP_LUA_DIR)")(
@@ -96,7 +95,8 @@ int ReportMain(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (history_path.empty()) {
-    std::cerr << "lockstep report: which history? e.g. lockstep report lockstep-out/x/history.jsonl\n";
+    std::cerr
+        << "lockstep report: which history? e.g. lockstep report lockstep-out/x/history.jsonl\n";
     return kExitBadInput;
   }
   if (out_dir.empty()) {
@@ -136,21 +136,24 @@ int ReportMain(const std::vector<std::string>& args) {
     if (auto sim = sim::Simulation::Create(*scenario, lua_dir, &setup_error)) {
       meta.parameters = sim->derived();
     }
-    meta.reproduce = "lockstep run " + ShellQuote(scenario_file) + " --seed " +
-                     std::to_string(scenario->seed);
+    meta.reproduce =
+        "lockstep run " + ShellQuote(scenario_file) + " --seed " + std::to_string(scenario->seed);
     if (duration_overridden) meta.reproduce += " --duration-ms " + std::to_string(end_us / 1000);
     options.liveness_bound_us = scenario->liveness_bound_us;
     options.lease_default_us = scenario->protocol.watchdog_timeout_us;
   } else {
     reports::DescribeFromHistory(*history, &meta);
     // Without the file, the scenario library's naming is the best guess at where it lives.
-    meta.reproduce = "lockstep run scenarios/" + (meta.scenario_name.empty() ? "SCENARIO" : meta.scenario_name) +
-                     ".toml" + (meta.seed ? " --seed " + std::to_string(*meta.seed) : "");
+    meta.reproduce = "lockstep run scenarios/" +
+                     (meta.scenario_name.empty() ? "SCENARIO" : meta.scenario_name) + ".toml" +
+                     (meta.seed ? " --seed " + std::to_string(*meta.seed) : "");
     const int64_t end_us = RunEndUs(*history);
     if (end_us > 0) meta.reproduce += " --duration-ms " + std::to_string(end_us / 1000);
   }
 
+  const auto read_end = std::chrono::steady_clock::now();
   const check::Verdict verdict = check::CheckHistory(*history, options);
+  const auto check_end = std::chrono::steady_clock::now();
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) {
@@ -162,14 +165,20 @@ int ReportMain(const std::vector<std::string>& args) {
     std::cerr << "lockstep report: " << error << "\n";
     return kExitFailed;
   }
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const auto seconds = [](auto from, auto to) {
+    return std::chrono::duration<double>(to - from).count();
+  };
+  const auto end = std::chrono::steady_clock::now();
   if (!quiet) {
     for (const reports::WrittenFile& f : written) {
-      std::printf("wrote      %s (%.1f KiB)\n", f.path.c_str(), static_cast<double>(f.bytes) / 1024);
+      std::printf("wrote      %s (%.1f KiB)\n", f.path.c_str(),
+                  static_cast<double>(f.bytes) / 1024);
     }
-    std::printf("from       %s (%zu events, hash %s), checked and rendered in %.2f s wall\n",
-                history_path.c_str(), history->size(), history->HashHex().c_str(), wall_s);
+    std::printf("from       %s (%zu events, hash %s)\n", history_path.c_str(), history->size(),
+                history->HashHex().c_str());
+    std::printf("wall       read %.2f s, checked %.2f s, rendered %.2f s\n",
+                seconds(wall_start, read_end), seconds(read_end, check_end),
+                seconds(check_end, end));
   }
   return kExitOk;
 }

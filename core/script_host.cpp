@@ -17,6 +17,8 @@
 // getmetatable, rawget, next and pairs are replaced by versions that know the proxies. Globals
 // live in a real table that scripts never see; the registry's global table (_ENV of every chunk)
 // is the proxy. KEYS and ARGV are stored in the real table by the host before each call.
+// Most scripts never write a global, and their compiled code proves it; they get a copy of the
+// real table as _ENV and skip the proxy's extra lookups (see "Direct global access").
 //
 // Determinism. Everything a script can observe must be the same in every run and in every
 // process: pairs/next iterate in a fixed order (lua_libs.h, PushKeysInFixedOrder), math.random
@@ -38,9 +40,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <optional>
-#include <regex>
 #include <functional>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -371,54 +373,112 @@ int LoadText(lua_State* L, std::string_view code, const char* chunkname) {
 //   attempt to index a nil value (local 'x')  ->  attempt to index local 'x' (a nil value)
 //   unexpected symbol near <eof>              ->  unexpected symbol near '<eof>'
 //   index is nil                              ->  table index is nil
+// Small parsing helpers for Lua51ErrorText: a lower-case word [a-z]+ at pos (its end, or npos).
+size_t WordEnd(const std::string& s, size_t pos) {
+  size_t i = pos;
+  while (i < s.size() && s[i] >= 'a' && s[i] <= 'z') ++i;
+  return i == pos ? std::string::npos : i;
+}
+
+bool IsOneOf(std::string_view word, std::initializer_list<std::string_view> words) {
+  for (std::string_view w : words) {
+    if (word == w) return true;
+  }
+  return false;
+}
+
+// "attempt to <verb> a[n] <type> value (<kind> '<name>')" -> 5.1's
+// "attempt to <verb> <kind> '<name>' (a <type> value)"; a constant is not named in 5.1.
+bool RewriteVariableInfo(std::string* msg) {
+  for (size_t p = msg->find("attempt to "); p != std::string::npos;
+       p = msg->find("attempt to ", p + 1)) {
+    const size_t open = msg->find(" value (", p);
+    if (open == std::string::npos) return false;
+    const size_t type_start = msg->rfind(' ', open - 1) + 1;
+    if (type_start <= p + 11 || WordEnd(*msg, type_start) != open) continue;
+    const size_t article_end = type_start - 1;
+    const size_t article_start = msg->rfind(' ', article_end - 1) + 1;
+    const std::string_view article(msg->data() + article_start, article_end - article_start);
+    if (article != "a" && article != "an") continue;
+    if (article_start < p + 12) continue;  // no verb
+    const std::string verb = msg->substr(p + 11, article_start - 1 - (p + 11));
+    if (verb.find_first_not_of("abcdefghijklmnopqrstuvwxyz ") != std::string::npos) continue;
+    const size_t kind_start = open + 8;
+    const size_t kind_end = WordEnd(*msg, kind_start);
+    if (kind_end == std::string::npos || msg->compare(kind_end, 2, " '") != 0) continue;
+    const std::string kind = msg->substr(kind_start, kind_end - kind_start);
+    if (!IsOneOf(kind, {"global", "local", "method", "field", "upvalue", "constant"})) continue;
+    const size_t name_start = kind_end + 2;
+    const size_t close = msg->find("')", name_start);
+    if (close == std::string::npos) continue;
+    const std::string name = msg->substr(name_start, close - name_start);
+    const std::string type = msg->substr(type_start, open - type_start);
+    const std::string fixed = kind == "constant"
+                                  ? "attempt to " + verb + " a " + type + " value"
+                                  : "attempt to " + verb + " " + kind + " '" + name + "' (a " +
+                                        type + " value)";
+    msg->replace(p, close + 2 - p, fixed);
+    return true;
+  }
+  return false;
+}
+
+// String arithmetic fails in 5.4's string metamethods with their own wording:
+// "attempt to add a 'string' with a 'number'". Lua 5.1 names the operand that is not a number
+// (a string that does not convert, or another type).
+void RewriteStringArithmetic(std::string* msg) {
+  const size_t p = msg->find("attempt to ");
+  if (p == std::string::npos) return;
+  const size_t op_end = WordEnd(*msg, p + 11);
+  if (op_end == std::string::npos || msg->compare(op_end, 4, " a '") != 0) return;
+  const std::string_view op(msg->data() + p + 11, op_end - p - 11);
+  if (!IsOneOf(op, {"add", "sub", "mul", "mod", "pow", "div", "idiv", "unm"})) return;
+  const size_t a_start = op_end + 4;
+  const size_t a_end = WordEnd(*msg, a_start);
+  if (a_end == std::string::npos || msg->compare(a_end, 10, "' with a '") != 0) return;
+  const size_t b_start = a_end + 10;
+  const size_t b_end = WordEnd(*msg, b_start);
+  if (b_end == std::string::npos || b_end >= msg->size() || (*msg)[b_end] != '\'') return;
+  const std::string a = msg->substr(a_start, a_end - a_start);
+  const std::string b = msg->substr(b_start, b_end - b_start);
+  const std::string culprit =
+      a != "number" && a != "string" ? a : (b != "number" && b != "string" ? b : "string");
+  msg->replace(p, b_end + 1 - p, "attempt to perform arithmetic on a " + culprit + " value");
+}
+
+// Replaces "<prefix>(<words>)" (words: lower case and spaces) by `replacement`.
+void RewriteParenthesized(std::string* msg, std::string_view prefix, std::string_view replacement) {
+  const size_t p = msg->find(prefix);
+  if (p == std::string::npos) return;
+  const size_t close = msg->find(')', p + prefix.size());
+  if (close == std::string::npos) return;
+  const std::string_view words(msg->data() + p + prefix.size(), close - p - prefix.size());
+  if (words.find_first_not_of("abcdefghijklmnopqrstuvwxyz ") != std::string_view::npos) return;
+  msg->replace(p, close + 1 - p, replacement);
+}
+
 std::string Lua51ErrorText(std::string msg) {
-  static const std::regex kVarInfo(
-      "attempt to ([a-z ]+?) an? ([a-z]+) value \\((global|local|method|field|upvalue|constant) "
-      "'([^']*)'\\)");
-  if (msg.find("attempt to ") != std::string::npos) {
-    std::smatch m;
-    if (std::regex_search(msg, m, kVarInfo)) {
-      std::string fixed = m[3] == "constant"
-                              ? "attempt to " + m[1].str() + " a " + m[2].str() + " value"
-                              : "attempt to " + m[1].str() + " " + m[3].str() + " '" +
-                                    m[4].str() + "' (a " + m[2].str() + " value)";
-      msg = m.prefix().str() + fixed + m.suffix().str();
+  RewriteVariableInfo(&msg);
+  RewriteStringArithmetic(&msg);
+  for (std::string_view what : {"initial value", "limit", "step"}) {
+    // "bad 'for' limit (number expected, got string)" -> "'for' limit must be a number"
+    const std::string bad = "bad 'for' " + std::string(what) + " (number expected, got ";
+    const size_t p = msg.find(bad);
+    if (p == std::string::npos) continue;
+    const size_t close = msg.find(')', p + bad.size());
+    if (close != std::string::npos) {
+      msg.replace(p, close + 1 - p, "'for' " + std::string(what) + " must be a number");
     }
   }
-  // String arithmetic fails in 5.4's string metamethods, with their own wording. Lua 5.1 names
-  // the operand that is not a number (a string that does not convert, or another type).
-  static const std::regex kStringArith(
-      "attempt to (?:add|sub|mul|mod|pow|div|idiv|unm) a '([a-z]+)' with a '([a-z]+)'");
-  if (msg.find("' with a '") != std::string::npos) {
-    std::smatch m;
-    if (std::regex_search(msg, m, kStringArith)) {
-      const std::string a = m[1].str(), b = m[2].str();
-      const std::string culprit =
-          a != "number" && a != "string" ? a : (b != "number" && b != "string" ? b : "string");
-      msg = m.prefix().str() + "attempt to perform arithmetic on a " + culprit + " value" +
-            m.suffix().str();
-    }
-  }
-  static const std::regex kForLoop(
-      "bad 'for' (initial value|limit|step) \\(number expected, got [a-z]+\\)");
-  if (msg.find("bad 'for' ") != std::string::npos) {
-    msg = std::regex_replace(msg, kForLoop, "'for' $1 must be a number");
-  }
-  static const std::vector<std::pair<std::string, std::string>> kPlain = {
+  RewriteParenthesized(&msg, "(thread expected, got ", "(coroutine expected)");
+  static const std::pair<std::string_view, std::string_view> kPlain[] = {
       {"field 'integer index'", "field '?'"},
       {"attempt to yield from outside a coroutine",
        "attempt to yield across metamethod/C-call boundary"},
+      {" near <eof>", " near '<eof>'"},
   };
   for (const auto& [from, to] : kPlain) {
     if (const size_t p = msg.find(from); p != std::string::npos) msg.replace(p, from.size(), to);
-  }
-  static const std::regex kThreadExpected("\\(thread expected, got [a-z ]+\\)");
-  if (msg.find("(thread expected") != std::string::npos) {
-    msg = std::regex_replace(msg, kThreadExpected, "(coroutine expected)");
-  }
-  constexpr std::string_view kEof = " near <eof>";
-  if (const size_t p = msg.find(kEof); p != std::string::npos) {
-    msg.replace(p, kEof.size(), " near '<eof>'");
   }
   for (std::string_view what : {"index is nil", "index is NaN"}) {
     const size_t p = msg.find(what);
@@ -490,6 +550,7 @@ class Rand48 {
 struct ArgTable {
   int ref = LUA_NOREF;
   size_t len = 0;
+  bool in_env = false;  // stored in the script's own global table (ScriptEntry::env_ref)
 };
 
 // How a script's code reaches the globals (see "Direct global access" below).
@@ -502,6 +563,14 @@ struct ScriptEntry {
   bool compat = true;  // No shebang: Redis's backward-compatible EVAL mode.
   uint32_t flags = 0;
   GlobalAccess access = GlobalAccess::kProxy;
+  // A kDirect* script's own global table (its _ENV): a copy of the real one that holds this
+  // script's KEYS and ARGV for good, so running it needs no global assignment.
+  int env_ref = LUA_NOREF;
+  // The script reads _G, load or loadstring, through which it reaches the real global table;
+  // that table's KEYS and ARGV must then be this script's too.
+  bool reaches_real_globals = true;
+  // False for a straight-line script (see ChunkFacts), which ends on its own.
+  bool needs_step_hook = true;
   mutable ArgTable keys;
   mutable ArgTable args;
 };
@@ -566,6 +635,17 @@ class HostState {
   // buffers from call to call; argv_ points at the one in use.
   std::vector<Argv> argv_by_count_;
   const Argv* argv_ = nullptr;
+  const char* arg0_ = nullptr;  // the Lua string of argv_[0] (null when it was a number)
+  // Command lookups by the address of the script's command-name string (interned by Lua, so
+  // 'hincrby' on line 3 is the same string every call), checked against the name itself in
+  // case Lua reused the address for another string.
+  struct CommandCacheEntry {
+    const char* lua_name = nullptr;
+    std::string name;
+    const CommandSpec* spec = nullptr;
+  };
+  CommandCacheEntry command_cache_[32];
+  const CommandSpec* LookupCommand();
   bool next_cache_used_ = false;
   bool gc_stopped_ = false;  // a script called collectgarbage("stop")
 
@@ -591,14 +671,13 @@ class HostState {
   Reply Run(Ctx& ctx, const ScriptEntry& script, const Argv& argv, size_t numkeys, bool ro);
   Reply ReturnValueToReply(RunState& run);
 
-  // Fills the script's KEYS or ARGV table (see ArgTable) and makes it the global `name` (index
-  // 0 KEYS, 1 ARGV) of the real global table and, for a kDirectLibraries script, of the flat
-  // one too: such a script still reaches the real table through _G and loadstring.
-  void SetArgTable(ArgTable* table, bool flat, int which, const char* name, const Argv& argv,
-                   size_t first, size_t count);
-  // The registry reference of the table each global table holds as KEYS ([.][0]) and ARGV
-  // ([.][1]): [0][.] the real global table, [1][.] the flat one.
-  int current_arg_tables_[2][2] = {{LUA_NOREF, LUA_NOREF}, {LUA_NOREF, LUA_NOREF}};
+  // Fills the script's KEYS or ARGV table (see ArgTable) and makes it the global `name`
+  // (which: 0 KEYS, 1 ARGV) the script sees: in its own global table, and in the real one when
+  // it can reach that.
+  void SetArgTable(ArgTable* table, const ScriptEntry& script, int which, const char* name,
+                   const Argv& argv, size_t first, size_t count);
+  // The registry references of the tables the real global table holds as KEYS and ARGV.
+  int current_arg_tables_[2] = {LUA_NOREF, LUA_NOREF};
   bool table_layout_known_ = false;
   Reply ErrorToReply(RunState& run, int status);
 
@@ -607,7 +686,6 @@ class HostState {
 
   lua_State* L_ = nullptr;
   int globals_ref_ = LUA_NOREF;       // The real global table (never seen by scripts).
-  int flat_globals_ref_ = LUA_NOREF;  // The same with the real library tables in it.
 
   // Allocator state. The cap is enforced only while a script runs, so host code outside a
   // protected call never sees an allocation failure.
@@ -674,8 +752,7 @@ void HostState::DestroyVm() {
   if (L_ != nullptr) lua_close(L_);
   L_ = nullptr;
   globals_ref_ = LUA_NOREF;
-  flat_globals_ref_ = LUA_NOREF;
-  for (auto& pair : current_arg_tables_) pair[0] = pair[1] = LUA_NOREF;
+  current_arg_tables_[0] = current_arg_tables_[1] = LUA_NOREF;
   scripts_.clear();
   by_body_.clear();
   assert(mem_used_ == 0);
@@ -1870,12 +1947,14 @@ bool HostState::BuildArgv(lua_State* L, const char** err) {
   Argv& argv = argv_by_count_[want];
   if (argv.size() != want) argv.resize(want);
   argv_ = &argv;
+  arg0_ = nullptr;
   for (int j = 1; j <= argc; ++j) {
     std::string& a = argv[static_cast<size_t>(j - 1)];
     const int t = lua_type(L, j);
     if (t == LUA_TSTRING) {
       size_t len = 0;
       const char* s = lua_tolstring(L, j, &len);
+      if (j == 1) arg0_ = s;
       // The common case is the same argument as last time (same key names): no reallocation,
       // just the bytes.
       if (a.size() != len) a.resize(len);
@@ -1890,6 +1969,23 @@ bool HostState::BuildArgv(lua_State* L, const char** err) {
   return true;
 }
 
+const CommandSpec* HostState::LookupCommand() {
+  const Argv& argv = *argv_;
+  // Only commands looked up with an argument are cached: a container command (SCRIPT) alone
+  // resolves to the container, with an argument to a subcommand, which is never cached.
+  if (arg0_ == nullptr || argv.size() < 2) return Server::Lookup(argv);
+  CommandCacheEntry& e =
+      command_cache_[(reinterpret_cast<uintptr_t>(arg0_) >> 4) % std::size(command_cache_)];
+  if (e.lua_name == arg0_ && e.name == argv[0]) return e.spec;
+  const CommandSpec* spec = Server::Lookup(argv);
+  if (spec != nullptr && std::strchr(spec->name, '|') == nullptr) {
+    e.lua_name = arg0_;
+    e.name = argv[0];
+    e.spec = spec;
+  }
+  return spec;
+}
+
 // redis.call (raise = true) and redis.pcall (luaRedisGenericCommand).
 int RedisGenericCommand(lua_State* L, bool raise) {
   HostState* host = HostState::Of(L);
@@ -1897,6 +1993,9 @@ int RedisGenericCommand(lua_State* L, bool raise) {
   if (run == nullptr) {
     RaiseErrorTable(L, "redis.call/pcall can only be called inside a script invocation");
   }
+  // A script stopped by the memory cap (a script without step hook notices only here) runs
+  // no further command.
+  if (run->stop != StopReason::kNone) host->RaiseStop(L);
   const char* err = nullptr;
   if (!host->BuildArgv(L, &err)) {
     PushErrorTable(L, err, false);
@@ -1912,7 +2011,8 @@ int RedisGenericCommand(lua_State* L, bool raise) {
     Ctx& caller = *run->caller;
     Ctx ctx(host->server_, caller.now_ms, run->resp, /*from_script=*/true,
             (run->repl & kReplReplica) != 0 ? caller.effects : nullptr);
-    reply = host->server_.CallFromScript(ctx, *host->argv_, run->read_only);
+    reply = host->server_.CallFromScript(ctx, *host->argv_, run->read_only,
+                                         host->LookupCommand());
   }
   PushReply(L, reply, run->resp);
   if (raise && reply.is_error()) return lua_error(L);
@@ -2246,27 +2346,6 @@ void HostState::BuildSandbox() {
   lua_rawseti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
   globals_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);  // pops g
 
-  // The flat global table: the same names, the real library tables instead of their proxies.
-  lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
-  lua_newtable(L);
-  lua_pushnil(L);
-  while (lua_next(L, -3) != 0) {
-    PushUnproxied(L, -1);
-    lua_remove(L, -2);
-    if (std::strcmp(lua_typename(L, lua_type(L, -2)), "string") == 0 &&
-        std::strcmp(lua_tostring(L, -2), "_G") == 0) {
-      lua_pop(L, 1);
-      lua_pushvalue(L, -1);  // the key
-      lua_rawget(L, -4);     // _G stays the proxy
-    }
-    lua_pushvalue(L, -2);
-    lua_insert(L, -2);
-    lua_rawset(L, -4);
-  }
-  lua_getmetatable(L, -2);
-  lua_setmetatable(L, -2);
-  flat_globals_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pop(L, 1);
 
   NewNextCache(L);
 
@@ -2485,12 +2564,25 @@ bool IsLibraryName(std::string_view name) {
   return false;
 }
 
-// Scans one function prototype and its children, lowering *access as it finds reasons.
+// What the bytecode of a chunk shows (ClassifyChunk).
+struct ChunkFacts {
+  GlobalAccess access = GlobalAccess::kDirectLibraries;
+  // Reads _G, load or loadstring (ScriptEntry::reaches_real_globals).
+  bool reaches_real_globals = false;
+  // No loop, no backward jump, no function definition and no way to load code: every
+  // instruction runs at most once, so the script ends within `instructions` VM steps and needs
+  // no step hook (a count hook slows every instruction of Lua 5.4 down, not just every N-th).
+  bool straight_line = true;
+  size_t instructions = 0;
+};
+
+// Scans one function prototype and its children, lowering the facts as it finds reasons.
 // env_of_parent: which upvalues of the enclosing function hold the chunk's _ENV.
 void ScanProto(BytecodeReader& r, const std::vector<bool>& env_of_parent, bool is_main,
-               GlobalAccess* access) {
+               ChunkFacts* facts) {
   constexpr uint32_t kGetUpval = 9, kSetUpval = 10, kGetTabUp = 11, kGetField = 14,
-                     kSetTabUp = 15;
+                     kSetTabUp = 15, kJmp = 56, kForLoop = 73, kTForLoop = 77, kClosure = 79;
+  GlobalAccess* access = &facts->access;
   r.String();   // source
   r.Varint();   // linedefined
   r.Varint();   // lastlinedefined
@@ -2519,12 +2611,18 @@ void ScanProto(BytecodeReader& r, const std::vector<bool>& env_of_parent, bool i
     *access = GlobalAccess::kProxy;
     return;
   }
+  facts->instructions += code.size();
   for (size_t pc = 0; pc < code.size(); ++pc) {
     const uint32_t ins = code[pc];
     const uint32_t op = ins & 0x7f;
     const uint32_t a = (ins >> 7) & 0xff;
     const uint32_t b = (ins >> 16) & 0xff;
     const uint32_t c = (ins >> 24) & 0xff;
+    const bool backward_jump =
+        op == kJmp && static_cast<int64_t>(ins >> 7) - ((int64_t{1} << 24) - 1) < 0;
+    if (op == kForLoop || op == kTForLoop || op == kClosure || backward_jump) {
+      facts->straight_line = false;
+    }
     if ((op == kSetTabUp && a < nup && env[a]) ||
         ((op == kGetUpval || op == kSetUpval) && b < nup && env[b])) {
       *access = GlobalAccess::kProxy;
@@ -2534,6 +2632,9 @@ void ScanProto(BytecodeReader& r, const std::vector<bool>& env_of_parent, bool i
     if (b >= nup || c >= strings.size()) {  // not the format we know
       *access = GlobalAccess::kProxy;
       return;
+    }
+    if (env[b] && (strings[c] == "_G" || strings[c] == "load" || strings[c] == "loadstring")) {
+      facts->reaches_real_globals = true;
     }
     if (env[b] && IsLibraryName(strings[c])) {
       const uint32_t next = pc + 1 < code.size() ? code[pc + 1] : 0;
@@ -2546,7 +2647,7 @@ void ScanProto(BytecodeReader& r, const std::vector<bool>& env_of_parent, bool i
   }
   const size_t nprotos = r.Varint();
   for (size_t i = 0; i < nprotos && *access != GlobalAccess::kProxy; ++i) {
-    ScanProto(r, env, false, access);
+    ScanProto(r, env, false, facts);
   }
   if (*access == GlobalAccess::kProxy) return;
   // Debug information (a stripped dump still carries the counts).
@@ -2562,21 +2663,29 @@ int DumpWriter(lua_State*, const void* p, size_t size, void* ud) {
   return 0;
 }
 
-// Classifies the Lua function on top of the stack (a freshly compiled chunk).
-GlobalAccess ClassifyChunk(lua_State* L) {
+// Classifies the Lua function on top of the stack (a freshly compiled chunk). Anything
+// unexpected gives the safe answer: the proxy, the real globals reached, a step hook.
+ChunkFacts ClassifyChunk(lua_State* L) {
+  ChunkFacts safe;
+  safe.access = GlobalAccess::kProxy;
+  safe.reaches_real_globals = true;
+  safe.straight_line = false;
   std::string dump;
-  if (lua_dump(L, DumpWriter, &dump, /*strip=*/1) != 0) return GlobalAccess::kProxy;
+  if (lua_dump(L, DumpWriter, &dump, /*strip=*/1) != 0) return safe;
   static constexpr char kHeader[] = "\x1bLua\x54\x00\x19\x93\r\n\x1a\n\x04\x08\x08";
   constexpr size_t kHeaderLen = sizeof(kHeader) - 1;
   if (dump.size() < kHeaderLen + 16 + 1 ||
       dump.compare(0, kHeaderLen, kHeader, kHeaderLen) != 0) {
-    return GlobalAccess::kProxy;
+    return safe;
   }
   BytecodeReader r(std::string_view(dump).substr(kHeaderLen + 16));  // + LUAC_INT, LUAC_NUM
   r.Byte();  // number of upvalues of the main closure
-  GlobalAccess access = GlobalAccess::kDirectLibraries;
-  ScanProto(r, {}, true, &access);
-  return access;
+  ChunkFacts facts;
+  ScanProto(r, {}, true, &facts);
+  if (facts.access == GlobalAccess::kProxy) return safe;
+  // load and loadstring run code this scan has not seen.
+  if (facts.reaches_real_globals) facts.straight_line = false;
+  return facts;
 }
 
 const ScriptEntry* HostState::CreateFunction(std::string_view body, Reply* error) {
@@ -2599,10 +2708,32 @@ const ScriptEntry* HostState::CreateFunction(std::string_view body, Reply* error
     *error = Reply::Error(MapCrLf("ERR Error compiling script (new function): " + msg));
     return nullptr;
   }
-  entry.access = ClassifyChunk(L_);
+  const ChunkFacts facts = ClassifyChunk(L_);
+  entry.access = facts.access;
+  entry.reaches_real_globals = facts.reaches_real_globals;
+  entry.needs_step_hook = !facts.straight_line || facts.instructions >= step_budget_;
   if (entry.access != GlobalAccess::kProxy) {
-    lua_rawgeti(L_, LUA_REGISTRYINDEX, entry.access == GlobalAccess::kDirect ? globals_ref_
-                                                                             : flat_globals_ref_);
+    // The script's own global table: the same names as the real one (with the real library
+    // tables for kDirectLibraries; _G stays the proxy) and the same metatable.
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, globals_ref_);
+    lua_newtable(L_);
+    lua_pushnil(L_);
+    while (lua_next(L_, -3) != 0) {
+      const bool is_g =
+          lua_type(L_, -2) == LUA_TSTRING && std::strcmp(lua_tostring(L_, -2), "_G") == 0;
+      if (entry.access == GlobalAccess::kDirectLibraries && !is_g) {
+        PushUnproxied(L_, -1);
+        lua_replace(L_, -2);
+      }
+      lua_pushvalue(L_, -2);
+      lua_insert(L_, -2);
+      lua_rawset(L_, -4);
+    }
+    lua_getmetatable(L_, -2);
+    lua_setmetatable(L_, -2);
+    lua_remove(L_, -2);
+    lua_pushvalue(L_, -1);
+    entry.env_ref = luaL_ref(L_, LUA_REGISTRYINDEX);
     lua_setupvalue(L_, -2, 1);
   }
   entry.fn_ref = luaL_ref(L_, LUA_REGISTRYINDEX);
@@ -2728,8 +2859,8 @@ bool TableLayoutMatches(lua_State* L) {
   return ok;
 }
 
-void HostState::SetArgTable(ArgTable* table, bool flat, int which, const char* name,
-                            const Argv& argv, size_t first, size_t count) {
+void HostState::SetArgTable(ArgTable* table, const ScriptEntry& script, int which,
+                            const char* name, const Argv& argv, size_t first, size_t count) {
   lua_State* L = L_;
   bool reuse = false;
   if (table->ref != LUA_NOREF) {
@@ -2774,16 +2905,23 @@ void HostState::SetArgTable(ArgTable* table, bool flat, int which, const char* n
     lua_pushvalue(L, -1);
     table->ref = luaL_ref(L, LUA_REGISTRYINDEX);
     // luaL_ref may hand out the number of a released table again: forget what is installed.
-    current_arg_tables_[0][which] = current_arg_tables_[1][which] = LUA_NOREF;
+    current_arg_tables_[which] = LUA_NOREF;
     table->len = 0;
+    table->in_env = false;
   }
-  for (int g = 0; g <= (flat ? 1 : 0); ++g) {
-    if (current_arg_tables_[g][which] == table->ref) continue;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, g == 0 ? globals_ref_ : flat_globals_ref_);
+  if (script.env_ref != LUA_NOREF && !table->in_env) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, script.env_ref);
     lua_pushvalue(L, -2);
     lua_setfield(L, -2, name);
     lua_pop(L, 1);
-    current_arg_tables_[g][which] = table->ref;
+    table->in_env = true;
+  }
+  if (script.reaches_real_globals && current_arg_tables_[which] != table->ref) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
+    lua_pushvalue(L, -2);
+    lua_setfield(L, -2, name);
+    lua_pop(L, 1);
+    current_arg_tables_[which] = table->ref;
   }
   // Entries that already hold this call's argument (the same key names as last time) are left
   // alone: comparing bytes is cheaper than hashing a new Lua string.
@@ -2818,9 +2956,8 @@ Reply HostState::Run(Ctx& ctx, const ScriptEntry& script, const Argv& argv, size
   lua_rawgeti(L, LUA_REGISTRYINDEX, script.fn_ref);  // 2
   assert(lua_isfunction(L, 2));
 
-  const bool flat = script.access == GlobalAccess::kDirectLibraries;
-  SetArgTable(&script.keys, flat, 0, "KEYS", argv, 3, numkeys);
-  SetArgTable(&script.args, flat, 1, "ARGV", argv, 3 + numkeys, argv.size() - 3 - numkeys);
+  SetArgTable(&script.keys, script, 0, "KEYS", argv, 3, numkeys);
+  SetArgTable(&script.args, script, 1, "ARGV", argv, 3 + numkeys, argv.size() - 3 - numkeys);
 
   RunState run;
   run.caller = &ctx;
@@ -2828,11 +2965,11 @@ Reply HostState::Run(Ctx& ctx, const ScriptEntry& script, const Argv& argv, size
   run.read_only = ro;
   run_ = &run;
   steps_ = 0;
-  lua_sethook(L, &HostState::CountHook, LUA_MASKCOUNT, hook_count_);
+  if (script.needs_step_hook) lua_sethook(L, &HostState::CountHook, LUA_MASKCOUNT, hook_count_);
   mem_enforce_ = true;
   const int status = lua_pcall(L, 0, 1, 1);
   mem_enforce_ = false;
-  lua_sethook(L, nullptr, 0, 0);
+  if (script.needs_step_hook) lua_sethook(L, nullptr, 0, 0);
   last_steps_ = steps_;
 
   Reply reply = status == LUA_OK && run.stop == StopReason::kNone ? ReturnValueToReply(run)

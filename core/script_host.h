@@ -8,9 +8,9 @@
 // docs/fidelity.md.
 //
 // Determinism: Lua 5.4 seeds its string hash from the time and from addresses, so the order
-// of pairs()/next() over string keys would change from run to run. The sandbox's pairs and next
-// iterate keys in a fixed order instead (see script_host.cpp), and math.random is rand48 with
-// state owned by the host.
+// of pairs()/next() over string keys would change from run to run. The sandbox's pairs, next and
+// cjson.encode iterate keys in a fixed order instead (lua_libs.h, PushKeysInFixedOrder), and
+// math.random is rand48 with state owned by the host.
 //
 // Limits: every script runs under a step budget (Lua VM instructions) and a memory cap. A
 // script that exceeds the budget is stopped with a BUSY error (where redis-server would keep
@@ -44,7 +44,9 @@ class ScriptHost {
   // The SHA1 of a script body as 40 lowercase hex characters.
   static std::string Sha1Hex(std::string_view body);
 
-  // How many VM instructions the last script executed (for benchmarks and budget tuning).
+  // How many VM instructions the last script executed (for benchmarks and budget tuning),
+  // counted by the step hook in whole units of its interval (1000 instructions): a script
+  // shorter than that reports 0.
   uint64_t last_script_steps() const;
 
  private:

@@ -140,7 +140,7 @@ std::string Lower(std::string_view s) {
 // while it lower-cases and never allocates.
 class CommandIndex {
  public:
-  static constexpr size_t kSlots = 512;
+  static constexpr size_t kSlots = 1024;
   static constexpr uint32_t kFnvOffset = 2166136261u;
   static constexpr uint32_t kFnvPrime = 16777619u;
 
@@ -307,10 +307,15 @@ Reply Server::ExecuteReplicated(const Argv& argv, int64_t now_ms, Effects* effec
 }
 
 Reply Server::CallFromScript(Ctx& script_ctx, const Argv& argv, bool read_only_script) {
+  return CallFromScript(script_ctx, argv, read_only_script, Lookup(argv));
+}
+
+Reply Server::CallFromScript(Ctx& script_ctx, const Argv& argv, bool read_only_script,
+                             const CommandSpec* spec) {
   assert(script_ctx.from_script);
+  assert(spec == Lookup(argv));
   // Redis scriptCall (script.c) checks in this order; the texts get "ERR " like
   // luaPushError does for messages without an error code.
-  const CommandSpec* spec = Lookup(argv);
   if (spec == nullptr) return Reply::Error("ERR Unknown Redis command called from script");
   if (!ArityOk(*spec, argv.size())) {
     return Reply::Error("ERR Wrong number of args calling Redis command from script");

@@ -123,6 +123,10 @@ class Server {
   // rejections (unknown command, arity, NOSCRIPT, writes in a read-only script), then the
   // command runs with the script's context. Errors come back as error replies.
   Reply CallFromScript(Ctx& script_ctx, const Argv& argv, bool read_only_script);
+  // The same with the command already looked up (spec == Lookup(argv), null when unknown):
+  // the script host caches lookups by the script's command-name string.
+  Reply CallFromScript(Ctx& script_ctx, const Argv& argv, bool read_only_script,
+                       const CommandSpec* spec);
 
   // Case-insensitive lookup of a command, with "script load" resolved to "script|load".
   // Null when unknown.

@@ -1,10 +1,13 @@
 #include "locks/factory.h"
 
+#include "locks/countdownlatch.h"
 #include "locks/fairlock.h"
 #include "locks/fencedlock.h"
 #include "locks/plainlock.h"
 #include "locks/redlock.h"
 #include "locks/rlock.h"
+#include "locks/rwlock.h"
+#include "locks/semaphore.h"
 #include "locks/spinlock.h"
 
 namespace lockstep::locks {
@@ -12,7 +15,8 @@ namespace lockstep::locks {
 const std::vector<std::string>& ProtocolKinds() {
   static const std::vector<std::string> kinds = {
       "rlock",    "fairlock", "redlock",      "multilock", "fencedlock",
-      "spinlock", "setnx-px", "setnx-expire", "get-del"};
+      "spinlock", "setnx-px", "setnx-expire", "get-del",   "rwlock",
+      "semaphore", "countdownlatch"};
   return kinds;
 }
 
@@ -42,6 +46,18 @@ std::unique_ptr<LockProtocol> MakeProtocol(const std::string& kind, const Client
   if (kind == "spinlock") {
     if (!CheckSpinLockConfig(config, scripts, error)) return nullptr;
     return MakeSpinLock(config, scripts);
+  }
+  if (kind == "rwlock") {
+    if (!CheckRwLockConfig(config, scripts, error)) return nullptr;
+    return MakeRwLock(config, scripts);
+  }
+  if (kind == "semaphore") {
+    if (!CheckSemaphoreConfig(config, scripts, error)) return nullptr;
+    return MakeSemaphore(config, scripts);
+  }
+  if (kind == "countdownlatch") {
+    if (!CheckCountDownLatchConfig(config, scripts, error)) return nullptr;
+    return MakeCountDownLatch(config, scripts);
   }
   if (IsPlainLockKind(kind)) {
     if (!CheckPlainLockConfig(kind, config, scripts, error)) return nullptr;

@@ -138,6 +138,9 @@ struct ClientConfig {
   // The fair lock's threadWaitTime: how long a queued waiter stays ahead of those behind it
   // (Config.fairLockWaitTimeout; 300000 ms since 3.13.3, 5000 ms before).
   int64_t fair_wait_timeout_us = 300'000'000;
+  // Semaphores: the permits trySetPermits sets (only if the semaphore does not exist yet).
+  // CountDownLatch: the count trySetCount sets (only if the latch does not exist yet).
+  int64_t permits = 1;
 };
 
 }  // namespace lockstep::locks

@@ -69,6 +69,12 @@ const std::vector<ScriptSource>* ScriptSources(const std::string& kind) {
       {"fencedlock", {{"fencedlock", "", {}}, {"rlock", "", {"unlock", "renew", "force_unlock"}}}},
       {"spinlock", {{"spinlock", "", {}}, {"rlock", "", {"renew"}}}},
       {"fairlock", {{"fairlock", "", {}}, {"rlock", "", {"renew"}}}},
+      // The write side's watchdog is RLock's renew with the field "<uuid>:<tid>:write".
+      {"rwlock", {{"rwlock", "", {}}, {"rlock", "", {"renew"}}}},
+      // One set of scripts for both versions: 3.13.6 differs only in the literal PUBLISH,
+      // and the client passes "publish" as the publish command.
+      {"semaphore", {{"semaphore", "current", {}}}},
+      {"countdownlatch", {{"countdownlatch", "current", {}}}},
       {"setnx-px", {{"plain", ".", {}}}},
       {"setnx-expire", {{"plain", ".", {}}}},
       {"get-del", {{"plain", ".", {}}}},
@@ -119,6 +125,11 @@ const std::vector<std::string>& RequiredScripts(const std::string& kind) {
       {"spinlock", {"acquire", "unlock", "renew", "force_unlock"}},
       {"fairlock",
        {"acquire", "try_acquire", "unlock", "force_unlock", "acquire_failed", "renew"}},
+      {"rwlock",
+       {"read_acquire", "write_acquire", "read_unlock", "write_unlock", "read_renew", "renew",
+        "force_unlock_read", "force_unlock_write"}},
+      {"semaphore", {"try_acquire", "release", "try_set_permits"}},
+      {"countdownlatch", {"try_set_count", "count_down", "delete"}},
       {"setnx-px", {"unlock_compare_and_delete"}},
       {"setnx-expire", {"unlock_compare_and_delete"}},
   };

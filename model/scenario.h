@@ -83,6 +83,7 @@ struct WorkloadSpec {
   Distribution think_us = Distribution::Fixed(100'000);
   int reentry = 1;                // Acquisitions nested per iteration (2 = reentrant).
   double read_ratio = 0;          // Read-write locks: the share of iterations that read.
+  int64_t stagger_us = 0;         // Client i (0-based) starts its threads i * stagger later.
   int64_t ops_per_thread = 0;     // 0: unlimited (until the run ends).
 };
 

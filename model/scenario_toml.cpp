@@ -64,7 +64,7 @@ constexpr std::string_view kProtocolKeys[] = {
     "fair_wait_timeout_ms", "permits"};
 constexpr std::string_view kWorkloadKeys[] = {"mode",     "wait_ms", "lease_ms",      "critical_ms",
                                               "think_ms", "reentry", "ops_per_thread",
-                                              "read_ratio"};
+                                              "read_ratio", "stagger_ms"};
 constexpr std::string_view kFaultKeys[] = {"kind",  "at_ms",   "duration_ms", "targets",
                                            "peers", "one_way", "by_ms"};
 constexpr std::string_view kGcKeys[] = {"enabled", "clients", "every_ms", "pause_ms"};
@@ -1210,6 +1210,9 @@ void Loader::ParseWorkload(const toml::table& t, WorkloadSpec* workload) {
   if (auto d = Dist(t, "think_ms", "workload")) workload->think_us = *d;
   if (auto v = Integer(t, "reentry", "workload", 1, kMaxReentry)) {
     workload->reentry = static_cast<int>(*v);
+  }
+  if (auto v = DurationUs(t, "stagger_ms", "workload", Sign::kNonNegative)) {
+    workload->stagger_us = *v;
   }
   if (auto v = NumberIn(t, "read_ratio", "workload", 0, 1, "a fraction")) {
     workload->read_ratio = *v;

@@ -60,10 +60,15 @@ inline constexpr ProtocolKindInfo kProtocolKinds[] = {
     {"setnx-px", {"unlock_compare_and_delete"}},
     {"setnx-expire", {"unlock_compare_and_delete"}},
     {"get-del", {}},
+    {"rwlock", {"read_acquire", "write_acquire", "read_unlock", "write_unlock", "read_renew", "renew",
+                "force_unlock_read", "force_unlock_write"}},
+    {"semaphore", {"try_acquire", "release", "try_set_permits"}},
+    {"countdownlatch", {"try_set_count", "count_down", "delete"}},
 };
 inline constexpr std::string_view kProtocolVersions[] = {"v3.13.6", "current"};
-inline constexpr std::string_view kProperties[] = {"mutual_exclusion", "resource_exclusion",
-                                                   "reentrancy", "lease_safety", "liveness"};
+inline constexpr std::string_view kProperties[] = {
+    "mutual_exclusion", "resource_exclusion", "reentrancy", "lease_safety", "liveness",
+    "fairness",         "fencing",            "rw_exclusion", "semaphore"};
 
 // Limits on everything a scenario can make grow. A scenario that needs more is almost always a
 // typo (a duration in microseconds, a count with an extra zero).

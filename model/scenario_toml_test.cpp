@@ -306,14 +306,14 @@ TEST_CASE("malformed fixtures: exact file, position, key and message", "[scenari
        "number alone, the unit is already in the key's name"},
       {"unknown_key.toml", 10, 1, "workload.lese_ms",
        "unknown key; did you mean 'lease_ms'? [workload] takes: mode, wait_ms, lease_ms, "
-       "critical_ms, think_ms, reentry, ops_per_thread, read_ratio"},
+       "critical_ms, think_ms, reentry, ops_per_thread, read_ratio, stagger_ms"},
       {"wrong_type.toml", 6, 11, "clients[0].threads",
        "must be an integer, got string (write 4 without the quotes)"},
       {"negative_duration.toml", 9, 12, "workload.lease_ms",
        "must not be negative, got -1; omit lease_ms for no lease (the watchdog then renews the "
        "lock)"},
       {"unknown_protocol.toml", 7, 8, "protocol.kind",
-       "unknown protocol kind 'rlok'; did you mean 'rlock'? known protocol kinds: rlock, fairlock, redlock, multilock, fencedlock, spinlock, setnx-px, setnx-expire, get-del"},
+       "unknown protocol kind 'rlok'; did you mean 'rlock'? known protocol kinds: rlock, fairlock, redlock, multilock, fencedlock, spinlock, setnx-px, setnx-expire, get-del, rwlock, semaphore, countdownlatch"},
   };
   for (const Fixture& f : fixtures) {
     const std::string path = TestData(f.file);

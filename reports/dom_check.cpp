@@ -46,10 +46,17 @@ std::string TextEscape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      default: out.push_back(c);
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return out;
@@ -131,7 +138,8 @@ int main(int argc, char** argv) {
   }
   const std::string status = TagWith(dom, "id=\"script-status\"");
   Check(Attribute(status, "data-status") == "ok",
-        "the page's script ran without exceptions (status '" + Attribute(status, "data-status") + "')");
+        "the page's script ran without exceptions (status '" + Attribute(status, "data-status") +
+            "')");
   Check(dom.find("id=\"plot\"") != std::string::npos &&
             Attribute(TagWith(dom, "id=\"plot\""), "viewBox").size() > 0,
         "the timeline plot has a viewBox");

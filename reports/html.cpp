@@ -41,9 +41,11 @@ constexpr int kSectionHeight = 20;
 constexpr int kThreadLaneHeight = 40;
 constexpr int kNodeLaneHeight = 44;
 constexpr int kHoldersLaneHeight = 40;
-constexpr int kClockLaneHeight = 84;       // 36 when no clock is skewed
+constexpr int kClockLaneHeight = 84;  // 36 when no clock is skewed
 constexpr int kOverviewLaneHeight = 8;
 constexpr int64_t kMaxPlotUnits = 4'000'000;  // see HtmlWriter::X
+// Thread lanes drawn at most (the violation's threads first); trace.json has every thread.
+constexpr size_t kMaxThreadLanes = 48;
 constexpr double kCharWidth = 6.3;  // DejaVu Sans at 11px, for label fitting (same in script)
 
 constexpr const char* kOwnerColours[] = {"#4e79a7", "#59a14f", "#b07aa1", "#9c755f", "#76b7b2",
@@ -81,25 +83,24 @@ int64_t TickStep(int64_t span_us, int target) {
   return step;
 }
 
-struct LaneBox {
-  std::string name;
-  std::string kind;  // thread, node, holders, clock, faults
-  int y = 0;
-  int height = 0;
-};
-
 class HtmlWriter {
  public:
   HtmlWriter(const Timeline& tl, const check::Verdict& verdict, const ReportMeta& meta)
-      : tl_(tl), verdict_(verdict), meta_(meta), shown_(ShownViolations(verdict, kViolationsShown)) {}
+      : tl_(tl),
+        verdict_(verdict),
+        meta_(meta),
+        shown_(ShownViolations(verdict, kViolationsShown)) {}
 
   std::string Render() {
+    ChooseLanes();
     ChooseDetail();
     Layout();
     std::string out;
     out.reserve(1 << 20);
     out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
-    out += HtmlEscape("lockstep: " + meta_.scenario_name + (meta_.seed ? Format(" seed %llu", static_cast<unsigned long long>(*meta_.seed)) : ""));
+    out += HtmlEscape(
+        "lockstep: " + meta_.scenario_name +
+        (meta_.seed ? Format(" seed %llu", static_cast<unsigned long long>(*meta_.seed)) : ""));
     out += "</title>\n<style>\n";
     out += kCss;
     out += "</style>\n</head>\n<body>\n";
@@ -107,8 +108,9 @@ class HtmlWriter {
     Detail(&out);
     Overview(&out);
     Tables(&out);
-    out += "<p id=\"script-status\" data-status=\"not run\" class=\"foot\">Zoom and pan need "
-           "JavaScript; the picture above is complete without it.</p>\n";
+    out +=
+        "<p id=\"script-status\" data-status=\"not run\" class=\"foot\">Zoom and pan need "
+        "JavaScript; the picture above is complete without it.</p>\n";
     out += "<script>\n";
     out += kScript;
     out += "</script>\n</body>\n</html>\n";
@@ -116,11 +118,30 @@ class HtmlWriter {
   }
 
  private:
+  // --- which threads get a lane ---
+
+  void ChooseLanes() {
+    drawn_.assign(tl_.threads.size(), false);
+    size_t n = 0;
+    auto draw = [&](int lane) {
+      if (lane == kNone || drawn_[lane] || n >= kMaxThreadLanes) return;
+      drawn_[lane] = true;
+      ++n;
+    };
+    for (const ShownViolation& v : shown_) {
+      for (const std::string& t : v.violation->threads) draw(tl_.ThreadIndex(t));
+    }
+    for (size_t i = 0; i < tl_.threads.size(); ++i) draw(static_cast<int>(i));
+    hidden_threads_ = tl_.threads.size() - n;
+  }
+
   // --- what the detail panel covers ---
 
   void ChooseDetail() {
     std::vector<int64_t> starts;
-    for (const ThreadLane& l : tl_.threads) {
+    for (size_t i = 0; i < tl_.threads.size(); ++i) {
+      if (!drawn_[i]) continue;
+      const ThreadLane& l = tl_.threads[i];
       for (const Op& op : l.ops) starts.push_back(op.from_us);
       for (const Span& s : l.holds) starts.push_back(s.from_us);
       for (const Span& s : l.sections) starts.push_back(s.from_us);
@@ -131,6 +152,8 @@ class HtmlWriter {
         for (const TtlPoint& p : l.ttl) starts.push_back(p.t_us);
       }
       for (const Exec& x : n.execs) starts.push_back(x.t_us);
+      for (const TtlPoint& p : n.pttl) starts.push_back(p.t_us);
+      for (const LeaseLoss& l : n.losses) starts.push_back(l.t_us);
     }
     for (const HolderCount& h : tl_.holders) starts.push_back(h.t_us);
     std::sort(starts.begin(), starts.end());
@@ -186,31 +209,27 @@ class HtmlWriter {
 
   void Layout() {
     int y = kAxisHeight;
-    lanes_.push_back({"faults", "faults", y, kFaultRowHeight});
     y += kFaultRowHeight;
     clients_header_y_ = y;
     y += kSectionHeight;
-    for (const ThreadLane& l : tl_.threads) {
-      thread_y_.push_back(y);
-      lanes_.push_back({l.name, "thread", y, kThreadLaneHeight});
-      y += kThreadLaneHeight;
+    for (size_t i = 0; i < tl_.threads.size(); ++i) {
+      thread_y_.push_back(drawn_[i] ? y : kNone);
+      if (drawn_[i]) y += kThreadLaneHeight;
     }
     nodes_header_y_ = y;
     y += kSectionHeight;
-    for (const NodeLane& n : tl_.nodes) {
+    for (size_t i = 0; i < tl_.nodes.size(); ++i) {
       node_y_.push_back(y);
-      lanes_.push_back({n.name, "node", y, kNodeLaneHeight});
       y += kNodeLaneHeight;
     }
     holders_y_ = y + 6;
-    lanes_.push_back({"holders", "holders", holders_y_, kHoldersLaneHeight});
     y = holders_y_ + kHoldersLaneHeight;
     clock_y_ = y + 6;
     clock_h_ = kClockLaneHeight;
-    if (std::none_of(tl_.clocks.begin(), tl_.clocks.end(), [&](const ClockSeries& c) { return Skewed(c); })) {
+    if (std::none_of(tl_.clocks.begin(), tl_.clocks.end(),
+                     [&](const ClockSeries& c) { return Skewed(c); })) {
       clock_h_ = 36;
     }
-    lanes_.push_back({"clocks", "clock", clock_y_, clock_h_});
     y = clock_y_ + clock_h_;
     height_ = y + kAxisHeight;
   }
@@ -226,10 +245,14 @@ class HtmlWriter {
 
   void Header(std::string* out) {
     std::string& o = *out;
-    o += "<header>\n<h1>" + HtmlEscape(meta_.scenario_name.empty() ? "lockstep run" : meta_.scenario_name);
-    if (meta_.seed) o += Format(" <span class=\"seed\">seed %llu</span>", static_cast<unsigned long long>(*meta_.seed));
+    o += "<header>\n<h1>" +
+         HtmlEscape(meta_.scenario_name.empty() ? "lockstep run" : meta_.scenario_name);
+    if (meta_.seed)
+      o += Format(" <span class=\"seed\">seed %llu</span>",
+                  static_cast<unsigned long long>(*meta_.seed));
     o += "</h1>\n";
-    if (!meta_.description.empty()) o += "<p class=\"desc\">" + HtmlEscape(meta_.description) + "</p>\n";
+    if (!meta_.description.empty())
+      o += "<p class=\"desc\">" + HtmlEscape(meta_.description) + "</p>\n";
 
     o += "<div class=\"verdicts\" id=\"verdicts\">\n";
     for (const check::PropertyResult& r : verdict_.results) {
@@ -270,10 +293,11 @@ class HtmlWriter {
       const std::string sha = value.substr(0, value.find(' '));
       scripts += (scripts.empty() ? "" : ", ") + name.substr(7) + " " + sha.substr(0, 12);
     }
-    row("script SHA-1s", scripts.empty() ? "not recorded in the history (pass --scenario)" : scripts,
+    row("script SHA-1s",
+        scripts.empty() ? "not recorded in the history (pass --scenario)" : scripts,
         !scripts.empty());
-    o += "<dt>reproduce</dt><dd><code class=\"repro\" id=\"reproduce\">" + HtmlEscape(meta_.reproduce) +
-         "</code></dd>\n";
+    o += "<dt>reproduce</dt><dd><code class=\"repro\" id=\"reproduce\">" +
+         HtmlEscape(meta_.reproduce) + "</code></dd>\n";
     o += "</dl>\n";
 
     if (const check::Violation* v = LeadViolation(verdict_)) {
@@ -282,10 +306,11 @@ class HtmlWriter {
       for (size_t i = 0; i < v->threads.size(); ++i) {
         o += (i ? " &amp; " : "") + std::string("<b>") + HtmlEscape(v->threads[i]) + "</b>";
       }
-      o += (v->threads.empty() ? "" : ", ") + Seconds(v->from_us) + " &ndash; " + Seconds(v->to_us) +
-           " (" + Duration(v->to_us - v->from_us) + ")</p>\n<p>" + HtmlEscape(v->explanation) +
-           "</p>\n<button type=\"button\" data-view-from-us=\"" + I(view_from_) +
-           "\" data-view-to-us=\"" + I(view_to_) + "\">show in the timeline</button></section>\n";
+      o += (v->threads.empty() ? "" : ", ") + Seconds(v->from_us) + " &ndash; " +
+           Seconds(v->to_us) + " (" + Duration(v->to_us - v->from_us) + ")</p>\n<p>" +
+           HtmlEscape(v->explanation) + "</p>\n<button type=\"button\" data-view-from-us=\"" +
+           I(view_from_) + "\" data-view-to-us=\"" + I(view_to_) +
+           "\">show in the timeline</button></section>\n";
     } else {
       o += "<section class=\"callout ok\" id=\"no-violation\"><h2>No property violated</h2>"
            "<p>Every checker accepted the history.</p></section>\n";
@@ -321,22 +346,30 @@ class HtmlWriter {
   void Rect(std::string* o, const char* cls, int64_t from_us, int64_t to_us, double y, double h,
             const std::string& title, const std::string& extra = "") {
     *o += "<rect class=\"" + std::string(cls) + "\" x=\"" + X(from_us) + "\" y=\"" + Y(y) +
-          "\" width=\"" + Wd(from_us, to_us) + "\" height=\"" + Y(h) + "\"" +
-          extra + ">" + Title(title) + "</rect>\n";
+          "\" width=\"" + Wd(from_us, to_us) + "\" height=\"" + Y(h) + "\"" + extra + ">" +
+          Title(title) + "</rect>\n";
   }
 
   // A label that the script keeps inside its interval (or hides when it does not fit).
-  void Label(std::string* o, const char* cls, const std::string& text, int64_t from_us,
-             int64_t to_us, double y, int row = 0) {
+  // Labels are collected here and written last (PlaceLabels), on top of every shape. A label
+  // with an interval shows only when it fits inside it; one with from == to marks an instant.
+  // In rows > 0 (the faults row, loss marks) a label also gives way to the earlier label of its
+  // row that it would overlap.
+  void Label(const char* cls, const std::string& text, int64_t from_us, int64_t to_us, double y,
+             int row = 0) {
     const double w = text.size() * kCharWidth + 6;
-    labels_.push_back({from_us, to_us, y, w, row, cls, text});
-    (void)o;
+    labels_.push_back({from_us, to_us, y, w, row, false, cls, text});
+  }
+  void InstantLabel(const char* cls, const std::string& text, int64_t at_us, double y, int row) {
+    const double w = text.size() * kCharWidth + 6;
+    labels_.push_back({at_us, at_us, y, w, row, true, cls, text});
   }
 
   struct PendingLabel {
     int64_t from_us, to_us;
     double y, width;
     int row;
+    bool instant;
     std::string cls, text;
   };
 
@@ -347,31 +380,38 @@ class HtmlWriter {
          "<span class=\"buttons\"><button type=\"button\" data-zoom=\"in\">+</button>"
          "<button type=\"button\" data-zoom=\"out\">&minus;</button>";
     if (LeadViolation(verdict_)) {
-      o += "<button type=\"button\" data-view-from-us=\"" + I(view_from_) + "\" data-view-to-us=\"" +
-           I(view_to_) + "\">violation</button>";
+      o += "<button type=\"button\" data-view-from-us=\"" + I(view_from_) +
+           "\" data-view-to-us=\"" + I(view_to_) + "\">violation</button>";
     }
     o += "<button type=\"button\" data-view-from-us=\"" + I(window_.from_us) +
          "\" data-view-to-us=\"" + I(std::max(window_.to_us, window_.from_us + 1000)) + "\">" +
-         (window_.whole_run ? "whole run" : "whole detail window") + "</button></span>"
-         "<span class=\"view\" id=\"view-text\">" + ViewText() + "</span></div>\n";
+         (window_.whole_run ? "whole run" : "whole detail window") +
+         "</button></span>"
+         "<span class=\"view\" id=\"view-text\">" +
+         ViewText() + "</span></div>\n";
     Legend(&o);
     if (!window_.whole_run) {
       o += "<p class=\"note\" id=\"summarised\">This run is long: the timeline holds full detail "
-           "from " + Seconds(window_.from_us) + " to " + Seconds(window_.to_us) +
+           "from " +
+           Seconds(window_.from_us) + " to " + Seconds(window_.to_us) +
            Format(" (at most %zu elements, around the ", kHtmlDetailElements) +
-           (LeadViolation(verdict_) ? "first violation" : tl_.faults.empty() ? "start" : "first fault") +
+           (LeadViolation(verdict_) ? "first violation"
+            : tl_.faults.empty()    ? "start"
+                                    : "first fault") +
            "). The overview below covers the whole run, binned per pixel column.</p>\n";
     }
     o += "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) +
-         "\" height=\"" + I(height_) + "\" data-origin-us=\"" + I(origin_) + "\" data-data-from-us=\"" +
-         I(window_.from_us) + "\" data-data-to-us=\"" + I(std::max(window_.to_us, window_.from_us + 1000)) +
-         "\" data-view-from-us=\"" + I(view_from_) + "\" data-view-to-us=\"" + I(view_to_) +
-         "\" data-min-span-us=\"" + I(min_span_us_) + "\" data-unit-us=\"" + I(unit_us_) + "\" data-plot-x=\"" + I(kPlotX) +
+         "\" height=\"" + I(height_) + "\" data-origin-us=\"" + I(origin_) +
+         "\" data-data-from-us=\"" + I(window_.from_us) + "\" data-data-to-us=\"" +
+         I(std::max(window_.to_us, window_.from_us + 1000)) + "\" data-view-from-us=\"" +
+         I(view_from_) + "\" data-view-to-us=\"" + I(view_to_) + "\" data-min-span-us=\"" +
+         I(min_span_us_) + "\" data-unit-us=\"" + I(unit_us_) + "\" data-plot-x=\"" + I(kPlotX) +
          "\" data-plot-width=\"" + I(kPlotWidth) + "\" data-end-us=\"" + I(tl_.end_us) + "\">\n";
     LaneBackgrounds(&o);
     o += "<g id=\"grid\">" + Grid() + "</g>\n";
-    o += "<svg id=\"plot\" x=\"" + I(kPlotX) + "\" y=\"0\" width=\"" + I(kPlotWidth) + "\" height=\"" +
-         I(height_) + "\" viewBox=\"" + ViewBox() + "\" preserveAspectRatio=\"none\">\n";
+    o += "<svg id=\"plot\" x=\"" + I(kPlotX) + "\" y=\"0\" width=\"" + I(kPlotWidth) +
+         "\" height=\"" + I(height_) + "\" viewBox=\"" + ViewBox() +
+         "\" preserveAspectRatio=\"none\">\n";
     FaultBands(&o);
     Threads(&o);
     Nodes(&o);
@@ -394,20 +434,21 @@ class HtmlWriter {
   }
 
   void Legend(std::string* o) {
-    *o += "<div class=\"legend\">"
-          "<span><i class=\"sw op-ok\"></i>acquire/release ok</span>"
-          "<span><i class=\"sw op-fail\"></i>fail</span>"
-          "<span><i class=\"sw op-info\"></i>unknown (info, crashed)</span>"
-          "<span><i class=\"sw op-pending\"></i>still waiting at the end</span>"
-          "<span><i class=\"sw hold\"></i>holding, as the client believes</span>"
-          "<span><i class=\"sw cs\"></i>critical section</span>"
-          "<span><i class=\"sw lease\"></i>key owner on the node, TTL as height</span>"
-          "<span><i class=\"sw f-pause\"></i>pause</span>"
-          "<span><i class=\"sw f-crash\"></i>crashed</span>"
-          "<span><i class=\"sw f-partition\"></i>partitioned</span>"
-          "<span><i class=\"sw f-lose\"></i>replies lost</span>"
-          "<span><i class=\"sw viol\"></i>violation</span>"
-          "</div>\n";
+    *o +=
+        "<div class=\"legend\">"
+        "<span><i class=\"sw op-ok\"></i>acquire/release ok</span>"
+        "<span><i class=\"sw op-fail\"></i>fail</span>"
+        "<span><i class=\"sw op-info\"></i>unknown (info, crashed)</span>"
+        "<span><i class=\"sw op-pending\"></i>still waiting at the end</span>"
+        "<span><i class=\"sw hold\"></i>holding, as the client believes</span>"
+        "<span><i class=\"sw cs\"></i>critical section</span>"
+        "<span><i class=\"sw lease\"></i>key owner on the node, TTL as height</span>"
+        "<span><i class=\"sw f-pause\"></i>pause</span>"
+        "<span><i class=\"sw f-crash\"></i>crashed</span>"
+        "<span><i class=\"sw f-partition\"></i>partitioned</span>"
+        "<span><i class=\"sw f-lose\"></i>replies lost</span>"
+        "<span><i class=\"sw viol\"></i>violation</span>"
+        "</div>\n";
   }
 
   void LaneBackgrounds(std::string* out) {
@@ -417,40 +458,54 @@ class HtmlWriter {
          "\">clients: what each thread believes</text>\n";
     o += "<text class=\"section\" x=\"6\" y=\"" + I(nodes_header_y_ + 14) +
          "\">redis nodes: who the key belongs to</text>\n";
-    o += "<g class=\"lane\" data-lane=\"faults\" data-kind=\"faults\"><text class=\"lname\" x=\"6\" y=\"" +
+    o += "<g class=\"lane\" data-lane=\"faults\" data-kind=\"faults\"><text class=\"lname\" "
+         "x=\"6\" y=\"" +
          I(kAxisHeight + 16) + "\">faults</text></g>\n";
+    if (hidden_threads_ > 0) {
+      o += "<text class=\"section\" x=\"260\" y=\"" + I(clients_header_y_ + 14) + "\">" +
+           Format("(%zu more threads not drawn; trace.json has them all)", hidden_threads_) +
+           "</text>\n";
+    }
     for (size_t i = 0; i < tl_.threads.size(); ++i) {
       const ThreadLane& l = tl_.threads[i];
       const int y = thread_y_[i];
+      if (y == kNone) continue;
       std::string tip = l.name;
       if (!tl_.client_uuids[l.client].empty()) tip += " (uuid " + tl_.client_uuids[l.client] + ")";
-      o += "<g class=\"lane\" id=\"lane-" + HtmlEscape(l.name) + "\" data-lane=\"" + HtmlEscape(l.name) +
-           "\" data-kind=\"thread\">" + Title(tip) + "<rect class=\"lanebg" + (i % 2 ? " alt" : "") +
-           "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) + "\" height=\"" + I(kThreadLaneHeight) +
-           "\"/><rect x=\"8\" y=\"" + I(y + 14) + "\" width=\"10\" height=\"10\" rx=\"2\" fill=\"" +
-           kOwnerColours[i % kOwnerColourCount] + "\"/><text class=\"lname\" x=\"24\" y=\"" + I(y + 23) +
-           "\">" + HtmlEscape(l.name) + "</text></g>\n";
+      o += "<g class=\"lane\" id=\"lane-" + HtmlEscape(l.name) + "\" data-lane=\"" +
+           HtmlEscape(l.name) + "\" data-kind=\"thread\">" + Title(tip) + "<rect class=\"lanebg" +
+           (i % 2 ? " alt" : "") + "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) +
+           "\" height=\"" + I(kThreadLaneHeight) + "\"/><rect x=\"8\" y=\"" + I(y + 14) +
+           "\" width=\"10\" height=\"10\" rx=\"2\" fill=\"" + kOwnerColours[i % kOwnerColourCount] +
+           "\"/><text class=\"lname\" x=\"24\" y=\"" + I(y + 23) + "\">" + HtmlEscape(l.name) +
+           "</text></g>\n";
     }
     for (size_t i = 0; i < tl_.nodes.size(); ++i) {
       const NodeLane& n = tl_.nodes[i];
       const int y = node_y_[i];
-      o += "<g class=\"lane\" id=\"lane-" + HtmlEscape(n.name) + "\" data-lane=\"" + HtmlEscape(n.name) +
-           "\" data-kind=\"node\"><rect class=\"lanebg node" + (i % 2 ? " alt" : "") +
-           "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) + "\" height=\"" + I(kNodeLaneHeight) +
-           "\"/><text class=\"lname\" x=\"8\" y=\"" + I(y + 19) + "\">" + HtmlEscape(n.name) + "</text>";
+      o += "<g class=\"lane\" id=\"lane-" + HtmlEscape(n.name) + "\" data-lane=\"" +
+           HtmlEscape(n.name) + "\" data-kind=\"node\"><rect class=\"lanebg node" +
+           (i % 2 ? " alt" : "") + "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) +
+           "\" height=\"" + I(kNodeLaneHeight) + "\"/><text class=\"lname\" x=\"8\" y=\"" +
+           I(y + 19) + "\">" + HtmlEscape(n.name) + "</text>";
       if (!n.role.empty()) {
-        o += "<text class=\"lsub\" x=\"8\" y=\"" + I(y + 33) + "\">" + HtmlEscape(n.role) + "</text>";
+        o += "<text class=\"lsub\" x=\"8\" y=\"" + I(y + 33) + "\">" + HtmlEscape(n.role) +
+             "</text>";
       }
       o += "</g>\n";
     }
-    o += "<g class=\"lane\" data-lane=\"holders\" data-kind=\"holders\"><rect class=\"lanebg\" x=\"0\" y=\"" +
+    o += "<g class=\"lane\" data-lane=\"holders\" data-kind=\"holders\"><rect class=\"lanebg\" "
+         "x=\"0\" y=\"" +
          I(holders_y_) + "\" width=\"" + I(kSvgWidth) + "\" height=\"" + I(kHoldersLaneHeight) +
          "\"/><text class=\"lname\" x=\"8\" y=\"" + I(holders_y_ + 16) +
-         "\">believed holders</text><text class=\"lsub\" x=\"8\" y=\"" + I(holders_y_ + 30) + "\">" +
-         HtmlEscape(tl_.locks.empty() ? "no holds" : "of \"" + tl_.locks.front() + "\"" +
-                                                         (tl_.locks.size() > 1 ? " (and others)" : "")) +
+         "\">believed holders</text><text class=\"lsub\" x=\"8\" y=\"" + I(holders_y_ + 30) +
+         "\">" +
+         HtmlEscape(tl_.locks.empty() ? "no holds"
+                                      : "of \"" + tl_.locks.front() + "\"" +
+                                            (tl_.locks.size() > 1 ? " (and others)" : "")) +
          "</text></g>\n";
-    o += "<g class=\"lane\" data-lane=\"clocks\" data-kind=\"clock\"><rect class=\"lanebg\" x=\"0\" y=\"" +
+    o += "<g class=\"lane\" data-lane=\"clocks\" data-kind=\"clock\"><rect class=\"lanebg\" "
+         "x=\"0\" y=\"" +
          I(clock_y_) + "\" width=\"" + I(kSvgWidth) + "\" height=\"" + I(clock_h_) +
          "\"/><text class=\"lname\" x=\"8\" y=\"" + I(clock_y_ + 15) + "\">clock offsets</text>" +
          Title(tl_.clock_baseline_note) + ClockLegend() + "</g>\n";
@@ -486,8 +541,11 @@ class HtmlWriter {
 
   std::vector<std::pair<int, int>> LanesOfProcess(const std::string& process) const {
     std::vector<std::pair<int, int>> out;  // y, height
-    for (int lane : tl_.ThreadsOf(process)) out.push_back({thread_y_[lane], kThreadLaneHeight});
-    if (const int n = tl_.NodeIndex(process); n != kNone) out.push_back({node_y_[n], kNodeLaneHeight});
+    for (int lane : tl_.ThreadsOf(process)) {
+      if (thread_y_[lane] != kNone) out.push_back({thread_y_[lane], kThreadLaneHeight});
+    }
+    if (const int n = tl_.NodeIndex(process); n != kNone)
+      out.push_back({node_y_[n], kNodeLaneHeight});
     return out;
   }
 
@@ -514,9 +572,11 @@ class HtmlWriter {
           for (auto b : LanesOfProcess(p)) boxes.push_back(b);
         }
       }
-      const std::string tip = f.label + ": " + Seconds(f.from_us) +
-                              (f.instant ? "" : " - " + Seconds(f.to_us) + (f.open ? " (until the end)" : "") +
-                                                    " (" + Duration(f.to_us - f.from_us) + ")");
+      const std::string tip =
+          f.label + ": " + Seconds(f.from_us) +
+          (f.instant ? ""
+                     : " - " + Seconds(f.to_us) + (f.open ? " (until the end)" : "") + " (" +
+                           Duration(f.to_us - f.from_us) + ")");
       const char* cls = FaultClass(f.kind);
       *o += "<g class=\"fault " + std::string(cls) + "\" id=\"fault-" + I(static_cast<int64_t>(i)) +
             "\" data-kind=\"" + HtmlEscape(f.kind) + "\" data-from-us=\"" + I(f.from_us) +
@@ -534,7 +594,8 @@ class HtmlWriter {
         }
       } else {
         *o += "<rect class=\"band\" x=\"" + X(f.from_us) + "\" y=\"" + I(kAxisHeight + 4) +
-              "\" width=\"" + Wd(f.from_us, f.to_us) + "\" height=\"" + I(kFaultRowHeight - 8) + "\"/>";
+              "\" width=\"" + Wd(f.from_us, f.to_us) + "\" height=\"" + I(kFaultRowHeight - 8) +
+              "\"/>";
         for (auto [y, h] : boxes) {
           *o += "<rect x=\"" + X(f.from_us) + "\" y=\"" + I(y) + "\" width=\"" +
                 Wd(f.from_us, f.to_us) + "\" height=\"" + I(h) + "\"/>";
@@ -545,8 +606,11 @@ class HtmlWriter {
                              ? f.kind + " " + f.process
                              : f.label;
       if (text.size() > 60) text = text.substr(0, 57) + "...";
-      Label(o, f.instant ? "flabel instant" : "flabel", text, f.from_us,
-            f.instant ? f.from_us : f.to_us, kAxisHeight + 16, 1);
+      if (f.instant) {
+        InstantLabel("flabel instant", text, f.from_us, kAxisHeight + 16, 1);
+      } else {
+        Label("flabel", text, f.from_us, f.to_us, kAxisHeight + 16, 1);
+      }
     }
     *o += "</g>\n";
   }
@@ -555,11 +619,16 @@ class HtmlWriter {
 
   static const char* OpClass(Outcome o) {
     switch (o) {
-      case Outcome::kOk: return "op op-ok";
-      case Outcome::kFail: return "op op-fail";
-      case Outcome::kInfo: return "op op-info";
-      case Outcome::kCrashed: return "op op-info";
-      case Outcome::kPending: return "op op-pending";
+      case Outcome::kOk:
+        return "op op-ok";
+      case Outcome::kFail:
+        return "op op-fail";
+      case Outcome::kInfo:
+        return "op op-info";
+      case Outcome::kCrashed:
+        return "op op-info";
+      case Outcome::kPending:
+        return "op op-pending";
     }
     return "op";
   }
@@ -579,30 +648,33 @@ class HtmlWriter {
     for (size_t i = 0; i < tl_.threads.size(); ++i) {
       const ThreadLane& l = tl_.threads[i];
       const int y = thread_y_[i];
+      if (y == kNone) continue;
       o += "<g class=\"tl\" data-lane=\"" + HtmlEscape(l.name) + "\">\n";
       for (const Span& h : l.holds) {
         if (!InWindow(h.from_us, h.to_us)) continue;
         const bool bad = InLeadViolation(l.name, h);
         Rect(&o, bad ? "hold bad" : "hold", h.from_us, h.to_us, y + 14, 23,
              l.name + " holds \"" + h.lock + "\" (as it believes): " + Seconds(h.from_us) + " - " +
-                 Seconds(h.to_us) + " (" + Duration(h.to_us - h.from_us) + "), ended by " + h.ended_by,
+                 Seconds(h.to_us) + " (" + Duration(h.to_us - h.from_us) + "), ended by " +
+                 h.ended_by,
              Format(" data-from-us=\"%lld\" data-to-us=\"%lld\"", static_cast<long long>(h.from_us),
                     static_cast<long long>(h.to_us)));
-        Label(&o, bad ? "blabel bad" : "blabel", bad ? "holding (violation)" : "holding", h.from_us,
+        Label(bad ? "blabel bad" : "blabel", bad ? "holding (violation)" : "holding", h.from_us,
               h.to_us, y + 25);
       }
       for (const Span& s : l.sections) {
         if (!InWindow(s.from_us, s.to_us)) continue;
         Rect(&o, "cs", s.from_us, s.to_us, y + 29, 8,
              l.name + " in the critical section: " + Seconds(s.from_us) + " - " + Seconds(s.to_us) +
-                 " (" + Duration(s.to_us - s.from_us) + ")" + (s.open ? ", still inside at the end" : ""));
+                 " (" + Duration(s.to_us - s.from_us) + ")" +
+                 (s.open ? ", still inside at the end" : ""));
       }
       for (const Op& op : l.ops) {
         if (!InWindow(op.from_us, op.to_us)) continue;
         Rect(&o, OpClass(op.outcome), op.from_us, op.to_us, y + 3, 9,
              l.name + " " + op.op + " " + OutcomeName(op.outcome) + ": " + Seconds(op.from_us) +
-                 " - " + Seconds(op.to_us) + " (" + Duration(op.to_us - op.from_us) + ") " + op.detail +
-                 (op.node != kNone ? " [" + tl_.nodes[op.node].name + "]" : ""));
+                 " - " + Seconds(op.to_us) + " (" + Duration(op.to_us - op.from_us) + ") " +
+                 op.detail + (op.node != kNone ? " [" + tl_.nodes[op.node].name + "]" : ""));
       }
       o += "</g>\n";
     }
@@ -631,8 +703,9 @@ class HtmlWriter {
         if (!InWindow(l.from_us, l.to_us)) continue;
         const std::string colour = OwnerColour(l.owner_thread);
         Rect(&o, "lease", l.from_us, l.to_us, top, bottom - top,
-             n.name + ": \"" + l.lock + "\" owned by " + l.owners + ", " + Seconds(l.from_us) + " - " +
-                 Seconds(l.to_us) + " (" + Duration(l.to_us - l.from_us) + "), then " + l.ended_by +
+             n.name + ": \"" + l.lock + "\" owned by " + l.owners + ", " + Seconds(l.from_us) +
+                 " - " + Seconds(l.to_us) + " (" + Duration(l.to_us - l.from_us) + "), then " +
+                 l.ended_by +
                  (l.ttl.empty() || !l.ttl.front().reset
                       ? ""
                       : ", TTL set to " + Duration(l.ttl.front().ttl_us)),
@@ -641,7 +714,8 @@ class HtmlWriter {
         if (!l.ttl.empty()) {
           std::string pts;
           auto point = [&](int64_t t, int64_t ttl) {
-            const double h = (bottom - top) * std::clamp<double>(static_cast<double>(ttl) / max_ttl, 0, 1);
+            const double h =
+                (bottom - top) * std::clamp<double>(static_cast<double>(ttl) / max_ttl, 0, 1);
             pts += X(t) + "," + Y(bottom - h) + " ";
           };
           pts += X(l.ttl.front().t_us) + "," + Y(bottom) + " ";
@@ -649,49 +723,48 @@ class HtmlWriter {
             const TtlPoint& p = l.ttl[k];
             if (!p.reset && k > 0) continue;
             point(p.t_us, p.ttl_us);
-            const int64_t next = k + 1 < l.ttl.size() ? l.ttl[k + 1].t_us : l.to_us;
-            int64_t end = std::min(next, l.to_us);
-            // Find the next reset (PTTL observations only confirm the line).
+            // It falls until the next reset (PTTL observations only confirm the line).
             size_t r = k + 1;
             while (r < l.ttl.size() && !l.ttl[r].reset) ++r;
-            end = std::min(r < l.ttl.size() ? l.ttl[r].t_us : l.to_us, l.to_us);
-            (void)next;
+            const int64_t end = std::min(r < l.ttl.size() ? l.ttl[r].t_us : l.to_us, l.to_us);
             point(end, p.ttl_us - (end - p.t_us));
           }
           pts += X(l.to_us) + "," + Y(bottom);
           o += "<polygon class=\"ttl\" points=\"" + pts + "\" style=\"fill:" + colour + "\"/>\n";
         }
-        Label(&o, "llabel", l.owners, l.from_us, l.to_us, y + 22);
+        Label("llabel", l.owners, l.from_us, l.to_us, y + 22);
       }
       for (const LeaseLoss& loss : n.losses) {
         if (!InWindow(loss.t_us, loss.t_us)) continue;
         o += "<line class=\"loss\" x1=\"" + X(loss.t_us) + "\" x2=\"" + X(loss.t_us) + "\" y1=\"" +
              I(y + 2) + "\" y2=\"" + I(y + 34) + "\" data-op=\"" + loss.op + "\">" +
-             Title(Seconds(loss.t_us) + " " + n.name + ": the key of " + loss.owners + " " + loss.op +
+             Title(Seconds(loss.t_us) + " " + n.name + ": the key of " + loss.owners + " " +
+                   loss.op +
                    (loss.op == "expired" ? " (its TTL ran out on " + n.name + "'s clock)"
                                          : " (a failover promoted a node that never had it)")) +
              "</line>\n";
-        Label(&o, "losslabel", loss.op + ": " + loss.owners, loss.t_us, loss.t_us, y + 12, 2);
+        InstantLabel("losslabel", loss.op + ": " + loss.owners, loss.t_us, y + 12, 2);
       }
-      // Refused acquires report the key's remaining TTL (PTTL): dots on the sawtooth.
+      // Refused acquires report the key's remaining TTL (PTTL): dots on the sawtooth. (No
+      // tooltip: the command's tick below says the same, and there can be thousands.)
       for (const TtlPoint& p : n.pttl) {
         if (!InWindow(p.t_us, p.t_us)) continue;
-        const double h = (bottom - top) * std::clamp<double>(static_cast<double>(p.ttl_us) / max_ttl, 0, 1);
+        const double h =
+            (bottom - top) * std::clamp<double>(static_cast<double>(p.ttl_us) / max_ttl, 0, 1);
         o += "<line class=\"pttl\" x1=\"" + X(p.t_us) + "\" x2=\"" + X(p.t_us) + "\" y1=\"" +
-             Y(bottom - h - 1.5) + "\" y2=\"" + Y(bottom - h + 1.5) + "\">" +
-             Title(Seconds(p.t_us) + " PTTL " + Duration(p.ttl_us)) + "</line>\n";
+             Y(bottom - h - 1.5) + "\" y2=\"" + Y(bottom - h + 1.5) + "\"/>\n";
       }
       for (const Exec& x : n.execs) {
         if (!InWindow(x.t_us, x.t_us)) continue;
-        const char* cls = x.op == "acquire" ? (x.reply == "(nil)" ? "x x-acq" : "x x-refused")
+        const char* cls = x.op == "acquire"  ? (x.reply == "(nil)" ? "x x-acq" : "x x-refused")
                           : x.op == "unlock" ? "x x-unlock"
                           : x.op == "renew"  ? (x.reply == "1" ? "x x-renew" : "x x-refused")
                                              : "x x-other";
         const std::string who = x.thread != kNone ? tl_.threads[x.thread].name : x.peer;
         o += "<line class=\"" + std::string(cls) + "\" x1=\"" + X(x.t_us) + "\" x2=\"" + X(x.t_us) +
              "\" y1=\"" + I(y + 33) + "\" y2=\"" + I(y + 41) + "\">" +
-             Title(Seconds(x.t_us) + " " + n.name + " ran " + x.op + " from " + who + " -> " + x.reply +
-                   Format(" (seq %llu)", static_cast<unsigned long long>(x.seq))) +
+             Title(Seconds(x.t_us) + " " + n.name + " ran " + x.op + " from " + who + " -> " +
+                   x.reply + Format(" (seq %llu)", static_cast<unsigned long long>(x.seq))) +
              "</line>\n";
       }
       o += "</g>\n";
@@ -728,8 +801,8 @@ class HtmlWriter {
       if (h.count >= 2 && over_from < 0) over_from = h.t_us;
       if (h.count < 2 && over_from >= 0) {
         Rect(&o, "split", over_from, h.t_us, holders_y_ + 2, kHoldersLaneHeight - 4,
-             "two or more threads believe they hold \"" + lock + "\": " + Seconds(over_from) + " - " +
-                 Seconds(h.t_us));
+             "two or more threads believe they hold \"" + lock + "\": " + Seconds(over_from) +
+                 " - " + Seconds(h.t_us));
         over_from = -1;
       }
       current = h.count;
@@ -740,8 +813,8 @@ class HtmlWriter {
     }
     pts += " " + X(window_.to_us) + "," + Y(yof(current));
     // Filled down to zero, so a dense square wave reads as a share rather than a black bar.
-    o += "<polygon class=\"holders-area\" points=\"" + X(window_.from_us) + "," + Y(yof(0)) + " " + pts +
-         " " + X(window_.to_us) + "," + Y(yof(0)) +
+    o += "<polygon class=\"holders-area\" points=\"" + X(window_.from_us) + "," + Y(yof(0)) + " " +
+         pts + " " + X(window_.to_us) + "," + Y(yof(0)) +
          "\"/>\n<polyline class=\"holders\" points=\"" + pts + "\"/>\n";
   }
 
@@ -779,8 +852,9 @@ class HtmlWriter {
       }
       if (row < 4) {
         o += "<text class=\"lsub\" x=\"8\" y=\"" + I(clock_y_ + 30 + 12 * row) + "\" fill=\"" +
-             kClockColours[colour % std::size(kClockColours)] + "\">" + HtmlEscape(c.process) + " " +
-             Format("%+.0f..%+.0f ms", c.min_offset_us / 1e3, c.max_offset_us / 1e3) + "</text>";
+             kClockColours[colour % std::size(kClockColours)] + "\">" + HtmlEscape(c.process) +
+             " " + Format("%+.0f..%+.0f ms", c.min_offset_us / 1e3, c.max_offset_us / 1e3) +
+             "</text>";
       }
       ++row;
       ++colour;
@@ -811,15 +885,19 @@ class HtmlWriter {
           continue;
         }
         if (p.t_us > window_.to_us) break;
-        if (pts.empty()) pts = X(window_.from_us) + "," + Y(ClockY(p.t_us <= window_.from_us ? p.offset_us : last));
-        pts += " " + X(p.t_us) + "," + Y(ClockY(last)) + " " + X(p.t_us) + "," + Y(ClockY(p.offset_us));
+        if (pts.empty())
+          pts =
+              X(window_.from_us) + "," + Y(ClockY(p.t_us <= window_.from_us ? p.offset_us : last));
+        pts += " " + X(p.t_us) + "," + Y(ClockY(last)) + " " + X(p.t_us) + "," +
+               Y(ClockY(p.offset_us));
         last = p.offset_us;
       }
       if (pts.empty()) pts = X(window_.from_us) + "," + Y(ClockY(last));
       pts += " " + X(std::min(window_.to_us, tl_.end_us)) + "," + Y(ClockY(last));
-      const std::string stroke = skewed ? kClockColours[colour++ % std::size(kClockColours)] : "#b0b0b0";
-      o += "<polyline class=\"clock\" data-process=\"" + HtmlEscape(c.process) + "\" points=\"" + pts +
-           "\" style=\"stroke:" + stroke + "\">" +
+      const std::string stroke =
+          skewed ? kClockColours[colour++ % std::size(kClockColours)] : "#b0b0b0";
+      o += "<polyline class=\"clock\" data-process=\"" + HtmlEscape(c.process) + "\" points=\"" +
+           pts + "\" style=\"stroke:" + stroke + "\">" +
            Title(c.process + " clock offset from true time: " +
                  Format("%+.3f to %+.3f ms", c.min_offset_us / 1e3, c.max_offset_us / 1e3)) +
            "</polyline>\n";
@@ -843,23 +921,24 @@ class HtmlWriter {
            I(static_cast<int64_t>(s.index)) + "\" data-property=\"" + HtmlEscape(v.property) +
            "\" data-kind=\"" + HtmlEscape(v.kind) + "\" data-from-us=\"" + I(v.from_us) +
            "\" data-to-us=\"" + I(v.to_us) + "\" data-threads=\"" + HtmlEscape(threads) + "\">" +
-           Title(v.property + " (" + v.kind + "), " + Seconds(v.from_us) + " - " + Seconds(v.to_us) +
-                 ": " + v.explanation);
+           Title(v.property + " (" + v.kind + "), " + Seconds(v.from_us) + " - " +
+                 Seconds(v.to_us) + ": " + v.explanation);
       const int64_t to = std::max(v.to_us, v.from_us);
       if (lead) {
         // The interval across every lane, so it reads against nodes and clocks too.
         o += "<rect class=\"vband\" x=\"" + X(v.from_us) + "\" y=\"" + I(kAxisHeight) +
-             "\" width=\"" + Wd(v.from_us, to) + "\" height=\"" + I(height_ - 2 * kAxisHeight) + "\"/>";
+             "\" width=\"" + Wd(v.from_us, to) + "\" height=\"" + I(height_ - 2 * kAxisHeight) +
+             "\"/>";
       }
       for (const std::string& t : v.threads) {
         const int lane = tl_.ThreadIndex(t);
-        if (lane == kNone) continue;
+        if (lane == kNone || thread_y_[lane] == kNone) continue;
         o += "<rect class=\"vlane\" x=\"" + X(v.from_us) + "\" y=\"" + I(thread_y_[lane] + 1) +
              "\" width=\"" + Wd(v.from_us, to) + "\" height=\"" + I(kThreadLaneHeight - 2) + "\"/>";
       }
       o += "</g>\n";
       if (lead) {
-        Label(&o, "vlabel", "VIOLATION: " + v.property, v.from_us, v.from_us, kAxisHeight + 16, 1);
+        InstantLabel("vlabel", "VIOLATION: " + v.property, v.from_us, kAxisHeight + 16, 1);
       }
     }
   }
@@ -869,14 +948,15 @@ class HtmlWriter {
   void PlaceLabels(std::string* out) {
     std::string& o = *out;
     // Instants first, in time order, so a later label yields to an earlier one in its row.
-    std::stable_sort(labels_.begin(), labels_.end(), [](const PendingLabel& a, const PendingLabel& b) {
-      if (a.row != b.row) return a.row > b.row;
-      return a.from_us < b.from_us;
-    });
+    std::stable_sort(labels_.begin(), labels_.end(),
+                     [](const PendingLabel& a, const PendingLabel& b) {
+                       if (a.row != b.row) return a.row > b.row;
+                       return a.from_us < b.from_us;
+                     });
     std::map<std::pair<int, int>, double> row_end;  // (row, y) -> right edge of last shown
     for (const PendingLabel& l : labels_) {
       double x0 = Px(l.from_us), x1 = Px(l.to_us);
-      const bool instant = l.from_us == l.to_us;
+      const bool instant = l.instant;
       bool show;
       double x;
       if (instant) {
@@ -891,7 +971,8 @@ class HtmlWriter {
       if (show && l.row > 0) row_end[key] = x + l.width;
       o += "<text class=\"" + l.cls + "\" x=\"" + Y(x) + "\" y=\"" + Y(l.y) + "\" data-from-us=\"" +
            I(l.from_us) + "\" data-to-us=\"" + I(l.to_us) + "\" data-w=\"" + Y(l.width) +
-           "\" data-row=\"" + I(l.row) + "\"" + (show ? "" : " display=\"none\"") + ">" +
+           "\" data-row=\"" + I(l.row) + "\"" + (l.instant ? " data-instant=\"1\"" : "") +
+           (show ? "" : " display=\"none\"") + ">" +
            HtmlEscape(l.text) + "</text>\n";
     }
     if (clock_h_ != kClockLaneHeight) return;
@@ -907,7 +988,8 @@ class HtmlWriter {
     const double scale = static_cast<double>(cols->size()) / std::max<int64_t>(end_us, 1);
     const double a = from_us * scale, b = std::max<double>(to_us * scale, a + 1e-6);
     const int first = std::clamp(static_cast<int>(a), 0, static_cast<int>(cols->size()) - 1);
-    const int last = std::clamp(static_cast<int>(std::ceil(b)) - 1, first, static_cast<int>(cols->size()) - 1);
+    const int last =
+        std::clamp(static_cast<int>(std::ceil(b)) - 1, first, static_cast<int>(cols->size()) - 1);
     for (int c = first; c <= last; ++c) {
       const double lo = std::max<double>(a, c), hi = std::min<double>(b, c + 1);
       if (hi > lo) (*cols)[c] += static_cast<float>(hi - lo);
@@ -927,9 +1009,10 @@ class HtmlWriter {
       size_t d = c + 1;
       while (d < cols.size() && level(d) == lv) ++d;
       if (lv > 0) {
-        *o += "<rect class=\"" + std::string(cls) + "\" x=\"" + I(kPlotX + static_cast<int64_t>(c)) +
-              "\" y=\"" + Y(y) + "\" width=\"" + I(static_cast<int64_t>(d - c)) + "\" height=\"" + Y(h) +
-              "\" fill-opacity=\"" + Format("%.2f", lv / 4.0) + "\"/>";
+        *o += "<rect class=\"" + std::string(cls) + "\" x=\"" +
+              I(kPlotX + static_cast<int64_t>(c)) + "\" y=\"" + Y(y) + "\" width=\"" +
+              I(static_cast<int64_t>(d - c)) + "\" height=\"" + Y(h) + "\" fill-opacity=\"" +
+              Format("%.2f", lv / 4.0) + "\"/>";
       }
       c = d;
     }
@@ -942,12 +1025,14 @@ class HtmlWriter {
 
   void Overview(std::string* out) {
     std::string& o = *out;
-    const int lanes = static_cast<int>(tl_.threads.size() + tl_.nodes.size());
+    const int lanes = static_cast<int>(tl_.threads.size() - hidden_threads_ + tl_.nodes.size());
     const int top = 20;
     const int faults_y = top, viol_y = top + 10, lanes_y = top + 22;
     const int h = lanes_y + lanes * kOverviewLaneHeight + 22;
     o += "<section class=\"panel\"><div class=\"toolbar\"><b>Overview</b> <span class=\"hint\">the "
-         "whole run (" + Seconds(tl_.end_us) + "); shade = share of each pixel column spent "
+         "whole run (" +
+         Seconds(tl_.end_us) +
+         "); shade = share of each pixel column spent "
          "holding (blue) or waiting for the lock (grey); orange/pink ticks: failed/unknown "
          "operations; click to move the view</span></div>\n";
     o += "<svg id=\"overview\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) +
@@ -955,7 +1040,8 @@ class HtmlWriter {
     // Axis.
     const int64_t step = TickStep(tl_.end_us, 10);
     for (int64_t t = 0; t <= tl_.end_us; t += step) {
-      o += "<text class=\"otick\" x=\"" + Y(OX(t)) + "\" y=\"12\">" + TickLabel(t, step) + "</text>";
+      o +=
+          "<text class=\"otick\" x=\"" + Y(OX(t)) + "\" y=\"12\">" + TickLabel(t, step) + "</text>";
       o += "<line class=\"ogrid\" x1=\"" + Y(OX(t)) + "\" x2=\"" + Y(OX(t)) + "\" y1=\"14\" y2=\"" +
            I(h - 20) + "\"/>";
     }
@@ -963,8 +1049,8 @@ class HtmlWriter {
     o += "<text class=\"lsub\" x=\"8\" y=\"" + I(viol_y + 8) + "\">violations</text>\n";
     for (const Fault& f : tl_.faults) {
       const double x0 = OX(f.from_us), x1 = std::max(OX(f.to_us), x0 + 1.5);
-      o += "<rect class=\"ofault " + std::string(FaultClass(f.kind)) + "\" x=\"" + Y(x0) + "\" y=\"" +
-           I(faults_y) + "\" width=\"" + Y(x1 - x0) + "\" height=\"8\"/>";
+      o += "<rect class=\"ofault " + std::string(FaultClass(f.kind)) + "\" x=\"" + Y(x0) +
+           "\" y=\"" + I(faults_y) + "\" width=\"" + Y(x1 - x0) + "\" height=\"8\"/>";
     }
     o += "\n";
     for (const check::PropertyResult& r : verdict_.results) {
@@ -976,7 +1062,9 @@ class HtmlWriter {
     }
     o += "\n";
     int y = lanes_y;
-    for (const ThreadLane& l : tl_.threads) {
+    for (size_t i = 0; i < tl_.threads.size(); ++i) {
+      if (!drawn_[i]) continue;
+      const ThreadLane& l = tl_.threads[i];
       std::vector<float> hold(kPlotWidth, 0), wait(kPlotWidth, 0), failed(kPlotWidth, 0),
           unknown(kPlotWidth, 0);
       for (const Span& s : l.holds) Cover(&hold, s.from_us, s.to_us, tl_.end_us);
@@ -990,7 +1078,8 @@ class HtmlWriter {
       }
       for (float& f : failed) f = f > 0 ? 1 : 0;
       for (float& f : unknown) f = f > 0 ? 1 : 0;
-      o += "<text class=\"olabel\" x=\"8\" y=\"" + I(y + 7) + "\">" + HtmlEscape(l.name) + "</text>";
+      o +=
+          "<text class=\"olabel\" x=\"8\" y=\"" + I(y + 7) + "\">" + HtmlEscape(l.name) + "</text>";
       DensityRects(&o, hold, y, 4, "ohold");
       DensityRects(&o, wait, y + 4, 2, "owait");
       DensityRects(&o, failed, y + 6, 2, "ofail");
@@ -1000,7 +1089,8 @@ class HtmlWriter {
     for (const NodeLane& n : tl_.nodes) {
       std::vector<float> owned(kPlotWidth, 0);
       for (const Lease& l : n.leases) Cover(&owned, l.from_us, l.to_us, tl_.end_us);
-      o += "<text class=\"olabel\" x=\"8\" y=\"" + I(y + 7) + "\">" + HtmlEscape(n.name) + "</text>";
+      o +=
+          "<text class=\"olabel\" x=\"8\" y=\"" + I(y + 7) + "\">" + HtmlEscape(n.name) + "</text>";
       DensityRects(&o, owned, y + 1, 6, "oowned");
       y += kOverviewLaneHeight;
     }
@@ -1020,7 +1110,8 @@ class HtmlWriter {
     std::string& o = *out;
     if (!shown_.empty()) {
       o += "<section class=\"panel\"><h2>Violations</h2><table id=\"violations\"><tr><th>#</th>"
-           "<th>property</th><th>kind</th><th>threads</th><th>from</th><th>to</th><th>what happened</th>"
+           "<th>property</th><th>kind</th><th>threads</th><th>from</th><th>to</th><th>what "
+           "happened</th>"
            "<th></th></tr>\n";
       for (const ShownViolation& s : shown_) {
         const check::Violation& v = *s.violation;
@@ -1029,9 +1120,9 @@ class HtmlWriter {
         const int64_t pad = std::max<int64_t>((v.to_us - v.from_us) / 4, 50'000);
         o += "<tr" + std::string(s.index == 0 ? " class=\"lead\"" : "") + "><td>" +
              I(static_cast<int64_t>(s.index)) + "</td><td>" + HtmlEscape(v.property) + "</td><td>" +
-             HtmlEscape(v.kind) + "</td><td>" + HtmlEscape(threads) + "</td><td>" + Seconds(v.from_us) +
-             "</td><td>" + Seconds(v.to_us) + "</td><td class=\"expl\">" + HtmlEscape(v.explanation) +
-             "</td><td>";
+             HtmlEscape(v.kind) + "</td><td>" + HtmlEscape(threads) + "</td><td>" +
+             Seconds(v.from_us) + "</td><td>" + Seconds(v.to_us) + "</td><td class=\"expl\">" +
+             HtmlEscape(v.explanation) + "</td><td>";
         if (InWindow(v.from_us, v.to_us)) {
           o += "<button type=\"button\" data-view-from-us=\"" +
                I(std::max(window_.from_us, v.from_us - pad)) + "\" data-view-to-us=\"" +
@@ -1044,8 +1135,10 @@ class HtmlWriter {
       size_t total = 0;
       for (const check::PropertyResult& r : verdict_.results) total += r.violation_count;
       if (total > shown_.size()) {
-        o += Format("<p class=\"note\">%zu violations in all; the first %zu of each property are "
-                    "listed.</p>", total, kViolationsShown);
+        o += Format(
+            "<p class=\"note\">%zu violations in all; the first %zu of each property are "
+            "listed.</p>",
+            total, kViolationsShown);
       }
       o += "</section>\n";
     }
@@ -1053,37 +1146,49 @@ class HtmlWriter {
     if (tl_.faults.empty()) {
       o += "<p>None injected.</p>";
     } else {
-      o += "<table id=\"fault-table\"><tr><th>from</th><th>to</th><th>where</th><th>what</th></tr>\n";
+      o += "<table "
+           "id=\"fault-table\"><tr><th>from</th><th>to</th><th>where</th><th>what</th></tr>\n";
       size_t rows = 0;
       for (const Fault& f : tl_.faults) {
         if (++rows > 200) break;
         o += "<tr><td>" + Seconds(f.from_us) + "</td><td>" +
-             (f.instant ? std::string("") : f.open ? "(run end)" : Seconds(f.to_us)) + "</td><td>" +
-             HtmlEscape(f.process) + "</td><td>" + HtmlEscape(f.label) + "</td></tr>\n";
+             (f.instant ? std::string("")
+              : f.open  ? "(run end)"
+                        : Seconds(f.to_us)) +
+             "</td><td>" + HtmlEscape(f.process) + "</td><td>" + HtmlEscape(f.label) +
+             "</td></tr>\n";
       }
       o += "</table>";
-      if (tl_.faults.size() > 200) o += Format("<p class=\"note\">%zu faults; the first 200 are listed.</p>", tl_.faults.size());
+      if (tl_.faults.size() > 200)
+        o += Format("<p class=\"note\">%zu faults; the first 200 are listed.</p>",
+                    tl_.faults.size());
     }
     o += "</section>\n";
-    o += "<section class=\"panel\"><details><summary>Run parameters and how to read this page</summary>\n<dl class=\"meta\">";
+    o += "<section class=\"panel\"><details><summary>Run parameters and how to read this "
+         "page</summary>\n<dl class=\"meta\">";
     for (const auto& [name, value] : meta_.parameters) {
       o += "<dt>" + HtmlEscape(name) + "</dt><dd>" + HtmlEscape(value) + "</dd>\n";
     }
-    o += "<dt>clocks</dt><dd>" + HtmlEscape(tl_.clock_baseline_note) + Format("; true time 0 = Unix %lld ms", static_cast<long long>(tl_.start_unix_ms)) + "</dd>\n";
-    o += "</dl>\n<ul class=\"howto\">"
-         "<li>The time axis is true time (the simulator's), not any process's clock; the clock lane "
-         "shows how far each process's own clock is from it.</li>"
-         "<li>A thread lane's upper bar is the operation in flight (invoke to completion) in "
-         "Jepsen's colours; the wide bar is the time the thread <em>believes</em> it holds the lock "
-         "(acquire ok to the start of its release); the dark bar inside is its critical section.</li>"
-         "<li>A node lane shows which thread's field the lock key holds on that node; the filled "
-         "height is the key's remaining TTL, falling one second per second and reset by "
-         "reentries and watchdog renewals. Ticks below are commands: green acquired, grey refused, "
-         "blue unlock, purple renew.</li>"
-         "<li>Red marks a violation: the band is its interval, and holds drawn with a red edge are "
-         "the ones the checker named.</li></ul>\n";
+    o += "<dt>clocks</dt><dd>" + HtmlEscape(tl_.clock_baseline_note) +
+         Format("; true time 0 = Unix %lld ms", static_cast<long long>(tl_.start_unix_ms)) +
+         "</dd>\n";
+    o +=
+        "</dl>\n<ul class=\"howto\">"
+        "<li>The time axis is true time (the simulator's), not any process's clock; the clock lane "
+        "shows how far each process's own clock is from it.</li>"
+        "<li>A thread lane's upper bar is the operation in flight (invoke to completion) in "
+        "Jepsen's colours; the wide bar is the time the thread <em>believes</em> it holds the lock "
+        "(acquire ok to the start of its release); the dark bar inside is its critical "
+        "section.</li>"
+        "<li>A node lane shows which thread's field the lock key holds on that node; the filled "
+        "height is the key's remaining TTL, falling one second per second and reset by "
+        "reentries and watchdog renewals. Ticks below are commands: green acquired, grey refused, "
+        "blue unlock, purple renew.</li>"
+        "<li>Red marks a violation: the band is its interval, and holds drawn with a red edge are "
+        "the ones the checker named.</li></ul>\n";
     if (verdict_.warning_count > 0) {
-      o += Format("<p class=\"note\">The checkers could not make sense of %zu event(s):</p><ul>", verdict_.warning_count);
+      o += Format("<p class=\"note\">The checkers could not make sense of %zu event(s):</p><ul>",
+                  verdict_.warning_count);
       for (const std::string& w : verdict_.warnings) o += "<li>" + HtmlEscape(w) + "</li>";
       o += "</ul>";
     }
@@ -1099,8 +1204,9 @@ class HtmlWriter {
   std::vector<ShownViolation> shown_;
   Window window_;
   int64_t origin_ = 0, view_from_ = 0, view_to_ = 1, min_span_us_ = 1000, unit_us_ = 1;
-  std::vector<LaneBox> lanes_;
-  std::vector<int> thread_y_, node_y_;
+  std::vector<int> thread_y_, node_y_;  // kNone: not drawn
+  std::vector<bool> drawn_;
+  size_t hidden_threads_ = 0;
   int clients_header_y_ = 0, nodes_header_y_ = 0, holders_y_ = 0, clock_y_ = 0, height_ = 0;
   int clock_h_ = kClockLaneHeight;
   std::vector<PendingLabel> labels_;
@@ -1111,8 +1217,8 @@ const char* const HtmlWriter::kCss = R"css(
 body{font:13px/1.4 "DejaVu Sans",system-ui,sans-serif;margin:16px 20px;color:#222;background:#fafafa;min-width:1350px}
 h1{font-size:21px;margin:0 0 2px}h1 .seed{font-weight:normal;color:#666;font-size:15px}
 h2{font-size:15px;margin:0 0 6px}.desc{margin:0 0 10px;color:#444}
-.verdicts{display:flex;gap:8px;margin:6px 0 10px;flex-wrap:wrap}
-.verdict{border:1px solid #ccc;border-radius:6px;padding:5px 10px;background:#fff;min-width:150px}
+.verdicts{display:flex;gap:6px;margin:6px 0 10px;flex-wrap:wrap;max-width:1330px}
+.verdict{border:1px solid #ccc;border-radius:6px;padding:4px 9px;background:#fff;flex:1 1 0;min-width:112px;max-width:200px}
 .verdict b{display:block;font-size:12px;color:#333}.verdict span{font-weight:bold;font-size:14px}
 .verdict i{display:block;font-style:normal;font-size:11px;color:#777}
 .verdict.holds{border-color:#6DB6FE;background:#eef6ff}.verdict.holds span{color:#1f5f99}
@@ -1232,7 +1338,7 @@ const char* const HtmlWriter::kScript = R"js(
       labels.forEach(function (l) {
         var a = num(l.dataset.fromUs), b = num(l.dataset.toUs), w = num(l.dataset.w);
         var row = num(l.dataset.row), x0 = px(a), x1 = px(b), x, show;
-        if (a === b) { x = x0 + 3; show = x0 >= px0 && x0 <= px0 + pw - w; }
+        if (l.dataset.instant) { x = x0 + 3; show = x0 >= px0 && x0 <= px0 + pw - w; }
         else { x = Math.max(x0, px0) + 3; show = Math.min(x1, px0 + pw) - x >= w - 3; }
         var key = row + ':' + l.getAttribute('y');
         if (show && row > 0 && rowEnd[key] !== undefined && rowEnd[key] > x) show = false;

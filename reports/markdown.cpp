@@ -73,13 +73,14 @@ class Diagram {
           steps.push_back({op.invoke_seq, Arrow(l.name, node, op.op + " invoked", op.from_us)});
         }
         if (op.end_seq != op.invoke_seq && wanted.count(op.end_seq)) {
-          steps.push_back({op.end_seq, Arrow(node, l.name,
-                                             op.op + " " + OutcomeName(op.outcome), op.to_us)});
+          steps.push_back(
+              {op.end_seq, Arrow(node, l.name, op.op + " " + OutcomeName(op.outcome), op.to_us)});
         }
       }
       for (const Span& s : l.sections) {
         if (wanted.count(s.from_seq)) {
-          steps.push_back({s.from_seq, NoteOver({l.name}, "enters the critical section", s.from_us)});
+          steps.push_back(
+              {s.from_seq, NoteOver({l.name}, "enters the critical section", s.from_us)});
         }
         if (!s.open && wanted.count(s.to_seq)) {
           steps.push_back({s.to_seq, NoteOver({l.name}, "leaves the critical section", s.to_us)});
@@ -92,8 +93,8 @@ class Diagram {
           steps.push_back({l.from_seq, NoteOver({n.name}, "key owned by " + l.owners, l.from_us)});
         }
         if (wanted.count(l.to_seq) && l.ended_by != "run end") {
-          steps.push_back({l.to_seq, NoteOver({n.name}, "key of " + l.owners + " " + l.ended_by,
-                                              l.to_us)});
+          steps.push_back(
+              {l.to_seq, NoteOver({n.name}, "key of " + l.owners + " " + l.ended_by, l.to_us)});
         }
       }
     }
@@ -117,10 +118,10 @@ class Diagram {
     std::vector<std::string> over;
     for (const std::string& t : v_.threads) over.push_back(t);
     if (over.empty()) over.push_back(participants_.front());
-    const std::string what = v_.kind == "overlap" ? "both act as holders" : v_.property + " violated";
-    out += "  " + NoteOver(over, what + ", " + Seconds(v_.from_us) + " - " + Seconds(v_.to_us),
-                           -1) +
-           "\n";
+    const std::string what =
+        v_.kind == "overlap" ? "both act as holders" : v_.property + " violated";
+    out += "  " +
+           NoteOver(over, what + ", " + Seconds(v_.from_us) + " - " + Seconds(v_.to_us), -1) + "\n";
     out += "```\n";
     return out;
   }
@@ -226,8 +227,9 @@ std::string RenderSummary(const Timeline& tl, const check::Verdict& verdict,
   if (const check::Violation* v = LeadViolation(verdict)) {
     out += "\n### Key events\n\n" + Diagram(tl, *v).Render();
   }
-  out += "\nThe timeline is in `report.html` (open it from disk); `trace.json` loads in "
-         "ui.perfetto.dev.\n";
+  out +=
+      "\nThe timeline is in `report.html` (open it from disk); `trace.json` loads in "
+      "ui.perfetto.dev.\n";
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "reports/report.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -66,9 +67,19 @@ void DescribeScenario(const Scenario& scenario, ReportMeta* meta) {
 }
 
 void DescribeFromHistory(const History& history, ReportMeta* meta) {
+  // The notes come first in a history; a protocol note says what ran when the scenario's
+  // derived parameters are not at hand.
+  for (const Event& e : history.events()) {
+    if (e.type != Event::Type::kNote || e.t_us > 0) break;
+    if (e.op != "protocol" || e.detail.empty()) continue;
+    const bool known = std::any_of(meta->parameters.begin(), meta->parameters.end(),
+                                   [](const auto& p) { return p.first == "protocol"; });
+    if (!known) meta->parameters.emplace_back("protocol", e.detail);
+  }
   for (const Event& e : history.events()) {
     if (e.type != Event::Type::kNote || e.op != "run") continue;
-    if (meta->scenario_name.empty()) meta->scenario_name = std::string(DetailValue(e.detail, "scenario="));
+    if (meta->scenario_name.empty())
+      meta->scenario_name = std::string(DetailValue(e.detail, "scenario="));
     if (!meta->seed) {
       const std::string seed(DetailValue(e.detail, "seed="));
       if (!seed.empty() && seed.find_first_not_of("0123456789") == std::string::npos) {
@@ -82,10 +93,10 @@ void DescribeFromHistory(const History& history, ReportMeta* meta) {
 bool WriteReports(const History& history, const check::Verdict& verdict, const ReportMeta& meta,
                   const std::string& dir, std::vector<WrittenFile>* written, std::string* error) {
   const Timeline timeline = BuildTimeline(history, meta.timeline);
-  const std::pair<const char*, std::string (*)(const Timeline&, const check::Verdict&,
-                                                const ReportMeta&)>
-      files[] = {{"report.html", RenderHtml}, {"trace.json", RenderTrace},
-                 {"summary.md", RenderSummary}};
+  const std::pair<const char*,
+                  std::string (*)(const Timeline&, const check::Verdict&, const ReportMeta&)>
+      files[] = {
+          {"report.html", RenderHtml}, {"trace.json", RenderTrace}, {"summary.md", RenderSummary}};
   for (const auto& [name, render] : files) {
     const std::string text = render(timeline, verdict, meta);
     const std::string path = dir + "/" + name;

@@ -48,16 +48,16 @@ inline constexpr size_t kViolationsShown = 50;
 
 // What the report says about the run beyond the history itself.
 struct ReportMeta {
-  std::string scenario_name;    // "gc-pause-explicit-lease"
+  std::string scenario_name;  // "gc-pause-explicit-lease"
   std::string description;
-  std::string scenario_file;    // As given on the command line, or "" when unknown
+  std::string scenario_file;  // As given on the command line, or "" when unknown
   std::optional<uint64_t> seed;
-  std::string version;          // lockstep's version
+  std::string version;                                          // lockstep's version
   std::vector<std::pair<std::string, std::string>> parameters;  // derived: scripts, clocks ...
-  std::string reproduce;        // The command that replays the run
+  std::string reproduce;                                        // The command that replays the run
   // The scenario's [expect] section, when known (absent properties are not judged).
   std::optional<std::map<std::string, Expectation>> expect;
-  TimelineOptions timeline;     // Scenario-derived layout hints and start_unix_ms
+  TimelineOptions timeline;  // Scenario-derived layout hints and start_unix_ms
 };
 
 // Fills scenario-derived parts of `meta` (name, description, seed, expectations, layout).

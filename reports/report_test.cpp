@@ -4,9 +4,10 @@
 // a lane per thread and node and marks the violation at the Verdict's interval; summary.md has
 // the verdict table; all three are byte-identical when rendered twice; and a long history stays
 // within the stated size bounds.
-#include <catch2/catch.hpp>
+#include "reports/report.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -18,7 +19,6 @@
 #include "check/checkers.h"
 #include "model/history.h"
 #include "model/scenario_toml.h"
-#include "reports/report.h"
 #include "reports/text.h"
 #include "reports/timeline.h"
 #include "sim/simulation.h"
@@ -68,7 +68,9 @@ class JsonReader {
     throw std::runtime_error(what + " at offset " + std::to_string(pos_));
   }
   void Space() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r')) ++pos_;
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r'))
+      ++pos_;
   }
   bool Eat(char c) {
     Space();
@@ -119,8 +121,9 @@ class JsonReader {
       const size_t start = pos_;
       if (s_[pos_] == '-') ++pos_;
       if (pos_ >= s_.size() || !isdigit(static_cast<unsigned char>(s_[pos_]))) Fail("bad value");
-      while (pos_ < s_.size() && (isdigit(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.' ||
-                                  s_[pos_] == 'e' || s_[pos_] == 'E' || s_[pos_] == '+' || s_[pos_] == '-')) {
+      while (pos_ < s_.size() &&
+             (isdigit(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.' || s_[pos_] == 'e' ||
+              s_[pos_] == 'E' || s_[pos_] == '+' || s_[pos_] == '-')) {
         ++pos_;
       }
       v.number = std::strtod(s_.substr(start, pos_ - start).c_str(), nullptr);
@@ -142,18 +145,33 @@ class JsonReader {
       if (pos_ >= s_.size()) Fail("bad escape");
       const char e = s_[pos_++];
       switch (e) {
-        case '"': case '\\': case '/': out.push_back(e); break;
-        case 'n': out.push_back('\n'); break;
-        case 't': out.push_back('\t'); break;
-        case 'r': out.push_back('\r'); break;
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
+        case '"':
+        case '\\':
+        case '/':
+          out.push_back(e);
+          break;
+        case 'n':
+          out.push_back('\n');
+          break;
+        case 't':
+          out.push_back('\t');
+          break;
+        case 'r':
+          out.push_back('\r');
+          break;
+        case 'b':
+          out.push_back('\b');
+          break;
+        case 'f':
+          out.push_back('\f');
+          break;
         case 'u':
           if (pos_ + 4 > s_.size()) Fail("bad \\u escape");
           out.push_back(static_cast<char>(std::strtol(s_.substr(pos_, 4).c_str(), nullptr, 16)));
           pos_ += 4;
           break;
-        default: Fail("bad escape");
+        default:
+          Fail("bad escape");
       }
     }
     Fail("unterminated string");
@@ -178,7 +196,8 @@ struct Recorder {
     e.process = process;
     e.thread = thread;
     e.op = op;
-    if (type != Event::Type::kNote && type != Event::Type::kFault && type != Event::Type::kMessage) {
+    if (type != Event::Type::kNote && type != Event::Type::kFault &&
+        type != Event::Type::kMessage) {
       e.lock = "lock";
     }
     e.peer = peer;
@@ -298,7 +317,8 @@ void CheckTraceGrammar(const std::string& trace) {
     } else if (ph == "b" || ph == "e") {
       const Json* id = e->Get("id");
       REQUIRE(id != nullptr);
-      const std::string key = e->Str("cat") + "/" + std::to_string(static_cast<long long>(id->number));
+      const std::string key =
+          e->Str("cat") + "/" + std::to_string(static_cast<long long>(id->number));
       async_balance[key] += ph == "b" ? 1 : -1;
       CHECK(async_balance[key] >= 0);  // every e after its b
     } else if (ph == "s" || ph == "f") {
@@ -370,7 +390,7 @@ TEST_CASE("trace.json: valid JSON, balanced async slices, nesting X slices, matc
 TEST_CASE("trace.json: fault and violation instants, and the holder counter reaches 2",
           "[reports][trace]") {
   const Rendered r = RenderAll(SplitBrainHistory(), HandMeta());
-  CHECK(CountInstants(r.trace, "fault") >= 2);      // the pause and its end
+  CHECK(CountInstants(r.trace, "fault") >= 2);  // the pause and its end
   CHECK(CountInstants(r.trace, "violation") >= 1);
   CHECK(MaxCounter(r.trace, "holders(lock)") == 2);
   // The violation instant sits at the Verdict's start, and says its interval.
@@ -435,7 +455,8 @@ TEST_CASE("report.html: a lane per thread and node, the violation at the Verdict
           "[reports][html]") {
   const Rendered r = RenderAll(SplitBrainHistory(), HandMeta());
   for (const char* lane : {"c1.t0", "c2.t0"}) {
-    CHECK(r.html.find(std::string("data-lane=\"") + lane + "\" data-kind=\"thread\"") != std::string::npos);
+    CHECK(r.html.find(std::string("data-lane=\"") + lane + "\" data-kind=\"thread\"") !=
+          std::string::npos);
   }
   CHECK(r.html.find("data-lane=\"n1\" data-kind=\"node\"") != std::string::npos);
   const size_t at = r.html.find("id=\"violation-0\"");
@@ -488,7 +509,8 @@ TEST_CASE("reports are byte-identical when rendered twice", "[reports]") {
 
 TEST_CASE("gc-pause-explicit-lease: the reports of a simulated split brain", "[reports][sim]") {
   ScenarioError error;
-  auto scenario = LoadScenarioFile(LOCKSTEP_SOURCE_DIR "/scenarios/gc-pause-explicit-lease.toml", &error);
+  auto scenario =
+      LoadScenarioFile(LOCKSTEP_SOURCE_DIR "/scenarios/gc-pause-explicit-lease.toml", &error);
   REQUIRE(scenario);
   std::string why;
   auto sim = sim::Simulation::Create(*scenario, LOCKSTEP_SOURCE_DIR "/lua", &why);
@@ -504,15 +526,50 @@ TEST_CASE("gc-pause-explicit-lease: the reports of a simulated split brain", "[r
   CHECK(CountInstants(r.trace, "fault") > 0);
   CHECK(CountInstants(r.trace, "violation") > 0);
   const check::Violation& v = *LeadViolation(r.verdict);
-  CHECK(r.html.find("id=\"violation-0\" data-property=\"" + v.property + "\" data-kind=\"" + v.kind +
-                    "\" data-from-us=\"" + std::to_string(v.from_us) + "\" data-to-us=\"" +
+  CHECK(r.html.find("id=\"violation-0\" data-property=\"" + v.property + "\" data-kind=\"" +
+                    v.kind + "\" data-from-us=\"" + std::to_string(v.from_us) + "\" data-to-us=\"" +
                     std::to_string(v.to_us) + "\"") != std::string::npos);
+}
+
+TEST_CASE("report.html: past kMaxThreadLanes threads, the violation's threads keep their lanes",
+          "[reports][html]") {
+  Recorder rec;
+  rec.Add(0, T::kNote, "sim", -1, "run", "end_us=100000000 seed=1 scenario=many");
+  for (int c = 1; c <= 60; ++c) {
+    rec.Add(0, T::kNote, "c" + std::to_string(c), -1, "client", "uuid=u" + std::to_string(c));
+  }
+  int64_t t = 1000;
+  for (int c = 1; c <= 58; ++c, t += 100'000) {
+    const std::string name = "c" + std::to_string(c);
+    rec.Add(t, T::kInvoke, name, 0, "acquire", "tryLock(wait=5000ms, no lease)");
+    rec.Add(t + 1000, T::kOk, name, 0, "acquire", "acquired");
+    rec.Add(t + 50'000, T::kInvoke, name, 0, "release", "unlock()");
+    rec.Add(t + 51'000, T::kOk, name, 0, "release", "released", "", 1);
+  }
+  // c59 and c60 both believe they hold the lock.
+  rec.Add(t, T::kInvoke, "c59", 0, "acquire", "tryLock(wait=5000ms, no lease)");
+  rec.Add(t + 1000, T::kOk, "c59", 0, "acquire", "acquired");
+  rec.Add(t + 2000, T::kInvoke, "c60", 0, "acquire", "tryLock(wait=5000ms, no lease)");
+  rec.Add(t + 3000, T::kOk, "c60", 0, "acquire", "acquired");
+  rec.Add(t + 50'000, T::kInvoke, "c59", 0, "release", "unlock()");
+  rec.Add(t + 50'000, T::kInvoke, "c60", 0, "release", "unlock()");
+  const Rendered r = RenderAll(rec.h, HandMeta());
+  REQUIRE(LeadViolation(r.verdict) != nullptr);
+  CHECK(r.html.find("data-lane=\"c59.t0\" data-kind=\"thread\"") != std::string::npos);
+  CHECK(r.html.find("data-lane=\"c60.t0\" data-kind=\"thread\"") != std::string::npos);
+  CHECK(r.html.find("(12 more threads not drawn") != std::string::npos);
+  size_t lanes = 0;
+  for (size_t at = 0; (at = r.html.find("data-kind=\"thread\"", at)) != std::string::npos; ++at) {
+    ++lanes;
+  }
+  CHECK(lanes == 48);
+  CheckTraceGrammar(r.trace);
 }
 
 // --- a long history stays within the stated bounds ----------------------------------------
 
 TEST_CASE("a long history is summarised within the stated bounds", "[reports][size]") {
-  // 8 threads taking turns for ~600k events: past both detail budgets.
+  // 8 threads taking turns for 300k events: past both detail budgets.
   Recorder rec;
   rec.Add(0, T::kNote, "sim", -1, "run", "end_us=3600000000 seed=1 scenario=long");
   for (int c = 1; c <= 8; ++c) {
@@ -520,7 +577,7 @@ TEST_CASE("a long history is summarised within the stated bounds", "[reports][si
   }
   int64_t t = 1000;
   int i = 0;
-  while (rec.h.size() < 600'000) {
+  while (rec.h.size() < 300'000) {
     const std::string c = "c" + std::to_string(i % 8 + 1);
     const std::string field = "u" + std::to_string(i % 8 + 1) + ":1";
     rec.Add(t, T::kInvoke, c, 0, "acquire", "tryLock(wait=5000ms, no lease)");

@@ -108,11 +108,18 @@ class Builder {
     }
     std::set<std::string> client_set;
     for (const auto& [name, count] : options_.client_threads) client_set.insert(name);
+    // Consecutive events mostly come from a handful of processes: skip the set lookups for a
+    // (process, thread) pair seen just before.
+    const std::string* last_process = nullptr;
+    int last_thread = -2;
     for (const Event& e : history_.events()) {
-      if ((IsClientEvent(e.type) && e.thread >= 0) ||
-          (e.type == Type::kNote && e.op == "client")) {
-        client_set.insert(e.process);
-        if (e.thread >= 0) threads[e.process].insert(e.thread);
+      if ((IsClientEvent(e.type) && e.thread >= 0) || (e.type == Type::kNote && e.op == "client")) {
+        if (last_process == nullptr || e.thread != last_thread || *last_process != e.process) {
+          client_set.insert(e.process);
+          if (e.thread >= 0) threads[e.process].insert(e.thread);
+          last_process = &e.process;
+          last_thread = e.thread;
+        }
       }
       if (e.type == Type::kNote && e.op == "run") {
         if (auto end = ParseInt(DetailValue(e.detail, "end_us="))) run_end_note_us_ = *end;
@@ -120,9 +127,15 @@ class Builder {
       }
     }
     std::set<std::string> node_set(options_.node_names.begin(), options_.node_names.end());
+    const std::string* last_node = nullptr;
     for (const Event& e : history_.events()) {
-      if (e.type == Type::kExec || e.type == Type::kLease) node_set.insert(e.process);
-      if (e.type == Type::kMessage && !e.peer.empty()) node_set.insert(e.peer);
+      const std::string* node = e.type == Type::kExec || e.type == Type::kLease ? &e.process
+                                : e.type == Type::kMessage && !e.peer.empty()   ? &e.peer
+                                                                                : nullptr;
+      if (node != nullptr && (last_node == nullptr || *last_node != *node)) {
+        node_set.insert(*node);
+        last_node = node;
+      }
       if (e.type == Type::kFault && !e.process.empty() && e.process != "sim" &&
           e.process != "sentinel" && !client_set.count(e.process)) {
         node_set.insert(e.process);
@@ -177,8 +190,8 @@ class Builder {
     last_message_.assign(tl_.clients.size(), 0);
     last_exec_by_client_.assign(tl_.clients.size(), 0);
     tl_.end_us = run_end_note_us_ >= 0 ? run_end_note_us_
-                 : history_.size() > 0  ? history_.events().back().t_us
-                                        : 0;
+                 : history_.size() > 0 ? history_.events().back().t_us
+                                       : 0;
     if (history_.size() > 0) tl_.end_us = std::max(tl_.end_us, history_.events().back().t_us);
   }
 
@@ -219,16 +232,32 @@ class Builder {
   void Handle(const Event& e) {
     Sample(e);
     switch (e.type) {
-      case Type::kNote: OnNote(e); break;
-      case Type::kInvoke: OnInvoke(e); break;
+      case Type::kNote:
+        OnNote(e);
+        break;
+      case Type::kInvoke:
+        OnInvoke(e);
+        break;
       case Type::kOk:
       case Type::kFail:
-      case Type::kInfo: OnCompletion(e); break;
-      case Type::kResource: OnResource(e); break;
-      case Type::kExec: OnExec(e); break;
-      case Type::kLease: OnLease(e); break;
-      case Type::kFault: OnFault(e); break;
-      case Type::kMessage: OnMessage(e); break;
+      case Type::kInfo:
+        OnCompletion(e);
+        break;
+      case Type::kResource:
+        OnResource(e);
+        break;
+      case Type::kExec:
+        OnExec(e);
+        break;
+      case Type::kLease:
+        OnLease(e);
+        break;
+      case Type::kFault:
+        OnFault(e);
+        break;
+      case Type::kMessage:
+        OnMessage(e);
+        break;
     }
   }
 
@@ -237,8 +266,9 @@ class Builder {
     // Histories record local clocks in ms, so the offset is known to the ms: an unskewed clock
     // reads exactly floor((start + t) / 1 ms).
     const int64_t offset_us = (e.local_ms - tl_.start_unix_ms - FloorDiv(e.t_us, 1000)) * 1000;
-    auto [it, added] = clock_index_.emplace(e.process, static_cast<int>(series_.size()));
-    if (added) {
+    auto it = clock_index_.find(e.process);
+    if (it == clock_index_.end()) {
+      it = clock_index_.emplace(e.process, static_cast<int>(series_.size())).first;
       ClockSeries s;
       s.process = e.process;
       s.min_offset_us = s.max_offset_us = offset_us;
@@ -521,11 +551,17 @@ class Builder {
     if (open_lease_[node] != kNone) CloseLease(node, e, e.op);
     int owner_thread = kNone;
     std::string owners;
+    // Owner fields are "<uuid>:<thread+1>[:suffix]"; a lock hash may hold other fields too (a
+    // read-write lock's "mode"), which are shown only when nothing looks like an owner.
+    const bool any_owner = e.detail.find(':') != std::string::npos;
     std::string_view rest = e.detail;
     while (!rest.empty()) {
       const size_t comma = rest.find(',');
-      if (!owners.empty()) owners += ", ";
-      owners += OwnerName(rest.substr(0, comma), &owner_thread);
+      const std::string_view field = rest.substr(0, comma);
+      if (!any_owner || field.find(':') != std::string_view::npos) {
+        if (!owners.empty()) owners += ", ";
+        owners += OwnerName(field, &owner_thread);
+      }
       rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     }
     if (e.op == "expired" || e.op == "lost") {
@@ -638,7 +674,13 @@ class Builder {
   void OnMessage(const Event& e) {
     const int c = ClientOf(e.process);
     if (c != kNone) last_message_[c] = e.t_us;
-    tl_.messages.push_back({e.t_us, e.seq, e.process, e.op, e.peer});
+    if (c == kNone) return;
+    auto channel = channel_index_.find(e.op);
+    if (channel == channel_index_.end()) {
+      channel = channel_index_.emplace(e.op, static_cast<int>(tl_.channels.size())).first;
+      tl_.channels.push_back(e.op);
+    }
+    tl_.messages.push_back({e.t_us, e.seq, c, channel->second, NodeOf(e.peer)});
   }
 
   // --- the end of the run closes whatever is still open ---
@@ -719,6 +761,7 @@ class Builder {
   std::map<std::string, int> holders_;
   std::map<std::pair<std::string, std::string>, size_t> open_faults_;
   std::map<std::string, int> clock_index_;
+  std::map<std::string, int> channel_index_;
   std::vector<ClockSeries> series_;
   std::vector<ClockSample> last_sample_;
 };
@@ -727,11 +770,16 @@ class Builder {
 
 const char* OutcomeName(Outcome o) {
   switch (o) {
-    case Outcome::kOk: return "ok";
-    case Outcome::kFail: return "fail";
-    case Outcome::kInfo: return "info";
-    case Outcome::kCrashed: return "crashed";
-    case Outcome::kPending: return "pending";
+    case Outcome::kOk:
+      return "ok";
+    case Outcome::kFail:
+      return "fail";
+    case Outcome::kInfo:
+      return "info";
+    case Outcome::kCrashed:
+      return "crashed";
+    case Outcome::kPending:
+      return "pending";
   }
   return "?";
 }

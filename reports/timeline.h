@@ -32,15 +32,15 @@ enum class Outcome : uint8_t { kOk, kFail, kInfo, kCrashed, kPending };
 const char* OutcomeName(Outcome o);
 
 struct Op {
-  std::string op;           // acquire, release, force_unlock
+  std::string op;  // acquire, release, force_unlock
   std::string lock;
-  int64_t from_us = 0;      // invoke
-  int64_t to_us = 0;        // completion (or crash, or run end when pending)
+  int64_t from_us = 0;  // invoke
+  int64_t to_us = 0;    // completion (or crash, or run end when pending)
   uint64_t invoke_seq = 0;
-  uint64_t end_seq = 0;     // == invoke_seq when nothing ended it
+  uint64_t end_seq = 0;  // == invoke_seq when nothing ended it
   Outcome outcome = Outcome::kPending;
-  std::string detail;       // "tryLock(wait=30000ms, lease=5000ms) -> acquired"
-  int node = kNone;         // The node its last command ran on (Timeline::nodes index).
+  std::string detail;  // "tryLock(wait=30000ms, lease=5000ms) -> acquired"
+  int node = kNone;    // The node its last command ran on (Timeline::nodes index).
 };
 
 // A hold as the thread believes it, or a critical section.
@@ -50,15 +50,15 @@ struct Span {
   int64_t to_us = 0;
   uint64_t from_seq = 0;
   uint64_t to_seq = 0;
-  bool open = false;        // Still open at the end of the run.
-  std::string ended_by;     // "release", "force_unlock", "crash", "exit", "run end"
+  bool open = false;     // Still open at the end of the run.
+  std::string ended_by;  // "release", "force_unlock", "crash", "exit", "run end"
 };
 
 struct ThreadLane {
-  std::string name;         // "c1.t0"
-  std::string process;      // "c1"
+  std::string name;     // "c1.t0"
+  std::string process;  // "c1"
   int thread = 0;
-  int client = 0;           // Timeline::clients index
+  int client = 0;  // Timeline::clients index
   std::vector<Op> ops;
   std::vector<Span> holds;
   std::vector<Span> sections;
@@ -69,46 +69,46 @@ struct ThreadLane {
 struct TtlPoint {
   int64_t t_us = 0;
   int64_t ttl_us = 0;
-  bool reset = false;       // true: the TTL was set here; false: a PTTL reply observed it
+  bool reset = false;  // true: the TTL was set here; false: a PTTL reply observed it
 };
 
 // Who the lock key belongs to on one node, from one lease event to the next.
 struct Lease {
   std::string lock;
-  std::string owners;       // Owner fields as displayed: "c2.t0" (or the raw field if unknown)
-  int owner_thread = kNone; // ThreadLane index of the first owner, for colour
+  std::string owners;        // Owner fields as displayed: "c2.t0" (or the raw field if unknown)
+  int owner_thread = kNone;  // ThreadLane index of the first owner, for colour
   int64_t from_us = 0;
   int64_t to_us = 0;
   uint64_t from_seq = 0;
   uint64_t to_seq = 0;
-  std::string ended_by;     // "released", "expired", "lost", "crash", "owners", "run end"
+  std::string ended_by;  // "released", "expired", "lost", "crash", "owners", "run end"
   std::vector<TtlPoint> ttl;
 };
 
 struct Exec {
   int64_t t_us = 0;
   uint64_t seq = 0;
-  std::string op;           // acquire, unlock, renew, subscribe ...
-  std::string peer;         // the client process
+  std::string op;    // acquire, unlock, renew, subscribe ...
+  std::string peer;  // the client process
   std::string reply;
-  int thread = kNone;       // ThreadLane it belongs to, when the history says or it is clear
-  int op_index = kNone;     // index into that lane's ops
-  int64_t cause_us = 0;     // latest recorded cause on the client: the request left after this
+  int thread = kNone;    // ThreadLane it belongs to, when the history says or it is clear
+  int op_index = kNone;  // index into that lane's ops
+  int64_t cause_us = 0;  // latest recorded cause on the client: the request left after this
 };
 
 // A lease event that took the key away from its owners without a release: "expired" (the TTL
 // ran out on the node's clock) or "lost" (a failover promoted a replica that never had it).
 struct LeaseLoss {
   std::string lock;
-  std::string op;           // expired, lost
-  std::string owners;       // as displayed
+  std::string op;      // expired, lost
+  std::string owners;  // as displayed
   int64_t t_us = 0;
   uint64_t seq = 0;
 };
 
 struct NodeLane {
   std::string name;
-  std::string role;         // "master", "replica of n1", or "" when unknown
+  std::string role;  // "master", "replica of n1", or "" when unknown
   std::vector<Lease> leases;
   std::vector<LeaseLoss> losses;
   std::vector<Exec> execs;
@@ -116,13 +116,13 @@ struct NodeLane {
 };
 
 struct Fault {
-  std::string kind;         // partition, pause, crash, lose_replies, clock_jump, failover, ...
-  std::string process;      // Where it was recorded ("sim", "sentinel", "n1", "c2")
-  std::string label;        // "pause c2 (GC pause for 13337.215ms)"
+  std::string kind;     // partition, pause, crash, lose_replies, clock_jump, failover, ...
+  std::string process;  // Where it was recorded ("sim", "sentinel", "n1", "c2")
+  std::string label;    // "pause c2 (GC pause for 13337.215ms)"
   int64_t from_us = 0;
-  int64_t to_us = 0;        // == from_us for an instant
+  int64_t to_us = 0;  // == from_us for an instant
   bool instant = false;
-  bool open = false;        // Never ended before the run did.
+  bool open = false;  // Never ended before the run did.
   uint64_t seq = 0;
   uint64_t end_seq = 0;
   std::vector<std::string> affects;  // Processes whose lanes it covers; empty: every node
@@ -130,7 +130,7 @@ struct Fault {
 
 struct ClockSample {
   int64_t t_us = 0;
-  int64_t offset_us = 0;    // local clock minus true time (ms resolution: histories record ms)
+  int64_t offset_us = 0;  // local clock minus true time (ms resolution: histories record ms)
 };
 
 struct ClockSeries {
@@ -148,28 +148,31 @@ struct HolderCount {
   int count = 0;
 };
 
+// A pub/sub message a client received. A long run has about one per acquisition, so the
+// names are indices (Timeline::clients, Timeline::channels, Timeline::nodes), not strings.
 struct PubSubMessage {
   int64_t t_us = 0;
   uint64_t seq = 0;
-  std::string process;      // the client that got it
-  std::string channel;
-  std::string peer;
+  int client = kNone;
+  int channel = kNone;
+  int node = kNone;
 };
 
 struct Timeline {
-  int64_t end_us = 0;       // The run's end (from the "run" note, else the last event)
+  int64_t end_us = 0;  // The run's end (from the "run" note, else the last event)
   size_t event_count = 0;
   std::string history_hash;
 
-  std::vector<std::string> clients;         // Client processes, in natural order
-  std::vector<std::string> client_uuids;    // Parallel to clients ("" when unknown)
-  std::vector<ThreadLane> threads;          // By client, then thread index
+  std::vector<std::string> clients;       // Client processes, in natural order
+  std::vector<std::string> client_uuids;  // Parallel to clients ("" when unknown)
+  std::vector<ThreadLane> threads;        // By client, then thread index
   std::vector<NodeLane> nodes;
-  std::vector<Fault> faults;                // In history order of their start
-  std::vector<ClockSeries> clocks;          // Clients, then nodes
-  std::vector<HolderCount> holders;         // Every change, in history order
-  std::vector<std::string> locks;           // Locks that had holders, in order of appearance
+  std::vector<Fault> faults;         // In history order of their start
+  std::vector<ClockSeries> clocks;   // Clients, then nodes
+  std::vector<HolderCount> holders;  // Every change, in history order
+  std::vector<std::string> locks;    // Locks that had holders, in order of appearance
   std::vector<PubSubMessage> messages;
+  std::vector<std::string> channels;
   int max_holders = 0;
 
   // The run's start as Unix ms (true time 0). When the history or scenario does not say, it is
@@ -188,7 +191,7 @@ struct TimelineOptions {
   // From the scenario, when the report has one (they make the layout match the scenario even
   // for processes the history never mentions).
   std::vector<std::string> node_names;
-  std::vector<std::string> node_roles;      // parallel to node_names
+  std::vector<std::string> node_roles;                      // parallel to node_names
   std::vector<std::pair<std::string, int>> client_threads;  // name, thread count
   std::optional<int64_t> start_unix_ms;
 };

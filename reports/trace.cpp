@@ -56,7 +56,7 @@ std::string Ts(Half h) {
 
 struct TraceEvent {
   Half ts = 0;
-  int order = 0;     // Ties at one ts: ends before begins, longer slices before shorter
+  int order = 0;  // Ties at one ts: ends before begins, longer slices before shorter
   Half neg_dur = 0;
   uint64_t serial = 0;
   std::string json;
@@ -154,8 +154,8 @@ class TraceWriter {
 
   void Meta(const char* what, int pid, int tid, const std::string& key, const std::string& value,
             bool number) {
-    std::string s = Format("{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{", what,
-                           pid, tid);
+    std::string s =
+        Format("{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{", what, pid, tid);
     AppendJsonString(&s, key);
     s += ":";
     s += number ? value : JsonString(value);
@@ -178,10 +178,11 @@ class TraceWriter {
       for (int lane : tl_.ThreadsOf(tl_.clients[c])) {
         const ThreadLane& l = tl_.threads[lane];
         Meta("thread_name", pid, Tid(pid, l.thread + 1), "name", l.name, false);
-        Meta("thread_sort_index", pid, Tid(pid, l.thread + 1), "sort_index", std::to_string(l.thread + 1),
-             true);
+        Meta("thread_sort_index", pid, Tid(pid, l.thread + 1), "sort_index",
+             std::to_string(l.thread + 1), true);
       }
-      Meta("thread_name", pid, Tid(pid, kConnection), "name", tl_.clients[c] + " connection", false);
+      Meta("thread_name", pid, Tid(pid, kConnection), "name", tl_.clients[c] + " connection",
+           false);
     }
     for (size_t n = 0; n < tl_.nodes.size(); ++n) {
       const int pid = node_pid_[n];
@@ -299,7 +300,7 @@ class TraceWriter {
     s.from = H(first.t_us);
     s.to = H(first.t_us + 1);
     s.name = first.op;
-    if (end - begin > 1) s.name += Format(" +%zu", end - begin - 1);
+    if (end - begin > 1) s.name += Format(" (+%zu more)", end - begin - 1);
     s.cat = "command";
     s.pid = pid;
     s.tid = Tid(pid, kCommands);
@@ -345,7 +346,8 @@ class TraceWriter {
     std::string s = Head("request", "request", 's', from, pid, tid);
     s += Format(",\"id\":%llu}", static_cast<unsigned long long>(id));
     Emit(from, 4, 0, std::move(s));
-    std::string f = Head("request", "request", 'f', H(x.t_us) + 1, node_pid, Tid(node_pid, kCommands));
+    std::string f =
+        Head("request", "request", 'f', H(x.t_us) + 1, node_pid, Tid(node_pid, kCommands));
     f += Format(",\"bp\":\"e\",\"id\":%llu}", static_cast<unsigned long long>(id));
     Emit(H(x.t_us) + 1, 4, 0, std::move(f));
   }
@@ -354,8 +356,9 @@ class TraceWriter {
     for (const Fault& f : tl_.faults) {
       // Process-scoped when the fault belongs to one lane's process, global otherwise.
       const int pid = f.affects.size() == 1 ? PidOf(f.affects.front()) : kNone;
-      const std::string args = "\"kind\":" + JsonString(f.kind) + ",\"process\":" +
-                               JsonString(f.process) + Format(",\"seq\":%llu", static_cast<unsigned long long>(f.seq));
+      const std::string args = "\"kind\":" + JsonString(f.kind) +
+                               ",\"process\":" + JsonString(f.process) +
+                               Format(",\"seq\":%llu", static_cast<unsigned long long>(f.seq));
       std::string i = Head(f.label, "fault", 'i', H(f.from_us), pid == kNone ? kRunPid : pid,
                            pid == kNone ? kFaultTid : 0);
       i += std::string(",\"s\":\"") + (pid == kNone ? "g" : "p") + "\",\"args\":{" + args + "}}";
@@ -368,12 +371,16 @@ class TraceWriter {
                Format("\"seq\":%llu", static_cast<unsigned long long>(f.end_seq)) + "}}";
         Emit(H(f.to_us), 3, 0, std::move(end));
       }
-      // The band as an async slice on the run's faults, so its length shows.
+      // The band as an async slice on the run's faults, so its length shows. Perfetto makes a
+      // track per async name, so the name is the kind and place, and the label goes in args.
       const uint64_t id = next_id_++;
-      std::string b = Head(f.label, "fault", 'b', H(f.from_us), kRunPid, kFaultTid);
-      b += Format(",\"id\":%llu,\"args\":{", static_cast<unsigned long long>(id)) + args + "}}";
+      const std::string band =
+          f.kind + " " + (f.kind == "partition" ? f.label.substr(10) : f.process);
+      std::string b = Head(band, "fault", 'b', H(f.from_us), kRunPid, kFaultTid);
+      b += Format(",\"id\":%llu,\"args\":{", static_cast<unsigned long long>(id)) + args +
+           ",\"label\":" + JsonString(f.label) + "}}";
       Emit(H(f.from_us), 2, 0, std::move(b));
-      std::string e = Head(f.label, "fault", 'e', H(f.to_us), kRunPid, kFaultTid);
+      std::string e = Head(band, "fault", 'e', H(f.to_us), kRunPid, kFaultTid);
       e += Format(",\"id\":%llu}", static_cast<unsigned long long>(id));
       Emit(H(f.to_us), 1, 0, std::move(e));
     }
@@ -383,7 +390,8 @@ class TraceWriter {
     for (const ShownViolation& shown : ShownViolations(verdict_, kViolationsShown)) {
       const check::Violation& v = *shown.violation;
       std::string threads, events;
-      for (const std::string& t : v.threads) threads += (threads.empty() ? "" : ",") + JsonString(t);
+      for (const std::string& t : v.threads)
+        threads += (threads.empty() ? "" : ",") + JsonString(t);
       for (uint64_t seq : v.events) {
         events += (events.empty() ? "" : ",") + std::to_string(seq);
       }
@@ -441,11 +449,11 @@ class TraceWriter {
   void Messages() {
     for (const PubSubMessage& m : tl_.messages) {
       if (!InWindow(m.t_us, m.t_us)) continue;
-      const int client = tl_.ClientIndex(m.process);
-      if (client == kNone) continue;
-      std::string i = Head("message " + m.channel, "pubsub", 'i', H(m.t_us), client_pid_[client],
-                           Tid(client_pid_[client], kConnection));
-      i += ",\"s\":\"t\",\"args\":{\"from\":" + JsonString(m.peer) +
+      const int client = m.client;
+      std::string i = Head("message " + tl_.channels[m.channel], "pubsub", 'i', H(m.t_us),
+                           client_pid_[client], Tid(client_pid_[client], kConnection));
+      i += ",\"s\":\"t\",\"args\":{\"from\":" +
+           JsonString(m.node == kNone ? "?" : tl_.nodes[m.node].name) +
            Format(",\"seq\":%llu}}", static_cast<unsigned long long>(m.seq));
       Emit(H(m.t_us), 3, 0, std::move(i));
     }
@@ -464,8 +472,8 @@ class TraceWriter {
       while (!open.empty() && open.back() <= s.from) open.pop_back();
       if (!open.empty() && s.to > open.back()) {
         if (!overflow_named) {
-          Meta("thread_name", track.first, track.second + kOverlap, "name",
-               "overlapping slices", false);
+          Meta("thread_name", track.first, track.second + kOverlap, "name", "overlapping slices",
+               false);
           overflow_named = true;
         }
         s.tid = track.second + kOverlap;
@@ -517,17 +525,18 @@ class TraceWriter {
     out += ",\"reproduce\":" + JsonString(meta_.reproduce);
     out += Format(",\"detail_from_us\":%lld,\"detail_to_us\":%lld",
                   static_cast<long long>(window_.from_us), static_cast<long long>(window_.to_us));
-    out += window_.whole_run
-               ? ",\"summarised\":false"
-               : ",\"summarised\":true,\"summary_note\":" +
-                     JsonString("full detail only between detail_from_us and detail_to_us; "
-                                "outside it only faults, violations and the holder count "
-                                "(the most holders per " +
-                                Duration(tl_.end_us / kCounterBins + 1) + " bin)");
+    out += window_.whole_run ? ",\"summarised\":false"
+                             : ",\"summarised\":true,\"summary_note\":" +
+                                   JsonString(
+                                       "full detail only between detail_from_us and detail_to_us; "
+                                       "outside it only faults, violations and the holder count "
+                                       "(the most holders per " +
+                                       Duration(tl_.end_us / kCounterBins + 1) + " bin)");
     out += Format(",\"overlapping_slices_moved\":%zu", overflowed_);
-    out += ",\"flows\":" + JsonString("from the latest recorded cause on the client (at most 1 ms "
-                                      "before the command ran) to the command on the node; the "
-                                      "history has no send events");
+    out += ",\"flows\":" + JsonString(
+                               "from the latest recorded cause on the client (at most 1 ms "
+                               "before the command ran) to the command on the node; the "
+                               "history has no send events");
     out += "}}\n";
     return out;
   }

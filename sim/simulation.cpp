@@ -620,7 +620,9 @@ struct Simulation::Impl {
     args.wait_us = w.wait_us;
     args.lease_us = w.lease_us;
     std::string detail = w.mode == WorkloadSpec::Mode::kLock ? "lock(" : "tryLock(wait=" + Ms(w.wait_us) + ", ";
-    detail += w.lease_us > 0 ? "lease=" + Ms(w.lease_us) + ")" : "no lease)";
+    detail += w.lease_us > 0 ? "lease=" + Ms(w.lease_us) : "no lease";
+    if (scenario.protocol.kind == "semaphore") detail += ", permits=1";
+    detail += ")";
     Invoke(c, t, th.shared ? "acquire_read" : "acquire", detail, w.lease_us > 0,
            w.lease_us > 0 ? w.lease_us / 1000 : 0);
     c.protocol->Acquire(*c.outbox, t, args);
@@ -739,6 +741,7 @@ struct Simulation::Impl {
   // Starts (or restarts) a client process. A restarted process is a new RedissonClient with a
   // new UUID, as a real restart would be.
   void StartClient(Client& c, bool restart) {
+    const int64_t stagger = restart ? 0 : scenario.workload.stagger_us * c.index;
     if (restart || c.uuid.empty()) c.uuid = UuidFrom(*c.rng);
     locks::ClientConfig config;
     config.uuid = c.uuid;
@@ -750,6 +753,7 @@ struct Simulation::Impl {
     config.retry_attempts = scenario.protocol.retry_attempts;
     config.retry_interval_us = scenario.protocol.retry_interval_us;
     config.fair_wait_timeout_us = scenario.protocol.fair_wait_timeout_us;
+    config.permits = scenario.protocol.permits;
     std::string error;
     c.protocol = locks::MakeProtocol(scenario.protocol.kind, config, scripts, &error);
     assert(c.protocol != nullptr);  // Create() made the same call successfully.
@@ -761,7 +765,13 @@ struct Simulation::Impl {
     e.op = "client";
     e.detail = "uuid=" + c.uuid;
     Record(std::move(e));
-    for (int t = 0; t < c.spec.threads; ++t) Think(c, t);
+    for (int t = 0; t < c.spec.threads; ++t) {
+      if (stagger == 0) {
+        Think(c, t);
+      } else {
+        ClientTimer(c, stagger, [this, &c, t] { Think(c, t); });
+      }
+    }
   }
 
   void CrashClient(Client& c) {
@@ -1113,7 +1123,10 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
     protocol.op = "protocol";
     protocol.detail = "kind=" + s.scenario.protocol.kind + " version=" + s.scenario.protocol.version +
                       " fencing=" + (s.scenario.resource.fencing ? "on" : "off") +
-                      " permits=" + std::to_string(s.scenario.protocol.permits);
+                      " permits=" + std::to_string(s.scenario.protocol.permits) +
+                      " nodes=" + std::to_string(s.clients.empty() ? 0 : s.clients[0]->slots.size()) +
+                      " fair_wait_timeout=" +
+                      std::to_string(s.scenario.protocol.fair_wait_timeout_us / 1000) + "ms";
     s.Record(std::move(protocol));
     Event lease;
     lease.type = Event::Type::kNote;
