@@ -1242,6 +1242,12 @@ int Lua51Xpcall(lua_State* L) {
   return lua_gettop(L);
 }
 
+// coroutine.create and coroutine.wrap: Lua 5.1 refuses a C function; 5.4 would run it.
+int Lua51CoroutineCreate(lua_State* L) {
+  luaL_argcheck(L, lua_isfunction(L, 1) && !lua_iscfunction(L, 1), 1, "Lua function expected");
+  return CallInner(L, 1);
+}
+
 int Lua51CoroutineRunning(lua_State* L) {
   if (lua_pushthread(L)) {
     lua_pushnil(L);  // Lua 5.1 returns nil in the main thread.
@@ -2278,7 +2284,11 @@ void HostState::BuildSandbox() {
 
   // coroutine
   lua_newtable(L);
-  CopyFields(L, co54, {"create", "resume", "status", "wrap", "yield"});
+  CopyFields(L, co54, {"resume", "status", "yield"});
+  PushInnerWrapper(L, co54, "create", Guarded<Lua51CoroutineCreate>);
+  lua_setfield(L, -2, "create");
+  PushInnerWrapper(L, co54, "wrap", Guarded<Lua51CoroutineCreate>);
+  lua_setfield(L, -2, "wrap");
   SetFunctions(L, {{"running", Guarded<Lua51CoroutineRunning>}});
   MakeProxy(L, -1);
   lua_setfield(L, g, "coroutine");
@@ -2969,7 +2979,7 @@ Reply HostState::Run(Ctx& ctx, const ScriptEntry& script, const Argv& argv, size
   mem_enforce_ = true;
   const int status = lua_pcall(L, 0, 1, 1);
   mem_enforce_ = false;
-  if (script.needs_step_hook) lua_sethook(L, nullptr, 0, 0);
+  lua_sethook(L, nullptr, 0, 0);  // also the one RaiseStop installs in a hook-free script
   last_steps_ = steps_;
 
   Reply reply = status == LUA_OK && run.stop == StopReason::kNone ? ReturnValueToReply(run)
@@ -2999,6 +3009,14 @@ Reply HostState::Run(Ctx& ctx, const ScriptEntry& script, const Argv& argv, size
 // so that a 7995-deep nesting does not need 7995 C++ frames.
 Reply HostState::ReturnValueToReply(RunState& run) {
   lua_State* L = L_;
+  // The usual results of lock scripts, without the general machinery below.
+  if (lua_type(L, -1) == LUA_TNIL) return Reply::Null();
+  if (lua_isinteger(L, -1)) {
+    const lua_Integer i = lua_tointeger(L, -1);
+    if (i >= -static_cast<lua_Integer>(kTwo53) && i <= static_cast<lua_Integer>(kTwo53)) {
+      return Reply::Integer(i);
+    }
+  }
   const Ctx& caller = *run.caller;
   struct Frame {
     Reply* out;

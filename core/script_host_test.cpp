@@ -1958,6 +1958,7 @@ TEST_CASE("the step budget stops runaway scripts", "[script][limits]") {
     CHECK(reply.find("redis-server would keep running it") != std::string::npos);
     CHECK(server.scripts().last_script_steps() > options.script_step_budget);
     CHECK(Eval(server, "return redis.call('ping')") == "+PONG");
+    CHECK(Eval(server, "local n = 0 for i = 1, 100 do n = n + i end return n") == "5050");
   }
   // A script under the budget is not affected, and its steps are counted.
   CHECK(Eval(server, "local n = 0 for i = 1, 10000 do n = n + i end return n") == "50005000");
@@ -1985,7 +1986,23 @@ TEST_CASE("the memory cap stops scripts that allocate without bound", "[script][
     CHECK(StartsWith(reply, "-ERR lockstep stopped the script: its Lua memory exceeded 8388608"));
     CHECK(Eval(server, "local t = {} for i = 1, 1000 do t[i] = string.rep('y', 100) end"
                        " return #t") == "1000");
+    CHECK(Eval(server, "return #string.rep('y', 1000)") == "1000");  // no step hook left over
   }
+}
+
+// A script without loops runs without the step hook (it cannot run away); when it hits the
+// memory cap and catches the error, it still runs no further command.
+TEST_CASE("a stopped script runs no further command", "[script][limits]") {
+  ServerOptions options;
+  options.script_memory_bytes_max = 8u << 20;
+  Server server(options);
+  CHECK(StartsWith(Eval(server,
+                        "coroutine.resume(coroutine.create(function()"
+                        " return string.rep('x', 100000000) end))"
+                        " redis.call('set', 'after', 1) return 1"),
+                   "-ERR lockstep stopped the script: its Lua memory exceeded"));
+  CHECK(Run(server, {"EXISTS", "after"}) == "0");
+  CHECK(Eval(server, "return 1") == "1");
 }
 
 // Per-call cost of the host. Not a pass/fail test: run with

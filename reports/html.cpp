@@ -121,6 +121,9 @@ class HtmlWriter {
   // --- which threads get a lane ---
 
   void ChooseLanes() {
+    for (const ThreadLane& l : tl_.threads) {
+      for (const Span& h : l.holds) any_read_ = any_read_ || h.read;
+    }
     drawn_.assign(tl_.threads.size(), false);
     size_t n = 0;
     auto draw = [&](int lane) {
@@ -434,21 +437,24 @@ class HtmlWriter {
   }
 
   void Legend(std::string* o) {
-    *o +=
-        "<div class=\"legend\">"
-        "<span><i class=\"sw op-ok\"></i>acquire/release ok</span>"
-        "<span><i class=\"sw op-fail\"></i>fail</span>"
-        "<span><i class=\"sw op-info\"></i>unknown (info, crashed)</span>"
-        "<span><i class=\"sw op-pending\"></i>still waiting at the end</span>"
-        "<span><i class=\"sw hold\"></i>holding, as the client believes</span>"
-        "<span><i class=\"sw cs\"></i>critical section</span>"
-        "<span><i class=\"sw lease\"></i>key owner on the node, TTL as height</span>"
-        "<span><i class=\"sw f-pause\"></i>pause</span>"
-        "<span><i class=\"sw f-crash\"></i>crashed</span>"
-        "<span><i class=\"sw f-partition\"></i>partitioned</span>"
-        "<span><i class=\"sw f-lose\"></i>replies lost</span>"
-        "<span><i class=\"sw viol\"></i>violation</span>"
-        "</div>\n";
+    const char* read =
+        any_read_ ? "<span><i class=\"sw hold read\"></i>holding to read</span>" : "";
+    *o += std::string(
+              "<div class=\"legend\">"
+              "<span><i class=\"sw op-ok\"></i>acquire/release ok</span>"
+              "<span><i class=\"sw op-fail\"></i>fail</span>"
+              "<span><i class=\"sw op-info\"></i>unknown (info, crashed)</span>"
+              "<span><i class=\"sw op-pending\"></i>still waiting at the end</span>"
+              "<span><i class=\"sw hold\"></i>holding, as the client believes</span>") +
+          read +
+          "<span><i class=\"sw cs\"></i>critical section</span>"
+          "<span><i class=\"sw lease\"></i>key owner on the node, TTL as height</span>"
+          "<span><i class=\"sw f-pause\"></i>pause</span>"
+          "<span><i class=\"sw f-crash\"></i>crashed</span>"
+          "<span><i class=\"sw f-partition\"></i>partitioned</span>"
+          "<span><i class=\"sw f-lose\"></i>replies lost</span>"
+          "<span><i class=\"sw viol\"></i>violation</span>"
+          "</div>\n";
   }
 
   void LaneBackgrounds(std::string* out) {
@@ -653,14 +659,17 @@ class HtmlWriter {
       for (const Span& h : l.holds) {
         if (!InWindow(h.from_us, h.to_us)) continue;
         const bool bad = InLeadViolation(l.name, h);
-        Rect(&o, bad ? "hold bad" : "hold", h.from_us, h.to_us, y + 14, 23,
-             l.name + " holds \"" + h.lock + "\" (as it believes): " + Seconds(h.from_us) + " - " +
-                 Seconds(h.to_us) + " (" + Duration(h.to_us - h.from_us) + "), ended by " +
-                 h.ended_by,
+        const char* cls =
+            bad ? (h.read ? "hold read bad" : "hold bad") : (h.read ? "hold read" : "hold");
+        Rect(&o, cls, h.from_us, h.to_us, y + 14, 23,
+             l.name + " holds \"" + h.lock + "\"" + (h.read ? " to read" : "") +
+                 " (as it believes): " + Seconds(h.from_us) + " - " + Seconds(h.to_us) + " (" +
+                 Duration(h.to_us - h.from_us) + "), ended by " + h.ended_by,
              Format(" data-from-us=\"%lld\" data-to-us=\"%lld\"", static_cast<long long>(h.from_us),
                     static_cast<long long>(h.to_us)));
-        Label(bad ? "blabel bad" : "blabel", bad ? "holding (violation)" : "holding", h.from_us,
-              h.to_us, y + 25);
+        const std::string what = h.read ? "reading" : "holding";
+        Label(bad ? "blabel bad" : "blabel", bad ? what + " (violation)" : what, h.from_us, h.to_us,
+              y + 25);
       }
       for (const Span& s : l.sections) {
         if (!InWindow(s.from_us, s.to_us)) continue;
@@ -792,24 +801,25 @@ class HtmlWriter {
       if (h.t_us < window_.from_us) {
         current = h.count;
         pts = X(window_.from_us) + "," + Y(yof(current));
-        if (current >= 2 && over_from < 0) over_from = window_.from_us;
-        if (current < 2) over_from = -1;
+        if (h.conflict && over_from < 0) over_from = window_.from_us;
+        if (!h.conflict) over_from = -1;
         continue;
       }
       if (h.t_us > window_.to_us) break;
       pts += " " + X(h.t_us) + "," + Y(yof(current)) + " " + X(h.t_us) + "," + Y(yof(h.count));
-      if (h.count >= 2 && over_from < 0) over_from = h.t_us;
-      if (h.count < 2 && over_from >= 0) {
+      if (h.conflict && over_from < 0) over_from = h.t_us;
+      if (!h.conflict && over_from >= 0) {
         Rect(&o, "split", over_from, h.t_us, holders_y_ + 2, kHoldersLaneHeight - 4,
-             "two or more threads believe they hold \"" + lock + "\": " + Seconds(over_from) +
-                 " - " + Seconds(h.t_us));
+             "more threads believe they hold \"" + lock +
+                 "\" than it allows: " + Seconds(over_from) + " - " + Seconds(h.t_us));
         over_from = -1;
       }
       current = h.count;
     }
     if (over_from >= 0) {
       Rect(&o, "split", over_from, window_.to_us, holders_y_ + 2, kHoldersLaneHeight - 4,
-           "two or more threads believe they hold \"" + lock + "\" from " + Seconds(over_from));
+           "more threads believe they hold \"" + lock + "\" than it allows, from " +
+               Seconds(over_from));
     }
     pts += " " + X(window_.to_us) + "," + Y(yof(current));
     // Filled down to zero, so a dense square wave reads as a share rather than a black bar.
@@ -972,8 +982,7 @@ class HtmlWriter {
       o += "<text class=\"" + l.cls + "\" x=\"" + Y(x) + "\" y=\"" + Y(l.y) + "\" data-from-us=\"" +
            I(l.from_us) + "\" data-to-us=\"" + I(l.to_us) + "\" data-w=\"" + Y(l.width) +
            "\" data-row=\"" + I(l.row) + "\"" + (l.instant ? " data-instant=\"1\"" : "") +
-           (show ? "" : " display=\"none\"") + ">" +
-           HtmlEscape(l.text) + "</text>\n";
+           (show ? "" : " display=\"none\"") + ">" + HtmlEscape(l.text) + "</text>\n";
     }
     if (clock_h_ != kClockLaneHeight) return;
     o += "<text class=\"cscale\" x=\"" + I(kPlotX + kPlotWidth - 4) + "\" y=\"" + I(clock_y_ + 14) +
@@ -1206,6 +1215,7 @@ class HtmlWriter {
   int64_t origin_ = 0, view_from_ = 0, view_to_ = 1, min_span_us_ = 1000, unit_us_ = 1;
   std::vector<int> thread_y_, node_y_;  // kNone: not drawn
   std::vector<bool> drawn_;
+  bool any_read_ = false;  // some hold is a read hold (the legend then explains them)
   size_t hidden_threads_ = 0;
   int clients_header_y_ = 0, nodes_header_y_ = 0, holders_y_ = 0, clock_y_ = 0, height_ = 0;
   int clock_h_ = kClockLaneHeight;
@@ -1254,6 +1264,7 @@ svg text{font:11px "DejaVu Sans",sans-serif;fill:#333}
 .op-info,.sw.op-info{fill:#FEB5DA;stroke:#FEB5DA;background:#FEB5DA}
 .op-pending,.sw.op-pending{fill:#eeeeee;stroke:#bbbbbb;background:#eeeeee;border:1px solid #bbb}
 .hold,.sw.hold{fill:#9ec9ec;stroke:#5b9bd5;background:#9ec9ec}
+.hold.read,.sw.hold.read{fill:#c5e5b4;stroke:#6aa84f;background:#c5e5b4}
 .hold.bad{stroke:#d62728;stroke-width:2.5px}
 .cs,.sw.cs{fill:#1d3557;stroke:#1d3557;background:#1d3557}
 .lease{fill-opacity:.22;stroke-opacity:.9}.sw.lease{background:linear-gradient(#4e79a733 45%,#4e79a7 45%)}

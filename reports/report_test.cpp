@@ -566,6 +566,37 @@ TEST_CASE("report.html: past kMaxThreadLanes threads, the violation's threads ke
   CheckTraceGrammar(r.trace);
 }
 
+TEST_CASE("timeline: readers may share a read-write lock, a writer with a reader may not",
+          "[reports][timeline]") {
+  Recorder rec;
+  rec.Add(0, T::kNote, "sim", -1, "run", "end_us=1000000 seed=1 scenario=rw");
+  rec.Add(0, T::kNote, "sim", -1, "protocol", "kind=rwlock version=current fencing=off permits=1");
+  for (int c = 1; c <= 3; ++c) {
+    rec.Add(0, T::kNote, "c" + std::to_string(c), -1, "client", "uuid=u" + std::to_string(c));
+  }
+  rec.Add(1000, T::kInvoke, "c1", 0, "acquire_read", "tryLock(wait=5000ms, no lease)");
+  rec.Add(2000, T::kOk, "c1", 0, "acquire_read", "acquired");
+  rec.Add(3000, T::kInvoke, "c2", 0, "acquire_read", "tryLock(wait=5000ms, no lease)");
+  rec.Add(4000, T::kOk, "c2", 0, "acquire_read", "acquired");  // two readers: fine
+  rec.Add(5000, T::kInvoke, "c3", 0, "acquire", "tryLock(wait=5000ms, no lease)");
+  rec.Add(6000, T::kOk, "c3", 0, "acquire", "acquired");  // a writer with readers: not fine
+  rec.Add(7000, T::kInvoke, "c3", 0, "release", "unlock()");
+  rec.Add(8000, T::kInvoke, "c1", 0, "release_read", "unlock()");
+  rec.Add(9000, T::kInvoke, "c2", 0, "release_read", "unlock()");
+  const Timeline tl = BuildTimeline(rec.h, TimelineOptions{});
+  CHECK(tl.protocol_kind == "rwlock");
+  std::vector<std::pair<int, bool>> counts;
+  for (const HolderCount& h : tl.holders) counts.push_back({h.count, h.conflict});
+  const std::vector<std::pair<int, bool>> want = {{1, false}, {2, false}, {3, true},
+                                                  {2, false}, {1, false}, {0, false}};
+  CHECK(counts == want);
+  REQUIRE(tl.threads.size() == 3);
+  REQUIRE(tl.threads[0].holds.size() == 1);
+  CHECK(tl.threads[0].holds[0].read);
+  CHECK(tl.threads[0].holds[0].to_us == 8000);
+  CHECK_FALSE(tl.threads[2].holds[0].read);
+}
+
 // --- a long history stays within the stated bounds ----------------------------------------
 
 TEST_CASE("a long history is summarised within the stated bounds", "[reports][size]") {

@@ -296,6 +296,11 @@ class Builder {
       }
     } else if (e.op == "lease_default" && e.has_value) {
       lease_default_us_ = e.value;
+    } else if (e.op == "protocol") {
+      tl_.protocol_kind = std::string(DetailValue(e.detail, "kind="));
+      if (auto permits = ParseInt(DetailValue(e.detail, "permits="))) {
+        tl_.permits = static_cast<int>(*permits);
+      }
     } else if (e.op == "rediscover") {
       Fault f;
       f.kind = "rediscover";
@@ -325,7 +330,16 @@ class Builder {
     return kNone;
   }
 
-  HoldState& StateOf(int lane, const std::string& lock) { return states_[lane][lock]; }
+  // Hold counts are kept per lock and side: a read-write lock's read holds ("acquire_read",
+  // "release_read") count apart from its write holds, as the checkers count them.
+  HoldState& StateOf(int lane, const std::string& lock, bool read = false) {
+    return states_[lane][{lock, read}];
+  }
+  static bool IsAcquire(const std::string& op) { return op == "acquire" || op == "acquire_read"; }
+  static bool IsRelease(const std::string& op) { return op == "release" || op == "release_read"; }
+  static bool IsReadSide(const std::string& op) {
+    return op == "acquire_read" || op == "release_read";
+  }
 
   void OnInvoke(const Event& e) {
     const int lane = CachedLane(e);
@@ -339,14 +353,19 @@ class Builder {
     op.invoke_seq = op.end_seq = e.seq;
     op.detail = e.detail;
     op_in_flight_[lane] = static_cast<int>(l.ops.size());
-    op_lease_us_[lane] = e.op == "acquire" && e.has_value ? e.value * 1000 : -1;
+    op_lease_us_[lane] = IsAcquire(e.op) && e.has_value ? e.value * 1000 : -1;
     l.ops.push_back(std::move(op));
-    HoldState& hs = StateOf(lane, e.lock);
-    if (e.op == "release" && hs.count > 0) {
-      if (--hs.count == 0) EndHold(lane, e.lock, e, "release");
-    } else if (e.op == "force_unlock" && hs.count > 0) {
-      hs.count = 0;
-      EndHold(lane, e.lock, e, "force_unlock");
+    const bool read = IsReadSide(e.op);
+    HoldState& hs = StateOf(lane, e.lock, read);
+    if (IsRelease(e.op) && hs.count > 0) {
+      if (--hs.count == 0) EndHold(lane, e.lock, read, e, "release");
+    } else if (e.op == "force_unlock") {
+      for (bool side : {false, true}) {
+        HoldState& any = StateOf(lane, e.lock, side);
+        if (any.count == 0) continue;
+        any.count = 0;
+        EndHold(lane, e.lock, side, e, "force_unlock");
+      }
     }
   }
 
@@ -379,27 +398,29 @@ class Builder {
                                                     : Outcome::kInfo;
     const std::string op = tl_.threads[lane].ops[op_in_flight_[lane]].op;
     EndOp(lane, e, outcome, e.detail);
-    if (op == "acquire" && outcome == Outcome::kOk) {
-      HoldState& hs = StateOf(lane, e.lock);
-      if (++hs.count == 1) StartHold(lane, e.lock, e);
+    if (IsAcquire(op) && outcome == Outcome::kOk) {
+      const bool read = IsReadSide(op);
+      HoldState& hs = StateOf(lane, e.lock, read);
+      if (++hs.count == 1) StartHold(lane, e.lock, read, e);
     }
   }
 
-  void StartHold(int lane, const std::string& lock, const Event& e) {
-    HoldState& hs = StateOf(lane, lock);
+  void StartHold(int lane, const std::string& lock, bool read, const Event& e) {
+    HoldState& hs = StateOf(lane, lock, read);
     assert(hs.hold == kNone);
     Span s;
     s.lock = lock;
+    s.read = read;
     s.from_us = s.to_us = e.t_us;
     s.from_seq = s.to_seq = e.seq;
     s.open = true;
     hs.hold = static_cast<int>(tl_.threads[lane].holds.size());
     tl_.threads[lane].holds.push_back(std::move(s));
-    ChangeHolders(lock, e, +1);
+    ChangeHolders(lock, read, e, +1);
   }
 
-  void EndHold(int lane, const std::string& lock, const Event& e, const char* why) {
-    HoldState& hs = StateOf(lane, lock);
+  void EndHold(int lane, const std::string& lock, bool read, const Event& e, const char* why) {
+    HoldState& hs = StateOf(lane, lock, read);
     if (hs.hold == kNone) return;
     Span& s = tl_.threads[lane].holds[hs.hold];
     s.to_us = e.t_us;
@@ -407,17 +428,27 @@ class Builder {
     s.open = false;
     s.ended_by = why;
     hs.hold = kNone;
-    ChangeHolders(lock, e, -1);
+    ChangeHolders(lock, read, e, -1);
   }
 
-  void ChangeHolders(const std::string& lock, const Event& e, int delta) {
-    int& n = holders_[lock];
+  // Whether the believed holders break the lock's promise: more than its permits for a
+  // semaphore; a writer with anyone else for a read-write lock (readers may share); otherwise
+  // two of anything.
+  bool Conflict(int count, int readers) const {
+    if (tl_.protocol_kind == "semaphore") return count > tl_.permits;
+    const int writers = count - readers;
+    return writers >= 2 || (writers >= 1 && readers >= 1);
+  }
+
+  void ChangeHolders(const std::string& lock, bool read, const Event& e, int delta) {
+    auto& [n, readers] = holders_[lock];
     n += delta;
-    assert(n >= 0);
+    if (read) readers += delta;
+    assert(n >= 0 && readers >= 0 && readers <= n);
     if (std::find(tl_.locks.begin(), tl_.locks.end(), lock) == tl_.locks.end()) {
       tl_.locks.push_back(lock);
     }
-    tl_.holders.push_back({lock, e.t_us, e.seq, n});
+    tl_.holders.push_back({lock, e.t_us, e.seq, n, readers, Conflict(n, readers)});
     tl_.max_holders = std::max(tl_.max_holders, n);
   }
 
@@ -663,9 +694,9 @@ class Builder {
       if (tl_.threads[i].client != client) continue;
       const int lane = static_cast<int>(i);
       if (op_in_flight_[lane] != kNone) EndOp(lane, e, Outcome::kCrashed, "client crashed");
-      for (auto& [lock, hs] : states_[lane]) {
+      for (auto& [key, hs] : states_[lane]) {
         if (hs.section != kNone) EndSection(lane, hs, e, "crash");
-        if (hs.hold != kNone) EndHold(lane, lock, e, "crash");
+        if (hs.hold != kNone) EndHold(lane, key.first, key.second, e, "crash");
         hs.count = 0;
       }
     }
@@ -692,7 +723,7 @@ class Builder {
     for (size_t lane = 0; lane < tl_.threads.size(); ++lane) {
       const int l = static_cast<int>(lane);
       if (op_in_flight_[l] != kNone) EndOp(l, end, Outcome::kPending, "");
-      for (auto& [lock, hs] : states_[l]) {
+      for (auto& [key, hs] : states_[l]) {
         if (hs.section != kNone) {
           EndSection(l, hs, end, "run end");
         }
@@ -745,7 +776,7 @@ class Builder {
   std::optional<int64_t> start_note_ms_;
   int64_t lease_default_us_ = 30'000'000;
 
-  std::vector<std::map<std::string, HoldState>> states_;
+  std::vector<std::map<std::pair<std::string, bool>, HoldState>> states_;  // (lock, read side)
   std::vector<int> op_in_flight_;
   std::vector<int64_t> op_lease_us_;
   std::map<std::string, size_t> client_index_;
@@ -758,7 +789,7 @@ class Builder {
   std::vector<int> open_lease_;
   std::vector<std::pair<int64_t, int64_t>> pending_ttl_;
   std::map<std::string, int> uuid_client_;
-  std::map<std::string, int> holders_;
+  std::map<std::string, std::pair<int, int>> holders_;  // lock -> (holders, readers)
   std::map<std::pair<std::string, std::string>, size_t> open_faults_;
   std::map<std::string, int> clock_index_;
   std::map<std::string, int> channel_index_;

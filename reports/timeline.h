@@ -51,6 +51,7 @@ struct Span {
   uint64_t from_seq = 0;
   uint64_t to_seq = 0;
   bool open = false;     // Still open at the end of the run.
+  bool read = false;     // A read hold of a read-write lock (readers may share)
   std::string ended_by;  // "release", "force_unlock", "crash", "exit", "run end"
 };
 
@@ -146,6 +147,8 @@ struct HolderCount {
   int64_t t_us = 0;
   uint64_t seq = 0;
   int count = 0;
+  int readers = 0;        // of which read holds
+  bool conflict = false;  // more holders than the lock allows (see Builder::Conflict)
 };
 
 // A pub/sub message a client received. A long run has about one per acquisition, so the
@@ -174,6 +177,9 @@ struct Timeline {
   std::vector<PubSubMessage> messages;
   std::vector<std::string> channels;
   int max_holders = 0;
+  // From the history's "protocol" note ("kind=rlock ... permits=1"), when it has one.
+  std::string protocol_kind;
+  int permits = 1;
 
   // The run's start as Unix ms (true time 0). When the history or scenario does not say, it is
   // estimated from the clocks (see clock_baseline_note).

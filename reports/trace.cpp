@@ -242,7 +242,7 @@ class TraceWriter {
       for (const Span& h : l.holds) {
         if (!InWindow(h.from_us, h.to_us)) continue;
         const uint64_t id = next_id_++;
-        const std::string name = "holds " + h.lock;
+        const std::string name = (h.read ? "reads " : "holds ") + h.lock;
         std::string b = Head(name, "hold", 'b', H(h.from_us), pid, tid);
         b += Format(",\"id\":%llu,\"args\":{\"thread\":", static_cast<unsigned long long>(id)) +
              JsonString(l.name) + ",\"ended_by\":" + JsonString(h.ended_by) + "," +
