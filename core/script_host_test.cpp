@@ -1990,6 +1990,20 @@ TEST_CASE("the memory cap stops scripts that allocate without bound", "[script][
   }
 }
 
+// "no-writes shebang flag on replica" (scripting.tcl): on a replica a shebang script that may
+// write is refused before it runs, a no-writes one runs, and a script without shebang runs
+// until it tries to write.
+TEST_CASE("scripts on a replica", "[script]") {
+  ServerOptions options;
+  options.replica = true;
+  Server server(options);
+  CHECK(Eval(server, "#!lua\nreturn redis.call('get','x')", {"x"}) ==
+        "-READONLY You can't write against a read only replica.");
+  CHECK(Eval(server, "#!lua flags=no-writes\nreturn redis.call('get','x')", {"x"}) == "(nil)");
+  const std::string compat = Eval(server, "return redis.call('set','x',1)", {"x"});
+  CHECK(StartsWith(compat, "-READONLY You can't write against a read only replica. script: "));
+}
+
 // A script without loops runs without the step hook (it cannot run away); when it hits the
 // memory cap and catches the error, it still runs no further command.
 TEST_CASE("a stopped script runs no further command", "[script][limits]") {
