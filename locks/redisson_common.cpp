@@ -15,6 +15,15 @@
 
 namespace lockstep::locks {
 
+std::string ResponseTimeoutDetail(const ClientConfig& config, int attempt, bool retry,
+                                  const std::string& label) {
+  return "RedisTimeoutException: Redis server response timeout (" +
+         std::to_string(config.timeout_us / 1000) + " ms) occurred after " +
+         std::to_string(attempt) + " of " + std::to_string(config.retry_attempts) +
+         " retry attempts, is non-idempotent command: " + (retry ? "false" : "true") +
+         ". Command: " + label;
+}
+
 Argv EvalArgv(const ScriptSet& scripts, const std::string& name,
               const std::vector<std::string>& keys, const std::vector<std::string>& args) {
   const auto body = scripts.bodies.find(name);
@@ -367,11 +376,7 @@ class RedissonLockClient final : public LockProtocol {
     Command done = std::move(command);
     commands_.erase(id);
     const std::string detail =
-        "RedisTimeoutException: Redis server response timeout (" +
-        std::to_string(config_.timeout_us / 1000) + " ms) occurred after " +
-        std::to_string(done.attempt) + " of " + std::to_string(config_.retry_attempts) +
-        " retry attempts, is non-idempotent command: " + (done.retry ? "false" : "true") +
-        ". Command: " + done.label;
+        ResponseTimeoutDetail(config_, done.attempt, done.retry, done.label);
     Finish(out, id, done, nullptr, detail);
   }
 

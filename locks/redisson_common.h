@@ -43,6 +43,11 @@ int64_t RedissonLatchTtlMs(const ClientConfig& config);
 
 // The checks every Redisson kind makes on its config (version, threads, timeouts, retries).
 // `kind` prefixes the message ("rlock: ...").
+// The detail of an operation whose command got no reply after its last attempt, worded like
+// Redisson's RedisTimeoutException. Shared by every client that has Redisson's command layer.
+std::string ResponseTimeoutDetail(const ClientConfig& config, int attempt, bool retry,
+                                  const std::string& label);
+
 bool CheckRedissonConfig(const std::string& kind, const ClientConfig& config,
                          std::string* error);
 

@@ -18,6 +18,7 @@
 #include <map>
 #include <utility>
 
+#include "locks/redisson_common.h"
 #include "locks/rlock.h"
 #include "locks/scripts.h"
 
@@ -298,11 +299,7 @@ class SynchronizerClient final : public LockProtocol {
     Command done = std::move(command);
     commands_.erase(id);
     const std::string detail =
-        "RedisTimeoutException: Redis server response timeout (" +
-        std::to_string(config_.timeout_us / 1000) + " ms) occurred after " +
-        std::to_string(done.attempt) + " of " + std::to_string(config_.retry_attempts) +
-        " retry attempts, is non-idempotent command: " + (done.retry ? "false" : "true") +
-        ". Command: " + done.label;
+        ResponseTimeoutDetail(config_, done.attempt, done.retry, done.label);
     Finish(out, id, done, nullptr, detail);
   }
 
