@@ -65,13 +65,16 @@ int main(int argc, char** argv) {
   int64_t pairs = 200000;
   int pipeline = 1000;
   std::string version = "v3.13.6";
+  std::string side = "both";
   po::options_description desc(
       "bench_scripts: Redisson lock scripts on the emulator vs a pipelined redis-server");
   desc.add_options()("help", "show this help")(
       "pairs", po::value(&pairs)->default_value(pairs), "acquire+unlock pairs per side")(
       "pipeline", po::value(&pipeline)->default_value(pipeline),
       "commands in flight per batch on the live side")(
-      "version", po::value(&version)->default_value(version), "lua/rlock/<version>/ scripts");
+      "version", po::value(&version)->default_value(version), "lua/rlock/<version>/ scripts")(
+      "side", po::value(&side)->default_value(side),
+      "both, or only 'emulator' (for profiling it alone, no ratio)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -83,6 +86,10 @@ int main(int argc, char** argv) {
   if (vm.count("help")) {
     std::cout << desc;
     return 0;
+  }
+  if (side != "both" && side != "emulator") {
+    std::cerr << "bench_scripts: --side must be 'both' or 'emulator'\n";
+    return 2;
   }
   if (pairs <= 0 || pipeline <= 0) {
     std::cerr << "bench_scripts: --pairs and --pipeline must be positive\n";
@@ -125,6 +132,13 @@ int main(int argc, char** argv) {
     if ((i & 1023) == 0) now_ms = WallMs();
   }
   const double emu_s = Seconds(std::chrono::steady_clock::now() - emu_start);
+  const double scripts = 2.0 * static_cast<double>(pairs);
+  const double emu_rate = scripts / emu_s;
+  std::printf("lua/rlock/%s acquire+unlock, %lld pairs (%.0f scripts) per side\n",
+              version.c_str(), static_cast<long long>(pairs), scripts);
+  std::printf("  emulator:              %12.0f scripts/s  (%.0f ns/script)\n",
+              emu_rate, 1e9 / emu_rate);
+  if (side == "emulator") return 0;
 
   // --- live redis-server, pipelined ---
   std::string error;
@@ -160,14 +174,7 @@ int main(int argc, char** argv) {
   }
   const double live_s = Seconds(std::chrono::steady_clock::now() - live_start);
 
-  const double scripts = 2.0 * static_cast<double>(pairs);
-  const double emu_rate = scripts / emu_s;
   const double live_rate = scripts / live_s;
-  std::printf("lua/rlock/%s acquire+unlock, %lld pairs (%.0f scripts) per side\n",
-              version.c_str(), static_cast<long long>(pairs), scripts);
-  std::printf("  emulator:              %12.0f scripts/s  (%.0f ns/script, %llu Lua steps last)\n",
-              emu_rate, 1e9 / emu_rate,
-              static_cast<unsigned long long>(emu.scripts().last_script_steps()));
   std::printf("  redis-server 7.0.15:   %12.0f scripts/s  (EVALSHA, pipeline %d, loopback)\n",
               live_rate, pipeline);
   std::printf("  ratio emulator/redis:  %12.2fx\n", emu_rate / live_rate);

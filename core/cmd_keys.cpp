@@ -1,4 +1,5 @@
 // Generic key commands (Redis db.c, expire.c).
+#include <cassert>
 #include <cinttypes>
 #include <climits>
 #include <cstdlib>
@@ -97,9 +98,12 @@ Reply Type(Ctx& ctx, const Argv& argv) {
 }
 
 Reply Expire(Ctx& ctx, const Argv& argv) {
-  const std::string& name = argv[0];
-  const bool seconds = EqualsNoCase(name, "expire") || EqualsNoCase(name, "expireat");
-  const bool relative = EqualsNoCase(name, "expire") || EqualsNoCase(name, "pexpire");
+  // The table routes only EXPIRE (6), PEXPIRE (7), EXPIREAT (8) and PEXPIREAT (9) here, in
+  // any letter case: the name's length says which.
+  const size_t name_len = argv[0].size();
+  assert(name_len >= 6 && name_len <= 9);
+  const bool seconds = name_len == 6 || name_len == 8;
+  const bool relative = name_len == 6 || name_len == 7;
 
   // Options are parsed before the time, as expireGenericCommand does.
   bool nx = false, xx = false, gt = false, lt = false;
@@ -146,14 +150,16 @@ Reply Expire(Ctx& ctx, const Argv& argv) {
   // which waits for its master's DEL.
   if (when <= ctx.now_ms && !ctx.server.is_replica()) {
     ctx.db.Erase(argv[1]);
-    ctx.Propagate({"DEL", argv[1]});
+    if (ctx.effects != nullptr) ctx.Propagate({"DEL", argv[1]});
     return Reply::Integer(1);
   }
   e->expire_at_ms = when;
-  Argv propagated = argv;
-  propagated[0] = "PEXPIREAT";
-  propagated[2] = FormatInt64(when);
-  ctx.Propagate(std::move(propagated));
+  if (ctx.effects != nullptr) {  // Build the rewritten command only when somebody records it.
+    Argv propagated = argv;
+    propagated[0] = "PEXPIREAT";
+    propagated[2] = FormatInt64(when);
+    ctx.Propagate(std::move(propagated));
+  }
   return Reply::Integer(1);
 }
 

@@ -1,5 +1,6 @@
 // String and counter commands (Redis t_string.c).
 #include <climits>
+#include <cstring>
 #include <strings.h>
 
 #include "core/commands.h"
@@ -26,18 +27,55 @@ enum SetFlag : unsigned {
   kPxAt = 1u << 7,
 };
 
-// Stores a string value, keeping or clearing the TTL (Redis setKey).
-void StoreString(Ctx& ctx, const std::string& key, const std::string& value, bool keep_ttl) {
-  Entry* e = ctx.db.Find(key);
-  if (e != nullptr) {
-    const int64_t expire = keep_ttl ? e->expire_at_ms : kNoExpiry;
-    e->value = value;
-    e->expire_at_ms = expire;
-    return;
+// The SET option an argument names, or 0. Compares as Is() does (case-insensitive, up to the
+// first NUL) but looks at the length first, so that SET k v PX ms costs one comparison, not six.
+unsigned SetOption(const std::string& arg) {
+  const char* s = arg.c_str();
+  const size_t n = std::strlen(s);
+  auto upper = [s](size_t i) {
+    const char c = s[i];
+    return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+  };
+  switch (n) {
+    case 2:
+      if (upper(1) != 'X') return 0;
+      switch (upper(0)) {
+        case 'N': return kNx;
+        case 'X': return kXx;
+        case 'E': return kEx;
+        case 'P': return kPx;
+        default: return 0;
+      }
+    case 3:
+      return upper(0) == 'G' && upper(1) == 'E' && upper(2) == 'T' ? kGet : 0u;
+    case 4:
+      if (upper(1) != 'X' || upper(2) != 'A' || upper(3) != 'T') return 0;
+      if (upper(0) == 'E') return kExAt;
+      return upper(0) == 'P' ? kPxAt : 0u;
+    case 7:
+      return strcasecmp(s, "KEEPTTL") == 0 ? kKeepTtl : 0u;
+    default:
+      return 0;
+  }
+}
+
+// Stores value at key, keeping or clearing the TTL (Redis setKey). `existing` is the key's live
+// entry when the caller has looked it up already (null: missing, or expired and just deleted).
+Entry& StoreString(Ctx& ctx, Entry* existing, const std::string& key, const std::string& value,
+                   bool keep_ttl) {
+  if (existing != nullptr) {
+    const int64_t expire = keep_ttl ? existing->expire_at_ms : kNoExpiry;
+    if (std::string* s = std::get_if<std::string>(&existing->value)) {
+      s->assign(value);  // Reuses the old string's buffer.
+    } else {
+      existing->value = value;
+    }
+    existing->expire_at_ms = expire;
+    return *existing;
   }
   Entry fresh;
   fresh.value = value;
-  ctx.db.Put(key, std::move(fresh));
+  return ctx.db.Put(key, std::move(fresh));
 }
 
 }  // namespace
@@ -55,27 +93,27 @@ Reply Set(Ctx& ctx, const Argv& argv) {
   unsigned flags = 0;
   const std::string* expire_arg = nullptr;
   for (size_t j = 3; j < argv.size(); ++j) {
-    const std::string& opt = argv[j];
+    const unsigned opt = SetOption(argv[j]);
     const bool has_next = j + 1 < argv.size();
     const unsigned expiry_flags = kKeepTtl | kEx | kPx | kExAt | kPxAt;
-    if (Is(opt, "NX") && !(flags & kXx)) {
+    if (opt == kNx && !(flags & kXx)) {
       flags |= kNx;
-    } else if (Is(opt, "XX") && !(flags & kNx)) {
+    } else if (opt == kXx && !(flags & kNx)) {
       flags |= kXx;
-    } else if (Is(opt, "GET")) {
+    } else if (opt == kGet) {
       flags |= kGet;
-    } else if (Is(opt, "KEEPTTL") && !(flags & (kEx | kExAt | kPx | kPxAt))) {
+    } else if (opt == kKeepTtl && !(flags & (kEx | kExAt | kPx | kPxAt))) {
       flags |= kKeepTtl;
-    } else if (Is(opt, "EX") && !(flags & (expiry_flags & ~kEx)) && has_next) {
+    } else if (opt == kEx && !(flags & (expiry_flags & ~kEx)) && has_next) {
       flags |= kEx;
       expire_arg = &argv[++j];
-    } else if (Is(opt, "PX") && !(flags & (expiry_flags & ~kPx)) && has_next) {
+    } else if (opt == kPx && !(flags & (expiry_flags & ~kPx)) && has_next) {
       flags |= kPx;
       expire_arg = &argv[++j];
-    } else if (Is(opt, "EXAT") && !(flags & (expiry_flags & ~kExAt)) && has_next) {
+    } else if (opt == kExAt && !(flags & (expiry_flags & ~kExAt)) && has_next) {
       flags |= kExAt;
       expire_arg = &argv[++j];
-    } else if (Is(opt, "PXAT") && !(flags & (expiry_flags & ~kPxAt)) && has_next) {
+    } else if (opt == kPxAt && !(flags & (expiry_flags & ~kPxAt)) && has_next) {
       flags |= kPxAt;
       expire_arg = &argv[++j];
     } else {
@@ -88,40 +126,46 @@ Reply Set(Ctx& ctx, const Argv& argv) {
     const auto v = ParseInt64(*expire_arg);
     if (!v) return Reply::Error(std::string(err::kNotInteger));
     const bool in_seconds = flags & (kEx | kExAt);
-    const Reply bad = Reply::Error("ERR invalid expire time in 'set' command");
-    if (*v <= 0 || (in_seconds && *v > LLONG_MAX / 1000)) return bad;
+    auto bad = [] { return Reply::Error("ERR invalid expire time in 'set' command"); };
+    if (*v <= 0 || (in_seconds && *v > LLONG_MAX / 1000)) return bad();
     expire_at = in_seconds ? *v * 1000 : *v;
     if (flags & (kEx | kPx)) {
-      if (expire_at > LLONG_MAX - ctx.now_ms) return bad;  // Redis would wrap and reject.
+      if (expire_at > LLONG_MAX - ctx.now_ms) return bad();  // Redis would wrap and reject.
       expire_at += ctx.now_ms;
     }
-    if (expire_at <= 0) return bad;
+    if (expire_at <= 0) return bad();
   }
 
+  // One lookup serves GET, NX/XX and the store (Redis looks the key up again; the result is
+  // the same, and an expired key is deleted by the first lookup either way).
+  Entry* old = ctx.Lookup(argv[1]);
   Reply get_reply;
   if (flags & kGet) {
-    Entry* old = ctx.Lookup(argv[1]);
     if (old != nullptr && old->type() != ValueType::kString) return WrongType();
     get_reply = old == nullptr ? Reply::Null() : Reply::Bulk(old->str());
   }
 
-  const bool found = ctx.Lookup(argv[1]) != nullptr;
+  const bool found = old != nullptr;
   if (((flags & kNx) && found) || ((flags & kXx) && !found)) {
     return (flags & kGet) ? get_reply : Reply::Null();
   }
 
-  StoreString(ctx, argv[1], argv[2], flags & kKeepTtl);
+  Entry& stored = StoreString(ctx, old, argv[1], argv[2], flags & kKeepTtl);
   if (expire_arg != nullptr) {
-    ctx.db.Find(argv[1])->expire_at_ms = expire_at;
+    stored.expire_at_ms = expire_at;
     // Replicas receive an absolute time: SET key value PXAT <ms>.
-    ctx.Propagate({"SET", argv[1], argv[2], "PXAT", FormatInt64(expire_at)});
-  } else if (flags & kGet) {
-    Argv propagated;
-    for (size_t j = 0; j < argv.size(); ++j) {
-      if (j >= 3 && Is(argv[j], "GET")) continue;
-      propagated.push_back(argv[j]);
+    if (ctx.effects != nullptr) {
+      ctx.Propagate({"SET", argv[1], argv[2], "PXAT", FormatInt64(expire_at)});
     }
-    ctx.Propagate(std::move(propagated));
+  } else if (flags & kGet) {
+    if (ctx.effects != nullptr) {
+      Argv propagated;
+      for (size_t j = 0; j < argv.size(); ++j) {
+        if (j >= 3 && Is(argv[j], "GET")) continue;
+        propagated.push_back(argv[j]);
+      }
+      ctx.Propagate(std::move(propagated));
+    }
   } else {
     ctx.PropagateAsIs(argv);
   }
@@ -130,7 +174,7 @@ Reply Set(Ctx& ctx, const Argv& argv) {
 
 Reply Setnx(Ctx& ctx, const Argv& argv) {
   if (ctx.Lookup(argv[1]) != nullptr) return Reply::Integer(0);
-  StoreString(ctx, argv[1], argv[2], false);
+  StoreString(ctx, nullptr, argv[1], argv[2], false);
   ctx.PropagateAsIs(argv);
   return Reply::Integer(1);
 }
@@ -139,8 +183,8 @@ Reply Getset(Ctx& ctx, const Argv& argv) {
   Entry* old = ctx.Lookup(argv[1]);
   if (old != nullptr && old->type() != ValueType::kString) return WrongType();
   Reply reply = old == nullptr ? Reply::Null() : Reply::Bulk(old->str());
-  StoreString(ctx, argv[1], argv[2], false);
-  ctx.Propagate({"SET", argv[1], argv[2]});
+  StoreString(ctx, old, argv[1], argv[2], false);
+  if (ctx.effects != nullptr) ctx.Propagate({"SET", argv[1], argv[2]});
   return reply;
 }
 

@@ -94,12 +94,10 @@ const Entry* Keyspace::Find(std::string_view key) const {
 }
 
 Entry& Keyspace::Put(std::string_view key, Entry entry) {
-  auto it = table_.find(key);
-  if (it != table_.end()) {
-    it->second = std::move(entry);
-    return it->second;
-  }
-  return table_.emplace(std::string(key), std::move(entry)).first->second;
+  // Callers put mostly keys they have just found missing: one hash and one probe for those.
+  auto [it, inserted] = table_.try_emplace(std::string(key));
+  it->second = std::move(entry);
+  return it->second;
 }
 
 bool Keyspace::Erase(std::string_view key) {
