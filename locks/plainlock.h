@@ -1,6 +1,7 @@
-// Plain single-key locks from the seeds (shared/seeds/004, and the compare-and-delete unlock of
-// 003/004), not Redisson: the lock is one STRING key, `lock_name` itself (no prefix, no hash),
-// whose value is the holder's token "<uuid>:<thread + 1>". Three kinds, as a sans-IO protocol:
+// Plain single-key locks from the seeds, not Redisson (shared/seeds/004 for SETNX then EXPIRE,
+// shared/seeds/002 for the GET-then-DEL unlock and the compare-and-delete script replacing it):
+// the lock is one STRING key, `lock_name` itself (no prefix, no hash), whose value is the
+// holder's token "<uuid>:<thread + 1>". Three kinds, as a sans-IO protocol:
 //
 //  - "setnx-px": acquire with one `SET key token NX PX ttl`; unlock with the compare-and-delete
 //    script (lua/plain/unlock_compare_and_delete.lua, "unlock_compare_and_delete"). The correct

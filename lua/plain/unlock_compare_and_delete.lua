@@ -12,8 +12,9 @@
 --   1  the key held the caller's token and was deleted
 --   0  the key is missing (expired) or holds another client's token: nothing changed
 --
--- Models: the seeds 003/004 (not Redisson). Known bugs kept: none in the script; the protocol's
--- weakness (a holder paused past its TTL loses the lock silently) is the point of modelling it.
+-- Models: seed 002 (the GET-then-DEL unlock and this script replacing it; not Redisson).
+-- Known bugs kept: none in the script; the protocol's weakness (a holder paused past its TTL
+-- loses the lock silently) is the point of modelling it.
 
 if redis.call('get', KEYS[1]) == ARGV[1] then
     return redis.call('del', KEYS[1])
