@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "locks/redisson_executor.h"
 #include "locks/rlock.h"
 
 namespace lockstep::locks {
@@ -120,7 +121,7 @@ class RedissonLockClient final : public LockProtocol {
       t.latch = RLockUnlockLatch(config_.lock_name, request_id);
     }
     Argv argv = kind_->Unlock(out, thread, internal_lease_ms_, t.latch);
-    t.command = StartCommand(out, CommandKind::kUnlock, thread, std::move(argv), "unlock",
+    t.command = executor_.Start(out, CommandKind::kUnlock, thread, std::move(argv), "unlock",
                              /*retry=*/version_ == Version::k3136);
     Flush(out);
   }
@@ -132,21 +133,16 @@ class RedissonLockClient final : public LockProtocol {
     t.phase = Phase::kForceUnlocking;
     // forceUnlockAsync drops the whole renewal entry first (cancelExpirationRenewal(null)).
     DropRenewal(out);
-    t.command = StartCommand(out, CommandKind::kForceUnlock, thread, kind_->ForceUnlock(out),
+    t.command = executor_.Start(out, CommandKind::kForceUnlock, thread, kind_->ForceUnlock(out),
                              "force_unlock", /*retry=*/true);
     Flush(out);
   }
 
   void OnReply(Outbox& out, RequestId request, const Reply& reply) override {
-    const auto it = requests_.find(request);
-    if (it == requests_.end()) return;  // A timed-out attempt, or from before a crash.
-    const uint64_t id = it->second;
-    requests_.erase(it);
-    Command command = std::move(commands_.at(id));
-    commands_.erase(id);
-    assert(command.request == request);
-    DisarmTimer(out, &command.timer);
-    Finish(out, id, command, &reply, "");
+    // Nothing for a timed-out attempt, or a reply from before a crash.
+    std::optional<Executor::Ended> ended = executor_.TakeReply(out, request);
+    if (!ended) return;
+    Finish(out, ended->id, ended->command, &reply, "");
     Flush(out);
   }
 
@@ -181,21 +177,18 @@ class RedissonLockClient final : public LockProtocol {
   }
 
   void OnTimer(Outbox& out, TimerId timer) override {
+    std::optional<Executor::Ended> expired;
+    std::string detail;
+    if (executor_.OnTimer(out, timer, &expired, &detail)) {
+      if (expired) Finish(out, expired->id, expired->command, nullptr, detail);
+      Flush(out);
+      return;
+    }
     const auto it = timers_.find(timer);
     if (it == timers_.end()) return;  // Cancelled, or from before a crash.
     const TimerRef ref = it->second;
     timers_.erase(it);
     switch (ref.kind) {
-      case TimerKind::kResponse:
-        OnResponseTimeout(out, ref.ref);
-        break;
-      case TimerKind::kRetryDelay: {
-        Command& command = commands_.at(ref.ref);
-        assert(command.timer == timer);
-        command.timer = 0;
-        Transmit(out, ref.ref);
-        break;
-      }
       case TimerKind::kSubscribeWait:
         OnSubscribeWaitOver(out, static_cast<int>(ref.ref));
         break;
@@ -214,8 +207,7 @@ class RedissonLockClient final : public LockProtocol {
     // stand-in for Redisson's random request ids (see Release).
     const uint64_t unlock_requests = unlock_requests_;
     const int threads = config_.threads;
-    commands_.clear();
-    requests_.clear();
+    executor_.Clear();
     timers_.clear();
     threads_.assign(static_cast<size_t>(threads), Thread{});
     subscriptions_.clear();
@@ -238,21 +230,10 @@ class RedissonLockClient final : public LockProtocol {
     kDelLatch,
     kAcquireFailed,
   };
+  using Executor = RedissonExecutor<CommandKind>;
 
-  struct Command {
-    CommandKind kind = CommandKind::kAcquire;
-    int thread = -1;  // The thread whose operation this is; for kRenew, the renewed thread.
-    Argv argv;
-    std::string label;
-    bool retry = false;      // Resend on response timeout.
-    int attempt = 0;         // Resends so far.
-    RequestId request = 0;   // The attempt awaiting its reply; 0 during the retry delay.
-    TimerId timer = 0;       // Response timeout, or retry delay.
-  };
 
   enum class TimerKind : uint8_t {
-    kResponse,       // ref: command id.
-    kRetryDelay,     // ref: command id.
     kSubscribeWait,  // ref: thread.
     kPermitWait,     // ref: thread.
     kWatchdog,       // ref unused.
@@ -335,53 +316,8 @@ class RedissonLockClient final : public LockProtocol {
     *timer = 0;
   }
 
-  uint64_t StartCommand(Outbox& out, CommandKind kind, int thread, Argv argv, std::string label,
-                        bool retry) {
-    const uint64_t id = ++last_command_;
-    Command& command = commands_[id];
-    command.kind = kind;
-    command.thread = thread;
-    command.argv = std::move(argv);
-    command.label = std::move(label);
-    command.retry = retry;
-    Transmit(out, id);
-    return id;
-  }
-
-  // Sends the command's next attempt: a new request id, the same argv.
-  void Transmit(Outbox& out, uint64_t id) {
-    Command& command = commands_.at(id);
-    assert(command.request == 0 && command.timer == 0);
-    command.request = out.NewRequestId();
-    requests_[command.request] = id;
-    command.timer = ArmTimer(out, TimerKind::kResponse, id, config_.timeout_us);
-    out.Send(0, command.request, command.argv, command.label);
-  }
-
-  void OnResponseTimeout(Outbox& out, uint64_t id) {
-    Command& command = commands_.at(id);
-    // From now on a reply to this attempt is ignored, even if the resend is still to come.
-    requests_.erase(command.request);
-    command.request = 0;
-    command.timer = 0;
-    if (command.retry && command.attempt < config_.retry_attempts) {
-      command.attempt += 1;
-      if (config_.retry_interval_us > 0) {
-        command.timer = ArmTimer(out, TimerKind::kRetryDelay, id, config_.retry_interval_us);
-      } else {
-        Transmit(out, id);
-      }
-      return;
-    }
-    Command done = std::move(command);
-    commands_.erase(id);
-    const std::string detail =
-        ResponseTimeoutDetail(config_, done.attempt, done.retry, done.label);
-    Finish(out, id, done, nullptr, detail);
-  }
-
   // A command ended: with a reply, or (reply == nullptr) with a timeout after its last attempt.
-  void Finish(Outbox& out, uint64_t id, const Command& command, const Reply* reply,
+  void Finish(Outbox& out, uint64_t id, const Executor::Command& command, const Reply* reply,
               const std::string& timeout_detail) {
     switch (command.kind) {
       case CommandKind::kAcquire:
@@ -468,7 +404,7 @@ class RedissonLockClient final : public LockProtocol {
     }
     RedissonLockKind::Script script = kind_->Attempt(out, thread, t.args, t.lease_ms);
     t.attempt_label = script.label;
-    t.command = StartCommand(out, CommandKind::kAcquire, thread, std::move(script.argv),
+    t.command = executor_.Start(out, CommandKind::kAcquire, thread, std::move(script.argv),
                              std::move(script.label), /*retry=*/version_ == Version::k3136);
   }
 
@@ -501,7 +437,7 @@ class RedissonLockClient final : public LockProtocol {
     }
     t.phase = Phase::kAcquireFailing;
     t.pending = std::move(result);
-    t.command = StartCommand(out, CommandKind::kAcquireFailed, thread, std::move(*argv),
+    t.command = executor_.Start(out, CommandKind::kAcquireFailed, thread, std::move(*argv),
                              "acquire_failed", /*retry=*/true);
   }
 
@@ -598,7 +534,7 @@ class RedissonLockClient final : public LockProtocol {
     auto entry = subscriptions_.find(t.channel);
     if (entry == subscriptions_.end()) {
       entry = subscriptions_.emplace(t.channel, Subscription{}).first;
-      entry->second.command = StartCommand(out, CommandKind::kSubscribe, -1,
+      entry->second.command = executor_.Start(out, CommandKind::kSubscribe, -1,
                                            {"SUBSCRIBE", t.channel}, "subscribe", /*retry=*/true);
     }
     entry->second.refs += 1;
@@ -761,7 +697,7 @@ class RedissonLockClient final : public LockProtocol {
     }
     if (version_ == Version::kCurrent) {
       // The latch has served its purpose once a reply came (thenApply: DEL, asynchronously).
-      StartCommand(out, CommandKind::kDelLatch, thread, {"DEL", latch}, "del_latch",
+      executor_.Start(out, CommandKind::kDelLatch, thread, {"DEL", latch}, "del_latch",
                    /*retry=*/true);
     }
     if (reply->type == Reply::Type::kNull) {
@@ -843,7 +779,7 @@ class RedissonLockClient final : public LockProtocol {
       if (!renewal_ || renewal_->threads.empty()) return;
       if (renewal_->timer == timer) renewal_->timer = 0;
       const int thread = renewal_->threads.front().first;
-      StartCommand(out, CommandKind::kRenew, thread, kind_->Renew(thread, internal_lease_ms_),
+      executor_.Start(out, CommandKind::kRenew, thread, kind_->Renew(thread, internal_lease_ms_),
                    "renew", /*retry=*/true);
       return;
     }
@@ -852,7 +788,7 @@ class RedissonLockClient final : public LockProtocol {
       return;
     }
     const int thread = renewal_->threads.front().first;
-    StartCommand(out, CommandKind::kRenew, thread, kind_->Renew(thread, watchdog_ms_), "renew",
+    executor_.Start(out, CommandKind::kRenew, thread, kind_->Renew(thread, watchdog_ms_), "renew",
                  /*retry=*/true);
   }
 
@@ -912,9 +848,7 @@ class RedissonLockClient final : public LockProtocol {
   std::optional<Renewal> renewal_;
   bool task_running_ = false;  // current: RenewalTask.running.
 
-  uint64_t last_command_ = 0;
-  std::map<uint64_t, Command> commands_;
-  std::map<RequestId, uint64_t> requests_;  // The current attempt of each command.
+  Executor executor_{config_};
   std::map<TimerId, TimerRef> timers_;
   std::vector<std::pair<int, OpResult>> completions_;
   uint64_t unlock_requests_ = 0;

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "locks/redisson_common.h"
+#include "locks/redisson_executor.h"
 #include "locks/rlock.h"
 #include "locks/scripts.h"
 
@@ -122,14 +123,10 @@ class SynchronizerClient final : public LockProtocol {
   }
 
   void OnReply(Outbox& out, RequestId request, const Reply& reply) override {
-    const auto it = requests_.find(request);
-    if (it == requests_.end()) return;  // A timed-out attempt, or from before a crash.
-    const uint64_t id = it->second;
-    requests_.erase(it);
-    Command command = std::move(commands_.at(id));
-    commands_.erase(id);
-    DisarmTimer(out, &command.timer);
-    Finish(out, id, command, &reply, "");
+    // Nothing for a timed-out attempt, or a reply from before a crash.
+    std::optional<Executor::Ended> ended = executor_.TakeReply(out, request);
+    if (!ended) return;
+    Finish(out, ended->id, ended->command, &reply, "");
     Flush(out);
   }
 
@@ -144,20 +141,18 @@ class SynchronizerClient final : public LockProtocol {
   }
 
   void OnTimer(Outbox& out, TimerId timer) override {
+    std::optional<Executor::Ended> expired;
+    std::string detail;
+    if (executor_.OnTimer(out, timer, &expired, &detail)) {
+      if (expired) Finish(out, expired->id, expired->command, nullptr, detail);
+      Flush(out);
+      return;
+    }
     const auto it = timers_.find(timer);
     if (it == timers_.end()) return;  // Cancelled, or from before a crash.
     const TimerRef ref = it->second;
     timers_.erase(it);
     switch (ref.kind) {
-      case TimerKind::kResponse:
-        OnResponseTimeout(out, ref.ref);
-        break;
-      case TimerKind::kRetryDelay: {
-        Command& command = commands_.at(ref.ref);
-        command.timer = 0;
-        Transmit(out, ref.ref);
-        break;
-      }
       case TimerKind::kSubscribeWait:
         OnSubscribeWaitOver(out, static_cast<int>(ref.ref));
         break;
@@ -169,8 +164,7 @@ class SynchronizerClient final : public LockProtocol {
   }
 
   void OnCrash() override {
-    commands_.clear();
-    requests_.clear();
+    executor_.Clear();
     timers_.clear();
     threads_.assign(threads_.size(), Thread{});
     subscriptions_.clear();
@@ -183,19 +177,10 @@ class SynchronizerClient final : public LockProtocol {
   // ---- Command layer ------------------------------------------------------------------------
 
   enum class CommandKind : uint8_t { kInit, kAttempt, kRelease, kForceUnlock, kSubscribe };
+  using Executor = RedissonExecutor<CommandKind>;
 
-  struct Command {
-    CommandKind kind = CommandKind::kAttempt;
-    int thread = -1;  // The thread whose operation it is; -1 for init and subscribe.
-    Argv argv;
-    std::string label;
-    bool retry = false;
-    int attempt = 0;        // Resends so far.
-    RequestId request = 0;  // The attempt awaiting its reply; 0 during the retry delay.
-    TimerId timer = 0;      // Response timeout, or retry delay.
-  };
 
-  enum class TimerKind : uint8_t { kResponse, kRetryDelay, kSubscribeWait, kWait };
+  enum class TimerKind : uint8_t { kSubscribeWait, kWait };
 
   struct TimerRef {
     TimerKind kind;
@@ -262,49 +247,12 @@ class SynchronizerClient final : public LockProtocol {
 
   uint64_t StartCommand(Outbox& out, CommandKind kind, int thread,
                         SynchronizerKind::Command spec) {
-    const uint64_t id = ++last_command_;
-    Command& command = commands_[id];
-    command.kind = kind;
-    command.thread = thread;
-    command.argv = std::move(spec.argv);
-    command.label = std::move(spec.label);
-    command.retry = spec.retry;
-    Transmit(out, id);
-    return id;
-  }
-
-  void Transmit(Outbox& out, uint64_t id) {
-    Command& command = commands_.at(id);
-    assert(command.request == 0 && command.timer == 0);
-    command.request = out.NewRequestId();
-    requests_[command.request] = id;
-    command.timer = ArmTimer(out, TimerKind::kResponse, id, config_.timeout_us);
-    out.Send(0, command.request, command.argv, command.label);
-  }
-
-  void OnResponseTimeout(Outbox& out, uint64_t id) {
-    Command& command = commands_.at(id);
-    requests_.erase(command.request);  // A late reply to this attempt is ignored.
-    command.request = 0;
-    command.timer = 0;
-    if (command.retry && command.attempt < config_.retry_attempts) {
-      command.attempt += 1;
-      if (config_.retry_interval_us > 0) {
-        command.timer = ArmTimer(out, TimerKind::kRetryDelay, id, config_.retry_interval_us);
-      } else {
-        Transmit(out, id);
-      }
-      return;
-    }
-    Command done = std::move(command);
-    commands_.erase(id);
-    const std::string detail =
-        ResponseTimeoutDetail(config_, done.attempt, done.retry, done.label);
-    Finish(out, id, done, nullptr, detail);
+    return executor_.Start(out, kind, thread, std::move(spec.argv), std::move(spec.label),
+                           spec.retry);
   }
 
   // A command ended: with a reply, or (reply == nullptr) after its last attempt timed out.
-  void Finish(Outbox& out, uint64_t id, const Command& command, const Reply* reply,
+  void Finish(Outbox& out, uint64_t id, const Executor::Command& command, const Reply* reply,
               const std::string& timeout_detail) {
     switch (command.kind) {
       case CommandKind::kInit:
@@ -636,9 +584,7 @@ class SynchronizerClient final : public LockProtocol {
   std::map<std::string, Subscription> subscriptions_;  // At most one: channel_.
   Init init_ = Init::kNone;
 
-  uint64_t last_command_ = 0;
-  std::map<uint64_t, Command> commands_;
-  std::map<RequestId, uint64_t> requests_;
+  Executor executor_{config_};
   std::map<TimerId, TimerRef> timers_;
   std::vector<std::pair<int, OpResult>> completions_;
 };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "locks/redisson_common.h"
+#include "locks/redisson_executor.h"
 #include "locks/rlock.h"
 #include "locks/scripts.h"
 
@@ -46,7 +47,7 @@ class SpinLock final : public LockProtocol {
     t.phase = Phase::kReleasing;
     const std::string request_id = config_.uuid + "-" + std::to_string(++unlock_requests_);
     t.latch = RLockUnlockLatch(config_.lock_name, request_id);
-    t.command = StartCommand(
+    t.command = executor_.Start(
         out, CommandKind::kUnlock, thread,
         Eval("unlock", {config_.lock_name, t.latch},
              {std::to_string(internal_lease_ms_), RLockField(config_.uuid, thread),
@@ -62,21 +63,17 @@ class SpinLock final : public LockProtocol {
     t.phase = Phase::kForceUnlocking;
     DropRenewal();  // cancelExpirationRenewal(null, null) ...
     internal_lease_ms_ = watchdog_ms_;  // ... which also resets the lease field.
-    t.command = StartCommand(out, CommandKind::kForceUnlock, thread,
+    t.command = executor_.Start(out, CommandKind::kForceUnlock, thread,
                              Eval("force_unlock", {config_.lock_name}, {}), "force_unlock",
                              /*retry=*/true);
     Flush(out);
   }
 
   void OnReply(Outbox& out, RequestId request, const Reply& reply) override {
-    const auto it = requests_.find(request);
-    if (it == requests_.end()) return;
-    const uint64_t id = it->second;
-    requests_.erase(it);
-    Command command = std::move(commands_.at(id));
-    commands_.erase(id);
-    DisarmTimer(out, &command.timer);
-    Finish(out, id, command, &reply, "");
+    // Nothing for a timed-out attempt, or a reply from before a crash.
+    std::optional<Executor::Ended> ended = executor_.TakeReply(out, request);
+    if (!ended) return;
+    Finish(out, ended->id, ended->command, &reply, "");
     Flush(out);
   }
 
@@ -89,20 +86,18 @@ class SpinLock final : public LockProtocol {
   }
 
   void OnTimer(Outbox& out, TimerId timer) override {
+    std::optional<Executor::Ended> expired;
+    std::string detail;
+    if (executor_.OnTimer(out, timer, &expired, &detail)) {
+      if (expired) Finish(out, expired->id, expired->command, nullptr, detail);
+      Flush(out);
+      return;
+    }
     const auto it = timers_.find(timer);
-    if (it == timers_.end()) return;
+    if (it == timers_.end()) return;  // Cancelled, or from before a crash.
     const TimerRef ref = it->second;
     timers_.erase(it);
     switch (ref.kind) {
-      case TimerKind::kResponse:
-        OnResponseTimeout(out, ref.ref);
-        break;
-      case TimerKind::kRetryDelay: {
-        Command& command = commands_.at(ref.ref);
-        command.timer = 0;
-        Transmit(out, ref.ref);
-        break;
-      }
       case TimerKind::kBackOff: {
         Thread& t = threads_[static_cast<size_t>(ref.ref)];
         assert(t.phase == Phase::kSleeping);
@@ -119,8 +114,7 @@ class SpinLock final : public LockProtocol {
 
   void OnCrash() override {
     const uint64_t unlock_requests = unlock_requests_;  // See RLock::OnCrash.
-    commands_.clear();
-    requests_.clear();
+    executor_.Clear();
     timers_.clear();
     threads_.assign(static_cast<size_t>(config_.threads), Thread{});
     renewal_.reset();
@@ -134,19 +128,10 @@ class SpinLock final : public LockProtocol {
   // ---- Command layer (RLock's) --------------------------------------------------------------
 
   enum class CommandKind : uint8_t { kAcquire, kUnlock, kForceUnlock, kRenew, kDelLatch };
+  using Executor = RedissonExecutor<CommandKind>;
 
-  struct Command {
-    CommandKind kind = CommandKind::kAcquire;
-    int thread = -1;
-    Argv argv;
-    std::string label;
-    bool retry = false;
-    int attempt = 0;
-    RequestId request = 0;
-    TimerId timer = 0;
-  };
 
-  enum class TimerKind : uint8_t { kResponse, kRetryDelay, kBackOff, kWatchdog };
+  enum class TimerKind : uint8_t { kBackOff, kWatchdog };
 
   struct TimerRef {
     TimerKind kind;
@@ -205,49 +190,7 @@ class SpinLock final : public LockProtocol {
     *timer = 0;
   }
 
-  uint64_t StartCommand(Outbox& out, CommandKind kind, int thread, Argv argv, std::string label,
-                        bool retry) {
-    const uint64_t id = ++last_command_;
-    Command& command = commands_[id];
-    command.kind = kind;
-    command.thread = thread;
-    command.argv = std::move(argv);
-    command.label = std::move(label);
-    command.retry = retry;
-    Transmit(out, id);
-    return id;
-  }
-
-  void Transmit(Outbox& out, uint64_t id) {
-    Command& command = commands_.at(id);
-    command.request = out.NewRequestId();
-    requests_[command.request] = id;
-    command.timer = ArmTimer(out, TimerKind::kResponse, id, config_.timeout_us);
-    out.Send(0, command.request, command.argv, command.label);
-  }
-
-  void OnResponseTimeout(Outbox& out, uint64_t id) {
-    Command& command = commands_.at(id);
-    requests_.erase(command.request);
-    command.request = 0;
-    command.timer = 0;
-    if (command.retry && command.attempt < config_.retry_attempts) {
-      command.attempt += 1;
-      if (config_.retry_interval_us > 0) {
-        command.timer = ArmTimer(out, TimerKind::kRetryDelay, id, config_.retry_interval_us);
-      } else {
-        Transmit(out, id);
-      }
-      return;
-    }
-    Command done = std::move(command);
-    commands_.erase(id);
-    const std::string detail =
-        ResponseTimeoutDetail(config_, done.attempt, done.retry, done.label);
-    Finish(out, id, done, nullptr, detail);
-  }
-
-  void Finish(Outbox& out, uint64_t id, const Command& command, const Reply* reply,
+  void Finish(Outbox& out, uint64_t id, const Executor::Command& command, const Reply* reply,
               const std::string& timeout_detail) {
     (void)id;
     switch (command.kind) {
@@ -302,7 +245,7 @@ class SpinLock final : public LockProtocol {
     t.phase = Phase::kAttempting;
     const int64_t lease_ms = t.args.lease_us > 0 ? t.args.lease_us / 1000 : internal_lease_ms_;
     internal_lease_ms_ = lease_ms;
-    t.command = StartCommand(
+    t.command = executor_.Start(
         out, CommandKind::kAcquire, thread,
         Eval("acquire", {config_.lock_name},
              {std::to_string(lease_ms), RLockField(config_.uuid, thread)}),
@@ -371,7 +314,7 @@ class SpinLock final : public LockProtocol {
       Complete(thread, Result(OpResult::Status::kFail, reply->str));
       return;
     }
-    StartCommand(out, CommandKind::kDelLatch, thread, {"DEL", latch}, "del_latch",
+    executor_.Start(out, CommandKind::kDelLatch, thread, {"DEL", latch}, "del_latch",
                  /*retry=*/true);
     if (reply->type == Reply::Type::kNull) {
       Complete(thread,
@@ -436,7 +379,7 @@ class SpinLock final : public LockProtocol {
       return;
     }
     const int thread = renewal_->threads.front().first;
-    StartCommand(out, CommandKind::kRenew, thread,
+    executor_.Start(out, CommandKind::kRenew, thread,
                  Eval("renew", {config_.lock_name},
                       {std::to_string(watchdog_ms_), RLockField(config_.uuid, thread)}),
                  "renew", /*retry=*/true);
@@ -476,9 +419,7 @@ class SpinLock final : public LockProtocol {
   std::optional<Renewal> renewal_;
   bool task_running_ = false;
 
-  uint64_t last_command_ = 0;
-  std::map<uint64_t, Command> commands_;
-  std::map<RequestId, uint64_t> requests_;
+  Executor executor_{config_};
   std::map<TimerId, TimerRef> timers_;
   std::vector<std::pair<int, OpResult>> completions_;
   uint64_t unlock_requests_ = 0;
