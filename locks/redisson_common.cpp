@@ -122,7 +122,7 @@ class RedissonLockClient final : public LockProtocol {
     }
     Argv argv = kind_->Unlock(out, thread, internal_lease_ms_, t.latch);
     t.command = executor_.Start(out, CommandKind::kUnlock, thread, std::move(argv), "unlock",
-                             /*retry=*/version_ == Version::k3136);
+                                /*retry=*/version_ == Version::k3136);
     Flush(out);
   }
 
@@ -134,7 +134,7 @@ class RedissonLockClient final : public LockProtocol {
     // forceUnlockAsync drops the whole renewal entry first (cancelExpirationRenewal(null)).
     DropRenewal(out);
     t.command = executor_.Start(out, CommandKind::kForceUnlock, thread, kind_->ForceUnlock(out),
-                             "force_unlock", /*retry=*/true);
+                                "force_unlock", /*retry=*/true);
     Flush(out);
   }
 
@@ -405,7 +405,7 @@ class RedissonLockClient final : public LockProtocol {
     RedissonLockKind::Script script = kind_->Attempt(out, thread, t.args, t.lease_ms);
     t.attempt_label = script.label;
     t.command = executor_.Start(out, CommandKind::kAcquire, thread, std::move(script.argv),
-                             std::move(script.label), /*retry=*/version_ == Version::k3136);
+                                std::move(script.label), /*retry=*/version_ == Version::k3136);
   }
 
   // tryLock's "time -= now - current; current = now". False when the budget is spent.
@@ -438,7 +438,7 @@ class RedissonLockClient final : public LockProtocol {
     t.phase = Phase::kAcquireFailing;
     t.pending = std::move(result);
     t.command = executor_.Start(out, CommandKind::kAcquireFailed, thread, std::move(*argv),
-                             "acquire_failed", /*retry=*/true);
+                                "acquire_failed", /*retry=*/true);
   }
 
   void OnAcquireFailedDone(Outbox& out, int thread, const Reply* reply,
@@ -535,7 +535,8 @@ class RedissonLockClient final : public LockProtocol {
     if (entry == subscriptions_.end()) {
       entry = subscriptions_.emplace(t.channel, Subscription{}).first;
       entry->second.command = executor_.Start(out, CommandKind::kSubscribe, -1,
-                                           {"SUBSCRIBE", t.channel}, "subscribe", /*retry=*/true);
+                                              {"SUBSCRIBE", t.channel}, "subscribe",
+                                              /*retry=*/true);
     }
     entry->second.refs += 1;
     if (entry->second.confirmed) {
@@ -698,7 +699,7 @@ class RedissonLockClient final : public LockProtocol {
     if (version_ == Version::kCurrent) {
       // The latch has served its purpose once a reply came (thenApply: DEL, asynchronously).
       executor_.Start(out, CommandKind::kDelLatch, thread, {"DEL", latch}, "del_latch",
-                   /*retry=*/true);
+                      /*retry=*/true);
     }
     if (reply->type == Reply::Type::kNull) {
       Complete(thread, Fail("IllegalMonitorStateException: attempt to unlock lock, not locked "
@@ -780,7 +781,7 @@ class RedissonLockClient final : public LockProtocol {
       if (renewal_->timer == timer) renewal_->timer = 0;
       const int thread = renewal_->threads.front().first;
       executor_.Start(out, CommandKind::kRenew, thread, kind_->Renew(thread, internal_lease_ms_),
-                   "renew", /*retry=*/true);
+                      "renew", /*retry=*/true);
       return;
     }
     if (!renewal_ || renewal_->threads.empty()) {
@@ -789,7 +790,7 @@ class RedissonLockClient final : public LockProtocol {
     }
     const int thread = renewal_->threads.front().first;
     executor_.Start(out, CommandKind::kRenew, thread, kind_->Renew(thread, watchdog_ms_), "renew",
-                 /*retry=*/true);
+                    /*retry=*/true);
   }
 
   void OnRenewDone(Outbox& out, int thread, const Reply* reply) {

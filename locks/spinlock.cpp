@@ -64,8 +64,8 @@ class SpinLock final : public LockProtocol {
     DropRenewal();  // cancelExpirationRenewal(null, null) ...
     internal_lease_ms_ = watchdog_ms_;  // ... which also resets the lease field.
     t.command = executor_.Start(out, CommandKind::kForceUnlock, thread,
-                             Eval("force_unlock", {config_.lock_name}, {}), "force_unlock",
-                             /*retry=*/true);
+                                Eval("force_unlock", {config_.lock_name}, {}), "force_unlock",
+                                /*retry=*/true);
     Flush(out);
   }
 
@@ -315,7 +315,7 @@ class SpinLock final : public LockProtocol {
       return;
     }
     executor_.Start(out, CommandKind::kDelLatch, thread, {"DEL", latch}, "del_latch",
-                 /*retry=*/true);
+                    /*retry=*/true);
     if (reply->type == Reply::Type::kNull) {
       Complete(thread,
                Result(OpResult::Status::kFail,
@@ -380,9 +380,9 @@ class SpinLock final : public LockProtocol {
     }
     const int thread = renewal_->threads.front().first;
     executor_.Start(out, CommandKind::kRenew, thread,
-                 Eval("renew", {config_.lock_name},
-                      {std::to_string(watchdog_ms_), RLockField(config_.uuid, thread)}),
-                 "renew", /*retry=*/true);
+                    Eval("renew", {config_.lock_name},
+                         {std::to_string(watchdog_ms_), RLockField(config_.uuid, thread)}),
+                    "renew", /*retry=*/true);
   }
 
   void OnRenewDone(Outbox& out, int thread, const Reply* reply) {
