@@ -16,6 +16,11 @@
 // Every case starts from an empty keyspace and an empty script cache (FLUSHALL, SCRIPT FLUSH
 // on both). The two servers see the same command sequence from the first case to the last, so
 // state that survives the flush (the rand48 generator) stays in step.
+//
+// The files in core/testdata/conformance/cluster/ run on a cluster node instead: the first
+// node of a live two-node Redis Cluster (slots 0-8191 here, 8192-16383 on the other node),
+// against an emulated node configured the same way. In their expected text $OTHER_NODE stands
+// for the other node's address, which changes from run to run.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -23,8 +28,10 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "core/cli_format.h"
+#include "core/cluster.h"
 #include "core/server.h"
 #include "live/redis_client.h"
 #include "live/redis_process.h"
@@ -87,25 +94,32 @@ int64_t WallMs() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-}  // namespace
-
-TEST_CASE("conformance: golden cases agree with the emulator and with redis-server 7.0.15",
-          "[live][conformance]") {
-  const std::filesystem::path dir =
-      std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "core" / "testdata" / "conformance";
+std::vector<std::filesystem::path> CaseFiles(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() == ".txt") files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
-  REQUIRE(!files.empty());
+  return files;
+}
 
-  auto redis = lockstep::RedisProcess::StartOrThrow();
-  lockstep::RedisClient live("127.0.0.1", redis->port());
-  lockstep::Server emu;
+std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
 
-  int cases_run = 0;
-  int steps_run = 0;
+struct Totals {
+  int cases = 0;
+  int steps = 0;
+};
+
+// Runs every case of `files` on both servers. `other_node`, when not empty, replaces
+// $OTHER_NODE in the expected text.
+Totals RunCases(const std::vector<std::filesystem::path>& files, lockstep::RedisClient& live,
+                lockstep::Server& emu, const std::string& other_node = "") {
+  Totals totals;
   for (const auto& file : files) {
     for (const Case& c : LoadCases(file)) {
       for (const Argv& reset : {Argv{"FLUSHALL"}, Argv{"SCRIPT", "FLUSH"}}) {
@@ -113,23 +127,147 @@ TEST_CASE("conformance: golden cases agree with the emulator and with redis-serv
         REQUIRE(emu.Execute(reset, WallMs()) == Reply::Ok());
       }
       for (const Step& step : c.steps) {
+        std::string expected = step.expected;
+        std::string emulator_expected = step.emulator_expected;
+        if (!other_node.empty()) {
+          expected = ReplaceAll(expected, "$OTHER_NODE", other_node);
+          emulator_expected = ReplaceAll(emulator_expected, "$OTHER_NODE", other_node);
+        }
         const std::string from_live = lockstep::FormatCli(live.Command(step.argv));
         const std::string from_emu =
             lockstep::FormatCli(emu.Execute(step.argv, WallMs()).AsSeenByResp2Client());
         INFO("case '" << c.name << "' (" << c.file << ":" << step.line << ")\n> "
                       << step.command);
-        CHECK(from_live == step.expected);  // The golden text is what Redis says ...
-        if (step.emulator_expected.empty()) {
-          CHECK(from_emu == step.expected);  // ... and the emulator says the same.
+        CHECK(from_live == expected);  // The golden text is what Redis says ...
+        if (emulator_expected.empty()) {
+          CHECK(from_emu == expected);  // ... and the emulator says the same.
         } else {
-          CHECK(from_emu == step.emulator_expected);  // ... or the documented difference.
+          CHECK(from_emu == emulator_expected);  // ... or the documented difference.
         }
-        ++steps_run;
+        ++totals.steps;
       }
-      ++cases_run;
+      ++totals.cases;
     }
   }
-  WARN("conformance: " << cases_run << " cases, " << steps_run << " commands, "
+  return totals;
+}
+
+// The live two-node cluster: node a serves slots 0-8191, node b 8192-16383.
+struct LiveCluster {
+  std::unique_ptr<lockstep::RedisProcess> a, b;
+};
+
+bool ClusterOk(lockstep::RedisClient& client) {
+  const Reply info = client.Command({"CLUSTER", "INFO"});
+  return info.type == Reply::Type::kBulk && info.str.find("cluster_state:ok") != std::string::npos;
+}
+
+LiveCluster StartLiveCluster() {
+  lockstep::RedisProcess::Options options;
+  options.cluster = true;
+  LiveCluster cluster;
+  cluster.a = lockstep::RedisProcess::StartOrThrow(options);
+  cluster.b = lockstep::RedisProcess::StartOrThrow(options);
+  lockstep::RedisClient a("127.0.0.1", cluster.a->port());
+  lockstep::RedisClient b("127.0.0.1", cluster.b->port());
+  REQUIRE(a.Command({"CLUSTER", "ADDSLOTSRANGE", "0", "8191"}) == Reply::Ok());
+  REQUIRE(b.Command({"CLUSTER", "ADDSLOTSRANGE", "8192", "16383"}) == Reply::Ok());
+  REQUIRE(a.Command({"CLUSTER", "MEET", "127.0.0.1", std::to_string(cluster.b->port()),
+                     std::to_string(cluster.b->cluster_bus_port())}) == Reply::Ok());
+  // The nodes shake hands over the cluster bus and exchange slot maps: about a second.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!(ClusterOk(a) && ClusterOk(b))) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return cluster;
+}
+
+}  // namespace
+
+TEST_CASE("conformance: golden cases agree with the emulator and with redis-server 7.0.15",
+          "[live][conformance]") {
+  const std::filesystem::path dir =
+      std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "core" / "testdata" / "conformance";
+  const std::vector<std::filesystem::path> files = CaseFiles(dir);
+  REQUIRE(!files.empty());
+
+  auto redis = lockstep::RedisProcess::StartOrThrow();
+  lockstep::RedisClient live("127.0.0.1", redis->port());
+  lockstep::Server emu;
+
+  const Totals totals = RunCases(files, live, emu);
+  WARN("conformance: " << totals.cases << " cases, " << totals.steps << " commands, "
                        << files.size() << " files");
-  CHECK(cases_run >= 100);
+  CHECK(totals.cases >= 100);
+}
+
+TEST_CASE("conformance: a cluster node agrees with a node of a live redis-server 7.0.15 cluster",
+          "[live][conformance][cluster]") {
+  const LiveCluster cluster = StartLiveCluster();
+  lockstep::RedisClient live("127.0.0.1", cluster.a->port());
+  const std::string other_node = "127.0.0.1:" + std::to_string(cluster.b->port());
+
+  // The emulated node 0 of the same cluster, naming node b as the live one does.
+  auto topology = std::make_shared<lockstep::ClusterTopology>(std::vector<std::string>{
+      "127.0.0.1:" + std::to_string(cluster.a->port()), other_node});
+  topology->Assign(0, {0, 8191});
+  topology->Assign(1, {8192, 16383});
+  lockstep::ServerOptions options;
+  options.cluster = topology;
+  options.cluster_node = 0;
+  lockstep::Server emu(options);
+
+  // Both parts share one cluster (Catch's SECTIONs would start it once per section).
+  {  // The golden cases.
+    const std::filesystem::path dir = std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "core" /
+                                      "testdata" / "conformance" / "cluster";
+    const std::vector<std::filesystem::path> files = CaseFiles(dir);
+    REQUIRE(!files.empty());
+    const Totals totals = RunCases(files, live, emu, other_node);
+    WARN("conformance (cluster): " << totals.cases << " cases, " << totals.steps << " commands");
+    CHECK(totals.cases >= 15);
+  }
+
+  {  // KeyHashSlot agrees with CLUSTER KEYSLOT.
+    // Known vectors, keys built around braces, and binary keys from a fixed generator.
+    std::vector<std::string> keys = {"foo", "bar", "123456789", "", "{user1000}.following",
+                                     "{user1000}.followers", "foo{}{bar}", "foo{{bar}}zap",
+                                     "foo{bar}{zap}", "{bar", "}bar{", "{}", "{}}", "{{}}",
+                                     "a{b}c{d}", std::string("\0{\0}", 4)};
+    uint64_t state = 0x2545F4914F6CDD1DULL;
+    auto next = [&state] {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      return state;
+    };
+    const char kAlphabet[] = "ab{}:x0\xff";
+    for (int i = 0; i < 3000; ++i) {
+      std::string key;
+      const size_t length = next() % 12;
+      for (size_t j = 0; j < length; ++j) {
+        // Mostly braces and a few letters, so that tags of every shape come up; now and then
+        // any byte at all.
+        key += (next() % 8 == 0) ? static_cast<char>(next() & 0xff)
+                                 : kAlphabet[next() % (sizeof(kAlphabet) - 1)];
+      }
+      keys.push_back(key);
+    }
+    for (const std::string& key : keys) live.Append({"CLUSTER", "KEYSLOT", key});
+    int mismatches = 0;
+    for (const std::string& key : keys) {
+      const Reply slot = live.ReadReply();
+      REQUIRE(slot.type == Reply::Type::kInteger);
+      if (slot.integer != lockstep::KeyHashSlot(key)) {
+        ++mismatches;
+        FAIL_CHECK("slot of '" << key << "': redis-server " << slot.integer << ", lockstep "
+                               << lockstep::KeyHashSlot(key));
+      }
+      // And the emulated node's CLUSTER KEYSLOT is the same function.
+      CHECK(emu.Execute({"CLUSTER", "KEYSLOT", key}, WallMs()).integer == slot.integer);
+    }
+    CHECK(mismatches == 0);
+    WARN("conformance (cluster): " << keys.size() << " keys hashed to the same slots");
+  }
 }

@@ -10,6 +10,11 @@
 
 namespace lockstep {
 
+namespace cmd {
+// CLUSTER (cmd_server.cpp). Declared here, next to the table, rather than in commands.h.
+Reply Cluster(Ctx&, const Argv&);
+}  // namespace cmd
+
 namespace {
 
 constexpr uint32_t W = kCmdWrite;
@@ -97,6 +102,9 @@ const std::vector<CommandSpec> kCommands = {
     {"script|flush", -2, NS | kCmdMayReplicate, 0, 0, 0, cmd::Script},
     {"script|kill", 2, NS, 0, 0, 0, cmd::Script},
     {"script|help", 2, 0, 0, 0, 0, cmd::Script},  // LOADING|STALE only: scripts may call it.
+    // CLUSTER: one entry, whose handler checks the subcommand's name and arity itself, so
+    // that looking up every other command stays as fast as it was.
+    {"cluster", -2, 0, 0, 0, 0, cmd::Cluster},
     // Commands Redis refuses inside scripts (NOSCRIPT). They are in the table so that a
     // script calling them gets Redis's "not allowed" error rather than "unknown command";
     // called directly they answer that the emulator does not provide them.
@@ -233,7 +241,10 @@ Reply Ctx::Map(std::vector<Reply> flat_pairs) const {
 Server::Server(ServerOptions options)
     : options_(options),
       scripts_(std::make_unique<ScriptHost>(*this, options.script_step_budget,
-                                            options.script_memory_bytes_max)) {}
+                                            options.script_memory_bytes_max)) {
+  assert(options_.cluster == nullptr ||
+         (options_.cluster_node >= 0 && options_.cluster_node < options_.cluster->node_count()));
+}
 
 Server::~Server() = default;
 
@@ -290,6 +301,19 @@ Reply Server::Execute(const Argv& argv, int64_t now_ms, Effects* effects) {
   if (!ArityOk(*spec, argv.size())) {
     return Reject(std::string("wrong number of arguments for '") + spec->name + "' command");
   }
+  if (options_.cluster != nullptr) [[unlikely]] {
+    // processCommand redirects after the arity check and before the replica's READONLY.
+    int slot = -1;
+    Reply refusal;
+    if (!ClusterAdmits(*spec, argv, &slot, &refusal)) return refusal;
+    if (is_replica() && (spec->flags & kCmdWrite)) {
+      return Reply::Error("READONLY You can't write against a read only replica.");
+    }
+    Ctx ctx(*this, now_ms, 2, /*from_script=*/false, effects);
+    ctx.cluster_checked = true;
+    ctx.cluster_slot = slot;
+    return spec->handler(ctx, argv);
+  }
   if (is_replica() && (spec->flags & kCmdWrite)) {
     return Reply::Error("READONLY You can't write against a read only replica.");
   }
@@ -329,7 +353,103 @@ Reply Server::CallFromScript(Ctx& script_ctx, const Argv& argv, bool read_only_s
   if (is_replica() && (spec->flags & kCmdWrite)) {
     return Reply::Error("READONLY You can't write against a read only replica.");
   }
+  // scriptVerifyClusterState comes last.
+  if (script_cluster_.active) [[unlikely]] {
+    Reply refusal;
+    if (!ScriptClusterAdmits(*spec, argv, &refusal)) return refusal;
+  }
   return spec->handler(script_ctx, argv);
+}
+
+// --- cluster mode -------------------------------------------------------------------------
+
+// getNodeByQuery + clusterRedirectClient, for a node whose cluster state never changes while a
+// command runs (no slot is migrating or importing, so there is no ASK or TRYAGAIN).
+bool Server::ClusterAdmits(const CommandSpec& spec, const Argv& argv, int* slot,
+                           Reply* refusal) const {
+  assert(cluster_enabled());
+  *slot = -1;
+  const KeyPositions keys = CommandKeyPositions(spec, argv);
+  if (keys.empty()) return true;  // A command without keys runs on any node.
+  const ClusterTopology& topology = cluster();
+  const int first_slot = KeyHashSlot(argv[keys.first]);
+  // The first key's slot decides the node; a slot nobody serves is refused at once, before
+  // the other keys are looked at.
+  const int owner = topology.owner(first_slot);
+  if (owner == ClusterTopology::kUnassigned) {
+    *refusal = Reply::Error(std::string(cluster_err::kUnbound));
+    return false;
+  }
+  for (size_t i = keys.first + keys.step; i <= keys.last; i += keys.step) {
+    if (KeyHashSlot(argv[i]) != first_slot) {
+      *refusal = Reply::Error(std::string(cluster_err::kCrossSlot));
+      return false;
+    }
+  }
+  // cluster-require-full-coverage yes and cluster-allow-reads-when-down no (the defaults): a
+  // cluster with an unserved slot refuses every command with keys.
+  if (!topology.all_slots_served()) {
+    *refusal = Reply::Error(std::string(cluster_err::kDown));
+    return false;
+  }
+  if (owner != cluster_node()) {
+    *refusal = Reply::Error("MOVED " + std::to_string(first_slot) + " " + topology.endpoint(owner));
+    return false;
+  }
+  *slot = first_slot;
+  return true;
+}
+
+// scriptVerifyClusterState: every key a script's command names must be served by this node
+// (a command naming keys of several slots counts as non-local too). Unless the script may
+// cross slots, its keys must also stay in the slot of the EVAL's declared keys, or, when it
+// declared none, in the slot of the first key it touched.
+bool Server::ScriptClusterAdmits(const CommandSpec& spec, const Argv& argv, Reply* refusal) {
+  assert(cluster_enabled() && script_cluster_.active);
+  const KeyPositions keys = CommandKeyPositions(spec, argv);
+  if (keys.empty()) return true;
+  const ClusterTopology& topology = cluster();
+  const int slot = KeyHashSlot(argv[keys.first]);
+  // The same order as getNodeByQuery: an unserved slot, then keys of several slots, then the
+  // cluster's state, then the owner. Only "cluster is down" has a message of its own.
+  bool local = topology.owner(slot) != ClusterTopology::kUnassigned;
+  for (size_t i = keys.first + keys.step; local && i <= keys.last; i += keys.step) {
+    local = KeyHashSlot(argv[i]) == slot;
+  }
+  if (local && !topology.all_slots_served()) {
+    *refusal = Reply::Error("ERR Script attempted to execute a command while the cluster is down");
+    return false;
+  }
+  if (!local || topology.owner(slot) != cluster_node()) {
+    *refusal = Reply::Error(std::string(cluster_err::kNotLocal));
+    return false;
+  }
+  if (!script_cluster_.cross_slot_allowed) {
+    if (script_cluster_.slot == -1) {
+      script_cluster_.slot = slot;
+    } else if (script_cluster_.slot != slot) {
+      *refusal = Reply::Error(std::string(cluster_err::kScriptCrossSlot));
+      return false;
+    }
+  }
+  return true;
+}
+
+void Server::RememberScriptFlags(std::string_view body) {
+  assert(cluster_enabled());
+  const ScriptClusterFlags flags = ReadScriptClusterFlags(body);
+  if (flags.compat || !flags.valid) return;  // The default, or a script the host refuses.
+  if (script_flags_.size() >= kScriptFlagsMax) script_flags_.clear();
+  script_flags_.insert_or_assign(ScriptHost::Sha1Hex(body), flags);
+}
+
+const ScriptClusterFlags* Server::ScriptFlagsBySha(std::string_view sha) const {
+  std::string lower(sha);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  const auto it = script_flags_.find(lower);
+  return it == script_flags_.end() ? nullptr : &it->second;
 }
 
 }  // namespace lockstep

@@ -10,11 +10,13 @@
 #define LOCKSTEP_CORE_SERVER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/cluster.h"
 #include "core/keyspace.h"
 #include "core/reply.h"
 
@@ -63,6 +65,11 @@ class Ctx {
   int resp;               // Protocol of the caller: 2, or 3 for a script after setresp(3).
   const bool from_script;
   Effects* const effects;  // Null when nobody wants them.
+  // Cluster mode: true for a client's command that passed the node's cluster checks (Redis
+  // processCommand's getNodeByQuery), and then the hash slot of its keys (-1: none). Never
+  // set for the replication stream, which Redis obeys without checks.
+  bool cluster_checked = false;
+  int cluster_slot = -1;
 
   // Looks a key up the way Redis's lookupKey does: an expired key is deleted (and DEL is
   // propagated) on a master, and only hidden on a replica. Null when missing or expired.
@@ -101,6 +108,13 @@ struct ServerOptions {
   // Lua limits: see script_host.h.
   uint64_t script_step_budget = 50'000'000;
   size_t script_memory_bytes_max = 64u << 20;
+  // Cluster mode (redis-server --cluster-enabled yes) when set: a command whose keys hash to
+  // different slots is refused with CROSSSLOT, one whose slot another node serves with MOVED,
+  // and a script may touch only keys this node serves (core/cluster.h). Null: a standalone
+  // server, for which none of these checks costs more than one branch. One topology is shared
+  // by every node of a cluster; cluster_node is this server's index in it.
+  std::shared_ptr<const ClusterTopology> cluster;
+  int cluster_node = -1;
 };
 
 class Server {
@@ -142,11 +156,46 @@ class Server {
   void set_pubsub(PubSubRegistry* pubsub) { pubsub_ = pubsub; }
   PubSubRegistry* pubsub() const { return pubsub_; }
 
+  // --- cluster mode ---
+  bool cluster_enabled() const { return options_.cluster != nullptr; }
+  // The slot map and this node's index in it; only when cluster_enabled().
+  const ClusterTopology& cluster() const { return *options_.cluster; }
+  int cluster_node() const { return options_.cluster_node; }
+
+  // What the running script may touch on a cluster node. Redis keeps this on the calling
+  // client (c->slot: the slot of the EVAL's keys, or of the first key the script touched) and
+  // on the run context (SCRIPT_ALLOW_CROSS_SLOT). cmd::Eval sets it around the script; while
+  // `active`, every redis.call is checked (CallFromScript).
+  struct ScriptClusterState {
+    bool active = false;
+    bool cross_slot_allowed = false;  // A script without shebang, or allow-cross-slot-keys.
+    int slot = -1;
+  };
+  ScriptClusterState& script_cluster() { return script_cluster_; }
+
+  // Cluster mode: the shebang flags of the script bodies EVAL and SCRIPT LOAD have seen, by
+  // lower-case SHA1, so that EVALSHA applies the same rules (the script host keeps the flags to
+  // itself). Only bodies with a shebang are kept; at most kScriptFlagsMax of them.
+  static constexpr size_t kScriptFlagsMax = 10'000;
+  void RememberScriptFlags(std::string_view body);
+  // Null when the SHA was never seen with a shebang (a compat script, or an unknown one).
+  const ScriptClusterFlags* ScriptFlagsBySha(std::string_view sha) const;
+  void ForgetScriptFlags() { script_flags_.clear(); }
+
  private:
+  // Cluster mode: processCommand's redirection. False with the reply (CROSSSLOT, MOVED,
+  // CLUSTERDOWN) when this node must not run the command; else *slot is its keys' slot or -1.
+  bool ClusterAdmits(const CommandSpec& spec, const Argv& argv, int* slot, Reply* refusal) const;
+  // Cluster mode: scriptVerifyClusterState for one redis.call. False with the error reply
+  // when the running script may not touch the command's keys.
+  bool ScriptClusterAdmits(const CommandSpec& spec, const Argv& argv, Reply* refusal);
+
   ServerOptions options_;
   Keyspace db_;
   std::unique_ptr<ScriptHost> scripts_;
   PubSubRegistry* pubsub_ = nullptr;
+  ScriptClusterState script_cluster_;
+  std::map<std::string, ScriptClusterFlags, std::less<>> script_flags_;
 };
 
 }  // namespace lockstep

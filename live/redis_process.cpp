@@ -231,6 +231,22 @@ std::unique_ptr<RedisProcess> RedisProcess::Start(const Options& options, std::s
                                      "--pidfile", dir + "/redis.pid",
                                      "--dir", dir,
                                      "--logfile", dir + "/redis.log"};
+    if (options.cluster) {
+      int bus_port = 0;
+      for (int tries = 0; tries < 10 && (bus_port == 0 || bus_port == port); ++tries) {
+        bus_port = FindFreePort(error);
+        if (bus_port == 0) return nullptr;
+      }
+      if (bus_port == port) {
+        *error = "could not find a second free loopback port for the cluster bus";
+        return nullptr;
+      }
+      std::filesystem::remove(dir + "/nodes.conf");
+      args.insert(args.end(), {"--cluster-enabled", "yes",
+                               "--cluster-config-file", dir + "/nodes.conf",
+                               "--cluster-port", std::to_string(bus_port)});
+      process->cluster_bus_port_ = bus_port;
+    }
     args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
 
     process->pid_ = Launch(executable, args, dir, error);

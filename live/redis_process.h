@@ -29,6 +29,11 @@ class RedisProcess {
     // The free port is found by binding port 0 and closing it, so another process can take it
     // before redis-server binds it; then a new port is tried, at most this many times.
     int port_attempts = 5;
+    // A Redis Cluster node: --cluster-enabled yes, its nodes.conf in the temporary directory,
+    // and its cluster bus on a second free port (--cluster-port) rather than port + 10000,
+    // which may be taken or above 65535. It starts with no slots; the caller forms the
+    // cluster (CLUSTER ADDSLOTSRANGE, CLUSTER MEET with cluster_bus_port()).
+    bool cluster = false;
   };
 
   // Starts the server and waits until it answers PING (and is the process we started). On
@@ -44,6 +49,7 @@ class RedisProcess {
   RedisProcess& operator=(const RedisProcess&) = delete;
 
   int port() const { return port_; }
+  int cluster_bus_port() const { return cluster_bus_port_; }  // 0 unless Options::cluster.
   int pid() const { return pid_; }
   const std::string& dir() const { return dir_; }
   std::string log_path() const { return dir_ + "/redis.log"; }
@@ -54,6 +60,7 @@ class RedisProcess {
   void Stop();
 
   int port_ = 0;
+  int cluster_bus_port_ = 0;
   int pid_ = 0;
   int stop_timeout_ms_ = 5000;
   std::string dir_;

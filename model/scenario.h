@@ -51,6 +51,13 @@ struct ReplicationSpec {
   Distribution lag_us = Distribution::Fixed(1000);  // Master -> replica, per effect batch.
 };
 
+// The masters form one Redis Cluster: the 16384 hash slots are split among them as
+// `redis-cli --cluster create` splits them, each node runs in cluster mode, and clients send
+// each command to the master serving its key's slot.
+struct ClusterSpec {
+  bool enabled = false;
+};
+
 struct SentinelSpec {
   bool enabled = false;
   int64_t down_after_us = 30'000'000;       // Sentinel's down-after-milliseconds default.
@@ -134,6 +141,7 @@ struct Scenario {
   std::vector<ClientSpec> clients;
   NetworkSpec network;
   ReplicationSpec replication;
+  ClusterSpec cluster;
   SentinelSpec sentinel;
   ProtocolSpec protocol;
   WorkloadSpec workload;

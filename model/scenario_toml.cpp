@@ -50,7 +50,7 @@ constexpr std::string_view kRootKeys[] = {"name",          "description", "seed"
                                           "start_unix_ms", "nodes",       "clients",  "network",
                                           "replication",   "sentinel",    "protocol", "workload",
                                           "faults",        "gc",          "checks",   "expect",
-                                          "resource"};
+                                          "resource",      "cluster"};
 constexpr std::string_view kNodeKeys[] = {"name", "persistence", "replica_of", "clock"};
 constexpr std::string_view kClientKeys[] = {"name", "count", "name_prefix", "threads", "clock"};
 constexpr std::string_view kClockKeys[] = {"offset_ms", "drift_ppm", "ntp", "slew_ppm", "jumps"};
@@ -58,6 +58,7 @@ constexpr std::string_view kJumpKeys[] = {"at_ms", "by_ms"};
 constexpr std::string_view kNetworkKeys[] = {"latency_ms", "loss", "duplicate", "reorder", "links"};
 constexpr std::string_view kReplicationKeys[] = {"lag_ms"};
 constexpr std::string_view kSentinelKeys[] = {"enabled", "down_after_ms", "client_rediscover_ms"};
+constexpr std::string_view kClusterKeys[] = {"enabled"};
 constexpr std::string_view kProtocolKeys[] = {
     "kind",       "version",        "lock_name",         "watchdog_timeout_ms",
     "timeout_ms", "retry_attempts", "retry_interval_ms", "scripts",
@@ -87,6 +88,7 @@ constexpr Section kSections[] = {
     {"in [gc]", kGcKeys},
     {"in [checks]", kChecksKeys},
     {"in [resource]", kResourceKeys},
+    {"in [cluster]", kClusterKeys},
     {"in a [[nodes]] table", kNodeKeys},
     {"in a [[clients]] table", kClientKeys},
     {"in a [[faults]] table", kFaultKeys},
@@ -469,6 +471,7 @@ class Loader {
                bool is_node, size_t index);
 
   void CheckReferences(const Scenario& s);
+  void CheckCluster(const Scenario& s);
   ScenarioError FirstProblem() const;
   std::string DeclaredNames() const;
 
@@ -480,6 +483,10 @@ class Loader {
   std::vector<NameUse> name_uses_;
   std::vector<ReplicaUse> replica_uses_;
   std::vector<TimeUse> time_uses_;
+  // What a [cluster] cannot be combined with, found where it is written (checked in phase 2).
+  std::optional<toml::source_region> cluster_where_;           // The [cluster] table.
+  std::optional<toml::source_region> sentinel_enabled_where_;  // sentinel.enabled = true.
+  std::optional<toml::source_region> protocol_kind_where_;     // protocol.kind.
 };
 
 void Loader::Record(const toml::source_region& where, std::string key, std::string message,
@@ -882,6 +889,12 @@ void Loader::ParseRoot(const toml::table& root, Scenario* s) {
     CheckKeys(*t, "replication", kReplicationKeys, "[replication]");
     if (auto d = Dist(*t, "lag_ms", "replication")) s->replication.lag_us = *d;
   }
+  if (const toml::table* t = SubTable(root, "cluster", "")) {
+    CheckKeys(*t, "cluster", kClusterKeys, "[cluster]");
+    // Like [gc], the table's presence turns it on.
+    s->cluster.enabled = Bool(*t, "enabled", "cluster").value_or(true);
+    cluster_where_ = t->contains("enabled") ? t->get("enabled")->source() : t->source();
+  }
   if (const toml::table* t = SubTable(root, "sentinel", "")) ParseSentinel(*t, &s->sentinel);
   if (const toml::table* t = SubTable(root, "protocol", "")) ParseProtocol(*t, &s->protocol);
   if (const toml::table* t = SubTable(root, "workload", "")) ParseWorkload(*t, &s->workload);
@@ -1111,7 +1124,10 @@ void Loader::ParseNetwork(const toml::table& t, NetworkSpec* network) {
 
 void Loader::ParseSentinel(const toml::table& t, SentinelSpec* sentinel) {
   CheckKeys(t, "sentinel", kSentinelKeys, "[sentinel]");
-  if (auto v = Bool(t, "enabled", "sentinel")) sentinel->enabled = *v;
+  if (auto v = Bool(t, "enabled", "sentinel")) {
+    sentinel->enabled = *v;
+    sentinel_enabled_where_ = t.get("enabled")->source();
+  }
   if (auto v = DurationUs(t, "down_after_ms", "sentinel", Sign::kPositive)) {
     sentinel->down_after_us = *v;
   }
@@ -1131,6 +1147,7 @@ void Loader::ParseProtocol(const toml::table& t, ProtocolSpec* protocol) {
   }
   assert(kind != nullptr);
   if (t.contains("kind")) {
+    protocol_kind_where_ = t.get("kind")->source();
     const std::optional<size_t> k = Choice(t, "kind", "protocol", kind_names, "protocol kind");
     kind = k ? &kProtocolKinds[*k] : nullptr;
     if (k) protocol->kind = kProtocolKinds[*k].name;
@@ -1453,6 +1470,7 @@ void Loader::CheckReferences(const Scenario& s) {
                   s.nodes[it->second.index].replica_of + "'); " + rule);
     }
   }
+  if (s.cluster.enabled) CheckCluster(s);
   for (const TimeUse& use : time_uses_) {
     if (use.at_us >= s.duration_us) {
       Problem(use.where, use.key,
@@ -1460,6 +1478,33 @@ void Loader::CheckReferences(const Scenario& s) {
                   FormatNumber(static_cast<double>(s.duration_us) / 1000) + "), got " +
                   FormatNumber(static_cast<double>(use.at_us) / 1000));
     }
+  }
+}
+
+// A [cluster] is masters only: lockstep does not simulate cluster replicas or the cluster's own
+// failover, Sentinel does not watch clusters, and the multi-master locks address independent
+// masters, not one cluster.
+void Loader::CheckCluster(const Scenario& s) {
+  assert(s.cluster.enabled && cluster_where_);
+  for (const ReplicaUse& use : replica_uses_) {
+    Problem(use.where, use.key,
+            "a [cluster] (line " + std::to_string(cluster_where_->begin.line) +
+                ") has masters only: lockstep does not simulate cluster replicas or their "
+                "failover; remove replica_of, or the [cluster] table");
+  }
+  if (s.sentinel.enabled && sentinel_enabled_where_) {
+    Problem(*sentinel_enabled_where_, "sentinel.enabled",
+            "Sentinel does not watch a Redis Cluster (line " +
+                std::to_string(cluster_where_->begin.line) +
+                " declares one); set enabled = false, or remove the [cluster] table");
+  }
+  if ((s.protocol.kind == "redlock" || s.protocol.kind == "multilock") && protocol_kind_where_) {
+    Problem(*protocol_kind_where_, "protocol.kind",
+            "'" + s.protocol.kind +
+                "' locks several independent masters, but the [cluster] (line " +
+                std::to_string(cluster_where_->begin.line) +
+                ") makes the nodes one Redis; remove the [cluster] table, or use a "
+                "single-lock kind such as rlock");
   }
 }
 

@@ -834,3 +834,35 @@ TEST_CASE("the complete example in docs/scenario-format.md loads", "[scenario][d
   CHECK(s->faults.size() >= 3);
   CHECK(s->expect.size() == 5);
 }
+
+TEST_CASE("[cluster]: the table turns cluster mode on", "[scenario][cluster]") {
+  CHECK_FALSE(LoadGood("[[nodes]]\n[[clients]]\n").cluster.enabled);
+  CHECK(LoadGood("[[nodes]]\n[[nodes]]\n[[nodes]]\n[[clients]]\n[cluster]\n").cluster.enabled);
+  CHECK(LoadGood("[[nodes]]\n[[clients]]\n[cluster]\nenabled = true\n").cluster.enabled);
+  CHECK_FALSE(LoadGood("[[nodes]]\n[[clients]]\n[cluster]\nenabled = false\n").cluster.enabled);
+  CHECK(LoadGood("cluster = { }\n[[nodes]]\n[[clients]]\n").cluster.enabled);
+  // What a cluster refuses is allowed again when it is switched off.
+  CHECK_FALSE(LoadGood("[[nodes]]\n[[nodes]]\nreplica_of = \"n1\"\n[[clients]]\n"
+                       "[cluster]\nenabled = false\n")
+                  .cluster.enabled);
+}
+
+TEST_CASE("[cluster]: mistakes and what a cluster cannot be combined with",
+          "[scenario][cluster][errors]") {
+  CheckBadCases({
+      {"unknown key", "[[nodes]]\n[[clients]]\n[cluster]\nmasters = 3\n", 4, 1, "cluster.masters",
+       "[cluster] takes: enabled"},
+      {"wrong type", "[[nodes]]\n[[clients]]\n[cluster]\nenabled = \"yes\"\n", 4, 11,
+       "cluster.enabled", "must be true or false"},
+      {"not a table", "cluster = true\n[[nodes]]\n[[clients]]\n", 1, 11, "cluster",
+       "must be a table"},
+      {"a replica", "[[nodes]]\n[[nodes]]\nreplica_of = \"n1\"\n[[clients]]\n[cluster]\n", 3, 14,
+       "nodes[1].replica_of", "a [cluster] (line 5) has masters only"},
+      {"Sentinel", "[[nodes]]\n[[clients]]\n[sentinel]\nenabled = true\n[cluster]\n", 4, 11,
+       "sentinel.enabled", "Sentinel does not watch a Redis Cluster (line 5"},
+      {"RedLock", "[[nodes]]\n[[clients]]\n[cluster]\n[protocol]\nkind = \"redlock\"\n", 5, 8,
+       "protocol.kind", "'redlock' locks several independent masters"},
+      {"MultiLock", "[cluster]\nenabled = true\n[[nodes]]\n[[clients]]\n[protocol]\n"
+                    "kind = \"multilock\"\n", 6, 8, "protocol.kind", "(line 2)"},
+  });
+}

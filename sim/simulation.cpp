@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cctype>
 #include <cinttypes>
 #include <deque>
 #include <functional>
 #include <map>
 #include <set>
 
+#include "core/cluster.h"
 #include "core/script_host.h"
 #include "core/server.h"
 #include "core/strings.h"
@@ -83,6 +85,7 @@ struct Node {
   bool up = true;
   Mailbox mailbox;
   int master = -1;             // Index of the node this one replicates from, or -1.
+  int cluster_node = -1;       // [cluster]: this node's index in the slot map, else -1.
   std::vector<int> replicas;   // Nodes replicating from this one.
   bool lose_replies = false;
   Keyspace aof;                // What AOF everysec has fsynced.
@@ -147,6 +150,11 @@ struct Simulation::Impl {
   std::vector<std::pair<std::string, std::string>> derived;
   std::vector<std::unique_ptr<Node>> nodes;
   std::vector<std::unique_ptr<Client>> clients;
+
+  // [cluster]: the slot map every node and client shares, and for each of its nodes the index
+  // in `nodes` (the masters, in declaration order). Null for independent masters.
+  std::shared_ptr<const ClusterTopology> cluster;
+  std::vector<int> cluster_nodes;
 
   struct Partition {
     std::set<std::string> a, b;
@@ -258,6 +266,10 @@ struct Simulation::Impl {
   void NewServer(Node& n) {
     ServerOptions options;
     options.replica = n.master >= 0;
+    if (cluster != nullptr) {
+      options.cluster = cluster;
+      options.cluster_node = n.cluster_node;
+    }
     n.server = std::make_unique<Server>(options);
     n.server->set_pubsub(nullptr);
   }
@@ -393,9 +405,40 @@ struct Simulation::Impl {
     Node& node_;
   };
 
+  // [cluster]: the master a client sends a command to, as a cluster client (Redisson's
+  // cluster connection manager) picks it from the slot map: the node serving the slot of the
+  // command's first key; for SUBSCRIBE, UNSUBSCRIBE and PUBLISH, of the channel's name (the
+  // connection Redisson opens for a channel); the first master for any other command without
+  // keys. Clients know the slot map from the start, so no command is ever redirected (MOVED).
+  int ClusterRoute(const Argv& argv) const {
+    assert(cluster != nullptr);
+    int slot = -1;
+    if (argv.size() >= 2 && (EqualsNoCase(argv[0], "subscribe") ||
+                             EqualsNoCase(argv[0], "unsubscribe") ||
+                             EqualsNoCase(argv[0], "publish"))) {
+      slot = KeyHashSlot(argv[1]);
+    } else if (const CommandSpec* spec = Server::Lookup(argv)) {
+      const KeyPositions keys = CommandKeyPositions(*spec, argv);
+      if (!keys.empty()) slot = KeyHashSlot(argv[keys.first]);
+    }
+    if (slot < 0) return cluster_nodes.front();
+    const int owner = cluster->owner(slot);
+    assert(owner >= 0);  // The simulated cluster serves every slot.
+    return cluster_nodes[static_cast<size_t>(owner)];
+  }
+
+  static bool EqualsNoCase(std::string_view a, std::string_view b) {
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) ==
+                    std::tolower(static_cast<unsigned char>(y));
+           });
+  }
+
   // The protocol's slot for a node (messages from a node the client does not address go to
   // slot 0's handler, which ignores channels it did not subscribe to).
   int SlotOf(const Client& c, int node_index) const {
+    if (cluster != nullptr) return 0;  // The cluster is one node to the protocol.
     for (size_t i = 0; i < c.slots.size(); ++i) {
       if (c.slots[i] == node_index) return static_cast<int>(i);
     }
@@ -549,11 +592,13 @@ struct Simulation::Impl {
     int64_t MonoUs() override { return c_.clock->MonoUs(impl_.engine.now()); }
     int64_t WallMs() override { return c_.clock->WallMs(impl_.engine.now()); }
     Prng& Rng() override { return *c_.rng; }
-    int NodeCount() override { return static_cast<int>(c_.slots.size()); }
+    int NodeCount() override { return impl_.NodeCountOf(c_); }
     void Send(int slot, locks::RequestId request, const Argv& argv,
               const std::string& label) override {
-      assert(slot >= 0 && static_cast<size_t>(slot) < c_.slots.size());
-      const int node_index = c_.slots[static_cast<size_t>(slot)];
+      assert(slot >= 0 && slot < NodeCount());
+      // A cluster is one Redis to the protocol; the cluster client routes by slot.
+      const int node_index = impl_.cluster != nullptr ? impl_.ClusterRoute(argv)
+                                                      : c_.slots[static_cast<size_t>(slot)];
       assert(node_index >= 0 && static_cast<size_t>(node_index) < impl_.nodes.size());
       Node& n = *impl_.nodes[static_cast<size_t>(node_index)];
       const uint64_t incarnation = c_.incarnation;
@@ -584,6 +629,21 @@ struct Simulation::Impl {
     Impl& impl_;
     Client& c_;
   };
+
+  // How many nodes a protocol addresses: the masters, or one cluster.
+  int NodeCountOf(const Client& c) const {
+    return cluster != nullptr ? 1 : static_cast<int>(c.slots.size());
+  }
+
+  // "0-5460": the slots a cluster node serves.
+  std::string SlotsOf(const Node& n) const {
+    std::string out;
+    for (const SlotRange& r : cluster->RangesOf(n.cluster_node)) {
+      out += (out.empty() ? "" : ",") + std::to_string(r.first);
+      if (r.last != r.first) out += "-" + std::to_string(r.last);
+    }
+    return out;
+  }
 
   // --- workload ---
 
@@ -1051,6 +1111,23 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
     n->clock = clock_of(n->name, n->spec.clock);
     s.nodes.push_back(std::move(n));
   }
+  if (scenario.cluster.enabled) {
+    // The loader allows masters only in a cluster; every node is one, in declaration order.
+    std::vector<std::string> endpoints;
+    for (auto& n : s.nodes) {
+      if (!n->spec.replica_of.empty()) {
+        *error = "node " + n->name + " is a replica; a [cluster] has masters only";
+        return nullptr;
+      }
+      n->cluster_node = static_cast<int>(endpoints.size());
+      // What a MOVED reply names: the node's name and Redis's default port, as a node started
+      // with cluster-announce-hostname <name> and cluster-preferred-endpoint-type hostname
+      // would announce itself (docs/fidelity.md).
+      endpoints.push_back(n->name + ":6379");
+      s.cluster_nodes.push_back(n->index);
+    }
+    s.cluster = std::make_shared<const ClusterTopology>(ClusterTopology::Even(std::move(endpoints)));
+  }
   for (auto& n : s.nodes) {
     if (!n->spec.replica_of.empty()) {
       Node* m = s.FindNode(n->spec.replica_of);
@@ -1094,10 +1171,12 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
                               ? Ms(scenario.workload.lease_us)
                               : "none (watchdog " + Ms(scenario.protocol.watchdog_timeout_us) + ")");
   for (auto& n : s.nodes) {
-    d.emplace_back("node " + n->name,
-                   std::string(n->master >= 0 ? "replica of " + s.nodes[static_cast<size_t>(n->master)]->name : "master") +
-                       ", clock offset " + Ms(n->spec.clock.offset_us) + ", drift " +
-                       std::to_string(n->spec.clock.drift_ppm) + " ppm");
+    std::string role =
+        n->master >= 0 ? "replica of " + s.nodes[static_cast<size_t>(n->master)]->name : "master";
+    if (s.cluster != nullptr) role = "cluster master, slots " + s.SlotsOf(*n);
+    d.emplace_back("node " + n->name, role + ", clock offset " + Ms(n->spec.clock.offset_us) +
+                                          ", drift " + std::to_string(n->spec.clock.drift_ppm) +
+                                          " ppm");
   }
   for (auto& c : s.clients) {
     d.emplace_back("client " + c->name, std::to_string(c->spec.threads) + " thread(s), uuid " +
@@ -1124,10 +1203,23 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
     protocol.detail = "kind=" + s.scenario.protocol.kind + " version=" + s.scenario.protocol.version +
                       " fencing=" + (s.scenario.resource.fencing ? "on" : "off") +
                       " permits=" + std::to_string(s.scenario.protocol.permits) +
-                      " nodes=" + std::to_string(s.clients.empty() ? 0 : s.clients[0]->slots.size()) +
+                      " nodes=" + std::to_string(s.clients.empty() ? 0 : s.NodeCountOf(*s.clients[0])) +
                       " fair_wait_timeout=" +
                       std::to_string(s.scenario.protocol.fair_wait_timeout_us / 1000) + "ms";
     s.Record(std::move(protocol));
+    if (s.cluster != nullptr) {
+      // The slot map, so that a reader of the history knows which node holds which key.
+      Event cluster;
+      cluster.type = Event::Type::kNote;
+      cluster.process = "sim";
+      cluster.op = "cluster";
+      for (int x : s.cluster_nodes) {
+        const Node& n = *s.nodes[static_cast<size_t>(x)];
+        cluster.detail += (cluster.detail.empty() ? "" : " ") + n.name + "=" + s.SlotsOf(n);
+      }
+      cluster.detail += " lock_slot=" + std::to_string(KeyHashSlot(s.scenario.protocol.lock_name));
+      s.Record(std::move(cluster));
+    }
     Event lease;
     lease.type = Event::Type::kNote;
     lease.process = "sim";

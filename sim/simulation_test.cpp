@@ -1,12 +1,16 @@
 // Establishes that the simulator is deterministic (one seed, one history, byte for byte) and
 // that its basic mechanics do what the scenario says: clients acquire and release through the
-// real lock scripts on emulated nodes, the watchdog renews, faults appear in the history.
+// real lock scripts on emulated nodes, the watchdog renews, faults appear in the history, and a
+// [cluster] routes each command to the master serving its key's slot.
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 
+#include "core/cluster.h"
 #include "model/history.h"
 #include "model/scenario.h"
+#include "model/scenario_toml.h"
 #include "sim/simulation.h"
 
 namespace {
@@ -100,4 +104,116 @@ TEST_CASE("a history survives a round trip through its file", "[sim][history]") 
   CHECK(back->HashHex() == sim->history().HashHex());
   CHECK(back->size() == sim->history().size());
   std::remove(path.c_str());
+}
+
+namespace {
+
+// Basic, on a Redis Cluster of three masters.
+Scenario ClusterOfThree(uint64_t seed, const std::string& lock_name) {
+  Scenario s = Basic(seed);
+  s.nodes.clear();
+  for (int i = 1; i <= 3; ++i) {
+    lockstep::NodeSpec n;
+    n.name = "n" + std::to_string(i);
+    s.nodes.push_back(n);
+  }
+  s.cluster.enabled = true;
+  s.protocol.lock_name = lock_name;
+  return s;
+}
+
+Scenario LoadScenario(const std::string& relative_path) {
+  lockstep::ScenarioError error;
+  auto s = lockstep::LoadScenarioFile(LOCKSTEP_SOURCE_DIR "/" + relative_path, &error);
+  INFO(error.ToString());
+  REQUIRE(s.has_value());
+  return *s;
+}
+
+}  // namespace
+
+TEST_CASE("a cluster sends each command to the master serving its slot", "[sim][cluster]") {
+  // n1 serves 0-5460, n2 5461-10922, n3 10923-16383 (redis-cli's split).
+  const std::map<std::string, std::string> lock_home = {
+      {"orders", "n1"}, {"payments", "n2"}, {"inventory", "n3"}};
+  for (const auto& [lock, home] : lock_home) {
+    INFO("lock " << lock << ", slot " << lockstep::KeyHashSlot(lock));
+    auto sim = RunOf(ClusterOfThree(7, lock));
+    std::set<std::string> exec_nodes;
+    int messages = 0;
+    bool cluster_note = false;
+    for (const Event& e : sim->history().events()) {
+      if (e.type == Event::Type::kExec) {
+        exec_nodes.insert(e.process);
+        CHECK(e.detail.find("MOVED") == std::string::npos);
+        CHECK(e.detail.find("CROSSSLOT") == std::string::npos);
+      }
+      if (e.type == Event::Type::kMessage) {
+        ++messages;
+        CHECK(e.peer == home);  // The channel, {lock}-tagged, is in the lock's slot too.
+      }
+      if (e.type == Event::Type::kNote && e.op == "protocol") {
+        CHECK(e.detail.find(" nodes=1 ") != std::string::npos);  // One Redis to the protocol.
+      }
+      if (e.type == Event::Type::kNote && e.op == "cluster") {
+        cluster_note = true;
+        CHECK(e.detail == "n1=0-5460 n2=5461-10922 n3=10923-16383 lock_slot=" +
+                              std::to_string(lockstep::KeyHashSlot(lock)));
+      }
+    }
+    CHECK(exec_nodes == std::set<std::string>{home});
+    CHECK(messages > 10);
+    CHECK(cluster_note);
+    const auto counts = Count(sim->history());
+    CHECK(counts.at("ok:acquire") > 100);
+    CHECK(counts.count("fail:acquire") == 0);  // Think 50 ms, wait 10 s: nobody gives up.
+  }
+}
+
+TEST_CASE("a cluster run is deterministic", "[sim][cluster][determinism]") {
+  auto a = RunOf(ClusterOfThree(11, "inventory"));
+  auto b = RunOf(ClusterOfThree(11, "inventory"));
+  CHECK(a->history().HashHex() == b->history().HashHex());
+}
+
+TEST_CASE("a user script touching a key of another master fails on a cluster, not alone",
+          "[sim][cluster]") {
+  const std::string non_local = "ERR Script attempted to access a non local key in a cluster node";
+  Scenario s = LoadScenario("scenarios/cluster-crossslot-user-script.toml");
+  REQUIRE(s.cluster.enabled);
+  {
+    auto sim = RunOf(s);
+    int refused_execs = 0;
+    int refused_acquires = 0;
+    std::set<std::string> refused_clients;
+    for (const Event& e : sim->history().events()) {
+      const bool refused = e.detail.rfind(non_local, 0) != std::string::npos ||
+                           e.detail.rfind("-" + non_local, 0) != std::string::npos;
+      if (e.type == Event::Type::kExec && refused) {
+        ++refused_execs;
+        CHECK(e.process == "n3");  // The lock's master; lock_stats is on n2.
+        CHECK(e.op == "acquire");
+      }
+      if (e.type == Event::Type::kFail && refused) {
+        ++refused_acquires;
+        refused_clients.insert(e.process);
+      }
+    }
+    // Each client's first (fresh) acquisition is refused, after it wrote the lock.
+    CHECK(refused_execs == 3);
+    CHECK(refused_acquires == 3);
+    CHECK(refused_clients == std::set<std::string>{"c1", "c2", "c3"});
+  }
+  {
+    // One Redis: the same script works, every acquisition succeeds at its first try.
+    s.cluster.enabled = false;
+    s.nodes.resize(1);
+    auto sim = RunOf(s);
+    const auto counts = Count(sim->history());
+    CHECK(counts.count("fail:acquire") == 0);
+    CHECK(counts.at("ok:acquire") == 15);  // 3 clients, 5 iterations each.
+    for (const Event& e : sim->history().events()) {
+      CHECK(e.detail.find("non local") == std::string::npos);
+    }
+  }
 }
