@@ -66,7 +66,7 @@ struct SentinelSpec {
 
 // Redisson's client configuration and the lock protocol's settings.
 struct ProtocolSpec {
-  std::string kind = "rlock";    // rlock (issue 4 adds fairlock, rwlock, redlock, ...)
+  std::string kind = "rlock";    // One of kProtocolKinds (model/scenario_toml.h).
   std::string version = "v3.13.6";  // "v3.13.6" (the seed documents) or "current"
   std::string lock_name = "lock";
   int64_t watchdog_timeout_us = 30'000'000;  // lockWatchdogTimeout

@@ -1155,6 +1155,15 @@ void Loader::ParseProtocol(const toml::table& t, ProtocolSpec* protocol) {
   if (auto v = Choice(t, "version", "protocol", kProtocolVersions, "protocol version")) {
     protocol->version = kProtocolVersions[*v];
   }
+  if (kind != nullptr && !kind->added_in.empty()) {
+    if (!t.contains("version")) {
+      protocol->version = "current";
+    } else if (protocol->version != "current") {
+      Problem(t.get("version")->source(), "protocol.version",
+              "'" + std::string(kind->name) + "' exists only as \"current\" (Redisson added it in " +
+                  std::string(kind->added_in) + "); write version = \"current\" or leave version out");
+    }
+  }
   if (std::optional<std::string> v = String(t, "lock_name", "protocol")) {
     if (v->empty()) {
       Problem(t.get("lock_name")->source(), "protocol.lock_name", "must not be empty");

@@ -49,14 +49,17 @@ struct ProtocolKindInfo {
   std::string_view name;
   // The script names protocol.scripts may replace for this kind; empty slots end the list.
   std::array<std::string_view, 8> scripts;
+  // Set for kinds newer than 3.13.6: the Redisson version that added them. They have only the
+  // "current" scripts and client, and "current" is their default version.
+  std::string_view added_in = {};
 };
 inline constexpr ProtocolKindInfo kProtocolKinds[] = {
     {"rlock", {"acquire", "unlock", "renew", "force_unlock"}},
     {"fairlock", {"acquire", "try_acquire", "unlock", "force_unlock", "acquire_failed", "renew"}},
     {"redlock", {"acquire", "unlock", "renew", "force_unlock"}},
     {"multilock", {"acquire", "unlock", "renew", "force_unlock"}},
-    {"fencedlock", {"acquire_with_token", "unlock", "renew", "force_unlock"}},
-    {"spinlock", {"acquire", "unlock", "renew", "force_unlock"}},
+    {"fencedlock", {"acquire_with_token", "unlock", "renew", "force_unlock"}, "3.19.0"},
+    {"spinlock", {"acquire", "unlock", "renew", "force_unlock"}, "3.15.0"},
     {"setnx-px", {"unlock_compare_and_delete"}},
     {"setnx-expire", {"unlock_compare_and_delete"}},
     {"get-del", {}},

@@ -866,3 +866,20 @@ TEST_CASE("[cluster]: mistakes and what a cluster cannot be combined with",
                     "kind = \"multilock\"\n", 6, 8, "protocol.kind", "(line 2)"},
   });
 }
+
+TEST_CASE("kinds newer than 3.13.6 default to version current and refuse v3.13.6",
+          "[scenario][protocol]") {
+  CHECK(LoadGood("[[nodes]]\n[[clients]]\n[protocol]\nkind = \"spinlock\"\n").protocol.version ==
+        "current");
+  CHECK(LoadGood("[[nodes]]\n[[clients]]\n[protocol]\nkind = \"fencedlock\"\n").protocol.version ==
+        "current");
+  CHECK(LoadGood("[[nodes]]\n[[clients]]\n[protocol]\nkind = \"rlock\"\n").protocol.version ==
+        "v3.13.6");
+  CheckBadCases({
+      {"spin lock in 3.13.6",
+       "[[nodes]]\n[[clients]]\n[protocol]\nkind = \"spinlock\"\nversion = \"v3.13.6\"\n", 5, 11,
+       "protocol.version",
+       "'spinlock' exists only as \"current\" (Redisson added it in 3.15.0); write version = "
+       "\"current\" or leave version out"},
+  });
+}
