@@ -2009,17 +2009,15 @@ int RedisGenericCommand(lua_State* L, bool raise) {
     return 1;
   }
   lua_settop(L, 0);
-  Reply reply;
-  {
-    // The commands run on the caller's clock and record their writes into the caller's
-    // Effects (unless redis.set_repl turned replication off), so a script's effects are the
-    // EVAL's effects. A script that fails half-way keeps what it did (no rollback).
-    Ctx& caller = *run->caller;
-    Ctx ctx(host->server_, caller.now_ms, run->resp, /*from_script=*/true,
-            (run->repl & kReplReplica) != 0 ? caller.effects : nullptr);
-    reply = host->server_.CallFromScript(ctx, *host->argv_, run->read_only,
-                                         host->LookupCommand());
-  }
+  // The commands run on the caller's clock and record their writes into the caller's Effects
+  // (unless redis.set_repl turned replication off), so a script's effects are the EVAL's
+  // effects. A script that fails half-way keeps what it did (no rollback).
+  Ctx& caller = *run->caller;
+  Ctx ctx(host->server_, caller.now_ms, run->resp, /*from_script=*/true,
+          (run->repl & kReplReplica) != 0 ? caller.effects : nullptr);
+  // Initialised in place from the command's return value: no default Reply to overwrite.
+  const Reply reply =
+      host->server_.CallFromScript(ctx, *host->argv_, run->read_only, host->LookupCommand());
   PushReply(L, reply, run->resp);
   if (raise && reply.is_error()) return lua_error(L);
   return 1;
