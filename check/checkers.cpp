@@ -28,6 +28,7 @@ constexpr int kNone = -1;
 constexpr size_t kMaxFaultsNamed = 8;           // Per violation.
 constexpr size_t kMaxFaultsScanned = 100'000;   // Per violation: bounds explanation cost.
 constexpr size_t kMaxLeaseEventsNamed = 4;      // Per violation.
+constexpr size_t kMaxOrphanThreadsNamed = 6;    // Per orphan: its owners, then waiters kept out.
 
 // ---------------------------------------------------------------------------------------------
 // Text
@@ -135,6 +136,10 @@ int NodesInDetail(std::string_view detail) {
   return n && *n > 0 && *n < 1'000'000 ? static_cast<int>(*n) : 0;
 }
 
+// n/2 + 1: RedLock's quorum, and how many of its nodes a multi-node lock should be obtainable
+// with (liveness).
+int MajorityOf(int nodes) { return nodes / 2 + 1; }
+
 // What the "protocol" note says about the lock the history exercised.
 struct ProtocolInfo {
   std::string kind;               // Empty: no note (judged as an RLock).
@@ -146,6 +151,7 @@ struct ProtocolInfo {
 
   bool fair() const { return kind == "fairlock"; }
   bool semaphore() const { return kind == "semaphore"; }
+  bool latch() const { return kind == "countdownlatch"; }
   bool quorum_kind() const { return kind == "redlock" || kind == "multilock"; }
   // Kinds whose key's presence does not mean "held by someone" and that have no owners.
   bool ownerless() const { return kind == "semaphore" || kind == "countdownlatch"; }
@@ -443,7 +449,7 @@ class FactsBuilder {
     if (p.quorum_kind()) {
       if (p.nodes == 0) p.nodes = detail_nodes;
       if (p.nodes == 0) p.nodes = std::max(1, static_cast<int>(lease_nodes.size()) - promotions);
-      p.quorum = p.kind == "redlock" ? p.nodes / 2 + 1 : p.nodes;
+      p.quorum = p.kind == "redlock" ? MajorityOf(p.nodes) : p.nodes;
     }
   }
 
@@ -939,6 +945,13 @@ class FactsBuilder {
     }
     if (ev.kind == LeaseKind::kExpired || ev.kind == LeaseKind::kLost) {
       for (int owner : ev.removed) Lose(owner, lock, id, e);
+    } else {
+      // Deleted by a command: the owner's own release, or someone else's (an unlock that does
+      // not check the owner, a read unlock discarding readers whose timeouts ran out), which
+      // takes the lease away from under it as surely as an expiry.
+      for (int owner : ev.removed) {
+        if (!Releasing(owner, lock)) Lose(owner, lock, id, e);
+      }
     }
   }
 
@@ -1505,6 +1518,7 @@ PropertyResult CheckOverPermits(std::string_view property, const std::vector<Spa
 }
 
 PropertyResult CheckMutualExclusion(const Facts& f, const Narrator& n, const CheckOptions& o) {
+  if (f.protocol.latch()) return NotApplicable(kMutualExclusion);  // An open latch admits all.
   if (f.protocol.semaphore() && f.protocol.permits > 1) {
     return CheckOverPermits(kMutualExclusion, f.beliefs, /*accesses=*/false, f, n, o);
   }
@@ -1545,6 +1559,7 @@ PropertyResult CheckMutualExclusion(const Facts& f, const Narrator& n, const Che
 }
 
 PropertyResult CheckResourceExclusion(const Facts& f, const Narrator& n, const CheckOptions& o) {
+  if (f.protocol.latch()) return NotApplicable(kResourceExclusion);
   if (f.protocol.semaphore() && f.protocol.permits > 1) {
     return CheckOverPermits(kResourceExclusion, f.accesses, /*accesses=*/true, f, n, o);
   }
@@ -1805,7 +1820,44 @@ PropertyResult CheckLeaseSafety(const Facts& f, const Narrator& n, const CheckOp
 // ---------------------------------------------------------------------------------------------
 // liveness
 
-enum LivenessKind : uint8_t { kNoTakeover, kWaitedWhileFree, kStuck };
+enum LivenessKind : uint8_t {
+  kNoTakeover, kWaitedWhileFree, kStuck, kOrphanedLock, kLeakedPermits, kOrphanedLatch,
+  kUnobtainable
+};
+
+// A stretch during which nobody believed it held a lock while others kept trying to take it.
+struct Unobtainable {
+  int lock = kNone;
+  int64_t free_from_us = 0;  // Nobody believed it held the lock from here
+  int64_t free_to_us = 0;    // to here (the next belief, or the run's end).
+  bool to_run_end = false;
+  int trier = kNone;         // The acquisition trying first.
+  int64_t try_us = 0;
+  int64_t deadline_us = 0;   // try_us + the longest lease + B, not counting excused time.
+  int64_t excused_us = 0;    // Time before the deadline with fewer than a majority of nodes up.
+  int64_t lease_us = 0;
+  int nodes = 0;
+  int majority = 0;
+};
+
+// A stretch during which a node kept something taken -- a lock key with owner fields, semaphore
+// permits, a latch count -- that no thread believing it held the lock accounted for.
+struct OrphanSpan {
+  int lock = kNone;
+  int node = kNone;          // The node whose key it is (synchronizers: of the latest count).
+  Seq from_seq = 0;          // The event that made it an orphan.
+  int64_t from_us = 0;
+  Seq to_seq = kOpenSeq;     // The event that ended it; kOpenSeq: it lasted to the run's end.
+  int64_t to_us = 0;
+  int64_t allowed_us = 0;    // How long it may last: the longest lease plus B, or B.
+  int64_t lease_us = 0;      // Locks: the longest lease in allowed_us.
+  int64_t impaired_us = 0;   // Time within it the node was down, paused, cut off or deaf.
+  std::string fields;        // Locks: the owner fields the key listed when it began.
+  std::vector<int> owners;   // Locks: their threads, where the history knows them.
+  int64_t units = 0;         // Synchronizers: the most permits leaked / count left over.
+  int64_t count = 0;         // Synchronizers: the node's count when it began.
+  int64_t held = 0;          // Synchronizers: what believers held when it began.
+};
 
 // A lock held by a client when it crashed.
 struct CrashedHold {
@@ -1837,6 +1889,8 @@ class LivenessChecker {
     CheckCrashedHolds();
     CheckWaits();
     CheckStuck();
+    CheckOrphans();
+    CheckUnobtainable();
     return Conclude(kLiveness, found_, [&](const Finding& x) { return Explain(x); });
   }
 
@@ -1849,6 +1903,9 @@ class LivenessChecker {
   // (a) After a crash while holding, some acquisition must succeed within lease + B of the
   // moment someone was trying.
   void CheckCrashedHolds() {
+    // Semaphore permits and latch passes have no lease to run out; (d) judges what a crash
+    // leaves behind there.
+    if (f_.protocol.ownerless()) return;
     std::vector<std::vector<int64_t>> max_end_us(f_.locks.size());  // Prefix maxima of ends.
     std::vector<std::vector<int>> max_end_op(f_.locks.size());
     for (size_t l = 0; l < f_.locks.size(); ++l) {
@@ -2134,8 +2191,642 @@ class LivenessChecker {
     switch (x.kind) {
       case kNoTakeover: return ExplainNoTakeover(x);
       case kWaitedWhileFree: return ExplainWait(x);
-      default: return ExplainStuck(x);
+      case kStuck: return ExplainStuck(x);
+      case kUnobtainable: return ExplainUnobtainable(x);
+      default: return ExplainOrphan(x);
     }
+  }
+
+  // (d) Orphans: the node keeps something taken that no thread believing it holds the lock
+  // accounts for (see checkers.h).
+  void CheckOrphans() {
+    if (f_.protocol.semaphore() || f_.protocol.latch()) return CheckSynchronizerOrphans();
+    CheckOrphanedLocks();
+  }
+
+  // The longest a key may outlive its holders' beliefs: the longest lease any acquisition of
+  // the lock asked for (the watchdog's without an explicit one), times the most holds a thread
+  // stacked (a write lock's reentry adds its lease to the TTL).
+  int64_t LongestLeaseUs(int lock) const {
+    int64_t lease_us = 0;
+    for (int id : f_.locks[lock].acquires) {
+      const Op& op = f_.ops[id];
+      lease_us = std::max(lease_us, op.lease_us >= 0 ? op.lease_us : f_.lease_default_us);
+    }
+    if (lease_us == 0) lease_us = f_.lease_default_us;
+    int holds = 1;
+    for (const Op& op : f_.ops) {
+      if (op.lock == lock && op.kind == OpKind::kRelease) holds = std::max(holds, op.count_before);
+    }
+    return lease_us > kForever / holds ? kForever : lease_us * holds;
+  }
+
+  // Time in [from_us, to_us] during which `process` was impaired.
+  int64_t ImpairedWithin(int process, int64_t from_us, int64_t to_us) const {
+    int64_t total = 0;
+    for (const ImpairedSpan& s : f_.processes[process].impaired_merged) {
+      if (s.from_us >= to_us) break;
+      total += std::max<int64_t>(0, std::min(to_us, s.to_us) - std::max(from_us, s.from_us));
+    }
+    return total;
+  }
+
+  // Records the orphan if it lasted longer than allowed while its node was unimpaired.
+  void JudgeOrphan(OrphanSpan span, LivenessKind kind) {
+    assert(span.to_us >= span.from_us && span.allowed_us >= 0);
+    span.impaired_us = span.node == kNone ? 0 : ImpairedWithin(span.node, span.from_us, span.to_us);
+    const int64_t lasted_us = span.to_us - span.from_us - span.impaired_us;
+    if (lasted_us <= span.allowed_us) return;
+    found_.Add({.from_us = span.from_us, .to_us = span.to_us, .order = span.from_seq,
+                .kind = kind, .a = static_cast<int>(orphans_.size()), .b = kNone, .c = kNone});
+    orphans_.push_back(std::move(span));
+  }
+
+  // Locks with owners: a key listing owner fields, none of them a thread's that believes it
+  // holds the lock, for longer than the longest lease plus B.
+  void CheckOrphanedLocks() {
+    struct Point {
+      Seq seq;
+      int lease;   // A lease event, or kNone
+      int thread;  // with a belief starting (+1) or ending (-1),
+      int delta;
+      int promoted = kNone;  // or a replica promoted to master.
+    };
+    struct Key {
+      bool present = false;
+      bool listed = false;
+      std::vector<int> owners;
+      std::string fields;
+      bool orphan = false;
+      OrphanSpan span;
+    };
+    std::vector<int> believing(f_.threads.size(), 0);
+    for (size_t l = 0; l < f_.locks.size(); ++l) {
+      const LockFacts& lock = f_.locks[l];
+      if (lock.lease_events.empty()) continue;
+      const int64_t lease_us = LongestLeaseUs(static_cast<int>(l));
+      const int64_t allowed_us = lease_us > kForever - bound_us_ ? kForever : lease_us + bound_us_;
+      std::vector<Point> points;
+      for (int id : lock.lease_events) points.push_back({f_.lease_events[id].seq, id, kNone, 0});
+      for (int b : lock.beliefs) {
+        const Span& s = f_.beliefs[b];
+        points.push_back({s.start_seq, kNone, s.thread, +1});
+        if (s.end_seq != kOpenSeq) points.push_back({s.end_seq, kNone, s.thread, -1});
+      }
+      // A promoted replica carries on the old master's lease view (the simulator records its
+      // lease events from the old master's owners), and the old master stops being judged.
+      // Which master a promotion replaced the history does not say; with one master it is any
+      // other node, with several (RedLock with replicas) nothing is dropped.
+      if (f_.protocol.nodes <= 1) {
+        for (size_t i = 0; i < f_.faults.size(); ++i) {
+          if (f_.event(f_.faults[i]).op != "promote") continue;
+          points.push_back({f_.faults[i], kNone, kNone, 0, f_.fault_process[i]});
+        }
+      }
+      std::stable_sort(points.begin(), points.end(),
+                       [](const Point& a, const Point& b) { return a.seq < b.seq; });
+      std::fill(believing.begin(), believing.end(), 0);
+      std::map<int, Key> keys;  // By node; ordered, so that findings come out the same way.
+      auto settle = [&](Seq seq, int64_t t_us) {
+        for (auto& [node, key] : keys) {
+          const bool orphan = key.present && key.listed &&
+                              std::none_of(key.owners.begin(), key.owners.end(),
+                                           [&](int t) { return believing[t] > 0; });
+          if (orphan && !key.orphan) {
+            key.span = OrphanSpan{};
+            key.span.lock = static_cast<int>(l);
+            key.span.node = node;
+            key.span.from_seq = seq;
+            key.span.from_us = t_us;
+            key.span.allowed_us = allowed_us;
+            key.span.lease_us = lease_us;
+            key.span.fields = key.fields;
+            key.span.owners = key.owners;
+          } else if (!orphan && key.orphan) {
+            key.span.to_seq = seq;
+            key.span.to_us = t_us;
+            JudgeOrphan(std::move(key.span), kOrphanedLock);
+          }
+          key.orphan = orphan;
+        }
+      };
+      for (size_t i = 0; i < points.size(); ++i) {
+        const Point& p = points[i];
+        if (p.lease != kNone) {
+          const LeaseEvent& le = f_.lease_events[p.lease];
+          Key& key = keys[le.node];
+          key.present = le.kind == LeaseKind::kAcquired || le.kind == LeaseKind::kOwners;
+          key.listed = key.present && le.owners_listed;
+          key.owners = key.present ? le.owners : std::vector<int>{};
+          key.fields = key.present ? f_.event(le.seq).detail : "";
+        } else if (p.promoted != kNone) {
+          for (auto& [node, key] : keys) {
+            if (node != p.promoted) key.present = false;
+          }
+        } else {
+          believing[p.thread] += p.delta;
+          assert(believing[p.thread] >= 0);
+        }
+        if (i + 1 == points.size() || points[i + 1].seq != p.seq) {
+          settle(p.seq, f_.event(p.seq).t_us);
+        }
+      }
+      for (auto& [node, key] : keys) {
+        if (!key.orphan) continue;
+        key.span.to_us = f_.run_end_us;
+        JudgeOrphan(std::move(key.span), kOrphanedLock);
+      }
+    }
+  }
+
+  // The count a semaphore's or latch's lease event records (the key's value), if it is one.
+  std::optional<int64_t> CountOf(const LeaseEvent& le) const {
+    if (le.kind != LeaseKind::kAcquired && le.kind != LeaseKind::kOwners) return 0;  // No key.
+    return ParseInt(Trim(f_.event(le.seq).detail));
+  }
+
+  // Semaphores: permits taken on the node (P minus its count) beyond those that threads
+  // believing they hold permits hold, for longer than B. Latches: a count above the count-downs
+  // that threads which passed the latch can still make, from the crash of such a thread, for
+  // longer than B.
+  void CheckSynchronizerOrphans() {
+    const bool semaphore = f_.protocol.semaphore();
+    struct Point {
+      Seq seq;
+      int lease = kNone;
+      int op = kNone;     // An acquire ok (takes) or a release invoke (gives back).
+      int crash = kNone;
+    };
+    std::vector<Point> points;
+    for (size_t i = 0; i < f_.lease_events.size(); ++i) {
+      points.push_back({f_.lease_events[i].seq, static_cast<int>(i), kNone, kNone});
+    }
+    for (size_t i = 0; i < f_.ops.size(); ++i) {
+      const Op& op = f_.ops[i];
+      if (op.kind == OpKind::kAcquire && op.outcome == Outcome::kOk) {
+        points.push_back({op.end_seq, kNone, static_cast<int>(i), kNone});
+      } else if (op.kind == OpKind::kRelease) {
+        points.push_back({op.invoke_seq, kNone, static_cast<int>(i), kNone});
+      }
+    }
+    for (size_t c = 0; c < f_.crashes.size(); ++c) {
+      points.push_back({f_.crashes[c].seq, kNone, kNone, static_cast<int>(c)});
+    }
+    std::stable_sort(points.begin(), points.end(),
+                     [](const Point& a, const Point& b) { return a.seq < b.seq; });
+    struct State {
+      int64_t count = -1;  // The node's count; -1 until the key first appears.
+      int node = kNone;
+      std::map<int, int64_t> held;  // Thread -> permits (latch: passes not yet counted down).
+      int64_t held_total = 0;
+      bool orphan = false;
+      OrphanSpan span;
+    };
+    std::vector<State> states(f_.locks.size());
+    const LivenessKind kind = semaphore ? kLeakedPermits : kOrphanedLatch;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const Point& p = points[i];
+      std::vector<int> touched;
+      std::vector<std::vector<int>> crashed(p.crash != kNone ? f_.locks.size() : 0);
+      if (p.lease != kNone) {
+        const LeaseEvent& le = f_.lease_events[p.lease];
+        if (const auto count = CountOf(le)) {
+          State& st = states[le.lock];
+          st.count = *count;
+          st.node = le.node;
+          touched.push_back(le.lock);
+        }
+      } else if (p.op != kNone) {
+        const Op& op = f_.ops[p.op];
+        State& st = states[op.lock];
+        int64_t& mine = st.held[op.thread];
+        const int64_t delta = op.kind == OpKind::kAcquire ? op.permits : -std::min(op.permits, mine);
+        mine += delta;
+        st.held_total += delta;
+        if (mine == 0) st.held.erase(op.thread);
+        touched.push_back(op.lock);
+      } else {
+        const int process = f_.crashes[p.crash].process;
+        for (size_t l = 0; l < states.size(); ++l) {
+          State& st = states[l];
+          for (auto it = st.held.begin(); it != st.held.end();) {
+            if (f_.threads[it->first].process != process) {
+              ++it;
+              continue;
+            }
+            st.held_total -= it->second;
+            crashed[l].push_back(it->first);
+            it = st.held.erase(it);
+          }
+          touched.push_back(static_cast<int>(l));
+        }
+      }
+      const Event& e = f_.event(p.seq);
+      for (int l : touched) {
+        State& st = states[l];
+        const int64_t excess = st.count < 0 ? 0
+                               : semaphore  ? f_.protocol.permits - st.count - st.held_total
+                                            : st.count - st.held_total;
+        // A latch count nobody has begun to count down waits for counters the history cannot
+        // see; only a crash of a thread that would have counted it down orphans it.
+        const bool crashed_here = p.crash != kNone && !crashed[l].empty();
+        const bool orphan = excess > 0 && (semaphore || st.orphan || crashed_here);
+        if (orphan && !st.orphan) {
+          st.span = OrphanSpan{};
+          st.span.lock = l;
+          st.span.node = st.node;
+          st.span.from_seq = p.seq;
+          st.span.from_us = e.t_us;
+          st.span.allowed_us = bound_us_;
+          st.span.count = st.count;
+          st.span.held = st.held_total;
+          if (crashed_here) st.span.owners = crashed[l];
+        } else if (!orphan && st.orphan) {
+          st.span.to_seq = p.seq;
+          st.span.to_us = e.t_us;
+          JudgeOrphan(std::move(st.span), kind);
+        }
+        if (orphan) st.span.units = std::max(st.span.units, excess);
+        st.orphan = orphan;
+      }
+    }
+    for (State& st : states) {
+      if (!st.orphan) continue;
+      st.span.to_us = f_.run_end_us;
+      JudgeOrphan(std::move(st.span), kind);
+    }
+  }
+
+  // Acquisitions of `lock` invoked in [from_us, to_us] that did not succeed.
+  size_t Denied(int lock, int64_t from_us, int64_t to_us) const {
+    size_t n = 0;
+    for (int id : f_.locks[lock].acquires) {
+      const Op& op = f_.ops[id];
+      if (op.invoke_us > to_us) break;
+      if (op.invoke_us >= from_us && op.outcome != Outcome::kOk) ++n;
+    }
+    return n;
+  }
+
+  // What one owner of an orphaned key was doing: why it did not believe it held the lock.
+  // *context_us: moved back to the invoke of the acquisition it tells of.
+  std::string OwnerStory(int thread, const OrphanSpan& span, std::vector<Seq>* events,
+                         int64_t* context_us) const {
+    const std::string& who = n_.Thread(thread);
+    // Its latest acquisition of the lock invoked before the orphan began.
+    const std::vector<int>& acquires = f_.locks[span.lock].acquires;
+    int last = kNone;
+    for (int id : acquires) {
+      if (f_.ops[id].invoke_seq > span.from_seq) break;
+      if (f_.ops[id].thread == thread) last = id;
+    }
+    if (last == kNone) return who + " never acquired it before then";
+    const Op& op = f_.ops[last];
+    *context_us = std::min(*context_us, op.invoke_us);
+    events->push_back(op.invoke_seq);
+    if (op.end_seq != kOpenSeq) events->push_back(op.end_seq);
+    if (op.outcome == Outcome::kOk) {
+      const auto b = std::find_if(f_.beliefs.begin(), f_.beliefs.end(),
+                                  [&](const Span& s) { return s.op == last; });
+      if (b != f_.beliefs.end()) {
+        return who + " had acquired it at " + Seconds(b->start_us) + " and believed it held it " +
+               n_.Until(*b);
+      }
+      return who + "'s acquire of it succeeded at " + Seconds(op.end_us);
+    }
+    const std::string invoked = who + "'s acquire invoked at " + Seconds(op.invoke_us);
+    switch (op.outcome) {
+      case Outcome::kInfo:
+        return invoked + " ended with an unknown outcome at " + Seconds(op.end_us) + " (" +
+               f_.event(op.end_seq).detail + "), so it never believed it held the lock";
+      case Outcome::kFail:
+        return invoked + " failed at " + Seconds(op.end_us) + ", so it never believed it held it";
+      case Outcome::kCrashed: return invoked + " was cut short by its process's crash at " + Seconds(op.end_us);
+      default: return invoked + " was still in flight";
+    }
+  }
+
+  Violation ExplainOrphan(const Finding& x) const {
+    const OrphanSpan& span = orphans_[x.a];
+    Violation v;
+    v.events = {span.from_seq};
+    if (span.to_seq != kOpenSeq) v.events.push_back(span.to_seq);
+    const std::string lasted = "from " + Seconds(span.from_us) +
+                               (span.to_seq == kOpenSeq ? " until the run ended at "
+                                                        : " to ") +
+                               Seconds(span.to_us) + " (" + Seconds(span.to_us - span.from_us) +
+                               (span.impaired_us > 0 ? ", " + Seconds(span.impaired_us) +
+                                                           " of it with the node impaired, not counted"
+                                                     : "") +
+                               ")";
+    const std::string where = span.node == kNone ? "" : " on " + n_.ProcessName(span.node);
+    const size_t denied = Denied(span.lock, span.from_us, span.to_us);
+    const std::string starved =
+        denied == 0 ? ""
+                    : " Meanwhile " + Count(denied, "acquisition") + " of it " +
+                          (denied == 1 ? "was" : "were") + " refused or left waiting.";
+    std::vector<int> clients;
+    int64_t context_us = span.from_us;  // Faults from here on are named.
+    if (x.kind == kOrphanedLock) {
+      v.kind = "orphaned_lock";
+      std::string stories;
+      for (int t : span.owners) {
+        v.threads.push_back(n_.Thread(t));
+        clients.push_back(n_.ProcessOfThread(t));
+        stories += (stories.empty() ? "" : "; ") + OwnerStory(t, span, &v.events, &context_us);
+      }
+      v.explanation = "The key of " + n_.Lock(span.lock) + where + " was held by " +
+                      Quoted(span.fields) + " " + lasted + ", but nobody who believed it held " +
+                      "the lock was among its owners: ";
+      v.explanation += stories.empty() ? "the fields belong to no client running then (a crashed "
+                                         "or restarted incarnation)"
+                                       : stories;
+      v.explanation += ". That is longer than the longest lease any acquisition asked for (" +
+                       Seconds(span.lease_us) + ") plus the liveness bound (" +
+                       Seconds(bound_us_) + "): an orphaned lock, which nobody else can take " +
+                       "until its key goes" +
+                       (span.to_seq == kOpenSeq ? ", and it had not gone when the run ended."
+                                                : ".");
+    } else if (x.kind == kLeakedPermits) {
+      v.kind = "leaked_permits";
+      v.explanation = Count(static_cast<size_t>(span.units), "permit") + " of " +
+                      n_.Lock(span.lock) + " (" + Count(f_.protocol.permits, "permit") +
+                      " in all) " + (span.units == 1 ? "was" : "were") + " taken" + where +
+                      " but held by no thread that believed it held one, " + lasted +
+                      ", longer than the liveness bound (" + Seconds(bound_us_) +
+                      "). A semaphore's permits have no lease: one taken by a process that " +
+                      "crashed, or by an acquire whose reply was lost, never comes back.";
+    } else {
+      v.kind = "orphaned_latch";
+      v.explanation = "The count of latch " + n_.Lock(span.lock) + where + " stayed at " +
+                      std::to_string(span.count) + ", above the " +
+                      std::to_string(span.held) + " count-down" + (span.held == 1 ? "" : "s") +
+                      " still owed by threads that had passed it, " + lasted +
+                      ", longer than the liveness bound (" + Seconds(bound_us_) +
+                      "): a thread that would have counted it down crashed first, so the " +
+                      "latch can never open.";
+    }
+    if (x.kind != kOrphanedLock) {
+      // What began it: a crash of holders, a release, or the node's count changing.
+      const Event& from = f_.event(span.from_seq);
+      if (!span.owners.empty()) {
+        std::string holders;
+        for (int t : span.owners) {
+          v.threads.push_back(n_.Thread(t));
+          holders += (holders.empty() ? "" : " and ") + n_.Thread(t);
+        }
+        clients.push_back(n_.ProcessOfThread(span.owners.front()));
+        v.explanation += " It began when " + from.process + " crashed at " + Seconds(from.t_us) +
+                         " while " + holders +
+                         (x.kind == kLeakedPermits
+                              ? " held permits; nothing gives them back."
+                              : " had passed the latch and not yet counted down; nobody counts "
+                                "down for a crashed client.");
+      } else if (from.type == Event::Type::kLease) {
+        v.explanation += " It began at " + Seconds(from.t_us) + ", when " + from.process +
+                         "'s count became " + (from.detail.empty() ? "0" : from.detail) +
+                         " without a successful acquisition taking the permits.";
+      } else if (from.type == Event::Type::kInvoke && from.thread >= 0) {
+        v.explanation += " It began when " + from.process + ".t" + std::to_string(from.thread) +
+                         " began to release at " + Seconds(from.t_us) +
+                         " and the node's count did not go back up.";
+      }
+    }
+    v.explanation += starved;
+    // The waiters it kept out, after the threads behind it.
+    for (int id : f_.locks[span.lock].acquires) {
+      const Op& op = f_.ops[id];
+      if (op.invoke_us > span.to_us || v.threads.size() >= kMaxOrphanThreadsNamed) break;
+      if (op.invoke_us < span.from_us || op.outcome == Outcome::kOk) continue;
+      const std::string& name = n_.Thread(op.thread);
+      if (std::find(v.threads.begin(), v.threads.end(), name) != v.threads.end()) continue;
+      v.threads.push_back(name);
+      v.events.push_back(op.invoke_seq);
+      clients.push_back(n_.ProcessOfThread(op.thread));
+    }
+    if (v.threads.empty()) {
+      v.threads.push_back(n_.ProcessName(span.node == kNone ? f_.sim_process : span.node));
+    }
+    std::sort(clients.begin(), clients.end());
+    clients.erase(std::unique(clients.begin(), clients.end()), clients.end());
+    v.explanation += n_.Faults(context_us, span.to_us, span.from_us, clients, &v.events);
+    return v;
+  }
+
+  // (e) Unobtainable: from the moment someone tries to take a lock that nobody believes it
+  // holds, some acquisition must succeed within the longest lease plus B, not counting time
+  // when fewer than a majority of the lock's nodes are up (or the whole system is cut off).
+  void CheckUnobtainable() {
+    if (f_.protocol.ownerless()) return;
+    const int n = std::max(1, f_.protocol.nodes);
+    const int majority = MajorityOf(n);
+    for (size_t l = 0; l < f_.locks.size(); ++l) {
+      const LockFacts& lock = f_.locks[l];
+      if (lock.acquires.empty() || lock.lease_events.empty()) continue;
+      std::vector<int> nodes;
+      for (int id : lock.lease_events) nodes.push_back(f_.lease_events[id].node);
+      std::sort(nodes.begin(), nodes.end());
+      nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+      const std::vector<ImpairedSpan> excused = ExcusedSpans(nodes, majority);
+      // Acquisitions in invoke order, with the latest end among those invoked so far.
+      std::vector<int64_t> max_end_us;
+      std::vector<int> max_end_op;
+      for (int op : lock.acquires) {
+        const bool later = max_end_us.empty() || f_.ops[op].end_us > max_end_us.back();
+        max_end_us.push_back(later ? f_.ops[op].end_us : max_end_us.back());
+        max_end_op.push_back(later ? op : max_end_op.back());
+      }
+      // The first acquisition in flight at t_us or invoked in (t_us, until_us), and when.
+      auto trying = [&](int64_t t_us, int64_t until_us) -> std::pair<int, int64_t> {
+        const size_t k = std::upper_bound(lock.acquires.begin(), lock.acquires.end(), t_us,
+                                          [&](int64_t t, int op) { return t < f_.ops[op].invoke_us; }) -
+                         lock.acquires.begin();
+        if (k > 0 && max_end_us[k - 1] > t_us) return {max_end_op[k - 1], t_us};
+        if (k < lock.acquires.size() && f_.ops[lock.acquires[k]].invoke_us < until_us) {
+          return {lock.acquires[k], f_.ops[lock.acquires[k]].invoke_us};
+        }
+        return {kNone, 0};
+      };
+      const int64_t lease_us = LongestLeaseUs(static_cast<int>(l));
+      const int64_t allowed_us = lease_us > kForever - bound_us_ ? kForever : lease_us + bound_us_;
+      auto judge = [&](int64_t from_us, int64_t to_us, bool to_run_end) {
+        if (to_us <= from_us) return;
+        const auto [trier, try_us] = trying(from_us, to_us);
+        if (trier == kNone) return;
+        int64_t excused_us = 0;
+        const int64_t deadline_us = Deadline(excused, try_us, allowed_us, &excused_us);
+        if (deadline_us >= to_us) return;
+        if (trying(deadline_us, to_us).first == kNone) return;  // Nobody tried any more.
+        if (Explained(static_cast<int>(l), try_us, to_us)) return;
+        found_.Add({.from_us = try_us, .to_us = to_us, .order = f_.ops[trier].invoke_seq,
+                    .kind = kUnobtainable, .a = static_cast<int>(unobtainable_.size()),
+                    .b = kNone, .c = kNone});
+        unobtainable_.push_back({.lock = static_cast<int>(l), .free_from_us = from_us,
+                                 .free_to_us = to_us, .to_run_end = to_run_end, .trier = trier,
+                                 .try_us = try_us, .deadline_us = deadline_us,
+                                 .excused_us = excused_us, .lease_us = lease_us,
+                                 .nodes = n, .majority = majority});
+      };
+      // The gaps between the union of the lock's beliefs (in start order).
+      int64_t free_from_us = 0;
+      for (int b : lock.beliefs) {
+        const Span& s = f_.beliefs[b];
+        if (s.start_us > free_from_us) judge(free_from_us, s.start_us, false);
+        free_from_us = std::max(free_from_us, s.end_us);
+      }
+      judge(free_from_us, f_.run_end_us, true);
+    }
+  }
+
+  // True if a crashed hold (a) or an orphaned key (d) already reported on `lock` overlaps
+  // [from_us, to_us]: they say more precisely why nobody could take the lock.
+  bool Explained(int lock, int64_t from_us, int64_t to_us) const {
+    for (const CrashedHold& hold : crashed_) {
+      const int64_t end_us = hold.first_ok == kNone ? f_.run_end_us : f_.ops[hold.first_ok].end_us;
+      if (hold.lock == lock && f_.crashes[hold.crash].t_us < to_us && end_us > from_us) return true;
+    }
+    for (const OrphanSpan& orphan : orphans_) {
+      if (orphan.lock == lock && orphan.from_us < to_us && orphan.to_us > from_us) return true;
+    }
+    return false;
+  }
+
+  // Stretches when fewer than `majority` of `nodes` were unimpaired, or "sim" cut everyone off;
+  // disjoint and sorted.
+  std::vector<ImpairedSpan> ExcusedSpans(const std::vector<int>& nodes, int majority) const {
+    std::vector<std::pair<int64_t, int>> deltas;  // (t, +1 impaired | -1 recovered)
+    for (int node : nodes) {
+      for (const ImpairedSpan& s : f_.processes[node].impaired_merged) {
+        deltas.emplace_back(s.from_us, +1);
+        deltas.emplace_back(s.to_us, -1);
+      }
+    }
+    std::sort(deltas.begin(), deltas.end());
+    std::vector<ImpairedSpan> spans = f_.processes[f_.sim_process].impaired_merged;
+    int impaired = 0;
+    int64_t since = -1;
+    for (const auto& [t, d] : deltas) {
+      impaired += d;
+      const bool short_of_majority = static_cast<int>(nodes.size()) - impaired < majority;
+      if (short_of_majority && since < 0) {
+        since = t;
+      } else if (!short_of_majority && since >= 0) {
+        if (t > since) spans.push_back({since, t, kDown});
+        since = -1;
+      }
+    }
+    if (since >= 0) spans.push_back({since, kForever, kDown});
+    std::sort(spans.begin(), spans.end(),
+              [](const ImpairedSpan& a, const ImpairedSpan& b) { return a.from_us < b.from_us; });
+    std::vector<ImpairedSpan> merged;
+    for (const ImpairedSpan& s : spans) {
+      if (!merged.empty() && s.from_us <= merged.back().to_us) {
+        merged.back().to_us = std::max(merged.back().to_us, s.to_us);
+      } else {
+        merged.push_back(s);
+      }
+    }
+    return merged;
+  }
+
+  // The moment `allowed_us` of time not in `excused` has passed since from_us (kForever if
+  // never); *excused_us gets the excused time skipped on the way.
+  static int64_t Deadline(const std::vector<ImpairedSpan>& excused, int64_t from_us,
+                          int64_t allowed_us, int64_t* excused_us) {
+    assert(allowed_us >= 0 && from_us >= 0);
+    int64_t t = from_us;
+    int64_t left = allowed_us;
+    *excused_us = 0;
+    for (const ImpairedSpan& s : excused) {
+      if (s.to_us <= t) continue;
+      if (s.from_us > t) {
+        if (s.from_us - t >= left) return t + left;
+        left -= s.from_us - t;
+        t = s.from_us;
+      }
+      if (s.to_us == kForever) return kForever;
+      *excused_us += s.to_us - t;
+      t = s.to_us;
+    }
+    return left > kForever - t ? kForever : t + left;
+  }
+
+  Violation ExplainUnobtainable(const Finding& x) const {
+    const Unobtainable& u = unobtainable_[x.a];
+    const Op& trier = f_.ops[u.trier];
+    Violation v;
+    v.kind = "unobtainable";
+    v.threads = {n_.Thread(trier.thread)};
+    v.events = {trier.invoke_seq};
+    std::vector<int> clients = {n_.ProcessOfThread(trier.thread)};
+    v.explanation = "Nobody held " + n_.Lock(u.lock) + " (no thread believed it held it) from " +
+                    Seconds(u.free_from_us) +
+                    (u.to_run_end ? " until the run ended at " : " to ") + Seconds(u.free_to_us) +
+                    ". " + n_.Thread(trier.thread) + " was trying to acquire it from " +
+                    Seconds(u.try_us);
+    if (trier.outcome == Outcome::kOk) {
+      v.events.push_back(trier.end_seq);
+      v.explanation += "; that acquire succeeded only at " + Seconds(trier.end_us);
+    } else if (trier.end_seq != kOpenSeq) {
+      v.events.push_back(trier.end_seq);
+      v.explanation += "; that acquire ended in " + std::string(OutcomeName(trier.outcome)) +
+                       " at " + Seconds(trier.end_us);
+    } else {
+      v.explanation += "; that acquire was still waiting when the run ended";
+    }
+    size_t others = 0;  // Later acquisitions that did not succeed.
+    for (int id : f_.locks[u.lock].acquires) {
+      const Op& op = f_.ops[id];
+      if (op.invoke_us >= u.free_to_us) break;
+      if (op.invoke_us > u.try_us && id != u.trier && op.outcome != Outcome::kOk) ++others;
+    }
+    if (others > 0) {
+      v.explanation += ", and " + Count(others, "later acquisition") + " did not succeed either";
+    }
+    v.explanation += ". No acquisition succeeded by " + Seconds(u.deadline_us) + ": " +
+                     Seconds(u.try_us) + " + the longest lease any acquisition asked for (" +
+                     Seconds(u.lease_us) + ") + the liveness bound (" + Seconds(bound_us_) + ")";
+    if (u.excused_us > 0) {
+      v.explanation += " + " + Seconds(u.excused_us) + " with fewer than " +
+                       std::to_string(u.majority) + " of its " + std::to_string(u.nodes) +
+                       " nodes up";
+    }
+    v.explanation += u.nodes == 1 ? ", while its node was up."
+                                  : ", while at least " + std::to_string(u.majority) + " of its " +
+                                        std::to_string(u.nodes) + " nodes were up.";
+    if (f_.protocol.quorum > u.majority) {
+      v.explanation += " " + f_.protocol.kind + " needs every one of its " +
+                       std::to_string(f_.protocol.quorum) +
+                       " nodes (it tolerates no failed member), so a node that is down or cut " +
+                       "off makes the lock unobtainable although a majority is up.";
+    }
+    // The lock's nodes that were impaired meanwhile.
+    std::vector<int> nodes;
+    for (int id : f_.locks[u.lock].lease_events) nodes.push_back(f_.lease_events[id].node);
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    std::string impaired;
+    for (int node : nodes) {
+      for (const ImpairedSpan& s : f_.processes[node].impaired) {
+        if (s.to_us <= u.try_us || s.from_us >= u.free_to_us) continue;
+        impaired += (impaired.empty() ? "" : "; ") + n_.ProcessName(node) + " " +
+                    ImpairmentName(s.kind) + " from " + Seconds(s.from_us) +
+                    (s.to_us >= f_.run_end_us ? " to the end" : " to " + Seconds(s.to_us));
+      }
+    }
+    if (!impaired.empty()) v.explanation += " Meanwhile: " + impaired + ".";
+    // The waiters kept out.
+    for (int id : f_.locks[u.lock].acquires) {
+      const Op& op = f_.ops[id];
+      if (op.invoke_us > u.free_to_us || v.threads.size() >= kMaxOrphanThreadsNamed) break;
+      if (op.invoke_us < u.try_us || op.outcome == Outcome::kOk) continue;
+      const std::string& name = n_.Thread(op.thread);
+      if (std::find(v.threads.begin(), v.threads.end(), name) != v.threads.end()) continue;
+      v.threads.push_back(name);
+      clients.push_back(n_.ProcessOfThread(op.thread));
+    }
+    v.explanation += n_.Faults(u.free_from_us, u.free_to_us, u.try_us, clients, &v.events);
+    return v;
   }
 
   Violation ExplainNoTakeover(const Finding& x) const {
@@ -2249,6 +2940,8 @@ class LivenessChecker {
   std::vector<CrashedHold> crashed_;  // The violating ones, addressed by Finding::a.
   std::unordered_map<uint64_t, std::vector<FreeSpan>> free_;  // (node, lock) -> free spans.
   std::unordered_set<uint64_t> seen_;  // (node, lock) pairs with lease events.
+  std::vector<OrphanSpan> orphans_;    // The violating ones, addressed by Finding::a.
+  std::vector<Unobtainable> unobtainable_;  // Likewise.
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -2741,6 +3434,164 @@ PropertyResult CheckSemaphore(const Facts& f, const Narrator& n, const CheckOpti
   });
 }
 
+// Count-down latches (kind countdownlatch): an await may return only once the count that
+// trySetCount gave the latch has been counted down. From a lease event recording the latch
+// created with count N (an "acquired" whose detail is N > 0), every countDown invoked takes one
+// off what remains, and a forceUnlock (delete) takes all; an await (acquire) that ends ok
+// although something remained throughout its flight is a violation "opened_early". Before any
+// latch was created nothing is judged.
+PropertyResult CheckLatch(const Facts& f, const Narrator& n, const CheckOptions& o) {
+  struct Point {
+    Seq seq;
+    int lease = kNone;
+    int op = kNone;
+    bool end = false;  // The op's completion rather than its invoke.
+    int reader = kNone;  // Or a getCount that read 0 (or no latch) for this client process.
+  };
+  std::vector<Point> points;
+  // getCount replies of 0 or nil: the read that lets an await return. (The simulator's latch
+  // labels it "get_count"; execs name the client, not the thread.)
+  for (const Event& e : *f.events) {
+    if (e.type != Event::Type::kExec || e.op != "get_count" || e.peer.empty()) continue;
+    std::string_view reply = Trim(e.detail);
+    if (reply.size() >= 2 && reply.front() == '"' && reply.back() == '"') {
+      reply = reply.substr(1, reply.size() - 2);
+    }
+    const auto count = ParseInt(reply);
+    if (!IsNilReply(reply) && !(count && *count <= 0)) continue;
+    for (size_t p = 0; p < f.processes.size(); ++p) {
+      if (f.processes[p].name == e.peer) points.push_back({e.seq, kNone, kNone, false, static_cast<int>(p)});
+    }
+  }
+  for (size_t i = 0; i < f.lease_events.size(); ++i) {
+    if (f.lease_events[i].kind == LeaseKind::kAcquired) {
+      points.push_back({f.lease_events[i].seq, static_cast<int>(i), kNone, false});
+    }
+  }
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    const Op& op = f.ops[i];
+    points.push_back({op.invoke_seq, kNone, static_cast<int>(i), false});
+    if (op.kind == OpKind::kAcquire && op.outcome == Outcome::kOk) {
+      points.push_back({op.end_seq, kNone, static_cast<int>(i), true});
+    }
+  }
+  std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.seq < b.seq; });
+  struct Latch {
+    int64_t remaining = -1;  // -1: no latch created yet.
+    int64_t count = 0;       // What it was created with,
+    Seq set_seq = 0;         // by this lease event.
+    int64_t counted = 0;     // countDowns invoked since.
+    std::vector<Seq> losses;  // Lease events since that removed the key without a count-down.
+  };
+  std::vector<Latch> latches(f.locks.size());
+  std::vector<bool> saw_open(f.ops.size(), false);  // The await was in flight while nothing remained.
+  // What remained when the await's client last read 0 during its flight; -2: no such read.
+  std::vector<int64_t> read_remaining(f.ops.size(), -2);
+  std::vector<std::vector<int>> waiting(f.locks.size());
+  struct Early {
+    int op;
+    Latch latch;
+  };
+  std::vector<Early> early;
+  Findings found(o.max_violations);
+  // Lease events that removed a latch key (kept per lock, to name them in explanations).
+  std::vector<std::vector<int>> gone(f.locks.size());
+  for (size_t i = 0; i < f.lease_events.size(); ++i) {
+    const LeaseEvent& le = f.lease_events[i];
+    if (le.kind == LeaseKind::kExpired || le.kind == LeaseKind::kLost) gone[le.lock].push_back(static_cast<int>(i));
+  }
+  auto open_now = [&](int lock) {
+    for (int id : waiting[lock]) saw_open[id] = true;
+  };
+  for (const Point& p : points) {
+    if (p.reader != kNone) {
+      for (size_t l = 0; l < waiting.size(); ++l) {
+        for (int id : waiting[l]) {
+          if (f.threads[f.ops[id].thread].process == p.reader) {
+            read_remaining[id] = latches[l].remaining;
+          }
+        }
+      }
+      continue;
+    }
+    if (p.lease != kNone) {
+      const LeaseEvent& le = f.lease_events[p.lease];
+      const auto count = ParseInt(Trim(f.event(le.seq).detail));
+      if (!count || *count <= 0) continue;
+      Latch& l = latches[le.lock];
+      l = Latch{.remaining = *count, .count = *count, .set_seq = le.seq, .counted = 0, .losses = {}};
+      continue;
+    }
+    const Op& op = f.ops[p.op];
+    Latch& l = latches[op.lock];
+    if (p.end) {
+      std::erase(waiting[op.lock], p.op);
+      // Judged by the read that let it return when the history has it; otherwise it passed
+      // rightly if nothing remained at any moment of its flight.
+      const bool opened_early = read_remaining[p.op] != -2 ? read_remaining[p.op] > 0
+                                                           : l.remaining > 0 && !saw_open[p.op];
+      if (opened_early) {
+        Latch seen = l;
+        for (int id : gone[op.lock]) {
+          const Seq s = f.lease_events[id].seq;
+          if (s > l.set_seq && s < op.end_seq) seen.losses.push_back(s);
+        }
+        found.Add({.from_us = op.end_us, .to_us = op.end_us, .order = op.end_seq, .kind = 0,
+                   .a = static_cast<int>(early.size()), .b = kNone, .c = kNone});
+        early.push_back({p.op, std::move(seen)});
+      }
+      continue;
+    }
+    switch (op.kind) {
+      case OpKind::kAcquire:
+        waiting[op.lock].push_back(p.op);
+        if (l.remaining <= 0) saw_open[p.op] = true;
+        break;
+      case OpKind::kRelease:
+        if (l.remaining > 0) {
+          ++l.counted;
+          if (--l.remaining == 0) open_now(op.lock);
+        }
+        break;
+      case OpKind::kForceUnlock:
+        if (l.remaining > 0) {
+          l.remaining = 0;
+          open_now(op.lock);
+        }
+        break;
+      case OpKind::kOther: break;
+    }
+  }
+  return Conclude(kSemaphore, found, [&](const Finding& x) {
+    const Early& e = early[x.a];
+    const Op& op = f.ops[e.op];
+    Violation v;
+    v.kind = "opened_early";
+    v.threads = {n.Thread(op.thread)};
+    v.events = {e.latch.set_seq, op.invoke_seq, op.end_seq};
+    const Event& set = f.event(e.latch.set_seq);
+    v.explanation = n.Thread(op.thread) + "'s await of latch " + n.Lock(op.lock) + " (invoked at " +
+                    Seconds(op.invoke_us) + ") returned at " + Seconds(op.end_us) +
+                    ", but the latch had been created on " + set.process + " at " +
+                    Seconds(set.t_us) + " with count " + std::to_string(e.latch.count) +
+                    " and only " + Count(static_cast<size_t>(e.latch.counted), "countDown") +
+                    " had been invoked since: an await must not return before the count " +
+                    "reaches 0.";
+    size_t named = 0;
+    for (Seq s : e.latch.losses) {
+      if (named++ == kMaxLeaseEventsNamed) break;
+      const Event& lost = f.event(s);
+      v.events.push_back(s);
+      v.explanation += std::string(" The latch key ") +
+                       (lost.op == "expired" ? "expired" : "was lost") + " on " + lost.process +
+                       " at " + Seconds(lost.t_us) + ", without being counted down.";
+    }
+    v.explanation += n.Faults(set.t_us, op.end_us, op.end_us, {n.ProcessOfThread(op.thread)},
+                              &v.events);
+    return v;
+  });
+}
+
 }  // namespace
 
 const PropertyResult* Verdict::Find(std::string_view property) const {
@@ -2771,7 +3622,8 @@ Verdict CheckHistory(const History& history, const CheckOptions& options) {
   verdict.results.push_back(FairnessChecker(facts, narrator, options).Run());
   verdict.results.push_back(CheckFencing(facts, narrator, options));
   verdict.results.push_back(CheckRwExclusion(facts, narrator, options));
-  verdict.results.push_back(CheckSemaphore(facts, narrator, options));
+  verdict.results.push_back(facts.protocol.latch() ? CheckLatch(facts, narrator, options)
+                                                  : CheckSemaphore(facts, narrator, options));
   assert(verdict.results.size() == kProperties.size());
   for (size_t i = 0; i < kProperties.size(); ++i) {
     assert(verdict.results[i].property == kProperties[i]);

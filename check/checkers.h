@@ -29,6 +29,9 @@
 //                     unless both are read beliefs. Semaphores with P > 1 permits: a belief that
 //                     starts while beliefs of P or more other threads are open is one violation
 //                     ("over_permits") naming them all; with P = 1 the pairwise rule applies.
+//                     Not applicable to count-down latches (an open latch lets every thread
+//                     through; their rule is under `semaphore`), and neither is
+//                     resource_exclusion.
 //  resource_exclusion Same for `resource` enter..exit intervals (grouped by the event's lock
 //                     field; a crash or the run end closes an open one); two read accesses may
 //                     overlap; semaphores allow P accesses at once.
@@ -48,8 +51,9 @@
 //                     semaphores and count-down latches have no owners and are not judged.
 //  lease_safety       A lease `expired`/`lost` event on a lock that lists a thread's owner field
 //                     while that thread believes it holds the lock (or is inside its resource)
-//                     opens a gap, and so does an `owners` event that drops the field of such a
-//                     thread while it is not releasing the lock; the gap closes when the thread
+//                     opens a gap, and so does a `released` or `owners` event that drops the
+//                     field of such a thread while it is not releasing the lock (someone else's
+//                     command deleted it); the gap closes when the thread
 //                     stops believing and leaves the resource, or when the node records its field
 //                     `acquired` again. If the loss came while the thread's acquire was in flight,
 //                     the gap opens at that acquire's ok. A gap longer than 0 us is a violation;
@@ -69,7 +73,8 @@
 //                         lease_default note, else CheckOptions::lease_default_us). Let
 //                         free = crash + D and try = the first moment >= free at which some
 //                         acquire of L is in flight. Some acquire of L must end ok (after the
-//                         crash) by try + B. Not judged if nobody tries or the run ends first.
+//                         crash) by try + B. Not judged if nobody tries or the run ends first,
+//                         nor for semaphores and latches, which have no lease (see (d)).
 //                     (b) "waited_while_free": an acquire in flight while its lock is free on the
 //                         node its commands went to (free = from a lease released/expired/lost
 //                         to the next acquired on that node; free from the start of the run) for
@@ -82,6 +87,40 @@
 //                         invoked more than B + its wait before the end of the run (wait from
 //                         "wait=<n>ms" in the invoke detail, for any op but releases and
 //                         forceUnlock; "lock..." without a wait waits forever and is exempt).
+//                     (d) Orphans: the node keeps something taken that no thread believing it
+//                         holds the lock accounts for. Stretches while the node is crashed,
+//                         paused, partitioned or losing replies do not count.
+//                         "orphaned_lock" (kinds with owners): a lock key whose lease events list
+//                         owner fields, none of them a thread's that believes it holds the lock
+//                         (an acquire that ended info after its script ran, a crashed holder, a
+//                         restarted incarnation), for longer than L + B. L is the longest lease
+//                         any acquisition of the lock asked for (explicit, else the watchdog's
+//                         lease_default) times the most holds a thread stacked (a write lock's
+//                         reentry adds its lease to the TTL). A key with a TTL is gone within L;
+//                         one without a TTL (SETNX whose EXPIRE never came) stays forever.
+//                         Reported whether or not anyone waits. After a replica's promotion
+//                         (with one master) only the promoted node's key is judged: the
+//                         simulator carries the old master's lease view over to it.
+//                         "leaked_permits" (semaphores): from the first lease event recording
+//                         the semaphore's count V (the key's value; a missing key counts 0),
+//                         P - V exceeds the permits held by threads believing they hold them
+//                         (acquire ok .. release invoke or crash), for longer than B: a
+//                         permit taken by a crashed process, or by an acquire whose reply was
+//                         lost, never comes back (Redisson's permits have no TTL).
+//                         "orphaned_latch" (count-down latches): from the crash of a thread
+//                         that had passed the latch and not yet counted down, the count on the
+//                         node exceeds the count-downs the threads still inside can make, for
+//                         longer than B. (It assumes the simulator's workload, where every
+//                         count-down comes from a thread that passed an await; a count nobody
+//                         has begun to count down is not judged.)
+//                     (e) "unobtainable": nobody believes it holds the lock, someone is trying
+//                         to acquire it from moment T, and no acquisition succeeds by T + L + B,
+//                         not counting time while fewer than a majority (n/2 + 1) of the lock's
+//                         nodes are up (or "sim" cuts everyone off), while someone still tries
+//                         after that deadline. It is what makes MultiLock, which needs all n
+//                         nodes, fail when one node is down although a majority is up. Not
+//                         reported where (a) or (d) already explains the same stretch, and not
+//                         judged for semaphores and latches.
 //                     Read-side ops are acquisitions and releases here like the others.
 //  fairness           Fair locks only (kind fairlock; never violated for other kinds). A waiter
 //                     is an acquisition (not a reentry) whose first "acquire" exec on the node
@@ -116,13 +155,23 @@
 //  rw_exclusion       Read-write locks (kind rwlock, or an unknown kind with read-side ops): no
 //                     write belief overlaps a read belief ("write_read") or another thread's write
 //                     belief ("write_write"); read beliefs may overlap each other.
-//  semaphore          Semaphores (kind semaphore): permits in use never exceed the permits of the
+//  semaphore          Redisson's synchronizers.
+//                     Semaphores (kind semaphore): permits in use never exceed the permits of the
 //                     protocol note (default 1). An acquire ok takes its permits (invoke detail
 //                     "permits=<n>", else the invoke's value, else 1) until the thread's release
 //                     invokes give them back (detail permits= / value / 1, at most what it holds)
 //                     or its process crashes. An acquire ok that puts more than P permits in use
 //                     is a violation "over_permits" naming the holders (earliest first) and the new
 //                     one; it lasts until the count is back within P.
+//                     Count-down latches (kind countdownlatch): an await (acquire) returns only
+//                     once the count trySetCount gave the latch has been counted down. A lease
+//                     event "acquired" whose detail is N > 0 records the latch created with
+//                     count N; each countDown (release) invoked takes one off, a forceUnlock
+//                     (delete) all. An await that ends ok is a violation "opened_early" if
+//                     something remained when its client's last getCount exec (label
+//                     "get_count") during its flight read 0 or nil -- or, in a history without
+//                     such execs, at every moment of its flight. The latch key expiring or being
+//                     lost with its node (lease expired/lost) opens it early in this sense.
 //
 // Each violation names its threads, its true-time interval, the seqs of the events behind it
 // (acquisitions, lease events, faults) and a plain-language explanation.

@@ -599,6 +599,35 @@ TEST_CASE("lease_safety: holding after the lease is gone", "[check]") {
   }
 }
 
+TEST_CASE("lease_safety: a key deleted by someone else's command is a lost lease", "[check]") {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=0ms, lease=10000ms)", 10'000);
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Enter(1003_ms, "c1.t0");
+  // c2's unlock does not check the owner and deletes c1's key.
+  r.Invoke(2_s, "c2.t0", "release", "unlock()");
+  const uint64_t deleted = r.Lease(2001_ms, "n1", "released", "c1.t0");
+  r.Ok(2002_ms, "c2.t0", "release", 1);
+
+  SECTION("while c1 still believes it holds the lock: a gap") {
+    r.Exit(3_s, "c1.t0");
+    r.Invoke(3100_ms, "c1.t0", "release", "unlock()");
+    r.Fail(3101_ms, "c1.t0", "release", "IllegalMonitorStateException");
+    const PropertyResult& lease = Result(r.Check(), kLeaseSafety);
+    REQUIRE(lease.violation_count == 1);
+    const Violation& x = lease.violations[0];
+    CHECK(x.kind == "used_after_loss");
+    CHECK(x.threads == std::vector<std::string>{"c1.t0"});
+    CHECK(x.from_us == 2001_ms);
+    CHECK(x.to_us == 3100_ms);  // Until it stopped believing (it had left the resource).
+    CHECK(Contains(x.events, deleted));
+    CHECK(x.explanation.find("c1.t0's lease was deleted on n1 at 2.001 s") != std::string::npos);
+  }
+}
+
 TEST_CASE("lease_safety: a lease lost while the acquire was in flight", "[check]") {
   Recorder r;
   r.Client("c1");
@@ -706,7 +735,10 @@ TEST_CASE("liveness: a crashed holder's lock must be taken over", "[check]") {
     const uint64_t trying = r.Invoke(6_s, "c2.t0", "acquire", "lock()");
     const Verdict v = r.Check();
     const PropertyResult& live = Result(v, kLiveness);
-    REQUIRE(live.violation_count == 1);
+    // The key outlives its lease, so it is an orphaned lock too (rule d); the crash rule comes
+    // first.
+    REQUIRE(live.violation_count == 2);
+    CHECK(live.violations[1].kind == "orphaned_lock");
     const Violation& x = live.violations[0];
     CHECK(x.kind == "no_takeover_after_crash");
     CHECK(x.threads == std::vector<std::string>{"c1.t0", "c2.t0"});
@@ -716,7 +748,14 @@ TEST_CASE("liveness: a crashed holder's lock must be taken over", "[check]") {
     CHECK(x.explanation.find("should have been free by 15.000 s") != std::string::npos);
     CHECK(x.explanation.find("later than 20.000 s") != std::string::npos);
   }
-  SECTION("nobody trying is not a violation") {
+  SECTION("nobody trying is not a takeover violation") {
+    // Only the orphaned key is reported: it is held by nobody, whether or not anyone waits.
+    const PropertyResult& live = Result(r.Check(), kLiveness);
+    REQUIRE(live.violation_count == 1);
+    CHECK(live.violations[0].kind == "orphaned_lock");
+  }
+  SECTION("nobody trying, and the key expires with its lease: no violation") {
+    r.Lease(14_s, "n1", "expired", "c1.t0");
     CHECK_FALSE(Result(r.Check(), kLiveness).violated);
   }
   SECTION("someone starting to try late gets the bound from then") {
@@ -1452,6 +1491,7 @@ TEST_CASE("liveness: a RedLock waiter waits for a quorum, not for one free node"
     r.Lease(20200_ms, "n1", "acquired", "c2.t0");
     r.Lease(20201_ms, "n3", "acquired", "c2.t0");
     r.Ok(20202_ms, "c2.t0", "acquire");
+    r.Lease(20300_ms, "n2", "released", "c1.t0");  // Late, but it goes (no orphaned key).
     const PropertyResult& live = Result(r.Check(), kLiveness);
     REQUIRE(live.violation_count == 1);
     const Violation& x = live.violations[0];
@@ -1509,6 +1549,267 @@ TEST_CASE("liveness: read-side ops are acquisitions and releases", "[check][issu
   CHECK(live.violations[1].events == std::vector<uint64_t>{stuck_read});
   CHECK(live.violations[2].kind == "stuck");
   CHECK(live.violations[2].events == std::vector<uint64_t>{stuck_release});
+}
+
+TEST_CASE("liveness: a key that outlives every belief in it is an orphaned lock", "[check][issue4]") {
+  Recorder r;  // Ends at 60 s; B = 5 s.
+  r.Protocol("kind=setnx-expire version=v3.13.6 fencing=off permits=1 nodes=1");
+  r.Client("c1");
+  r.Client("c2");
+  // The SETNX ran but its reply was lost: c2's acquire ends info, c2 never believes it holds
+  // the key its field is in, and no EXPIRE followed.
+  r.Invoke(1_s, "c2.t0", "acquire", "tryLock(wait=5000ms, lease=5000ms)", 5000);
+  const uint64_t taken = r.Lease(1001_ms, "n1", "acquired", "c2.t0");
+  const uint64_t lost = r.Info(4_s, "c2.t0", "acquire");
+
+  SECTION("until the run ends: a violation once lease + B has passed") {
+    r.Invoke(5_s, "c1.t0", "acquire", "tryLock(wait=5000ms, lease=5000ms)", 5000);
+    r.Fail(10_s, "c1.t0", "acquire");
+    const PropertyResult& live = Result(r.Check(), kLiveness);
+    REQUIRE(live.violation_count == 1);
+    const Violation& x = live.violations[0];
+    CHECK(x.kind == "orphaned_lock");
+    CHECK(x.threads == std::vector<std::string>{"c2.t0", "c1.t0"});
+    CHECK(x.from_us == 1001_ms);
+    CHECK(x.to_us == 60_s);
+    CHECK(Contains(x.events, taken));
+    CHECK(Contains(x.events, lost));
+    CHECK(x.explanation.find("was held by \"uuid-c2:1\" from 1.001 s until the run ended") !=
+          std::string::npos);
+    CHECK(x.explanation.find("ended with an unknown outcome at 4.000 s") != std::string::npos);
+    CHECK(x.explanation.find("longest lease any acquisition asked for (5.000 s)") !=
+          std::string::npos);
+    CHECK(x.explanation.find("1 acquisition of it was refused") != std::string::npos);
+  }
+  SECTION("gone within lease + B: no violation") {
+    r.Lease(11_s, "n1", "expired", "c2.t0");  // 9.999 s <= 5 s + 5 s.
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("gone a little later than lease + B: a violation") {
+    r.Lease(11002_ms, "n1", "expired", "c2.t0");  // 10.001 s.
+    const PropertyResult& live = Result(r.Check(), kLiveness);
+    REQUIRE(live.violation_count == 1);
+    CHECK(live.violations[0].to_us == 11002_ms);
+  }
+  SECTION("time the node was paused does not count") {
+    r.Fault(2_s, "n1", "pause");
+    r.Fault(8_s, "n1", "resume");
+    r.Lease(16_s, "n1", "expired", "c2.t0");  // 15 s, 6 s of them paused.
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("a field its thread believes in again is not orphaned") {
+    r.Invoke(6_s, "c2.t0", "acquire", "tryLock(wait=5000ms, lease=5000ms)", 5000);
+    r.Ok(6001_ms, "c2.t0", "acquire");  // Reentrant: its own field.
+    r.Invoke(7_s, "c2.t0", "release", "unlock()");
+    r.Lease(7001_ms, "n1", "released", "c2.t0");
+    r.Ok(7002_ms, "c2.t0", "release", 1);
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+}
+
+TEST_CASE("liveness: a promoted replica takes over the old master's lease view",
+          "[check][issue4]") {
+  Recorder r;
+  r.Protocol("kind=rlock version=v3.13.6 fencing=off permits=1 nodes=1");
+  r.Client("c1");
+  r.Invoke(1_s, "c1.t0", "acquire", "lock(no lease)");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Fault(2_s, "n1", "crash");
+  r.Fault(7_s, "n2", "promote", "replica n2 promoted to master (sentinel)");
+  r.Lease(7_s, "n2", "lost", "c1.t0");
+  r.Fault(9_s, "n1", "restart");  // Back as a replica: its stale key is never judged again.
+  r.Invoke(10_s, "c1.t0", "release", "unlock()");
+  r.Fail(10001_ms, "c1.t0", "release", "IllegalMonitorStateException");
+  const PropertyResult& live = Result(r.Check(), kLiveness);
+  CHECK(live.violation_count == 0);
+}
+
+TEST_CASE("liveness: a semaphore permit no believer holds is leaked", "[check][issue4]") {
+  Recorder r;  // Ends at 60 s; B = 5 s.
+  r.Protocol("kind=semaphore version=current fencing=off permits=1 nodes=1");
+  r.Client("c1");
+  r.Client("c2");
+  r.LeaseFields(100_ms, "n1", "acquired", "1");  // trySetPermits(1).
+  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=5000ms, no lease, permits=1)");
+  r.LeaseFields(1001_ms, "n1", "owners", "0");
+  r.Ok(1002_ms, "c1.t0", "acquire", 1);
+
+  SECTION("released: nothing leaks") {
+    r.Invoke(2_s, "c1.t0", "release", "unlock()");
+    r.LeaseFields(2001_ms, "n1", "owners", "1");
+    r.Ok(2002_ms, "c1.t0", "release", 1);
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("its holder crashed: the permit never comes back") {
+    const uint64_t crash = r.Fault(3_s, "c1", "crash");
+    r.Invoke(4_s, "c2.t0", "acquire", "tryLock(wait=5000ms, no lease, permits=1)");
+    r.Fail(9_s, "c2.t0", "acquire");
+    const Verdict v = r.Check();
+    CHECK_FALSE(Result(v, kSemaphore).violated);
+    const PropertyResult& live = Result(v, kLiveness);
+    REQUIRE(live.violation_count == 1);
+    const Violation& x = live.violations[0];
+    CHECK(x.kind == "leaked_permits");
+    CHECK(x.threads == std::vector<std::string>{"c1.t0", "c2.t0"});
+    CHECK(x.from_us == 3_s);
+    CHECK(x.to_us == 60_s);
+    CHECK(Contains(x.events, crash));
+    CHECK(x.explanation.find("1 permit of \"lock\" (1 permit in all) was taken on n1") !=
+          std::string::npos);
+    CHECK(x.explanation.find("It began when c1 crashed at 3.000 s while c1.t0 held permits") !=
+          std::string::npos);
+  }
+  SECTION("an acquire whose reply was lost took a permit nobody holds") {
+    r.Invoke(2_s, "c1.t0", "release", "unlock()");
+    r.LeaseFields(2001_ms, "n1", "owners", "1");
+    r.Ok(2002_ms, "c1.t0", "release", 1);
+    r.Invoke(3_s, "c2.t0", "acquire", "tryLock(wait=5000ms, no lease, permits=1)");
+    const uint64_t taken = r.LeaseFields(3001_ms, "n1", "owners", "0");
+    r.Info(6_s, "c2.t0", "acquire");
+    const PropertyResult& live = Result(r.Check(), kLiveness);
+    REQUIRE(live.violation_count == 1);
+    CHECK(live.violations[0].kind == "leaked_permits");
+    CHECK(live.violations[0].from_us == 3001_ms);
+    CHECK(Contains(live.violations[0].events, taken));
+  }
+}
+
+TEST_CASE("liveness: a latch whose counter crashed after passing it never opens",
+          "[check][issue4]") {
+  Recorder r;  // Ends at 60 s; B = 5 s.
+  r.Protocol("kind=countdownlatch version=current fencing=off permits=1 nodes=1");
+  r.Client("c1");
+  r.Client("c2");
+  r.LeaseFields(100_ms, "n1", "acquired", "1");  // trySetCount(1); nobody has passed yet.
+  r.Invoke(1_s, "c2.t0", "acquire", "tryLock(wait=100000ms, no lease)");  // Awaits.
+
+  SECTION("a count nobody has begun to count down is not judged") {
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("the thread that would count it down crashes") {
+    // c1 passed a latch reading 0 earlier (say it was re-created after c1 passed); it owes
+    // one count-down.
+    r.Invoke(2_s, "c1.t0", "acquire", "tryLock(wait=1000ms, no lease)");
+    r.Ok(2001_ms, "c1.t0", "acquire", 0);
+    SECTION("and counts down: fine") {
+      r.Invoke(3_s, "c1.t0", "release", "unlock()");
+      r.LeaseFields(3001_ms, "n1", "released", "1");
+      r.Ok(3002_ms, "c1.t0", "release");
+      r.Ok(3003_ms, "c2.t0", "acquire", 0);
+      CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+    }
+    SECTION("or crashes first: orphaned") {
+      const uint64_t crash = r.Fault(3_s, "c1", "crash");
+      const PropertyResult& live = Result(r.Check(), kLiveness);
+      REQUIRE(live.violation_count == 1);
+      const Violation& x = live.violations[0];
+      CHECK(x.kind == "orphaned_latch");
+      CHECK(x.threads == std::vector<std::string>{"c1.t0"});
+      CHECK(x.from_us == 3_s);
+      CHECK(x.to_us == 60_s);
+      CHECK(Contains(x.events, crash));
+      CHECK(x.explanation.find("stayed at 1, above the 0 count-downs still owed") !=
+            std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("liveness: a lock nobody holds must be obtainable while a majority of nodes is up",
+          "[check][issue4]") {
+  Recorder r(/*end_us=*/100_s);  // B = 5 s; the watchdog's lease, 30 s, is the longest.
+  r.Protocol("kind=multilock version=current fencing=off permits=1 nodes=3");
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+  for (const char* node : {"n1", "n2", "n3"}) r.Lease(1001_ms, node, "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Invoke(2_s, "c1.t0", "release", "unlock()");
+  for (const char* node : {"n1", "n2", "n3"}) r.Lease(2001_ms, node, "released", "c1.t0");
+  r.Ok(2002_ms, "c1.t0", "release", 3);
+  const uint64_t down = r.Fault(3_s, "n3", "crash");
+  // From 4 s on, c2 tries again and again and never gets all three members.
+  uint64_t first = 0;
+  for (int64_t t = 4_s; t < 85_s; t += 11_s) {
+    const uint64_t seq = r.Invoke(t, "c2.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+    if (first == 0) first = seq;
+    r.Fail(t + 10_s, "c2.t0", "acquire");
+  }
+
+  SECTION("one node down of three") {
+    const PropertyResult& live = Result(r.Check(), kLiveness);
+    REQUIRE(live.violation_count == 1);
+    const Violation& x = live.violations[0];
+    CHECK(x.kind == "unobtainable");
+    CHECK(x.threads == std::vector<std::string>{"c2.t0"});
+    CHECK(x.from_us == 4_s);
+    CHECK(x.to_us == 100_s);
+    CHECK(Contains(x.events, first));
+    CHECK(Contains(x.events, down));
+    CHECK(x.explanation.find("No acquisition succeeded by 39.000 s") != std::string::npos);
+    CHECK(x.explanation.find("multilock needs every one of its 3 nodes") != std::string::npos);
+    CHECK(x.explanation.find("n3 down from 3.000 s to the end") != std::string::npos);
+  }
+  SECTION("two nodes down of three: a majority is down, nothing is owed") {
+    r.Fault(3_s, "n2", "crash");
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+}
+
+TEST_CASE("semaphore: a latch's await returns only once its count is counted down",
+          "[check][issue4]") {
+  Recorder r;
+  r.Protocol("kind=countdownlatch version=current fencing=off permits=2 nodes=1");
+  r.Client("c1");
+  r.Client("c2");
+  r.Client("c3");
+  // c3's await read count 0 before the latch existed; its ok arrives after the latch is set.
+  r.Invoke(50_ms, "c3.t0", "acquire", "tryLock(wait=1000ms, no lease)");
+  const uint64_t set = r.LeaseFields(100_ms, "n1", "acquired", "2");
+  r.Ok(101_ms, "c3.t0", "acquire", 0);
+  const uint64_t awaits = r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+
+  SECTION("after two count-downs it may return") {
+    r.Invoke(2_s, "c3.t0", "release", "unlock()");
+    r.Ok(2001_ms, "c3.t0", "release");
+    r.Invoke(3_s, "c2.t0", "release", "unlock()");
+    r.LeaseFields(3001_ms, "n1", "released", "1");
+    r.Ok(3002_ms, "c2.t0", "release");
+    r.Ok(3003_ms, "c1.t0", "acquire", 0);
+    const Verdict v = r.Check();
+    CHECK(Result(v, kSemaphore).applicable);
+    CHECK_FALSE(Result(v, kSemaphore).violated);
+    CHECK_FALSE(Result(v, kMutualExclusion).applicable);  // An open latch lets everyone through.
+    CHECK_FALSE(Result(v, kResourceExclusion).applicable);
+  }
+  SECTION("judged by the read that let it return, when the history has it") {
+    r.Invoke(2_s, "c2.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+    r.ExecNoThread(2001_ms, "n1", "c2", "get_count", "\"2\"");
+    r.LeaseFields(2500_ms, "n1", "lost", "2");  // The node restarted empty.
+    r.ExecNoThread(2600_ms, "n1", "c2", "get_count", "(nil)");
+    r.Ok(2601_ms, "c2.t0", "acquire", 0);
+    const PropertyResult& sem = Result(r.Check(), kSemaphore);
+    REQUIRE(sem.violation_count == 1);
+    CHECK(sem.violations[0].threads == std::vector<std::string>{"c2.t0"});
+    CHECK(sem.violations[0].explanation.find("The latch key was lost on n1 at 2.500 s") !=
+          std::string::npos);
+  }
+  SECTION("the count expired: returning is opening early") {
+    r.Invoke(2_s, "c3.t0", "release", "unlock()");
+    r.Ok(2001_ms, "c3.t0", "release");
+    const uint64_t expired = r.LeaseFields(2500_ms, "n1", "expired", "1");
+    const uint64_t ok = r.Ok(2501_ms, "c1.t0", "acquire", 0);
+    const PropertyResult& sem = Result(r.Check(), kSemaphore);
+    REQUIRE(sem.violation_count == 1);
+    const Violation& x = sem.violations[0];
+    CHECK(x.kind == "opened_early");
+    CHECK(x.threads == std::vector<std::string>{"c1.t0"});
+    CHECK(x.from_us == 2501_ms);
+    CHECK(x.events == std::vector<uint64_t>{set, awaits, expired, ok});
+    CHECK(x.explanation.find("created on n1 at 0.100 s with count 2 and only 1 countDown") !=
+          std::string::npos);
+    CHECK(x.explanation.find("The latch key expired on n1 at 2.500 s") != std::string::npos);
+  }
 }
 
 }  // namespace
