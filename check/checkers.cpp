@@ -185,9 +185,15 @@ struct ImpairedSpan {
   Impairment kind = kDown;
 };
 
+// What a client process's threads do (its "role" note; no note: a worker). Roles other than
+// worker split a count-down latch's await and countDown between processes.
+enum class Role : uint8_t { kWorker, kAwait, kCountDown };
+
 struct Process {
   std::string name;
   bool client = false;
+  Role role = Role::kWorker;
+  int role_threads = 1;      // Its threads, as its role note says.
   bool down = false;
   bool paused = false;
   std::vector<int> threads;  // By thread index: thread id, or kNone.
@@ -344,6 +350,9 @@ struct Facts {
   std::vector<LeaseEvent> lease_events;
   std::vector<LeaseGap> gaps;
   std::vector<ClientCrash> crashes;
+  bool roles = false;            // Some process has a role note.
+  // (seq, process): a thread of a counting-down process stopped for good (a "done" note).
+  std::vector<std::pair<Seq, int>> done_notes;
   std::vector<Seq> faults;  // Seqs of fault events, in order,
   std::vector<int64_t> fault_us;   // their times
   std::vector<int> fault_process;  // and target processes.
@@ -591,6 +600,25 @@ class FactsBuilder {
       if (const auto end = ParseInt(DetailValue(e.detail, "end_us="))) run_end_note_us_ = *end;
     } else if (e.op == "lease_default" && e.has_value) {
       facts_.lease_default_us = e.value;
+    } else if (e.op == "role") {
+      Process& p = facts_.processes[ProcessOf(e)];
+      const std::string_view role = DetailValue(e.detail, "role=");
+      if (role == "await") {
+        p.role = Role::kAwait;
+      } else if (role == "count_down") {
+        p.role = Role::kCountDown;
+      } else if (role != "worker") {
+        Warn(e, "role note with an unknown role=");
+        return;
+      }
+      const auto threads = ParseInt(DetailValue(e.detail, "threads="));
+      p.role_threads = threads && *threads > 0 && *threads < 1'000'000 ? static_cast<int>(*threads) : 1;
+      facts_.roles = true;
+    } else if (e.op == "done") {
+      const int process = ProcessOf(e);
+      if (facts_.processes[process].role == Role::kCountDown) {
+        facts_.done_notes.emplace_back(e.seq, process);
+      }
     }
   }
 
@@ -1857,6 +1885,7 @@ struct OrphanSpan {
   int64_t units = 0;         // Synchronizers: the most permits leaked / count left over.
   int64_t count = 0;         // Synchronizers: the node's count when it began.
   int64_t held = 0;          // Synchronizers: what believers held when it began.
+  bool by_role = false;      // Latches with roles: no counting-down process could go on.
 };
 
 // A lock held by a client when it crashed.
@@ -2348,22 +2377,54 @@ class LivenessChecker {
   // Semaphores: permits taken on the node (P minus its count) beyond those that threads
   // believing they hold permits hold, for longer than B. Latches: a count above the count-downs
   // that threads which passed the latch can still make, from the crash of such a thread, for
-  // longer than B.
+  // longer than B. Latches whose clients have roles: a count above what worker threads that
+  // passed it still owe while no counting-down process can go on (every one crashed, or its
+  // threads did their ops_per_thread), for longer than B; awaiting threads owe nothing.
   void CheckSynchronizerOrphans() {
     const bool semaphore = f_.protocol.semaphore();
+    const bool roles = !semaphore && f_.roles;
     struct Point {
       Seq seq;
       int lease = kNone;
       int op = kNone;     // An acquire ok (takes) or a release invoke (gives back).
       int crash = kNone;
+      int counter = kNone;  // A counting-down process restarted (restart) or a thread of it
+      bool restart = false;  // stopped (a done note).
     };
+    // Counting-down processes: up, and how many of their threads have stopped.
+    struct Counter {
+      bool up = true;
+      int done = 0;
+    };
+    std::map<int, Counter> counters;
     std::vector<Point> points;
+    if (roles) {
+      for (size_t p = 0; p < f_.processes.size(); ++p) {
+        if (f_.processes[p].role == Role::kCountDown) counters[static_cast<int>(p)] = Counter{};
+      }
+      for (size_t i = 0; i < f_.faults.size(); ++i) {
+        if (f_.event(f_.faults[i]).op == "restart" && counters.contains(f_.fault_process[i])) {
+          points.push_back({f_.faults[i], kNone, kNone, kNone, f_.fault_process[i], true});
+        }
+      }
+      for (const auto& [seq, process] : f_.done_notes) {
+        points.push_back({seq, kNone, kNone, kNone, process, false});
+      }
+    }
+    // Whether some counting-down process can still count the latch down.
+    auto counter_left = [&] {
+      return std::any_of(counters.begin(), counters.end(), [&](const auto& c) {
+        return c.second.up && c.second.done < f_.processes[c.first].role_threads;
+      });
+    };
     for (size_t i = 0; i < f_.lease_events.size(); ++i) {
       points.push_back({f_.lease_events[i].seq, static_cast<int>(i), kNone, kNone});
     }
     for (size_t i = 0; i < f_.ops.size(); ++i) {
       const Op& op = f_.ops[i];
       if (op.kind == OpKind::kAcquire && op.outcome == Outcome::kOk) {
+        // An awaiting thread's pass owes no count-down.
+        if (roles && f_.processes[f_.threads[op.thread].process].role != Role::kWorker) continue;
         points.push_back({op.end_seq, kNone, static_cast<int>(i), kNone});
       } else if (op.kind == OpKind::kRelease) {
         points.push_back({op.invoke_seq, kNone, static_cast<int>(i), kNone});
@@ -2388,7 +2449,15 @@ class LivenessChecker {
       const Point& p = points[i];
       std::vector<int> touched;
       std::vector<std::vector<int>> crashed(p.crash != kNone ? f_.locks.size() : 0);
-      if (p.lease != kNone) {
+      if (p.counter != kNone) {
+        Counter& c = counters[p.counter];
+        if (p.restart) {
+          c = Counter{};  // A new incarnation, its threads counting down again.
+        } else {
+          ++c.done;
+        }
+        for (size_t l = 0; l < states.size(); ++l) touched.push_back(static_cast<int>(l));
+      } else if (p.lease != kNone) {
         const LeaseEvent& le = f_.lease_events[p.lease];
         if (const auto count = CountOf(le)) {
           State& st = states[le.lock];
@@ -2407,6 +2476,7 @@ class LivenessChecker {
         touched.push_back(op.lock);
       } else {
         const int process = f_.crashes[p.crash].process;
+        if (auto c = counters.find(process); c != counters.end()) c->second.up = false;
         for (size_t l = 0; l < states.size(); ++l) {
           State& st = states[l];
           for (auto it = st.held.begin(); it != st.held.end();) {
@@ -2427,10 +2497,12 @@ class LivenessChecker {
         const int64_t excess = st.count < 0 ? 0
                                : semaphore  ? f_.protocol.permits - st.count - st.held_total
                                             : st.count - st.held_total;
-        // A latch count nobody has begun to count down waits for counters the history cannot
-        // see; only a crash of a thread that would have counted it down orphans it.
+        // Without roles, a latch count nobody has begun to count down waits for counters the
+        // history cannot see; only a crash of a thread that would have counted it down orphans
+        // it. With roles the history names the counters.
         const bool crashed_here = p.crash != kNone && !crashed[l].empty();
-        const bool orphan = excess > 0 && (semaphore || st.orphan || crashed_here);
+        const bool orphan =
+            excess > 0 && (roles ? !counter_left() : semaphore || st.orphan || crashed_here);
         if (orphan && !st.orphan) {
           st.span = OrphanSpan{};
           st.span.lock = l;
@@ -2440,6 +2512,7 @@ class LivenessChecker {
           st.span.allowed_us = bound_us_;
           st.span.count = st.count;
           st.span.held = st.held_total;
+          st.span.by_role = roles;
           if (crashed_here) st.span.owners = crashed[l];
         } else if (!orphan && st.orphan) {
           st.span.to_seq = p.seq;
@@ -2556,6 +2629,16 @@ class LivenessChecker {
                       ", longer than the liveness bound (" + Seconds(bound_us_) +
                       "). A semaphore's permits have no lease: one taken by a process that " +
                       "crashed, or by an acquire whose reply was lost, never comes back.";
+    } else if (span.by_role) {
+      v.kind = "orphaned_latch";
+      v.explanation = "The count of latch " + n_.Lock(span.lock) + where + " stayed at " +
+                      std::to_string(span.count) + " " + lasted +
+                      ", longer than the liveness bound (" + Seconds(bound_us_) +
+                      "), while no count_down client could count it down any more" +
+                      (span.held > 0 ? " and worker threads that had passed it owed only " +
+                                           Count(static_cast<size_t>(span.held), "count-down")
+                                     : std::string()) +
+                      ": the latch can never open.";
     } else {
       v.kind = "orphaned_latch";
       v.explanation = "The count of latch " + n_.Lock(span.lock) + where + " stayed at " +
@@ -2569,7 +2652,32 @@ class LivenessChecker {
     if (x.kind != kOrphanedLock) {
       // What began it: a crash of holders, a release, or the node's count changing.
       const Event& from = f_.event(span.from_seq);
-      if (!span.owners.empty()) {
+      if (span.by_role && span.owners.empty()) {
+        std::string counters;
+        size_t n_counters = 0;
+        for (const Process& p : f_.processes) {
+          if (p.role != Role::kCountDown) continue;
+          ++n_counters;
+          counters += (counters.empty() ? "" : ", ") + p.name;
+        }
+        const std::string their = n_counters == 0 ? "The run has no count_down client"
+                                                  : "Its count_down clients: " + counters;
+        if (from.type == Event::Type::kFault && from.op == "crash") {
+          v.threads.push_back(from.process);
+          v.explanation += " It began when " + from.process + ", the last count_down client " +
+                           "still counting, crashed at " + Seconds(from.t_us) +
+                           "; nobody counts down for a crashed client.";
+        } else if (from.type == Event::Type::kNote && from.op == "done") {
+          v.threads.push_back(from.process + ".t" + std::to_string(from.thread));
+          v.explanation += " It began when " + from.process + ".t" + std::to_string(from.thread) +
+                           ", the last thread still counting down, stopped at " +
+                           Seconds(from.t_us) + " (" + from.detail + ").";
+        } else {
+          v.explanation += " It began at " + Seconds(from.t_us) + ", when " + from.process +
+                           "'s count became " + (from.detail.empty() ? "0" : from.detail) + ".";
+        }
+        v.explanation += " " + their + ".";
+      } else if (!span.owners.empty()) {
         std::string holders;
         for (int t : span.owners) {
           v.threads.push_back(n_.Thread(t));
@@ -2597,7 +2705,9 @@ class LivenessChecker {
     for (int id : f_.locks[span.lock].acquires) {
       const Op& op = f_.ops[id];
       if (op.invoke_us > span.to_us || v.threads.size() >= kMaxOrphanThreadsNamed) break;
-      if (op.invoke_us < span.from_us || op.outcome == Outcome::kOk) continue;
+      // Latch awaiters that were already waiting when the last counter went are kept out too.
+      const bool waiting_then = span.by_role && op.end_us >= span.from_us;
+      if ((op.invoke_us < span.from_us && !waiting_then) || op.outcome == Outcome::kOk) continue;
       const std::string& name = n_.Thread(op.thread);
       if (std::find(v.threads.begin(), v.threads.end(), name) != v.threads.end()) continue;
       v.threads.push_back(name);
@@ -3441,6 +3551,7 @@ PropertyResult CheckSemaphore(const Facts& f, const Narrator& n, const CheckOpti
 // although something remained throughout its flight is a violation "opened_early". Before any
 // latch was created nothing is judged.
 PropertyResult CheckLatch(const Facts& f, const Narrator& n, const CheckOptions& o) {
+  if (!f.protocol.latch()) return NotApplicable(kLatch);
   struct Point {
     Seq seq;
     int lease = kNone;
@@ -3562,7 +3673,7 @@ PropertyResult CheckLatch(const Facts& f, const Narrator& n, const CheckOptions&
       case OpKind::kOther: break;
     }
   }
-  return Conclude(kSemaphore, found, [&](const Finding& x) {
+  return Conclude(kLatch, found, [&](const Finding& x) {
     const Early& e = early[x.a];
     const Op& op = f.ops[e.op];
     Violation v;
@@ -3622,8 +3733,8 @@ Verdict CheckHistory(const History& history, const CheckOptions& options) {
   verdict.results.push_back(FairnessChecker(facts, narrator, options).Run());
   verdict.results.push_back(CheckFencing(facts, narrator, options));
   verdict.results.push_back(CheckRwExclusion(facts, narrator, options));
-  verdict.results.push_back(facts.protocol.latch() ? CheckLatch(facts, narrator, options)
-                                                  : CheckSemaphore(facts, narrator, options));
+  verdict.results.push_back(CheckSemaphore(facts, narrator, options));
+  verdict.results.push_back(CheckLatch(facts, narrator, options));
   assert(verdict.results.size() == kProperties.size());
   for (size_t i = 0; i < kProperties.size(); ++i) {
     assert(verdict.results[i].property == kProperties[i]);

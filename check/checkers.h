@@ -7,7 +7,7 @@
 // the number of events, plus O(n * T) for the overlap sweeps (T = threads contending for one
 // lock, since a thread holds a lock at most once at a time).
 //
-// The nine properties, in the order a Verdict lists them ("thread" = "c1.t0": process c1,
+// The ten properties, in the order a Verdict lists them ("thread" = "c1.t0": process c1,
 // thread index 0; "belief" = a thread believes it holds a lock):
 //
 // The protocol. The "protocol" note (process "sim", detail "kind=<kind> version=<v>
@@ -30,8 +30,7 @@
 //                     starts while beliefs of P or more other threads are open is one violation
 //                     ("over_permits") naming them all; with P = 1 the pairwise rule applies.
 //                     Not applicable to count-down latches (an open latch lets every thread
-//                     through; their rule is under `semaphore`), and neither is
-//                     resource_exclusion.
+//                     through; their rule is `latch`), and neither is resource_exclusion.
 //  resource_exclusion Same for `resource` enter..exit intervals (grouped by the event's lock
 //                     field; a crash or the run end closes an open one); two read accesses may
 //                     overlap; semaphores allow P accesses at once.
@@ -107,12 +106,23 @@
 //                         (acquire ok .. release invoke or crash), for longer than B: a
 //                         permit taken by a crashed process, or by an acquire whose reply was
 //                         lost, never comes back (Redisson's permits have no TTL).
-//                         "orphaned_latch" (count-down latches): from the crash of a thread
-//                         that had passed the latch and not yet counted down, the count on the
-//                         node exceeds the count-downs the threads still inside can make, for
-//                         longer than B. (It assumes the simulator's workload, where every
-//                         count-down comes from a thread that passed an await; a count nobody
-//                         has begun to count down is not judged.)
+//                         "orphaned_latch" (count-down latches): the count on the node exceeds
+//                         the count-downs that can still come, for longer than B. Who counts
+//                         down depends on the clients' roles (notes "role", process = the
+//                         client, detail "role=await|count_down threads=<n>", at t = 0; a
+//                         client without one is a worker, which awaits, then counts down):
+//                         - Without role notes (every thread a worker), only threads that
+//                           passed the latch and have not yet counted down owe a count-down;
+//                           the rule starts at the crash of such a thread, when the count
+//                           exceeds what the threads still inside owe. A count nobody has
+//                           begun to count down is not judged.
+//                         - With role notes, a count_down client can count down as long as it
+//                           is up and not all of its threads have stopped (note "done", with
+//                           the thread, when one has done its ops_per_thread; a restart starts
+//                           them again). While none can, the count must not exceed what
+//                           worker threads that passed the latch still owe (awaiting threads
+//                           owe nothing): from the crash or stop of the last counter, or from
+//                           the count's creation when there is none.
 //                     (e) "unobtainable": nobody believes it holds the lock, someone is trying
 //                         to acquire it from moment T, and no acquisition succeeds by T + L + B,
 //                         not counting time while fewer than a majority (n/2 + 1) of the lock's
@@ -155,15 +165,14 @@
 //  rw_exclusion       Read-write locks (kind rwlock, or an unknown kind with read-side ops): no
 //                     write belief overlaps a read belief ("write_read") or another thread's write
 //                     belief ("write_write"); read beliefs may overlap each other.
-//  semaphore          Redisson's synchronizers.
-//                     Semaphores (kind semaphore): permits in use never exceed the permits of the
+//  semaphore          Semaphores (kind semaphore): permits in use never exceed the permits of the
 //                     protocol note (default 1). An acquire ok takes its permits (invoke detail
 //                     "permits=<n>", else the invoke's value, else 1) until the thread's release
 //                     invokes give them back (detail permits= / value / 1, at most what it holds)
 //                     or its process crashes. An acquire ok that puts more than P permits in use
 //                     is a violation "over_permits" naming the holders (earliest first) and the new
 //                     one; it lasts until the count is back within P.
-//                     Count-down latches (kind countdownlatch): an await (acquire) returns only
+//  latch              Count-down latches (kind countdownlatch): an await (acquire) returns only
 //                     once the count trySetCount gave the latch has been counted down. A lease
 //                     event "acquired" whose detail is N > 0 records the latch created with
 //                     count N; each countDown (release) invoked takes one off, a forceUnlock
@@ -200,11 +209,12 @@ inline constexpr std::string_view kFairness = "fairness";
 inline constexpr std::string_view kFencing = "fencing";
 inline constexpr std::string_view kRwExclusion = "rw_exclusion";
 inline constexpr std::string_view kSemaphore = "semaphore";
+inline constexpr std::string_view kLatch = "latch";
 
 // Every property, in the order Verdict::results lists them.
-inline constexpr std::array<std::string_view, 9> kProperties = {
+inline constexpr std::array<std::string_view, 10> kProperties = {
     kMutualExclusion, kResourceExclusion, kReentrancy, kLeaseSafety, kLiveness,
-    kFairness,        kFencing,           kRwExclusion, kSemaphore};
+    kFairness,        kFencing,           kRwExclusion, kSemaphore,  kLatch};
 
 struct Violation {
   std::string property;              // One of kProperties.

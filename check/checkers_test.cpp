@@ -123,6 +123,15 @@ class Recorder {
     return history_.Append(e).seq;
   }
 
+  // A client's role note, at t = 0 as the simulator writes it ("role=count_down threads=1").
+  void Role(const std::string& process, const std::string& role, int threads = 1) {
+    Note(process, "role", "role=" + role + " threads=" + std::to_string(threads));
+  }
+  // A counting-down thread that did its ops_per_thread.
+  uint64_t Done(int64_t t, const std::string& thread) {
+    return Op(t, Event::Type::kNote, thread, "done", "ops_per_thread=1", std::nullopt);
+  }
+
   const History& history() const { return history_; }
 
   Verdict Check(int64_t bound_us = 5_s, size_t max_violations = 100) const {
@@ -905,8 +914,11 @@ TEST_CASE("Judge compares a verdict with the scenario's expectations", "[check]"
   const Judgement added = Judge(v, {{"fairness", Expectation::kHold},
                                     {"fencing", Expectation::kHold},
                                     {"rw_exclusion", Expectation::kHold},
-                                    {"semaphore", Expectation::kViolated}});
+                                    {"semaphore", Expectation::kViolated},
+                                    {"latch", Expectation::kViolated}});
   CHECK(added.mismatches == std::vector<std::string>{
+                                "latch: expected to be violated, held (it does not apply to "
+                                "protocol kind '')",
                                 "semaphore: expected to be violated, held (it does not apply to "
                                 "protocol kind '')"});
 }
@@ -1715,6 +1727,92 @@ TEST_CASE("liveness: a latch whose counter crashed after passing it never opens"
   }
 }
 
+TEST_CASE("liveness: with client roles, a latch count no count_down client can count down is "
+          "orphaned",
+          "[check][role]") {
+  Recorder r;  // Ends at 60 s; B = 5 s.
+  r.Protocol("kind=countdownlatch version=current fencing=off permits=2 nodes=1");
+  r.Client("w1");
+  r.Role("w1", "await");
+  r.Client("k1");
+  r.Role("k1", "count_down");
+  r.Client("k2");
+  r.Role("k2", "count_down");
+  r.Invoke(50_ms, "w1.t0", "acquire", "lock(no lease)");  // await(), no limit: never stuck.
+  r.LeaseFields(100_ms, "n1", "acquired", "2");            // trySetCount(2).
+  // k1 counts down once and stops.
+  r.Invoke(1_s, "k1.t0", "release", "unlock()");
+  r.LeaseFields(1001_ms, "n1", "owners", "1");
+  r.Ok(1002_ms, "k1.t0", "release");
+  r.Done(1002_ms, "k1.t0");
+
+  SECTION("k2 counts down too: the latch opens, nothing is orphaned") {
+    r.Invoke(2_s, "k2.t0", "release", "unlock()");
+    r.LeaseFields(2001_ms, "n1", "released", "1");
+    r.Ok(2002_ms, "k2.t0", "release");
+    r.Done(2002_ms, "k2.t0");
+    r.Ok(2003_ms, "w1.t0", "acquire", 0);
+    const Verdict v = r.Check();
+    CHECK_FALSE(Result(v, kLiveness).violated);
+    CHECK_FALSE(Result(v, kLatch).violated);
+  }
+  SECTION("k2 crashes before counting down: orphaned from its crash") {
+    const uint64_t crash = r.Fault(1500_ms, "k2", "crash");
+    const Verdict v = r.Check();
+    CHECK_FALSE(Result(v, kLatch).violated);  // Nobody passed early: they wait for ever.
+    const PropertyResult& live = Result(v, kLiveness);
+    REQUIRE(live.violation_count == 1);
+    const Violation& x = live.violations[0];
+    CHECK(x.kind == "orphaned_latch");
+    CHECK(x.from_us == 1500_ms);
+    CHECK(x.to_us == 60_s);
+    CHECK(Contains(x.events, crash));
+    CHECK(x.threads == std::vector<std::string>{"k2", "w1.t0"});  // Then the awaiter kept out.
+    CHECK(x.explanation.find("stayed at 1 from 1.500 s until the run ended") != std::string::npos);
+    CHECK(x.explanation.find("k2, the last count_down client still counting, crashed at 1.500 s") !=
+          std::string::npos);
+    CHECK(x.explanation.find("Its count_down clients: k1, k2.") != std::string::npos);
+  }
+  SECTION("k2 crashes and restarts within the bound: it can still count down") {
+    r.Fault(1500_ms, "k2", "crash");
+    r.Fault(4_s, "k2", "restart");
+    r.Client("k2", 4_s, "uuid-k2-again");
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("k2 stops without counting down: orphaned from its stop") {
+    const uint64_t done = r.Done(1500_ms, "k2.t0");
+    const PropertyResult& live = Result(r.Check(), kLiveness);
+    REQUIRE(live.violation_count == 1);
+    const Violation& x = live.violations[0];
+    CHECK(x.kind == "orphaned_latch");
+    CHECK(x.from_us == 1500_ms);
+    CHECK(Contains(x.events, done));
+    CHECK(x.explanation.find("k2.t0, the last thread still counting down, stopped at 1.500 s") !=
+          std::string::npos);
+  }
+  SECTION("an awaiter's crash takes no count-down away") {
+    r.Fault(1500_ms, "w1", "crash");
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+}
+
+TEST_CASE("liveness: with client roles but no count_down client, the count is orphaned at once",
+          "[check][role]") {
+  Recorder r;
+  r.Protocol("kind=countdownlatch version=current fencing=off permits=1 nodes=1");
+  r.Client("w1");
+  r.Role("w1", "await");
+  r.Invoke(50_ms, "w1.t0", "acquire", "lock(no lease)");
+  const uint64_t set = r.LeaseFields(100_ms, "n1", "acquired", "1");
+  const PropertyResult& live = Result(r.Check(), kLiveness);
+  REQUIRE(live.violation_count == 1);
+  const Violation& x = live.violations[0];
+  CHECK(x.kind == "orphaned_latch");
+  CHECK(x.from_us == 100_ms);
+  CHECK(Contains(x.events, set));
+  CHECK(x.explanation.find("The run has no count_down client.") != std::string::npos);
+}
+
 TEST_CASE("liveness: a lock nobody holds must be obtainable while a majority of nodes is up",
           "[check][issue4]") {
   Recorder r(/*end_us=*/100_s);  // B = 5 s; the watchdog's lease, 30 s, is the longest.
@@ -1756,7 +1854,7 @@ TEST_CASE("liveness: a lock nobody holds must be obtainable while a majority of 
   }
 }
 
-TEST_CASE("semaphore: a latch's await returns only once its count is counted down",
+TEST_CASE("latch: an await returns only once the count is counted down",
           "[check][issue4]") {
   Recorder r;
   r.Protocol("kind=countdownlatch version=current fencing=off permits=2 nodes=1");
@@ -1777,8 +1875,9 @@ TEST_CASE("semaphore: a latch's await returns only once its count is counted dow
     r.Ok(3002_ms, "c2.t0", "release");
     r.Ok(3003_ms, "c1.t0", "acquire", 0);
     const Verdict v = r.Check();
-    CHECK(Result(v, kSemaphore).applicable);
-    CHECK_FALSE(Result(v, kSemaphore).violated);
+    CHECK(Result(v, kLatch).applicable);
+    CHECK_FALSE(Result(v, kLatch).violated);
+    CHECK_FALSE(Result(v, kSemaphore).applicable);  // The latch has a property of its own.
     CHECK_FALSE(Result(v, kMutualExclusion).applicable);  // An open latch lets everyone through.
     CHECK_FALSE(Result(v, kResourceExclusion).applicable);
   }
@@ -1788,7 +1887,7 @@ TEST_CASE("semaphore: a latch's await returns only once its count is counted dow
     r.LeaseFields(2500_ms, "n1", "lost", "2");  // The node restarted empty.
     r.ExecNoThread(2600_ms, "n1", "c2", "get_count", "(nil)");
     r.Ok(2601_ms, "c2.t0", "acquire", 0);
-    const PropertyResult& sem = Result(r.Check(), kSemaphore);
+    const PropertyResult& sem = Result(r.Check(), kLatch);
     REQUIRE(sem.violation_count == 1);
     CHECK(sem.violations[0].threads == std::vector<std::string>{"c2.t0"});
     CHECK(sem.violations[0].explanation.find("The latch key was lost on n1 at 2.500 s") !=
@@ -1799,7 +1898,7 @@ TEST_CASE("semaphore: a latch's await returns only once its count is counted dow
     r.Ok(2001_ms, "c3.t0", "release");
     const uint64_t expired = r.LeaseFields(2500_ms, "n1", "expired", "1");
     const uint64_t ok = r.Ok(2501_ms, "c1.t0", "acquire", 0);
-    const PropertyResult& sem = Result(r.Check(), kSemaphore);
+    const PropertyResult& sem = Result(r.Check(), kLatch);
     REQUIRE(sem.violation_count == 1);
     const Violation& x = sem.violations[0];
     CHECK(x.kind == "opened_early");

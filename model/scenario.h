@@ -31,8 +31,14 @@ struct NodeSpec {
 };
 
 struct ClientSpec {
+  // What the process's threads do. kWorker is the workload loop of every kind (think ->
+  // acquire -> critical section -> release); a count-down latch also takes threads that only
+  // await it (kAwait: await -> think -> again) and threads that only count it down
+  // (kCountDown: think -> countDown -> again), so that the latch can open.
+  enum class Role : uint8_t { kWorker, kAwait, kCountDown };
   std::string name;             // "c1"
   int threads = 1;
+  Role role = Role::kWorker;
   ClockSpec clock;
 };
 
@@ -78,7 +84,7 @@ struct ProtocolSpec {
   std::map<std::string, std::string> script_files;
   // The fair lock's per-waiter wait (Config.fairLockWaitTimeout; 5000 ms before 3.13.3).
   int64_t fair_wait_timeout_us = 300'000'000;
-  // Semaphores: the permits set when the run starts.
+  // Semaphores: the permits set when the run starts; count-down latches: the count.
   int64_t permits = 1;
 };
 
@@ -151,8 +157,8 @@ struct Scenario {
 
   // Bounds the liveness checker uses.
   int64_t liveness_bound_us = 5'000'000;
-  // Expectations by property name: "mutual_exclusion", "resource_exclusion", "reentrancy",
-  // "lease_safety", "liveness". Properties not named are kAny (reported, not judged).
+  // Expectations by property name (kProperties, model/scenario_toml.h). Properties not named
+  // are kAny (reported, not judged).
   std::map<std::string, Expectation> expect;
 };
 

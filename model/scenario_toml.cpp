@@ -52,7 +52,8 @@ constexpr std::string_view kRootKeys[] = {"name",          "description", "seed"
                                           "faults",        "gc",          "checks",   "expect",
                                           "resource",      "cluster"};
 constexpr std::string_view kNodeKeys[] = {"name", "persistence", "replica_of", "clock"};
-constexpr std::string_view kClientKeys[] = {"name", "count", "name_prefix", "threads", "clock"};
+constexpr std::string_view kClientKeys[] = {"name", "count", "name_prefix", "threads", "role",
+                                            "clock"};
 constexpr std::string_view kClockKeys[] = {"offset_ms", "drift_ppm", "ntp", "slew_ppm", "jumps"};
 constexpr std::string_view kJumpKeys[] = {"at_ms", "by_ms"};
 constexpr std::string_view kNetworkKeys[] = {"latency_ms", "loss", "duplicate", "reorder", "links"};
@@ -99,6 +100,11 @@ constexpr std::string_view kPersistenceNames[] = {"none", "aof-everysec", "aof-a
 constexpr NodeSpec::Persistence kPersistenceValues[] = {NodeSpec::Persistence::kNone,
                                                         NodeSpec::Persistence::kAofEverySec,
                                                         NodeSpec::Persistence::kAofAlways};
+constexpr std::string_view kRoleNames[] = {"worker", "await", "count_down"};
+constexpr ClientSpec::Role kRoleValues[] = {ClientSpec::Role::kWorker, ClientSpec::Role::kAwait,
+                                            ClientSpec::Role::kCountDown};
+// The only kind whose clients take roles other than "worker".
+constexpr std::string_view kRoleKind = "countdownlatch";
 constexpr std::string_view kModeNames[] = {"trylock", "lock"};
 constexpr WorkloadSpec::Mode kModeValues[] = {WorkloadSpec::Mode::kTryLock,
                                               WorkloadSpec::Mode::kLock};
@@ -401,6 +407,12 @@ class Loader {
     toml::source_region where;
     std::string key;
   };
+  // A client role other than "worker", checked against protocol.kind in phase 2.
+  struct RoleUse {
+    std::string role;
+    toml::source_region where;
+    std::string key;
+  };
   enum class Sign : uint8_t { kAny, kNonNegative, kPositive, kNonZero };
 
   // What a recorded problem is, so that a missing key can give way to an unknown key in the
@@ -483,6 +495,7 @@ class Loader {
   std::vector<NameUse> name_uses_;
   std::vector<ReplicaUse> replica_uses_;
   std::vector<TimeUse> time_uses_;
+  std::vector<RoleUse> role_uses_;
   // What a [cluster] cannot be combined with, found where it is written (checked in phase 2).
   std::optional<toml::source_region> cluster_where_;           // The [cluster] table.
   std::optional<toml::source_region> sentinel_enabled_where_;  // sentinel.enabled = true.
@@ -987,6 +1000,13 @@ void Loader::ParseClients(const toml::table& root, Scenario* s) {
     if (auto v = Integer(*t, "threads", path, 1, kMaxThreadsPerClient)) {
       client.threads = static_cast<int>(*v);
     }
+    if (auto r = Choice(*t, "role", path, kRoleNames, "client role")) {
+      client.role = kRoleValues[*r];
+      if (client.role != ClientSpec::Role::kWorker) {
+        role_uses_.push_back({std::string(kRoleNames[*r]), t->get("role")->source(),
+                              Child(path, "role")});
+      }
+    }
     ParseClock(*t, path, &client.clock);
 
     const std::optional<std::string> name = String(*t, "name", path);
@@ -1480,6 +1500,19 @@ void Loader::CheckReferences(const Scenario& s) {
     }
   }
   if (s.cluster.enabled) CheckCluster(s);
+  // Roles split the latch's await and countDown between threads; the other kinds have one
+  // operation pair that every thread runs, the worker loop.
+  if (s.protocol.kind != kRoleKind) {
+    for (const RoleUse& use : role_uses_) {
+      Problem(use.where, use.key,
+              "role '" + use.role + "' is taken by protocol kind " + std::string(kRoleKind) +
+                  " only (await, count_down), and protocol.kind is '" + s.protocol.kind + "'" +
+                  (protocol_kind_where_
+                       ? " (line " + std::to_string(protocol_kind_where_->begin.line) + ")"
+                       : std::string(" (the default)")) +
+                  "; every kind takes role = \"worker\", the default; remove the key");
+    }
+  }
   for (const TimeUse& use : time_uses_) {
     if (use.at_us >= s.duration_us) {
       Problem(use.where, use.key,

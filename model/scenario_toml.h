@@ -71,7 +71,7 @@ inline constexpr ProtocolKindInfo kProtocolKinds[] = {
 inline constexpr std::string_view kProtocolVersions[] = {"v3.13.6", "current"};
 inline constexpr std::string_view kProperties[] = {
     "mutual_exclusion", "resource_exclusion", "reentrancy", "lease_safety", "liveness",
-    "fairness",         "fencing",            "rw_exclusion", "semaphore"};
+    "fairness",         "fencing",            "rw_exclusion", "semaphore",   "latch"};
 
 // Limits on everything a scenario can make grow. A scenario that needs more is almost always a
 // typo (a duration in microseconds, a count with an extra zero).

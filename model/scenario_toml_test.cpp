@@ -883,3 +883,44 @@ TEST_CASE("kinds newer than 3.13.6 default to version current and refuse v3.13.6
        "\"current\" or leave version out"},
   });
 }
+
+TEST_CASE("client roles: the latch's awaiting and counting-down threads", "[scenario][role]") {
+  // Every kind takes the default role, worker; the latch also takes await and count_down.
+  const Scenario plain = LoadGood("[[nodes]]\n[[clients]]\n");
+  CHECK(plain.clients[0].role == ClientSpec::Role::kWorker);
+  CHECK(LoadGood("[[nodes]]\n[[clients]]\nrole = \"worker\"\n").clients[0].role ==
+        ClientSpec::Role::kWorker);
+  const Scenario latch = LoadGood(
+      "[[nodes]]\n"
+      "[[clients]]\ncount = 2\nrole = \"await\"\n"
+      "[[clients]]\nname = \"counter\"\nrole = \"count_down\"\n"
+      "[[clients]]\n"
+      "[protocol]\nkind = \"countdownlatch\"\npermits = 2\n");
+  REQUIRE(latch.clients.size() == 4);
+  CHECK(latch.clients[0].role == ClientSpec::Role::kAwait);
+  CHECK(latch.clients[1].role == ClientSpec::Role::kAwait);  // A count group shares its role.
+  CHECK(latch.clients[2].name == "counter");
+  CHECK(latch.clients[2].role == ClientSpec::Role::kCountDown);
+  CHECK(latch.clients[3].role == ClientSpec::Role::kWorker);
+
+  CheckBadCases({
+      {"an unknown role", "[[nodes]]\n[[clients]]\nrole = \"counter\"\n", 3, 8, "clients[0].role",
+       "unknown client role 'counter'; known client roles: worker, await, count_down"},
+      {"a misspelt role", "[[nodes]]\n[[clients]]\nrole = \"countdown\"\n", 3, 8,
+       "clients[0].role", "did you mean 'count_down'?"},
+      {"a role that is not a string", "[[nodes]]\n[[clients]]\nrole = 1\n", 3, 8,
+       "clients[0].role", "must be a string"},
+      {"await on the default kind", "[[nodes]]\n[[clients]]\nrole = \"await\"\n", 3, 8,
+       "clients[0].role",
+       "role 'await' is taken by protocol kind countdownlatch only (await, count_down), and "
+       "protocol.kind is 'rlock' (the default); every kind takes role = \"worker\", the default; "
+       "remove the key"},
+      {"count_down on a semaphore",
+       "[[nodes]]\n[[clients]]\n[[clients]]\nrole = \"count_down\"\n[protocol]\n"
+       "kind = \"semaphore\"\n",
+       4, 8, "clients[1].role", "protocol.kind is 'semaphore' (line 6)"},
+      {"the role is checked once everything else is right",
+       "[[nodes]]\n[[clients]]\nrole = \"await\"\n[workload]\nwait_ms = -1\n", 5, 11,
+       "workload.wait_ms", "must not be negative"},
+  });
+}

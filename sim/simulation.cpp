@@ -720,12 +720,26 @@ struct Simulation::Impl {
     });
   }
 
-  // The thread's loop: acquire (reentry times) -> critical section (the protected resource)
-  // -> release (as many times) -> think -> again.
+  // The thread's loop, by its client's role. A worker: acquire (reentry times) -> critical
+  // section (the protected resource) -> release (as many times) -> think -> again. A latch's
+  // awaiting thread: await -> think -> again; its counting-down thread: think -> countDown ->
+  // again (see StartClient, Think).
   void Next(Client& c, int t, const std::string& op, locks::OpResult::Status status) {
     ThreadState& th = c.threads[static_cast<size_t>(t)];
     const WorkloadSpec& w = scenario.workload;
     using S = locks::OpResult::Status;
+    switch (c.spec.role) {
+      case ClientSpec::Role::kWorker: break;
+      case ClientSpec::Role::kAwait:
+        assert(op == "acquire" || op == "acquire_read");
+        // An iteration is an await that passed, as a worker's is a release after it acquired.
+        if (status == S::kOk) ++th.iterations;
+        return Think(c, t);
+      case ClientSpec::Role::kCountDown:
+        assert(op == "release");
+        ++th.iterations;  // Whatever the outcome: a countDown has no owner to fail on.
+        return Think(c, t);
+    }
     if (op == "acquire" || op == "acquire_read") {
       if (status == S::kOk) {
         ++th.holds;
@@ -789,13 +803,37 @@ struct Simulation::Impl {
     });
   }
 
+  // Thinks, then starts the thread's next operation: an acquisition (workers, awaiting
+  // threads) or a countDown (counting-down threads).
   void Think(Client& c, int t) {
     ThreadState& th = c.threads[static_cast<size_t>(t)];
     if (scenario.workload.ops_per_thread > 0 && th.iterations >= scenario.workload.ops_per_thread) {
-      return;  // This thread is done.
+      // This thread is done. A counting-down thread says so: the checkers then know it will
+      // not count the latch down any more (workers record nothing, as they always have).
+      if (c.spec.role == ClientSpec::Role::kCountDown) {
+        Event e;
+        e.type = Event::Type::kNote;
+        e.process = c.name;
+        e.thread = t;
+        e.op = "done";
+        e.detail = "ops_per_thread=" + std::to_string(scenario.workload.ops_per_thread);
+        Record(std::move(e));
+      }
+      return;
     }
     const int64_t think = scenario.workload.think_us.Sample(*c.rng);
+    if (c.spec.role == ClientSpec::Role::kCountDown) {
+      ClientTimer(c, think, [this, &c, t] { StartRelease(c, t); });
+      return;
+    }
     ClientTimer(c, think, [this, &c, t] { StartAcquire(c, t); });
+  }
+
+  // A thread's first step: workers and counting-down threads think first, awaiting threads
+  // await at once.
+  void StartThread(Client& c, int t) {
+    if (c.spec.role == ClientSpec::Role::kAwait) return StartAcquire(c, t);
+    Think(c, t);
   }
 
   // Starts (or restarts) a client process. A restarted process is a new RedissonClient with a
@@ -825,11 +863,25 @@ struct Simulation::Impl {
     e.op = "client";
     e.detail = "uuid=" + c.uuid;
     Record(std::move(e));
+    if (!restart && c.spec.role != ClientSpec::Role::kWorker) {
+      // The role, once, at t = 0, so that the checkers can tell who may still count the latch
+      // down (the orphaned-latch rule). Workers have no note: histories recorded before roles
+      // existed stay as they were.
+      Event r;
+      r.type = Event::Type::kNote;
+      r.process = c.name;
+      r.op = "role";
+      r.detail = std::string("role=") +
+                 (c.spec.role == ClientSpec::Role::kAwait ? "await" : "count_down") +
+                 " threads=" + std::to_string(c.spec.threads);
+      Record(std::move(r));
+    }
     for (int t = 0; t < c.spec.threads; ++t) {
-      if (stagger == 0) {
+      if (stagger == 0 && c.spec.role == ClientSpec::Role::kWorker) {
         Think(c, t);
       } else {
-        ClientTimer(c, stagger, [this, &c, t] { Think(c, t); });
+        // Not inside StartClient's call stack: an await starts with a command to send.
+        ClientTimer(c, stagger, [this, &c, t] { StartThread(c, t); });
       }
     }
   }
@@ -1179,8 +1231,13 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
                                           " ppm");
   }
   for (auto& c : s.clients) {
-    d.emplace_back("client " + c->name, std::to_string(c->spec.threads) + " thread(s), uuid " +
-                                            c->uuid + ", clock offset " +
+    // The loader gives roles other than worker to the latch only.
+    assert(c->spec.role == ClientSpec::Role::kWorker || scenario.protocol.kind == "countdownlatch");
+    const char* role = c->spec.role == ClientSpec::Role::kAwait       ? ", role await"
+                       : c->spec.role == ClientSpec::Role::kCountDown ? ", role count_down"
+                                                                      : "";
+    d.emplace_back("client " + c->name, std::to_string(c->spec.threads) + " thread(s)" + role +
+                                            ", uuid " + c->uuid + ", clock offset " +
                                             Ms(c->spec.clock.offset_us));
   }
   return std::unique_ptr<Simulation>(new Simulation(std::move(impl)));
