@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <iterator>
+#include <utility>
 
 namespace lockstep {
 
@@ -84,13 +85,16 @@ const char* TypeName(ValueType t) {
 }
 
 Entry* Keyspace::Find(std::string_view key) {
-  auto it = table_.find(key);
-  return it == table_.end() ? nullptr : &it->second;
+  return const_cast<Entry*>(std::as_const(*this).Find(key));
 }
 
 const Entry* Keyspace::Find(std::string_view key) const {
+  if (memo_key_ != nullptr && *memo_key_ == key) return memo_entry_;
   auto it = table_.find(key);
-  return it == table_.end() ? nullptr : &it->second;
+  if (it == table_.end()) return nullptr;
+  memo_key_ = &it->first;
+  memo_entry_ = const_cast<Entry*>(&it->second);
+  return &it->second;
 }
 
 Entry& Keyspace::Put(std::string_view key, Entry entry) {
@@ -103,6 +107,7 @@ Entry& Keyspace::Put(std::string_view key, Entry entry) {
 bool Keyspace::Erase(std::string_view key) {
   auto it = table_.find(key);
   if (it == table_.end()) return false;
+  Forget();
   table_.erase(it);
   return true;
 }
@@ -117,6 +122,7 @@ std::vector<std::string> Keyspace::SortedKeys() const {
 
 std::vector<std::string> Keyspace::ExpireAll(int64_t now_ms) {
   std::vector<std::string> gone;
+  Forget();
   for (auto it = table_.begin(); it != table_.end();) {
     if (IsExpired(it->second, now_ms)) {
       gone.push_back(it->first);

@@ -105,8 +105,14 @@ struct Entry {
 class Keyspace {
  public:
   Keyspace() = default;
-  Keyspace(const Keyspace&) = default;  // A snapshot (AOF/RDB in the simulator) is a copy.
-  Keyspace& operator=(const Keyspace&) = default;
+  // A snapshot (AOF/RDB in the simulator) is a copy; the lookup memo is not copied (it points
+  // into the source's nodes).
+  Keyspace(const Keyspace& other) : table_(other.table_) {}
+  Keyspace& operator=(const Keyspace& other) {
+    table_ = other.table_;
+    Forget();
+    return *this;
+  }
 
   // Raw access: no expiry check. Expiry policy (lazy delete on a master, hide on a replica)
   // belongs to the command layer (server.h, Ctx::Lookup).
@@ -116,7 +122,10 @@ class Keyspace {
   Entry& Put(std::string_view key, Entry entry);
   bool Erase(std::string_view key);
   size_t size() const { return table_.size(); }
-  void Clear() { table_.clear(); }
+  void Clear() {
+    table_.clear();
+    Forget();
+  }
 
   static bool IsExpired(const Entry& e, int64_t now_ms) {
     return e.expire_at_ms != kNoExpiry && now_ms > e.expire_at_ms;
@@ -151,7 +160,17 @@ class Keyspace {
       return static_cast<size_t>(h ^ (h >> 29));
     }
   };
+  void Forget() const {
+    memo_key_ = nullptr;
+    memo_entry_ = nullptr;
+  }
+
   std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> table_;
+  // The last key found, as the node's own key and entry (both stay put until the node is
+  // erased): a script touches the same key several times in a row, and a hit skips the hash
+  // and the bucket division.
+  mutable const std::string* memo_key_ = nullptr;
+  mutable Entry* memo_entry_ = nullptr;
 };
 
 }  // namespace lockstep
