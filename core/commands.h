@@ -66,6 +66,7 @@ Reply Publish(Ctx&, const Argv&);
 Reply Time(Ctx&, const Argv&);
 Reply Eval(Ctx&, const Argv&);           // EVAL, EVALSHA, EVAL_RO, EVALSHA_RO
 Reply Script(Ctx&, const Argv&);         // SCRIPT LOAD/EXISTS/FLUSH/KILL
+Reply Cluster(Ctx&, const Argv&);        // CLUSTER KEYSLOT (cluster mode); the rest refused
 Reply NotEmulated(Ctx&, const Argv&);    // Known to Redis, deliberately not emulated.
 
 }  // namespace lockstep::cmd

@@ -10,11 +10,6 @@
 
 namespace lockstep {
 
-namespace cmd {
-// CLUSTER (cmd_server.cpp). Declared here, next to the table, rather than in commands.h.
-Reply Cluster(Ctx&, const Argv&);
-}  // namespace cmd
-
 namespace {
 
 constexpr uint32_t W = kCmdWrite;
