@@ -1604,8 +1604,9 @@ TEST_CASE("liveness: a key that outlives every belief in it is an orphaned lock"
     CHECK(live.violations[0].to_us == 11002_ms);
   }
   SECTION("time the node was paused does not count") {
-    r.Fault(2_s, "n1", "pause");
-    r.Fault(8_s, "n1", "resume");
+    // History events come in time order: the pause starts after the info at 4 s.
+    r.Fault(5_s, "n1", "pause");
+    r.Fault(11_s, "n1", "resume");
     r.Lease(16_s, "n1", "expired", "c2.t0");  // 15 s, 6 s of them paused.
     CHECK_FALSE(Result(r.Check(), kLiveness).violated);
   }
@@ -1816,25 +1817,32 @@ TEST_CASE("liveness: with client roles but no count_down client, the count is or
 TEST_CASE("liveness: a lock nobody holds must be obtainable while a majority of nodes is up",
           "[check][issue4]") {
   Recorder r(/*end_us=*/100_s);  // B = 5 s; the watchdog's lease, 30 s, is the longest.
-  r.Protocol("kind=multilock version=current fencing=off permits=1 nodes=3");
-  r.Client("c1");
-  r.Client("c2");
-  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=10000ms, no lease)");
-  for (const char* node : {"n1", "n2", "n3"}) r.Lease(1001_ms, node, "acquired", "c1.t0");
-  r.Ok(1002_ms, "c1.t0", "acquire");
-  r.Invoke(2_s, "c1.t0", "release", "unlock()");
-  for (const char* node : {"n1", "n2", "n3"}) r.Lease(2001_ms, node, "released", "c1.t0");
-  r.Ok(2002_ms, "c1.t0", "release", 3);
-  const uint64_t down = r.Fault(3_s, "n3", "crash");
-  // From 4 s on, c2 tries again and again and never gets all three members.
+  uint64_t down = 0;
   uint64_t first = 0;
-  for (int64_t t = 4_s; t < 85_s; t += 11_s) {
-    const uint64_t seq = r.Invoke(t, "c2.t0", "acquire", "tryLock(wait=10000ms, no lease)");
-    if (first == 0) first = seq;
-    r.Fail(t + 10_s, "c2.t0", "acquire");
-  }
+  // The history up to the end; `n2_down_too` adds a second crash at 3 s (events are appended
+  // in time order, so each section builds its own).
+  auto build = [&](bool n2_down_too) {
+    r.Protocol("kind=multilock version=current fencing=off permits=1 nodes=3");
+    r.Client("c1");
+    r.Client("c2");
+    r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+    for (const char* node : {"n1", "n2", "n3"}) r.Lease(1001_ms, node, "acquired", "c1.t0");
+    r.Ok(1002_ms, "c1.t0", "acquire");
+    r.Invoke(2_s, "c1.t0", "release", "unlock()");
+    for (const char* node : {"n1", "n2", "n3"}) r.Lease(2001_ms, node, "released", "c1.t0");
+    r.Ok(2002_ms, "c1.t0", "release", 3);
+    down = r.Fault(3_s, "n3", "crash");
+    if (n2_down_too) r.Fault(3_s, "n2", "crash");
+    // From 4 s on, c2 tries again and again and never gets all three members.
+    for (int64_t t = 4_s; t < 85_s; t += 11_s) {
+      const uint64_t seq = r.Invoke(t, "c2.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+      if (first == 0) first = seq;
+      r.Fail(t + 10_s, "c2.t0", "acquire");
+    }
+  };
 
   SECTION("one node down of three") {
+    build(false);
     const PropertyResult& live = Result(r.Check(), kLiveness);
     REQUIRE(live.violation_count == 1);
     const Violation& x = live.violations[0];
@@ -1849,7 +1857,7 @@ TEST_CASE("liveness: a lock nobody holds must be obtainable while a majority of 
     CHECK(x.explanation.find("n3 down from 3.000 s to the end") != std::string::npos);
   }
   SECTION("two nodes down of three: a majority is down, nothing is owed") {
-    r.Fault(3_s, "n2", "crash");
+    build(true);
     CHECK_FALSE(Result(r.Check(), kLiveness).violated);
   }
 }
