@@ -24,12 +24,21 @@ std::optional<int64_t> ParseInt64(std::string_view s) {
     return std::nullopt;
   }
   uint64_t v = 0;
-  for (; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c < '0' || c > '9') return std::nullopt;
-    const uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (v > (UINT64_MAX - digit) / 10) return std::nullopt;
-    v = v * 10 + digit;
+  if (s.size() - i <= 19) {
+    // At most 19 digits stay below 10^19 < UINT64_MAX: no overflow check per digit.
+    for (; i < s.size(); ++i) {
+      const unsigned digit = static_cast<unsigned char>(s[i]) - unsigned{'0'};
+      if (digit > 9) return std::nullopt;
+      v = v * 10 + digit;
+    }
+  } else {
+    for (; i < s.size(); ++i) {
+      const char c = s[i];
+      if (c < '0' || c > '9') return std::nullopt;
+      const uint64_t digit = static_cast<uint64_t>(c - '0');
+      if (v > (UINT64_MAX - digit) / 10) return std::nullopt;
+      v = v * 10 + digit;
+    }
   }
   if (negative) {
     if (v > static_cast<uint64_t>(INT64_MAX) + 1) return std::nullopt;
