@@ -134,7 +134,7 @@ class ChannelSpy final : public LockProtocol {
   void Acquire(Outbox& out, int thread, const AcquireArgs& args) override {
     (void)args;
     for (const std::string& channel : channels_) {
-      out.Send(0, out.NewRequestId(), {"SUBSCRIBE", channel}, "spy_subscribe");
+      out.Send(0, out.NewRequestId(), {"SUBSCRIBE", channel}, "spy_subscribe", -1);
     }
     out.Complete(thread, OpResult{});
   }

@@ -119,11 +119,12 @@ class FencedLock final : public LockProtocol {
     int64_t WallMs() override { return real_->WallMs(); }
     sim::Prng& Rng() override { return real_->Rng(); }
     int NodeCount() override { return real_->NodeCount(); }
-    void Send(int node, RequestId request, const Argv& argv, const std::string& label) override {
+    void Send(int node, RequestId request, const Argv& argv, const std::string& label,
+              int thread) override {
       if (label == "acquire") {
-        real_->Send(node, request, owner_->TokenAcquire(request, argv), label);
+        real_->Send(node, request, owner_->TokenAcquire(request, argv), label, thread);
       } else {
-        real_->Send(node, request, argv, label);
+        real_->Send(node, request, argv, label, thread);
       }
     }
     void ArmTimer(TimerId timer, int64_t delay_us) override { real_->ArmTimer(timer, delay_us); }

@@ -150,7 +150,7 @@ class PlainLock final : public LockProtocol {
     t.label = label;
     requests_[t.request] = thread;
     t.timer = ArmTimer(out, thread, config_.timeout_us);
-    out.Send(0, t.request, argv, label);
+    out.Send(0, t.request, argv, label, thread);
   }
 
   TimerId ArmTimer(Outbox& out, int thread, int64_t delay_us) {

@@ -65,8 +65,12 @@ class Outbox {
   // process the client currently believes is that node, e.g. the current master).
   // Its reply arrives as OnReply(request, reply). SUBSCRIBE/UNSUBSCRIBE travel on the
   // process's pub/sub connection; their confirmation is the reply and the channel's messages
-  // arrive as OnMessage. `label` names the script or command in the history ("acquire").
-  virtual void Send(int node, RequestId request, const Argv& argv, const std::string& label) = 0;
+  // arrive as OnMessage. `label` names the script or command in the history ("acquire");
+  // `thread` is the thread whose operation sends it (the renewed thread for a watchdog renew),
+  // or -1 for the process's own commands (SUBSCRIBE, UNSUBSCRIBE, initialisation), so that
+  // the history can tie each command on a node to one thread.
+  virtual void Send(int node, RequestId request, const Argv& argv, const std::string& label,
+                    int thread) = 0;
 
   // Fires OnTimer(timer) once after delay_us of this process's monotonic time.
   virtual void ArmTimer(TimerId timer, int64_t delay_us) = 0;

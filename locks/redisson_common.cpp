@@ -631,7 +631,7 @@ class RedissonLockClient final : public LockProtocol {
 
   void SendUnsubscribe(Outbox& out, const std::string& channel) {
     // Not tracked: the reply is ignored, and a lost one changes nothing we could act on.
-    out.Send(0, out.NewRequestId(), {"UNSUBSCRIBE", channel}, "unsubscribe");
+    out.Send(0, out.NewRequestId(), {"UNSUBSCRIBE", channel}, "unsubscribe", -1);
   }
 
   // latch.tryAcquire(delay) (or latch.acquire() for kWaitForever).

@@ -119,7 +119,7 @@ class RedissonExecutor {
     command.request = out.NewRequestId();
     requests_[command.request] = id;
     command.timer = Arm(out, /*is_response=*/true, id, config_.timeout_us);
-    out.Send(0, command.request, command.argv, command.label);
+    out.Send(0, command.request, command.argv, command.label, command.thread);
   }
 
   TimerId Arm(Outbox& out, bool is_response, uint64_t id, int64_t delay_us) {

@@ -140,10 +140,11 @@ class MultiLock final : public LockProtocol {
     int64_t WallMs() override { return real_->WallMs(); }
     sim::Prng& Rng() override { return real_->Rng(); }
     int NodeCount() override { return 1; }
-    void Send(int node, RequestId request, const Argv& argv, const std::string& label) override {
+    void Send(int node, RequestId request, const Argv& argv, const std::string& label,
+              int thread) override {
       assert(node == 0);
       (void)node;
-      real_->Send(static_cast<int>(slot_), request * stride_ + slot_, argv, label);
+      real_->Send(static_cast<int>(slot_), request * stride_ + slot_, argv, label, thread);
     }
     void ArmTimer(TimerId timer, int64_t delay_us) override {
       real_->ArmTimer(timer * stride_ + slot_, delay_us);
@@ -549,7 +550,7 @@ class MultiLock final : public LockProtocol {
     c.in_delay = false;
     own_timers_[c.timer] = id;
     out.ArmTimer(c.timer, config_.timeout_us);
-    out.Send(c.member, c.request, c.argv, "expire");
+    out.Send(c.member, c.request, c.argv, "expire", c.thread);
   }
 
   void OnOwnReply(Outbox& out, RequestId request, const Reply& reply) {

@@ -339,8 +339,9 @@ class RwLock final : public LockProtocol {
     int64_t WallMs() override { return real->WallMs(); }
     sim::Prng& Rng() override { return real->Rng(); }
     int NodeCount() override { return real->NodeCount(); }
-    void Send(int node, RequestId request, const Argv& argv, const std::string& label) override {
-      real->Send(node, request, argv, label);
+    void Send(int node, RequestId request, const Argv& argv, const std::string& label,
+              int thread) override {
+      real->Send(node, request, argv, label, thread);
     }
     void ArmTimer(TimerId timer, int64_t delay_us) override { real->ArmTimer(timer, delay_us); }
     void CancelTimer(TimerId timer) override { real->CancelTimer(timer); }

@@ -114,7 +114,7 @@ class Listener final : public LockProtocol {
     (void)args;
     thread_ = thread;
     request_ = out.NewRequestId();
-    out.Send(0, request_, {"SUBSCRIBE", channel_}, "subscribe");
+    out.Send(0, request_, {"SUBSCRIBE", channel_}, "subscribe", -1);
   }
   void Release(Outbox& out, int thread) override { out.Complete(thread, OpResult{}); }
   void ForceUnlock(Outbox& out, int thread) override { out.Complete(thread, OpResult{}); }

@@ -520,7 +520,7 @@ class SynchronizerClient final : public LockProtocol {
   }
 
   void SendUnsubscribe(Outbox& out) {
-    out.Send(0, out.NewRequestId(), {"UNSUBSCRIBE", channel_}, "unsubscribe");
+    out.Send(0, out.NewRequestId(), {"UNSUBSCRIBE", channel_}, "unsubscribe", -1);
   }
 
   // ---- Waiting ------------------------------------------------------------------------------

@@ -9,7 +9,8 @@
 // Vocabulary (Jepsen's, where it fits):
 //   invoke / ok / fail / info   a client operation started, succeeded, failed for sure, or ended
 //                               with an unknown outcome (a timeout: it may have happened)
-//   exec      a command or script ran on a node (process = node, peer = client)
+//   exec      a command or script ran on a node (process = node, peer = client, thread = the
+//             client thread whose operation sent it, -1 for the process's own commands)
 //   message   a pub/sub message reached a client
 //   fault     a fault started or ended (op = partition, heal, crash, restart, pause, resume,
 //             clock_jump, failover, promote, lose_replies ...)
@@ -36,7 +37,7 @@ struct Event {
   int64_t t_us = 0;          // True time.
   Type type = Type::kNote;
   std::string process;       // "c1", "n2", "sim"
-  int thread = -1;           // Client thread index, or -1.
+  int thread = -1;           // Client thread index (of peer, for exec), or -1.
   std::string op;            // See the vocabulary above.
   std::string lock;          // The lock (key) concerned, if any.
   std::string peer;          // The other end: the node of an op, the client of an exec.

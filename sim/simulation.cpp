@@ -276,9 +276,9 @@ struct Simulation::Impl {
 
   // Runs a client's command on a node and sends the reply back.
   void NodeReceive(Node& n, Client& c, uint64_t incarnation, locks::RequestId request,
-                   const Argv& argv, const std::string& label) {
+                   const Argv& argv, const std::string& label, int thread) {
     if (!n.up) return;  // Nobody listens: the client's timeout will notice.
-    Deliver(n.mailbox, [this, &n, &c, incarnation, request, argv, label] {
+    Deliver(n.mailbox, [this, &n, &c, incarnation, request, argv, label, thread] {
       if (!n.up) return;
       const int64_t now_ms = n.clock->WallMs(engine.now());
       Reply reply;
@@ -316,6 +316,7 @@ struct Simulation::Impl {
       Event e;
       e.type = Event::Type::kExec;
       e.process = n.name;
+      e.thread = thread;  // The client thread whose operation sent it, or -1.
       e.peer = c.name;
       e.op = label;
       e.lock = scenario.protocol.lock_name;
@@ -593,8 +594,8 @@ struct Simulation::Impl {
     int64_t WallMs() override { return c_.clock->WallMs(impl_.engine.now()); }
     Prng& Rng() override { return *c_.rng; }
     int NodeCount() override { return impl_.NodeCountOf(c_); }
-    void Send(int slot, locks::RequestId request, const Argv& argv,
-              const std::string& label) override {
+    void Send(int slot, locks::RequestId request, const Argv& argv, const std::string& label,
+              int thread) override {
       assert(slot >= 0 && slot < NodeCount());
       // A cluster is one Redis to the protocol; the cluster client routes by slot.
       const int node_index = impl_.cluster != nullptr ? impl_.ClusterRoute(argv)
@@ -603,8 +604,8 @@ struct Simulation::Impl {
       Node& n = *impl_.nodes[static_cast<size_t>(node_index)];
       const uint64_t incarnation = c_.incarnation;
       Client* cp = &c_;
-      impl_.Send(c_.name, n.name, [this, &n, cp, incarnation, request, argv, label] {
-        impl_.NodeReceive(n, *cp, incarnation, request, argv, label);
+      impl_.Send(c_.name, n.name, [this, &n, cp, incarnation, request, argv, label, thread] {
+        impl_.NodeReceive(n, *cp, incarnation, request, argv, label, thread);
       });
     }
     void ArmTimer(locks::TimerId timer, int64_t delay_us) override {

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "check/checkers.h"
 #include "core/cluster.h"
 #include "model/history.h"
 #include "model/scenario.h"
@@ -260,4 +261,29 @@ TEST_CASE("latch roles: awaiters only await, counters only count down", "[sim][r
   REQUIRE(passed_us.size() == 2);
   for (int64_t t : passed_us) CHECK(t >= last_count_down_us);
   CHECK(RunOf(s)->history().Hash() == h.Hash());  // Roles keep the run deterministic.
+}
+
+TEST_CASE("exec events name the client thread, so a fair lock with threads is judged in full",
+          "[sim][fairness]") {
+  Scenario s = Basic(7);  // 3 clients with 2 threads each.
+  s.protocol.kind = "fairlock";
+  s.protocol.version = "current";
+  auto sim = RunOf(s);
+  size_t acquire_execs = 0;
+  for (const lockstep::Event& e : sim->history().events()) {
+    if (e.type != lockstep::Event::Type::kExec) continue;
+    if (e.op == "acquire" || e.op == "try_acquire" || e.op == "unlock") {
+      ++acquire_execs;
+      CHECK(e.thread >= 0);  // Sent by a thread's operation.
+    }
+    if (e.op == "subscribe") CHECK(e.thread == -1);  // The process's own command.
+  }
+  CHECK(acquire_execs > 100);
+  lockstep::check::CheckOptions options;
+  const lockstep::check::Verdict verdict = lockstep::check::CheckHistory(sim->history(), options);
+  for (const auto& result : verdict.results) {
+    if (result.property != "fairness") continue;
+    CHECK_FALSE(result.violated);
+    for (const auto& o : result.observations) CHECK(o.kind != "unattributed");
+  }
 }
