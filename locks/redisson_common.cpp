@@ -170,30 +170,28 @@ class RedissonLockClient final : public LockProtocol {
       s.permits -= 1;
       Thread& t = threads_[thread];
       assert(t.phase == Phase::kWaitingPermit);
-      DisarmTimer(out, &t.timer);
+      timers_.Disarm(out, &t.timer);
       AfterPermitWait(out, thread);
     }
     Flush(out);
   }
 
   void OnTimer(Outbox& out, TimerId timer) override {
-    std::optional<Executor::Ended> expired;
-    std::string detail;
-    if (executor_.OnTimer(out, timer, &expired, &detail)) {
-      if (expired) Finish(out, expired->id, expired->command, nullptr, detail);
+    const auto expired = [&](const Executor::Ended& e, const std::string& detail) {
+      Finish(out, e.id, e.command, nullptr, detail);
+    };
+    if (executor_.OnTimer(out, timer, expired)) {
       Flush(out);
       return;
     }
-    const auto it = timers_.find(timer);
-    if (it == timers_.end()) return;  // Cancelled, or from before a crash.
-    const TimerRef ref = it->second;
-    timers_.erase(it);
-    switch (ref.kind) {
+    const std::optional<Timers::Ref> ref = timers_.Take(timer);
+    if (!ref) return;  // Cancelled, or from before a crash.
+    switch (ref->kind) {
       case TimerKind::kSubscribeWait:
-        OnSubscribeWaitOver(out, static_cast<int>(ref.ref));
+        OnSubscribeWaitOver(out, static_cast<int>(ref->ref));
         break;
       case TimerKind::kPermitWait:
-        OnPermitWaitOver(out, static_cast<int>(ref.ref));
+        OnPermitWaitOver(out, static_cast<int>(ref->ref));
         break;
       case TimerKind::kWatchdog:
         OnWatchdogTick(out, timer);
@@ -208,7 +206,7 @@ class RedissonLockClient final : public LockProtocol {
     const uint64_t unlock_requests = unlock_requests_;
     const int threads = config_.threads;
     executor_.Clear();
-    timers_.clear();
+    timers_.Clear();
     threads_.assign(static_cast<size_t>(threads), Thread{});
     subscriptions_.clear();
     renewal_.reset();
@@ -238,11 +236,8 @@ class RedissonLockClient final : public LockProtocol {
     kPermitWait,     // ref: thread.
     kWatchdog,       // ref unused.
   };
+  using Timers = TimerTable<TimerKind>;
 
-  struct TimerRef {
-    TimerKind kind;
-    uint64_t ref;
-  };
 
   // ---- Threads ------------------------------------------------------------------------------
 
@@ -299,21 +294,6 @@ class RedissonLockClient final : public LockProtocol {
     // 3.13.6 tests leaseTime != -1, so a lease of 0 reaches the script (PEXPIRE 0 deletes the
     // lock at once); 3.17.1 made it leaseTime > 0.
     return version_ == Version::k3136 ? args.lease_us >= 0 : args.lease_us > 0;
-  }
-
-  TimerId ArmTimer(Outbox& out, TimerKind kind, uint64_t ref, int64_t delay_us) {
-    assert(delay_us >= 0);
-    const TimerId timer = out.NewTimerId();
-    timers_[timer] = TimerRef{kind, ref};
-    out.ArmTimer(timer, delay_us);
-    return timer;
-  }
-
-  void DisarmTimer(Outbox& out, TimerId* timer) {
-    if (*timer == 0) return;
-    timers_.erase(*timer);
-    out.CancelTimer(*timer);
-    *timer = 0;
   }
 
   // A command ended: with a reply, or (reply == nullptr) with a timeout after its last attempt.
@@ -420,7 +400,7 @@ class RedissonLockClient final : public LockProtocol {
   void EndAcquire(Outbox& out, int thread, OpResult result) {
     Thread& t = threads_[thread];
     if (t.subscribed) ReleaseSubscription(out, t.channel);
-    DisarmTimer(out, &t.timer);
+    timers_.Disarm(out, &t.timer);
     t = Thread{};
     Complete(thread, std::move(result));
   }
@@ -429,7 +409,7 @@ class RedissonLockClient final : public LockProtocol {
   // (if any) runs first and the operation ends with its reply.
   void GiveUp(Outbox& out, int thread, OpResult result) {
     Thread& t = threads_[thread];
-    DisarmTimer(out, &t.timer);
+    timers_.Disarm(out, &t.timer);
     std::optional<Argv> argv = kind_->AcquireFailed(out, thread, t.args);
     if (!argv) {
       EndAcquire(out, thread, std::move(result));
@@ -548,7 +528,7 @@ class RedissonLockClient final : public LockProtocol {
     // timeout + retryInterval * retryAttempts (syncSubscription) and then throws.
     const int64_t bound_us = t.args.mode == AcquireArgs::Mode::kLock ? LockSubscribeTimeoutUs()
                                                                    : t.remaining_us;
-    t.timer = ArmTimer(out, TimerKind::kSubscribeWait, static_cast<uint64_t>(thread), bound_us);
+    t.timer = timers_.Arm(out, TimerKind::kSubscribeWait, static_cast<uint64_t>(thread), bound_us);
   }
 
   int64_t LockSubscribeTimeoutUs() const {
@@ -557,7 +537,7 @@ class RedissonLockClient final : public LockProtocol {
 
   void OnSubscribed(Outbox& out, int thread) {
     Thread& t = threads_[thread];
-    DisarmTimer(out, &t.timer);
+    timers_.Disarm(out, &t.timer);
     if (t.args.mode == AcquireArgs::Mode::kTryLock && !Elapse(out, t)) {
       GiveUp(out, thread, Fail("wait time elapsed"));
       return;
@@ -652,7 +632,7 @@ class RedissonLockClient final : public LockProtocol {
     t.phase = Phase::kWaitingPermit;
     s.waiters.push_back(thread);
     if (delay_us != kWaitForever) {
-      t.timer = ArmTimer(out, TimerKind::kPermitWait, static_cast<uint64_t>(thread), delay_us);
+      t.timer = timers_.Arm(out, TimerKind::kPermitWait, static_cast<uint64_t>(thread), delay_us);
     }
   }
 
@@ -765,14 +745,14 @@ class RedissonLockClient final : public LockProtocol {
   void RenewExpiration(Outbox& out) {
     if (!renewal_) return;
     renewal_->timer =
-        ArmTimer(out, TimerKind::kWatchdog, 0, internal_lease_ms_ / 3 * 1000);
+        timers_.Arm(out, TimerKind::kWatchdog, 0, internal_lease_ms_ / 3 * 1000);
   }
 
   // current RenewalTask.schedule(): re-arms while running. The timer is never cancelled: a
   // stopped task's last tick finds nothing to renew and does not re-arm.
   void ScheduleTask(Outbox& out) {
     if (!task_running_) return;
-    ArmTimer(out, TimerKind::kWatchdog, 0, watchdog_ms_ / 3 * 1000);
+    timers_.Arm(out, TimerKind::kWatchdog, 0, watchdog_ms_ / 3 * 1000);
   }
 
   void OnWatchdogTick(Outbox& out, TimerId timer) {
@@ -831,7 +811,7 @@ class RedissonLockClient final : public LockProtocol {
   void DropRenewal(Outbox& out) {
     if (!renewal_) return;
     if (version_ == Version::k3136) {
-      DisarmTimer(out, &renewal_->timer);
+      timers_.Disarm(out, &renewal_->timer);
     } else {
       task_running_ = false;  // RenewalTask.stop(): the armed tick stays armed.
     }
@@ -850,7 +830,7 @@ class RedissonLockClient final : public LockProtocol {
   bool task_running_ = false;  // current: RenewalTask.running.
 
   Executor executor_{config_};
-  std::map<TimerId, TimerRef> timers_;
+  Timers timers_;
   std::vector<std::pair<int, OpResult>> completions_;
   uint64_t unlock_requests_ = 0;
 };

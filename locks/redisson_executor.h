@@ -4,8 +4,8 @@
 // with a new request id so that a late reply to an earlier attempt is ignored. After its last
 // attempt a command ends without a reply, with the text of Redisson's RedisTimeoutException.
 //
-// The client keeps its own timers next to the executor's: timer ids come from the same Outbox,
-// so OnTimer says whether a timer was the executor's. `Kind` is the client's enumeration of
+// The client keeps its own timers (a TimerTable) next to the executor's: timer ids come from the
+// same Outbox, so OnTimer says whether a timer was the executor's. `Kind` is the client's enumeration of
 // what a command is for; the executor only carries it.
 #ifndef LOCKSTEP_LOCKS_REDISSON_EXECUTOR_H_
 #define LOCKSTEP_LOCKS_REDISSON_EXECUTOR_H_
@@ -21,6 +21,49 @@
 #include "locks/redisson_common.h"
 
 namespace lockstep::locks {
+
+// Timers by id, each with what it is for (`Kind`) and a reference (a command id, a thread):
+// the client's own timers and the executor's share this bookkeeping. Ids come from the Outbox,
+// so several tables of one client never clash.
+template <typename Kind>
+class TimerTable {
+ public:
+  struct Ref {
+    Kind kind;
+    uint64_t ref;
+  };
+
+  TimerId Arm(Outbox& out, Kind kind, uint64_t ref, int64_t delay_us) {
+    assert(delay_us >= 0);
+    const TimerId timer = out.NewTimerId();
+    refs_[timer] = Ref{kind, ref};
+    out.ArmTimer(timer, delay_us);
+    return timer;
+  }
+
+  // Cancels *timer (0: none) and sets it to 0.
+  void Disarm(Outbox& out, TimerId* timer) {
+    if (*timer == 0) return;
+    refs_.erase(*timer);
+    out.CancelTimer(*timer);
+    *timer = 0;
+  }
+
+  // What a firing timer is for, forgotten as it is returned; nothing for a timer of another
+  // table, a cancelled one, or one from before a crash.
+  std::optional<Ref> Take(TimerId timer) {
+    const auto it = refs_.find(timer);
+    if (it == refs_.end()) return std::nullopt;
+    const Ref ref = it->second;
+    refs_.erase(it);
+    return ref;
+  }
+
+  void Clear() { refs_.clear(); }
+
+ private:
+  std::map<TimerId, Ref> refs_;
+};
 
 template <typename Kind>
 class RedissonExecutor {
@@ -68,22 +111,22 @@ class RedissonExecutor {
     Ended ended{id, std::move(commands_.at(id))};
     commands_.erase(id);
     assert(ended.command.request == request);
-    Disarm(out, &ended.command.timer);
+    timers_.Disarm(out, &ended.command.timer);
     return ended;
   }
 
   // Returns false when `timer` is not the executor's. Otherwise handles it: a retry delay
-  // resends; a response timeout resends or, after the last attempt, ends the command, which
-  // it moves to *expired with the timeout's text in *detail.
-  bool OnTimer(Outbox& out, TimerId timer, std::optional<Ended>* expired, std::string* detail) {
-    const auto it = timers_.find(timer);
-    if (it == timers_.end()) return false;
-    const auto [is_response, id] = it->second;
-    timers_.erase(it);
+  // resends; a response timeout resends or, after the last attempt, ends the command and calls
+  // expired(ended, detail) with the timeout's text.
+  template <typename OnExpired>
+  bool OnTimer(Outbox& out, TimerId timer, OnExpired&& expired) {
+    const std::optional<typename TimerTable<Role>::Ref> ref = timers_.Take(timer);
+    if (!ref) return false;
+    const uint64_t id = ref->ref;
     Command& command = commands_.at(id);
     assert(command.timer == timer);
     command.timer = 0;
-    if (!is_response) {
+    if (ref->kind == Role::kRetryDelay) {
       Transmit(out, id);
       return true;
     }
@@ -93,15 +136,17 @@ class RedissonExecutor {
     if (command.retry && command.attempt < config_.retry_attempts) {
       command.attempt += 1;
       if (config_.retry_interval_us > 0) {
-        command.timer = Arm(out, /*is_response=*/false, id, config_.retry_interval_us);
+        command.timer = timers_.Arm(out, Role::kRetryDelay, id, config_.retry_interval_us);
       } else {
         Transmit(out, id);
       }
       return true;
     }
-    *detail = ResponseTimeoutDetail(config_, command.attempt, command.retry, command.label);
-    expired->emplace(Ended{id, std::move(command)});
+    const std::string detail =
+        ResponseTimeoutDetail(config_, command.attempt, command.retry, command.label);
+    Ended ended{id, std::move(command)};
     commands_.erase(id);
+    expired(ended, detail);
     return true;
   }
 
@@ -109,39 +154,26 @@ class RedissonExecutor {
   void Clear() {
     commands_.clear();
     requests_.clear();
-    timers_.clear();
+    timers_.Clear();
   }
 
  private:
+  enum class Role : uint8_t { kResponse, kRetryDelay };
+
   void Transmit(Outbox& out, uint64_t id) {
     Command& command = commands_.at(id);
     assert(command.request == 0 && command.timer == 0);
     command.request = out.NewRequestId();
     requests_[command.request] = id;
-    command.timer = Arm(out, /*is_response=*/true, id, config_.timeout_us);
+    command.timer = timers_.Arm(out, Role::kResponse, id, config_.timeout_us);
     out.Send(0, command.request, command.argv, command.label, command.thread);
-  }
-
-  TimerId Arm(Outbox& out, bool is_response, uint64_t id, int64_t delay_us) {
-    assert(delay_us >= 0);
-    const TimerId timer = out.NewTimerId();
-    timers_[timer] = {is_response, id};
-    out.ArmTimer(timer, delay_us);
-    return timer;
-  }
-
-  void Disarm(Outbox& out, TimerId* timer) {
-    if (*timer == 0) return;
-    timers_.erase(*timer);
-    out.CancelTimer(*timer);
-    *timer = 0;
   }
 
   const ClientConfig config_;
   uint64_t last_id_ = 0;
   std::map<uint64_t, Command> commands_;
   std::map<RequestId, uint64_t> requests_;  // The current attempt of each command.
-  std::map<TimerId, std::pair<bool, uint64_t>> timers_;  // (response timeout?, command id)
+  TimerTable<Role> timers_;  // Refs are command ids.
 };
 
 }  // namespace lockstep::locks

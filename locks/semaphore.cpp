@@ -141,23 +141,21 @@ class SynchronizerClient final : public LockProtocol {
   }
 
   void OnTimer(Outbox& out, TimerId timer) override {
-    std::optional<Executor::Ended> expired;
-    std::string detail;
-    if (executor_.OnTimer(out, timer, &expired, &detail)) {
-      if (expired) Finish(out, expired->id, expired->command, nullptr, detail);
+    const auto expired = [&](const Executor::Ended& e, const std::string& detail) {
+      Finish(out, e.id, e.command, nullptr, detail);
+    };
+    if (executor_.OnTimer(out, timer, expired)) {
       Flush(out);
       return;
     }
-    const auto it = timers_.find(timer);
-    if (it == timers_.end()) return;  // Cancelled, or from before a crash.
-    const TimerRef ref = it->second;
-    timers_.erase(it);
-    switch (ref.kind) {
+    const std::optional<Timers::Ref> ref = timers_.Take(timer);
+    if (!ref) return;  // Cancelled, or from before a crash.
+    switch (ref->kind) {
       case TimerKind::kSubscribeWait:
-        OnSubscribeWaitOver(out, static_cast<int>(ref.ref));
+        OnSubscribeWaitOver(out, static_cast<int>(ref->ref));
         break;
       case TimerKind::kWait:
-        OnWaitOver(out, static_cast<int>(ref.ref));
+        OnWaitOver(out, static_cast<int>(ref->ref));
         break;
     }
     Flush(out);
@@ -165,7 +163,7 @@ class SynchronizerClient final : public LockProtocol {
 
   void OnCrash() override {
     executor_.Clear();
-    timers_.clear();
+    timers_.Clear();
     threads_.assign(threads_.size(), Thread{});
     subscriptions_.clear();
     init_ = Init::kNone;
@@ -181,11 +179,8 @@ class SynchronizerClient final : public LockProtocol {
 
 
   enum class TimerKind : uint8_t { kSubscribeWait, kWait };
+  using Timers = TimerTable<TimerKind>;
 
-  struct TimerRef {
-    TimerKind kind;
-    uint64_t ref;  // Command id, or thread.
-  };
 
   // ---- Threads ------------------------------------------------------------------------------
 
@@ -228,21 +223,6 @@ class SynchronizerClient final : public LockProtocol {
     t = Thread{};
     t.op = op;
     return t;
-  }
-
-  TimerId ArmTimer(Outbox& out, TimerKind kind, uint64_t ref, int64_t delay_us) {
-    assert(delay_us >= 0);
-    const TimerId timer = out.NewTimerId();
-    timers_[timer] = TimerRef{kind, ref};
-    out.ArmTimer(timer, delay_us);
-    return timer;
-  }
-
-  void DisarmTimer(Outbox& out, TimerId* timer) {
-    if (*timer == 0) return;
-    timers_.erase(*timer);
-    out.CancelTimer(*timer);
-    *timer = 0;
   }
 
   uint64_t StartCommand(Outbox& out, CommandKind kind, int thread,
@@ -292,7 +272,7 @@ class SynchronizerClient final : public LockProtocol {
   void End(Outbox& out, int thread, OpResult result) {
     Thread& t = threads_[static_cast<size_t>(thread)];
     if (t.subscribed) ReleaseSubscription(out);
-    DisarmTimer(out, &t.timer);
+    timers_.Disarm(out, &t.timer);
     t = Thread{};
     Complete(thread, std::move(result));
   }
@@ -449,12 +429,12 @@ class SynchronizerClient final : public LockProtocol {
       return;
     }
     t.phase = Phase::kSubscribing;
-    t.timer = ArmTimer(out, TimerKind::kSubscribeWait, static_cast<uint64_t>(thread), bound_us);
+    t.timer = timers_.Arm(out, TimerKind::kSubscribeWait, static_cast<uint64_t>(thread), bound_us);
   }
 
   void OnSubscribed(Outbox& out, int thread) {
     Thread& t = threads_[static_cast<size_t>(thread)];
-    DisarmTimer(out, &t.timer);
+    timers_.Disarm(out, &t.timer);
     if (t.args.mode == AcquireArgs::Mode::kTryLock && !Elapse(out, t)) {
       End(out, thread, Fail("wait time elapsed"));
       return;
@@ -537,7 +517,7 @@ class SynchronizerClient final : public LockProtocol {
     t.phase = Phase::kWaiting;
     s.waiters.push_back(thread);
     if (delay_us != kWaitForever) {
-      t.timer = ArmTimer(out, TimerKind::kWait, static_cast<uint64_t>(thread), delay_us);
+      t.timer = timers_.Arm(out, TimerKind::kWait, static_cast<uint64_t>(thread), delay_us);
     }
   }
 
@@ -560,7 +540,7 @@ class SynchronizerClient final : public LockProtocol {
       Thread& t = threads_[static_cast<size_t>(thread)];
       if (!kind_->TryPass(t.args, &s.latch)) break;
       s.waiters.pop_front();
-      DisarmTimer(out, &t.timer);
+      timers_.Disarm(out, &t.timer);
       AfterWait(out, thread);
     }
   }
@@ -585,7 +565,7 @@ class SynchronizerClient final : public LockProtocol {
   Init init_ = Init::kNone;
 
   Executor executor_{config_};
-  std::map<TimerId, TimerRef> timers_;
+  Timers timers_;
   std::vector<std::pair<int, OpResult>> completions_;
 };
 

@@ -86,23 +86,21 @@ class SpinLock final : public LockProtocol {
   }
 
   void OnTimer(Outbox& out, TimerId timer) override {
-    std::optional<Executor::Ended> expired;
-    std::string detail;
-    if (executor_.OnTimer(out, timer, &expired, &detail)) {
-      if (expired) Finish(out, expired->id, expired->command, nullptr, detail);
+    const auto expired = [&](const Executor::Ended& e, const std::string& detail) {
+      Finish(out, e.id, e.command, nullptr, detail);
+    };
+    if (executor_.OnTimer(out, timer, expired)) {
       Flush(out);
       return;
     }
-    const auto it = timers_.find(timer);
-    if (it == timers_.end()) return;  // Cancelled, or from before a crash.
-    const TimerRef ref = it->second;
-    timers_.erase(it);
-    switch (ref.kind) {
+    const std::optional<Timers::Ref> ref = timers_.Take(timer);
+    if (!ref) return;  // Cancelled, or from before a crash.
+    switch (ref->kind) {
       case TimerKind::kBackOff: {
-        Thread& t = threads_[static_cast<size_t>(ref.ref)];
+        Thread& t = threads_[static_cast<size_t>(ref->ref)];
         assert(t.phase == Phase::kSleeping);
         t.timer = 0;
-        SendAttempt(out, static_cast<int>(ref.ref));
+        SendAttempt(out, static_cast<int>(ref->ref));
         break;
       }
       case TimerKind::kWatchdog:
@@ -115,7 +113,7 @@ class SpinLock final : public LockProtocol {
   void OnCrash() override {
     const uint64_t unlock_requests = unlock_requests_;  // See RLock::OnCrash.
     executor_.Clear();
-    timers_.clear();
+    timers_.Clear();
     threads_.assign(static_cast<size_t>(config_.threads), Thread{});
     renewal_.reset();
     task_running_ = false;
@@ -132,11 +130,8 @@ class SpinLock final : public LockProtocol {
 
 
   enum class TimerKind : uint8_t { kBackOff, kWatchdog };
+  using Timers = TimerTable<TimerKind>;
 
-  struct TimerRef {
-    TimerKind kind;
-    uint64_t ref;  // Command id, or thread for kBackOff.
-  };
 
   enum class Phase : uint8_t { kIdle, kAttempting, kSleeping, kReleasing, kForceUnlocking };
 
@@ -173,21 +168,6 @@ class SpinLock final : public LockProtocol {
     argv.insert(argv.end(), keys.begin(), keys.end());
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
-  }
-
-  TimerId ArmTimer(Outbox& out, TimerKind kind, uint64_t ref, int64_t delay_us) {
-    assert(delay_us >= 0);
-    const TimerId timer = out.NewTimerId();
-    timers_[timer] = TimerRef{kind, ref};
-    out.ArmTimer(timer, delay_us);
-    return timer;
-  }
-
-  void DisarmTimer(Outbox& out, TimerId* timer) {
-    if (*timer == 0) return;
-    timers_.erase(*timer);
-    out.CancelTimer(*timer);
-    *timer = 0;
   }
 
   void Finish(Outbox& out, uint64_t id, const Executor::Command& command, const Reply* reply,
@@ -294,7 +274,7 @@ class SpinLock final : public LockProtocol {
     if (!t.backoff) t.backoff.emplace();
     const int64_t sleep_ms = t.backoff->NextSleepMs(out.Rng());
     t.phase = Phase::kSleeping;
-    t.timer = ArmTimer(out, TimerKind::kBackOff, static_cast<uint64_t>(thread), sleep_ms * 1000);
+    t.timer = timers_.Arm(out, TimerKind::kBackOff, static_cast<uint64_t>(thread), sleep_ms * 1000);
   }
 
   void OnUnlockDone(Outbox& out, int thread, const Reply* reply,
@@ -370,7 +350,7 @@ class SpinLock final : public LockProtocol {
 
   void ScheduleTask(Outbox& out) {
     if (!task_running_) return;
-    ArmTimer(out, TimerKind::kWatchdog, 0, watchdog_ms_ / 3 * 1000);
+    timers_.Arm(out, TimerKind::kWatchdog, 0, watchdog_ms_ / 3 * 1000);
   }
 
   void OnWatchdogTick(Outbox& out) {
@@ -420,7 +400,7 @@ class SpinLock final : public LockProtocol {
   bool task_running_ = false;
 
   Executor executor_{config_};
-  std::map<TimerId, TimerRef> timers_;
+  Timers timers_;
   std::vector<std::pair<int, OpResult>> completions_;
   uint64_t unlock_requests_ = 0;
 };
