@@ -35,13 +35,10 @@ using lockstep::Reply;
 using lockstep::locks::AcquireArgs;
 using lockstep::locks::ClientConfig;
 using lockstep::locks::LoadScripts;
-using lockstep::locks::LockProtocol;
 using lockstep::locks::MakeCountDownLatch;
 using lockstep::locks::OpResult;
-using lockstep::locks::Outbox;
-using lockstep::locks::RequestId;
 using lockstep::locks::ScriptSet;
-using lockstep::locks::TimerId;
+using lockstep::locks::testing::Listener;
 using lockstep::locks::testing::World;
 using Status = OpResult::Status;
 using Catch::Matchers::StartsWith;
@@ -96,40 +93,6 @@ lockstep::locks::testing::Completion Done(const World& world, int client, int th
   REQUIRE(done.has_value());
   return *done;
 }
-
-// A bystander that subscribes to the latch channel (its Acquire) and records the messages.
-class Listener final : public LockProtocol {
- public:
-  void Acquire(Outbox& out, int thread, const AcquireArgs& args) override {
-    (void)args;
-    thread_ = thread;
-    request_ = out.NewRequestId();
-    out.Send(0, request_, {"SUBSCRIBE", kChannel}, "subscribe", -1);
-  }
-  void Release(Outbox& out, int thread) override { out.Complete(thread, OpResult{}); }
-  void ForceUnlock(Outbox& out, int thread) override { out.Complete(thread, OpResult{}); }
-  void OnReply(Outbox& out, RequestId request, const Reply& reply) override {
-    (void)reply;
-    if (request == request_) out.Complete(thread_, OpResult{});
-  }
-  void OnMessage(Outbox& out, int node, const std::string& channel,
-                 const std::string& payload) override {
-    (void)out;
-    (void)node;
-    if (channel == kChannel) messages.push_back(payload);
-  }
-  void OnTimer(Outbox& out, TimerId timer) override {
-    (void)out;
-    (void)timer;
-  }
-  void OnCrash() override {}
-
-  std::vector<std::string> messages;
-
- private:
-  int thread_ = 0;
-  RequestId request_ = 0;
-};
 
 }  // namespace
 
@@ -206,7 +169,7 @@ TEST_CASE("CountDownLatch: countDown at or below 0 deletes; only exactly 0 publi
   INFO(version);
   World world;
   world.set_latency_us(kLatencyUs);
-  auto listener_owner = std::make_unique<Listener>();
+  auto listener_owner = std::make_unique<Listener>(kChannel);
   Listener* listener = listener_owner.get();
   const int l = world.AddClient(std::move(listener_owner));
   world.Acquire(l, 0, AcquireArgs{});

@@ -34,13 +34,10 @@ using lockstep::Reply;
 using lockstep::locks::AcquireArgs;
 using lockstep::locks::ClientConfig;
 using lockstep::locks::LoadScripts;
-using lockstep::locks::LockProtocol;
 using lockstep::locks::MakeRwLock;
 using lockstep::locks::OpResult;
-using lockstep::locks::Outbox;
-using lockstep::locks::RequestId;
 using lockstep::locks::ScriptSet;
-using lockstep::locks::TimerId;
+using lockstep::locks::testing::Listener;
 using lockstep::locks::testing::World;
 using Status = OpResult::Status;
 using Catch::Matchers::Contains;
@@ -105,42 +102,6 @@ lockstep::locks::testing::Completion Done(const World& world, int client, int th
 
 // Every world here: a command executes 1 ms after it is sent, its reply arrives 1 ms later.
 constexpr int64_t kLatencyUs = 1 * kMs;
-
-// A bystander that subscribes to one channel (its Acquire) and records what is published.
-class Listener final : public LockProtocol {
- public:
-  explicit Listener(std::string channel) : channel_(std::move(channel)) {}
-  void Acquire(Outbox& out, int thread, const AcquireArgs& args) override {
-    (void)args;
-    thread_ = thread;
-    request_ = out.NewRequestId();
-    out.Send(0, request_, {"SUBSCRIBE", channel_}, "subscribe", -1);
-  }
-  void Release(Outbox& out, int thread) override { out.Complete(thread, OpResult{}); }
-  void ForceUnlock(Outbox& out, int thread) override { out.Complete(thread, OpResult{}); }
-  void OnReply(Outbox& out, RequestId request, const Reply& reply) override {
-    (void)reply;
-    if (request == request_) out.Complete(thread_, OpResult{});
-  }
-  void OnMessage(Outbox& out, int node, const std::string& channel,
-                 const std::string& payload) override {
-    (void)out;
-    (void)node;
-    if (channel == channel_) messages.push_back(payload);
-  }
-  void OnTimer(Outbox& out, TimerId timer) override {
-    (void)out;
-    (void)timer;
-  }
-  void OnCrash() override {}
-
-  std::vector<std::string> messages;
-
- private:
-  std::string channel_;
-  int thread_ = 0;
-  RequestId request_ = 0;
-};
 
 Listener* AddListener(World& world) {
   auto listener = std::make_unique<Listener>(kChannel);

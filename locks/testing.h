@@ -387,6 +387,42 @@ class World {
   std::vector<Completion> completions_;
 };
 
+// A bystander that subscribes to one channel (its Acquire) and records what is published.
+class Listener final : public LockProtocol {
+ public:
+  explicit Listener(std::string channel) : channel_(std::move(channel)) {}
+  void Acquire(Outbox& out, int thread, const AcquireArgs& args) override {
+    (void)args;
+    thread_ = thread;
+    request_ = out.NewRequestId();
+    out.Send(0, request_, {"SUBSCRIBE", channel_}, "subscribe", -1);
+  }
+  void Release(Outbox& out, int thread) override { out.Complete(thread, OpResult{}); }
+  void ForceUnlock(Outbox& out, int thread) override { out.Complete(thread, OpResult{}); }
+  void OnReply(Outbox& out, RequestId request, const Reply& reply) override {
+    (void)reply;
+    if (request == request_) out.Complete(thread_, OpResult{});
+  }
+  void OnMessage(Outbox& out, int node, const std::string& channel,
+                 const std::string& payload) override {
+    (void)out;
+    (void)node;
+    if (channel == channel_) messages.push_back(payload);
+  }
+  void OnTimer(Outbox& out, TimerId timer) override {
+    (void)out;
+    (void)timer;
+  }
+  void OnCrash() override {}
+
+  std::vector<std::string> messages;
+
+ private:
+  std::string channel_;
+  int thread_ = 0;
+  RequestId request_ = 0;
+};
+
 }  // namespace lockstep::locks::testing
 
 #endif  // LOCKSTEP_LOCKS_TESTING_H_
