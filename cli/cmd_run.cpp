@@ -13,7 +13,10 @@
 #include <sstream>
 
 #include "check/checkers.h"
+#include "check/legacy.h"
 #include "cli/subcommands.h"
+#include "history/jsonl.h"
+#include "history/writer.h"
 #include "locks/factory.h"
 #include "model/scenario_toml.h"
 #include "reports/report.h"
@@ -149,6 +152,25 @@ int RunMain(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
 
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) {
+    std::cerr << "lockstep run: cannot create " << out_dir << ": " << ec.message() << "\n";
+    return kExitBadInput;
+  }
+  std::string write_error;
+  const std::string history_path = out_dir + "/history.jsonl";
+  history::Recorder& recorder = sim->recorder();
+  check::LegacyHistorySink legacy(&recorder.names());
+  recorder.AddSink(&legacy);
+  std::unique_ptr<history::HistoryWriter> writer = history::HistoryWriter::Open(
+      history_path, history::HistoryFormat::kJsonl, &recorder.names(), &write_error);
+  if (!writer) {
+    std::cerr << "lockstep run: " << write_error << "\n";
+    return kExitBadInput;
+  }
+  recorder.AddSink(writer.get());
+
   std::ostringstream head;
   head << "scenario   " << scenario.name << " (" << file << ")\n";
   if (!scenario.description.empty()) head << "           " << scenario.description << "\n";
@@ -160,7 +182,7 @@ int RunMain(const std::vector<std::string>& args) {
   const auto wall_start = std::chrono::steady_clock::now();
   const bool tty = isatty(fileno(stderr)) && !quiet;
   sim->Run(
-      [&](sim::TrueTime now) {
+      [&](TrueTime now) {
         if (quiet) return;
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -173,7 +195,11 @@ int RunMain(const std::vector<std::string>& args) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
 
-  const History& history = sim->history();
+  if (!writer->Close()) {
+    std::cerr << "lockstep run: " << writer->error() << "\n";
+    return kExitFailed;
+  }
+  const History& history = legacy.history();
   check::CheckOptions options;
   options.liveness_bound_us = scenario.liveness_bound_us;
   options.lease_default_us = scenario.protocol.watchdog_timeout_us;
@@ -201,18 +227,6 @@ int RunMain(const std::vector<std::string>& args) {
     }
   }
 
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) {
-    std::cerr << "lockstep run: cannot create " << out_dir << ": " << ec.message() << "\n";
-    return kExitBadInput;
-  }
-  std::string write_error;
-  const std::string history_path = out_dir + "/history.jsonl";
-  if (!history.WriteFile(history_path, &write_error)) {
-    std::cerr << "lockstep run: " << write_error << "\n";
-    return kExitFailed;
-  }
 
   const double sim_s = static_cast<double>(scenario.duration_us) / 1e6;
   char figures[512];
@@ -220,7 +234,8 @@ int RunMain(const std::vector<std::string>& args) {
                 "history    %s (%zu events, hash %s)\n"
                 "simulated  %.3f s in %.2f s wall (%.1f simulated s per wall s)\n"
                 "events     %llu (%.0f per wall s), peak RSS %ld MiB\n",
-                history_path.c_str(), history.size(), history.HashHex().c_str(), sim_s, wall_s,
+                history_path.c_str(), history.size(), history::HashHex(writer->hash()).c_str(),
+                sim_s, wall_s,
                 wall_s > 0 ? sim_s / wall_s : 0.0,
                 static_cast<unsigned long long>(sim->events_run()),
                 wall_s > 0 ? static_cast<double>(sim->events_run()) / wall_s : 0.0,

@@ -16,13 +16,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/argv.h"
 #include "core/cluster.h"
 #include "core/keyspace.h"
 #include "core/reply.h"
 
 namespace lockstep {
-
-using Argv = std::vector<std::string>;
 
 // Write effects of one top-level command, in execution order, each as the command a replica
 // (or the AOF) receives: PEXPIRE rewritten to PEXPIREAT with an absolute time, SET ... PX to

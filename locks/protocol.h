@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "base/argv.h"
+#include "base/random.h"
 #include "core/reply.h"
-#include "core/server.h"  // Argv
-#include "sim/random.h"
 
 namespace lockstep::locks {
 
@@ -52,7 +52,7 @@ class Outbox {
 
   virtual int64_t MonoUs() = 0;  // This process's monotonic clock.
   virtual int64_t WallMs() = 0;  // This process's wall clock.
-  virtual sim::Prng& Rng() = 0;  // For the algorithm's own randomness (backoff jitter).
+  virtual Prng& Rng() = 0;  // For the algorithm's own randomness (backoff jitter).
 
   // How many independent nodes the protocol can address (slots 0 .. NodeCount()-1): 1 for a
   // single master with or without replicas, N for RedLock/MultiLock over N masters.

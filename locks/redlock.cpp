@@ -138,7 +138,7 @@ class MultiLock final : public LockProtocol {
     void Bind(Outbox* real) { real_ = real; }
     int64_t MonoUs() override { return real_->MonoUs(); }
     int64_t WallMs() override { return real_->WallMs(); }
-    sim::Prng& Rng() override { return real_->Rng(); }
+    Prng& Rng() override { return real_->Rng(); }
     int NodeCount() override { return 1; }
     void Send(int node, RequestId request, const Argv& argv, const std::string& label,
               int thread) override {

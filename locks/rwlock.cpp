@@ -337,7 +337,7 @@ class RwLock final : public LockProtocol {
    public:
     int64_t MonoUs() override { return real->MonoUs(); }
     int64_t WallMs() override { return real->WallMs(); }
-    sim::Prng& Rng() override { return real->Rng(); }
+    Prng& Rng() override { return real->Rng(); }
     int NodeCount() override { return real->NodeCount(); }
     void Send(int node, RequestId request, const Argv& argv, const std::string& label,
               int thread) override {

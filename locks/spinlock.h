@@ -30,7 +30,7 @@
 #include <string>
 
 #include "locks/protocol.h"
-#include "sim/random.h"
+#include "base/random.h"
 
 namespace lockstep::locks {
 
@@ -44,7 +44,7 @@ class SpinBackOff {
   static constexpr int64_t kMultiplier = 2;
 
   // getNextSleepPeriod(), in ms. Draws from `rng` while below the cap.
-  int64_t NextSleepMs(sim::Prng& rng) {
+  int64_t NextSleepMs(Prng& rng) {
     if (next_ms_ == kMaxMs) return kMaxMs;
     const int64_t result = next_ms_;
     fails_ += 1;

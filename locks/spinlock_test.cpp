@@ -10,7 +10,7 @@
 #include "locks/scripts.h"
 #include "locks/spinlock.h"
 #include "locks/testing.h"
-#include "sim/random.h"
+#include "base/random.h"
 
 #ifndef LOCKSTEP_SOURCE_DIR
 #define LOCKSTEP_SOURCE_DIR "."
@@ -150,7 +150,7 @@ TEST_CASE("SpinLock: the back-off sleeps 1, 2, ~4 ... ms and stays at 128 ms", "
   CHECK(gaps.back() == 128 * kMs);
 
   // Exactly the sleeps of ExponentialBackOff drawing from this client's generator.
-  lockstep::sim::Prng rng(7);
+  lockstep::Prng rng(7);
   SpinBackOff backoff;
   int64_t expected = 0;
   for (size_t i = 1; i < at.size(); ++i) {

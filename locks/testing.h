@@ -33,7 +33,7 @@
 #include "core/reply.h"
 #include "core/server.h"
 #include "locks/protocol.h"
-#include "sim/random.h"
+#include "base/random.h"
 
 namespace lockstep::locks::testing {
 
@@ -238,7 +238,7 @@ class World {
         : world_(world), client_(client), rng_(seed) {}
     int64_t MonoUs() override { return world_->now_us_; }
     int64_t WallMs() override { return kStartUnixMs + world_->now_us_ / 1000; }
-    sim::Prng& Rng() override { return rng_; }
+    Prng& Rng() override { return rng_; }
     int NodeCount() override { return static_cast<int>(world_->nodes_.size()); }
     void Send(int node, RequestId request, const Argv& argv, const std::string& label,
               int thread) override {
@@ -267,7 +267,7 @@ class World {
    private:
     World* world_;
     int client_;
-    sim::Prng rng_;
+    Prng rng_;
   };
 
   struct Client {

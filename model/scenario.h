@@ -11,13 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/clock.h"
-#include "sim/random.h"
+#include "base/clock_spec.h"
+#include "base/random.h"
 
 namespace lockstep {
-
-using sim::ClockSpec;
-using sim::Distribution;
 
 // Which properties a run must keep, or must be shown to break.
 enum class Expectation : uint8_t { kHold, kViolated, kAny };

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "check/checkers.h"
+#include "check/legacy.h"
 #include "model/history.h"
 #include "model/scenario_toml.h"
 #include "reports/text.h"
@@ -515,11 +516,13 @@ TEST_CASE("gc-pause-explicit-lease: the reports of a simulated split brain", "[r
   std::string why;
   auto sim = sim::Simulation::Create(*scenario, LOCKSTEP_SOURCE_DIR "/lua", &why);
   REQUIRE(sim);
+  check::LegacyHistorySink kept(&sim->recorder().names());
+  sim->recorder().AddSink(&kept);
   sim->Run();
   ReportMeta meta;
   DescribeScenario(*scenario, &meta);
   meta.parameters = sim->derived();
-  const Rendered r = RenderAll(sim->history(), meta);
+  const Rendered r = RenderAll(kept.history(), meta);
   REQUIRE(LeadViolation(r.verdict) != nullptr);
   CheckTraceGrammar(r.trace);
   CHECK(MaxCounter(r.trace, "holders(lock)") >= 2);

@@ -3,6 +3,7 @@
 #
 #   bash scripts/setup.sh            # install packages (if missing), configure, build
 #   LOCKSTEP_SANITIZE=1 bash scripts/setup.sh   # ... into build-asan/ with ASan + UBSan
+#   LOCKSTEP_WERROR=1 bash scripts/setup.sh     # ... with warnings as errors (the test command)
 #
 # Every dependency is a Debian bookworm package. --no-install-recommends keeps liblua5.4-dev
 # from pulling in autotools; pkg-config is listed explicitly for the same reason.
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake pkg-config
   catch2 librapidcheck-dev libhiredis-dev liblua5.4-dev libboost-program-options-dev
-  libtomlplusplus-dev redis-server redis-tools
+  libtomlplusplus-dev zlib1g-dev redis-server redis-tools
 )
 
 missing=()
@@ -38,6 +39,11 @@ if [ "${LOCKSTEP_SANITIZE:-0}" = 1 ]; then
 else
   dir=build
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+fi
+if [ "${LOCKSTEP_WERROR:-0}" = 1 ]; then
+  flags+=(-DLOCKSTEP_WERROR=ON)
+else
+  flags+=(-DLOCKSTEP_WERROR=OFF)
 fi
 cmake -S . -B "$dir" "${flags[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"

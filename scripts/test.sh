@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: sets up (packages, build), then runs every test twice, once in the
-# normal build and once under AddressSanitizer + UndefinedBehaviorSanitizer.
+# normal build and once under AddressSanitizer + UndefinedBehaviorSanitizer. Both builds treat
+# compiler warnings as errors.
 #
 #   bash scripts/test.sh
 #
@@ -13,11 +14,11 @@ cd "$(dirname "$0")/.."
 export RC_PARAMS="${RC_PARAMS:-seed=20261122}"
 jobs=$(nproc)
 
-bash scripts/setup.sh
+LOCKSTEP_WERROR=1 bash scripts/setup.sh
 echo "== tests (RelWithDebInfo)"
 ctest --test-dir build --output-on-failure -j"$jobs"
 
-LOCKSTEP_SANITIZE=1 bash scripts/setup.sh
+LOCKSTEP_WERROR=1 LOCKSTEP_SANITIZE=1 bash scripts/setup.sh
 echo "== tests (ASan + UBSan)"
 # halt_on_error makes any sanitizer report fail the test that triggered it.
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"

@@ -17,25 +17,15 @@
 #define LOCKSTEP_SIM_CLOCK_H_
 
 #include <cstdint>
-#include <limits>
 #include <vector>
+
+#include "base/clock_spec.h"
 
 namespace lockstep::sim {
 
-using TrueTime = int64_t;  // Microseconds since the start of the run.
-inline constexpr TrueTime kNever = std::numeric_limits<int64_t>::max();
-
-struct ClockSpec {
-  struct Jump {
-    TrueTime at_us = 0;
-    int64_t by_us = 0;  // Positive: forward; negative: back.
-  };
-  int64_t offset_us = 0;    // Wall clock minus true wall time at the start.
-  double drift_ppm = 0;     // The clock runs (1 + drift_ppm / 1e6) times as fast as true time.
-  std::vector<Jump> jumps;  // In any order; applied in time order.
-  bool ntp = false;         // Slew offsets (initial and jumps) back toward the drift line.
-  double slew_ppm = 500;    // Linux's maximum slew rate.
-};
+using lockstep::ClockSpec;
+using lockstep::kNever;
+using lockstep::TrueTime;
 
 class Clock {
  public:

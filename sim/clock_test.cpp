@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/clock.h"
-#include "sim/random.h"
+#include "base/random.h"
 
 using lockstep::sim::Clock;
 using lockstep::sim::ClockSpec;
@@ -61,10 +61,10 @@ TEST_CASE("NTP slews an offset away at a bounded rate", "[clock]") {
 }
 
 TEST_CASE("the PRNG is a pure function of its seed", "[random]") {
-  lockstep::sim::Prng a(7), b(7), c(8);
+  lockstep::Prng a(7), b(7), c(8);
   for (int i = 0; i < 100; ++i) REQUIRE(a.Next() == b.Next());
   CHECK(a.Next() != c.Next());
-  lockstep::sim::Prng r(1);
+  lockstep::Prng r(1);
   for (int i = 0; i < 10000; ++i) {
     const int64_t v = r.UniformInt(-3, 3);
     REQUIRE(v >= -3);
@@ -74,7 +74,7 @@ TEST_CASE("the PRNG is a pure function of its seed", "[random]") {
     REQUIRE(u < 1.0);
   }
   // Golden values: if these change, every recorded history changes with them.
-  lockstep::sim::Prng g(20261122);
+  lockstep::Prng g(20261122);
   CHECK(g.Next() == 14859609121720106174ull);
   CHECK(g.Next() == 5257153198722403324ull);
   CHECK(g.Next() == 12807820957400501558ull);

@@ -5,6 +5,7 @@
 #define LOCKSTEP_SIM_ENGINE_H_
 
 #include <cassert>
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <queue>
@@ -38,9 +39,14 @@ class Engine {
   void Cancel(EventId id) { cancelled_.insert(id); }
 
   // Runs events until the queue is empty or the next event is after `end`; then sets now to
-  // `end`. Returns false if `stop` was requested by an event.
-  bool RunUntil(TrueTime end) {
+  // `end`. Returns false if `stop` was requested by an event, or *interrupted became non-zero
+  // (looked at every 1024 events).
+  bool RunUntil(TrueTime end, const volatile std::sig_atomic_t* interrupted = nullptr) {
     while (!queue_.empty() && !stop_) {
+      if (interrupted != nullptr && (events_run_ & 1023) == 0 && *interrupted) {
+        stop_ = true;
+        break;
+      }
       const Item& top = queue_.top();
       if (top.at > end) break;
       Item item = std::move(const_cast<Item&>(top));
@@ -59,6 +65,7 @@ class Engine {
   }
 
   void Stop() { stop_ = true; }
+  bool stopped() const { return stop_; }
 
  private:
   struct Item {

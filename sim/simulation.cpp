@@ -13,12 +13,17 @@
 #include "core/script_host.h"
 #include "core/server.h"
 #include "core/strings.h"
+#include "history/notes.h"
 #include "locks/factory.h"
 #include "locks/scripts.h"
 #include "sim/engine.h"
-#include "sim/random.h"
+#include "base/random.h"
 
 namespace lockstep::sim {
+
+using history::EventType;
+using history::Name;
+namespace names = history::names;
 
 namespace {
 
@@ -26,15 +31,7 @@ constexpr int64_t kReplicationRetryUs = 100'000;  // A replica that cannot take 
 constexpr int64_t kSentinelPeriodUs = 100'000;
 constexpr int64_t kAofFsyncPeriodUs = 1'000'000;
 
-std::string Ms(int64_t us) {
-  char buf[48];
-  if (us % 1000 == 0) {
-    std::snprintf(buf, sizeof(buf), "%" PRId64 "ms", us / 1000);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.3fms", static_cast<double>(us) / 1000.0);
-  }
-  return buf;
-}
+std::string Ms(int64_t us) { return history::FormatMs(us); }
 
 std::string UuidFrom(Prng& rng) {
   const uint64_t hi = rng.Next();
@@ -79,6 +76,7 @@ struct Mailbox {
 struct Node {
   int index = 0;
   std::string name;
+  Name id = names::kNone;  // `name` in the run's name table.
   NodeSpec spec;
   std::unique_ptr<Clock> clock;
   std::unique_ptr<Server> server;
@@ -116,12 +114,13 @@ struct ThreadState {
   bool has_token = false;
   int64_t iterations = 0;
   bool busy = false;
-  std::string op;  // The operation in flight, for the history.
+  Name op = names::kNone;  // The operation in flight, for the history.
 };
 
 struct Client {
   int index = 0;
   std::string name;
+  Name id = names::kNone;
   ClientSpec spec;
   std::unique_ptr<Clock> clock;
   std::unique_ptr<Prng> rng;
@@ -146,7 +145,10 @@ struct Simulation::Impl {
   Engine engine;
   Prng rng{1};
   Prng net_rng{2};
-  History history;
+  history::Recorder recorder;
+  Name lock_id = names::kNone;  // The scenario's lock name.
+  bool interrupted = false;
+  TrueTime end_us = 0;
   std::vector<std::pair<std::string, std::string>> derived;
   std::vector<std::unique_ptr<Node>> nodes;
   std::vector<std::unique_ptr<Client>> clients;
@@ -172,21 +174,22 @@ struct Simulation::Impl {
 
   // --- history ---
 
-  void Record(Event e) {
+  void Record(history::Event& e) {
     e.t_us = engine.now();
-    history.Append(std::move(e));
+    recorder.Append(e);
   }
-  void Fault(const std::string& process, const std::string& op, const std::string& detail,
-             int64_t value = 0, bool has_value = false) {
-    Event e;
-    e.type = Event::Type::kFault;
+  void Fault(Name process, Name op, const history::Detail& detail, int64_t value = 0,
+             bool has_value = false) {
+    history::Event e;
+    e.type = EventType::kFault;
     e.process = process;
     e.op = op;
     e.detail = detail;
     e.has_value = has_value;
     e.value = value;
-    Record(std::move(e));
+    Record(e);
   }
+  Name Intern(std::string_view s) { return recorder.names().Intern(s); }
 
   // --- network ---
 
@@ -276,7 +279,7 @@ struct Simulation::Impl {
 
   // Runs a client's command on a node and sends the reply back.
   void NodeReceive(Node& n, Client& c, uint64_t incarnation, locks::RequestId request,
-                   const Argv& argv, const std::string& label, int thread) {
+                   const Argv& argv, Name label, int thread) {
     if (!n.up) return;  // Nobody listens: the client's timeout will notice.
     Deliver(n.mailbox, [this, &n, &c, incarnation, request, argv, label, thread] {
       if (!n.up) return;
@@ -313,21 +316,21 @@ struct Simulation::Impl {
         reply = n.server->Execute(argv, now_ms, &fx);
         n.server->set_pubsub(nullptr);
       }
-      Event e;
-      e.type = Event::Type::kExec;
-      e.process = n.name;
+      history::Event e;
+      e.type = EventType::kExec;
+      e.process = n.id;
       e.thread = thread;  // The client thread whose operation sent it, or -1.
-      e.peer = c.name;
+      e.peer = c.id;
       e.op = label;
-      e.lock = scenario.protocol.lock_name;
+      e.lock = lock_id;
       e.local_ms = now_ms;
       e.has_value = true;
       e.value = static_cast<int64_t>(request);
-      e.detail = reply.Debug();
-      Record(std::move(e));
+      e.detail = history::ReplyDetail{&reply};
+      Record(e);
       if (!fx.commands.empty()) ++n.offset;
       Replicate(n, fx);
-      TrackLock(n, "released");
+      TrackLock(n, names::kReleased);
       if (wait_replicas >= 0) return;  // WAIT answers later, by itself.
       if (n.lose_replies) return;
       Send(n.name, c.name, [this, &c, incarnation, request, reply] {
@@ -387,13 +390,13 @@ struct Simulation::Impl {
         const int node_index = node_.index;
         impl->Send(node_.name, c.name, [impl, &c, incarnation, node_index, ch, msg] {
           impl->ClientReceive(c, incarnation, [impl, &c, node_index, ch, msg] {
-            Event e;
-            e.type = Event::Type::kMessage;
-            e.process = c.name;
-            e.peer = impl->nodes[static_cast<size_t>(node_index)]->name;
-            e.op = ch;
-            e.detail = msg;
-            impl->Record(std::move(e));
+            history::Event e;
+            e.type = EventType::kMessage;
+            e.process = c.id;
+            e.peer = impl->nodes[static_cast<size_t>(node_index)]->id;
+            e.op = impl->Intern(ch);
+            e.detail = history::Text{msg};
+            impl->Record(e);
             c.protocol->OnMessage(*c.outbox, impl->SlotOf(c, node_index), ch, msg);
           });
         });
@@ -492,7 +495,7 @@ struct Simulation::Impl {
         for (const Argv& cmd : batch) r.server->ExecuteReplicated(cmd, now_ms, &forwarded);
         ++r.offset;
         Replicate(r, forwarded);
-        TrackLock(r, "released");
+        TrackLock(r, names::kReleased);
       });
       Pump(m, replica_index);
     });
@@ -506,7 +509,7 @@ struct Simulation::Impl {
   }
 
   // Lease events: compares the lock key on a master with what was last seen.
-  void TrackLock(Node& n, const char* gone_as) {
+  void TrackLock(Node& n, Name gone_as) {
     if (n.master >= 0) return;  // Replicas echo their master; only masters are judged.
     const std::string& key = scenario.protocol.lock_name;
     const Entry* e = n.server->keyspace().Find(key);
@@ -518,24 +521,24 @@ struct Simulation::Impl {
       expire_ms = e->expire_at_ms;
     }
     if (owners != n.lock_owners) {
-      Event ev;
-      ev.type = Event::Type::kLease;
-      ev.process = n.name;
-      ev.lock = key;
+      history::Event ev;
+      ev.type = EventType::kLease;
+      ev.process = n.id;
+      ev.lock = lock_id;
       ev.local_ms = now_ms;
       if (owners.empty()) {
         // Gone because its time ran out (seen by active expiry or by a lookup), or removed.
         const bool timed_out = n.lock_expire_ms != kNoExpiry && now_ms > n.lock_expire_ms;
-        ev.op = timed_out ? "expired" : gone_as;
-        ev.detail = n.lock_owners;
+        ev.op = timed_out ? names::kExpired : gone_as;
+        if (!n.lock_owners.empty()) ev.detail = history::Owners{n.lock_owners};
       } else if (n.lock_owners.empty()) {
-        ev.op = "acquired";
-        ev.detail = owners;
+        ev.op = names::kAcquired;
+        ev.detail = history::Owners{owners};
       } else {
-        ev.op = "owners";  // The set of owner fields changed (a read lock joined, say).
-        ev.detail = owners;
+        ev.op = names::kOwners;  // The set of owner fields changed (a read lock joined, say).
+        ev.detail = history::Owners{owners};
       }
-      Record(std::move(ev));
+      Record(ev);
       n.lock_owners = owners;
     }
     if (!owners.empty() && expire_ms != kNoExpiry && expire_ms != n.lock_expire_ms) {
@@ -563,7 +566,7 @@ struct Simulation::Impl {
       fx.commands.push_back({"DEL", key});
       ++n.offset;
       Replicate(n, fx);
-      TrackLock(n, "expired");
+      TrackLock(n, names::kExpired);
     });
   }
 
@@ -604,8 +607,9 @@ struct Simulation::Impl {
       Node& n = *impl_.nodes[static_cast<size_t>(node_index)];
       const uint64_t incarnation = c_.incarnation;
       Client* cp = &c_;
-      impl_.Send(c_.name, n.name, [this, &n, cp, incarnation, request, argv, label, thread] {
-        impl_.NodeReceive(n, *cp, incarnation, request, argv, label, thread);
+      const Name label_id = impl_.Intern(label);
+      impl_.Send(c_.name, n.name, [this, &n, cp, incarnation, request, argv, label_id, thread] {
+        impl_.NodeReceive(n, *cp, incarnation, request, argv, label_id, thread);
       });
     }
     void ArmTimer(locks::TimerId timer, int64_t delay_us) override {
@@ -650,23 +654,23 @@ struct Simulation::Impl {
 
   std::string ThreadName(const Client& c, int t) const { return c.name + ".t" + std::to_string(t); }
 
-  void Invoke(Client& c, int t, const std::string& op, const std::string& detail,
-              bool has_value = false, int64_t value = 0) {
+  void Invoke(Client& c, int t, Name op, const history::Detail& detail, bool has_value = false,
+              int64_t value = 0) {
     ThreadState& th = c.threads[static_cast<size_t>(t)];
     assert(!th.busy);
     th.busy = true;
     th.op = op;
-    Event e;
-    e.type = Event::Type::kInvoke;
-    e.process = c.name;
+    history::Event e;
+    e.type = EventType::kInvoke;
+    e.process = c.id;
     e.thread = t;
     e.op = op;
-    e.lock = scenario.protocol.lock_name;
+    e.lock = lock_id;
     e.local_ms = c.clock->WallMs(engine.now());
     e.detail = detail;
     e.has_value = has_value;
     e.value = value;
-    Record(std::move(e));
+    Record(e);
   }
 
   void StartAcquire(Client& c, int t) {
@@ -680,18 +684,20 @@ struct Simulation::Impl {
                                                     : locks::AcquireArgs::Mode::kTryLock;
     args.wait_us = w.wait_us;
     args.lease_us = w.lease_us;
-    std::string detail = w.mode == WorkloadSpec::Mode::kLock ? "lock(" : "tryLock(wait=" + Ms(w.wait_us) + ", ";
-    detail += w.lease_us > 0 ? "lease=" + Ms(w.lease_us) : "no lease";
-    if (scenario.protocol.kind == "semaphore") detail += ", permits=1";
-    detail += ")";
-    Invoke(c, t, th.shared ? "acquire_read" : "acquire", detail, w.lease_us > 0,
+    history::AcquireCall call;
+    call.mode = w.mode == WorkloadSpec::Mode::kLock ? history::AcquireCall::Mode::kLock
+                                                     : history::AcquireCall::Mode::kTryLock;
+    call.wait_us = w.wait_us;
+    call.lease_us = w.lease_us;
+    if (scenario.protocol.kind == "semaphore") call.permits = 1;
+    Invoke(c, t, th.shared ? names::kAcquireRead : names::kAcquire, call, w.lease_us > 0,
            w.lease_us > 0 ? w.lease_us / 1000 : 0);
     c.protocol->Acquire(*c.outbox, t, args);
   }
 
   void StartRelease(Client& c, int t) {
     const bool shared = c.threads[static_cast<size_t>(t)].shared;
-    Invoke(c, t, shared ? "release_read" : "release", "unlock()");
+    Invoke(c, t, shared ? names::kReleaseRead : names::kRelease, history::StockText{});
     c.protocol->Release(*c.outbox, t);
   }
 
@@ -699,22 +705,22 @@ struct Simulation::Impl {
     ThreadState& th = c.threads[static_cast<size_t>(t)];
     assert(th.busy);
     th.busy = false;
-    Event e;
-    e.type = result.status == locks::OpResult::Status::kOk     ? Event::Type::kOk
-             : result.status == locks::OpResult::Status::kFail ? Event::Type::kFail
-                                                               : Event::Type::kInfo;
-    e.process = c.name;
+    history::Event e;
+    e.type = result.status == locks::OpResult::Status::kOk     ? EventType::kOk
+             : result.status == locks::OpResult::Status::kFail ? EventType::kFail
+                                                               : EventType::kInfo;
+    e.process = c.id;
     e.thread = t;
     e.op = th.op;
-    e.lock = scenario.protocol.lock_name;
+    e.lock = lock_id;
     e.local_ms = c.clock->WallMs(engine.now());
     e.has_value = result.has_value;
     e.value = result.value;
-    e.detail = result.detail;
-    Record(std::move(e));
+    if (!result.detail.empty()) e.detail = history::Text{result.detail};
+    Record(e);
     // The next step runs as its own event, never inside the protocol's call stack.
     const uint64_t incarnation = c.incarnation;
-    const std::string op = th.op;
+    const Name op = th.op;
     const auto status = result.status;
     engine.After(0, [this, &c, t, incarnation, op, status] {
       ClientReceive(c, incarnation, [this, &c, t, op, status] { Next(c, t, op, status); });
@@ -725,23 +731,23 @@ struct Simulation::Impl {
   // section (the protected resource) -> release (as many times) -> think -> again. A latch's
   // awaiting thread: await -> think -> again; its counting-down thread: think -> countDown ->
   // again (see StartClient, Think).
-  void Next(Client& c, int t, const std::string& op, locks::OpResult::Status status) {
+  void Next(Client& c, int t, Name op, locks::OpResult::Status status) {
     ThreadState& th = c.threads[static_cast<size_t>(t)];
     const WorkloadSpec& w = scenario.workload;
     using S = locks::OpResult::Status;
     switch (c.spec.role) {
       case ClientSpec::Role::kWorker: break;
       case ClientSpec::Role::kAwait:
-        assert(op == "acquire" || op == "acquire_read");
+        assert(op == names::kAcquire || op == names::kAcquireRead);
         // An iteration is an await that passed, as a worker's is a release after it acquired.
         if (status == S::kOk) ++th.iterations;
         return Think(c, t);
       case ClientSpec::Role::kCountDown:
-        assert(op == "release");
+        assert(op == names::kRelease);
         ++th.iterations;  // Whatever the outcome: a countDown has no owner to fail on.
         return Think(c, t);
     }
-    if (op == "acquire" || op == "acquire_read") {
+    if (op == names::kAcquire || op == names::kAcquireRead) {
       if (status == S::kOk) {
         ++th.holds;
         if (th.holds < w.reentry) return StartAcquire(c, t);
@@ -759,12 +765,12 @@ struct Simulation::Impl {
   }
 
   void EnterResource(Client& c, int t) {
-    Event e;
-    e.type = Event::Type::kResource;
-    e.process = c.name;
+    history::Event e;
+    e.type = EventType::kResource;
+    e.process = c.id;
     e.thread = t;
-    e.op = "enter";
-    e.lock = scenario.protocol.lock_name;
+    e.op = names::kEnter;
+    e.lock = lock_id;
     e.local_ms = c.clock->WallMs(engine.now());
     ThreadState& th = c.threads[static_cast<size_t>(t)];
     th.has_token = c.protocol->Token(t, &th.token);
@@ -772,16 +778,16 @@ struct Simulation::Impl {
       e.has_value = true;
       e.value = th.token;
     }
-    if (th.shared) e.detail = "read";
-    Record(std::move(e));
+    if (th.shared) e.detail = history::Access{true};
+    Record(e);
     const int64_t critical = scenario.workload.critical_us.Sample(*c.rng);
     ClientTimer(c, critical, [this, &c, t] {
-      Event x;
-      x.type = Event::Type::kResource;
-      x.process = c.name;
+      history::Event x;
+      x.type = EventType::kResource;
+      x.process = c.id;
       x.thread = t;
-      x.op = "exit";
-      x.lock = scenario.protocol.lock_name;
+      x.op = names::kExit;
+      x.lock = lock_id;
       x.local_ms = c.clock->WallMs(engine.now());
       // The write at the end of the critical section. A fenced resource takes it only with a
       // token at least as new as any it has seen.
@@ -791,15 +797,14 @@ struct Simulation::Impl {
         x.value = th.token;
         if (scenario.resource.fencing) {
           if (th.token < resource_token_max) {
-            x.detail = "rejected: stale token " + std::to_string(th.token) + " < " +
-                       std::to_string(resource_token_max);
+            x.detail = history::Write{false, th.token, resource_token_max};
           } else {
             resource_token_max = th.token;
-            x.detail = "accepted";
+            x.detail = history::Write{true, 0, 0};
           }
         }
       }
-      Record(std::move(x));
+      Record(x);
       StartRelease(c, t);
     });
   }
@@ -812,13 +817,13 @@ struct Simulation::Impl {
       // This thread is done. A counting-down thread says so: the checkers then know it will
       // not count the latch down any more (workers record nothing, as they always have).
       if (c.spec.role == ClientSpec::Role::kCountDown) {
-        Event e;
-        e.type = Event::Type::kNote;
-        e.process = c.name;
+        history::Event e;
+        e.type = EventType::kNote;
+        e.process = c.id;
         e.thread = t;
-        e.op = "done";
-        e.detail = "ops_per_thread=" + std::to_string(scenario.workload.ops_per_thread);
-        Record(std::move(e));
+        e.op = names::kDone;
+        e.detail = history::DoneNote{scenario.workload.ops_per_thread};
+        Record(e);
       }
       return;
     }
@@ -858,24 +863,26 @@ struct Simulation::Impl {
     assert(c.protocol != nullptr);  // Create() made the same call successfully.
     c.outbox = std::make_unique<SimOutbox>(*this, c);
     c.threads.assign(static_cast<size_t>(c.spec.threads), ThreadState{});
-    Event e;
-    e.type = Event::Type::kNote;
-    e.process = c.name;
-    e.op = "client";
-    e.detail = "uuid=" + c.uuid;
-    Record(std::move(e));
+    history::Event e;
+    e.type = EventType::kNote;
+    e.process = c.id;
+    e.op = names::kClient;
+    e.detail = history::ClientNote{c.uuid};
+    Record(e);
     if (!restart && c.spec.role != ClientSpec::Role::kWorker) {
       // The role, once, at t = 0, so that the checkers can tell who may still count the latch
       // down (the orphaned-latch rule). Workers have no note: histories recorded before roles
       // existed stay as they were.
-      Event r;
-      r.type = Event::Type::kNote;
-      r.process = c.name;
-      r.op = "role";
-      r.detail = std::string("role=") +
-                 (c.spec.role == ClientSpec::Role::kAwait ? "await" : "count_down") +
-                 " threads=" + std::to_string(c.spec.threads);
-      Record(std::move(r));
+      history::Event r;
+      r.type = EventType::kNote;
+      r.process = c.id;
+      r.op = names::kRole;
+      history::RoleNote role;
+      role.role = c.spec.role == ClientSpec::Role::kAwait ? history::RoleNote::Role::kAwait
+                                                          : history::RoleNote::Role::kCountDown;
+      role.threads = c.spec.threads;
+      r.detail = role;
+      Record(r);
     }
     for (int t = 0; t < c.spec.threads; ++t) {
       if (stagger == 0 && c.spec.role == ClientSpec::Role::kWorker) {
@@ -926,13 +933,13 @@ struct Simulation::Impl {
       Node& m = *nodes[static_cast<size_t>(n.master)];
       if (m.up) FullSync(m, n);
     }
-    TrackLock(n, "lost");
+    TrackLock(n, names::kLost);
   }
 
   void Promote(Node& r, const std::string& why) {
     if (r.master < 0) return;
     Node& old = *nodes[static_cast<size_t>(r.master)];
-    Fault(r.name, "promote", "replica " + r.name + " promoted to master (" + why + ")");
+    Fault(r.id, names::kPromote, history::PromoteFault{r.name, why});
     const std::string old_owners = old.lock_owners;
     // r becomes the master of everyone who followed the old master, and of the old master.
     r.master = -1;
@@ -956,7 +963,7 @@ struct Simulation::Impl {
     // Lease events: the new master's view starts from the old master's.
     r.lock_owners = old_owners;
     r.lock_expire_ms = kNoExpiry;
-    TrackLock(r, "lost");
+    TrackLock(r, names::kLost);
     // Clients find out later.
     const int new_master = r.index;
     const int old_master = old.index;
@@ -966,12 +973,12 @@ struct Simulation::Impl {
           if (slot == old_master) slot = new_master;
         }
       }
-      Event e;
-      e.type = Event::Type::kNote;
-      e.process = "sim";
-      e.op = "rediscover";
-      e.detail = "clients now send to " + nodes[static_cast<size_t>(new_master)]->name;
-      Record(std::move(e));
+      history::Event e;
+      e.type = EventType::kNote;
+      e.process = names::kSim;
+      e.op = names::kRediscover;
+      e.detail = history::RediscoverNote{nodes[static_cast<size_t>(new_master)]->name};
+      Record(e);
     });
   }
 
@@ -1000,7 +1007,8 @@ struct Simulation::Impl {
       if (!fresh && engine.now() - it->second >= scenario.sentinel.down_after_us) {
         down_since.erase(it);
         if (Node* r = BestReplica(m)) {
-          Fault("sentinel", "failover", m.name + " down for " + Ms(scenario.sentinel.down_after_us));
+          Fault(names::kSentinel, names::kFailover,
+                history::FailoverFault{m.name, scenario.sentinel.down_after_us});
           Promote(*r, "sentinel");
         }
       }
@@ -1030,22 +1038,24 @@ struct Simulation::Impl {
         p.active = true;
         partitions.push_back(p);
         const size_t index = partitions.size() - 1;
-        const std::string what = Join(f.targets) + (f.one_way ? " -> " : " | ") + Join(f.peers);
-        Fault("sim", "partition", what, f.duration_us / 1000, true);
-        engine.After(f.duration_us, [this, index, what] {
+        const std::string side_a = Join(f.targets), side_b = Join(f.peers);
+        const bool one_way = f.one_way;
+        Fault(names::kSim, names::kPartition, history::PartitionFault{side_a, side_b, one_way},
+              f.duration_us / 1000, true);
+        engine.After(f.duration_us, [this, index, side_a, side_b, one_way] {
           partitions[index].active = false;
-          Fault("sim", "heal", what);
+          Fault(names::kSim, names::kHeal, history::PartitionFault{side_a, side_b, one_way});
         });
         break;
       }
       case K::kCrash:
         for (const std::string& name : f.targets) {
-          Fault(name, "crash", "process killed");
+          Fault(Intern(name), names::kCrash, history::StockText{});
           if (Node* n = FindNode(name)) CrashNode(*n);
           if (Client* c = FindClient(name)) CrashClient(*c);
           if (f.duration_us > 0) {
             engine.After(f.duration_us, [this, name] {
-              Fault(name, "restart", "process restarted");
+              Fault(Intern(name), names::kRestart, history::StockText{});
               if (Node* n = FindNode(name)) RestartNode(*n);
               if (Client* c = FindClient(name)) {
                 c->up = true;
@@ -1056,19 +1066,20 @@ struct Simulation::Impl {
         }
         break;
       case K::kPause:
-        for (const std::string& name : f.targets) Pause(name, f.duration_us, "pause");
+        for (const std::string& name : f.targets) Pause(name, f.duration_us, /*gc=*/false);
         break;
       case K::kClockJump:
         // The jump itself is part of the clock (built before the run); this records it.
         for (const std::string& name : f.targets) {
-          Fault(name, "clock_jump", "wall clock jumps by " + Ms(f.by_us), f.by_us / 1000, true);
+          Fault(Intern(name), names::kClockJump, history::ClockJumpFault{f.by_us}, f.by_us / 1000,
+                true);
         }
         break;
       case K::kFailover:
         for (const std::string& name : f.targets) {
           Node* m = FindNode(name);
           if (m == nullptr) continue;
-          Fault(name, "failover", "failover of " + name + " requested");
+          Fault(m->id, names::kFailover, history::FailoverFault{name, -1});
           if (Node* r = BestReplica(*m)) Promote(*r, "manual failover");
         }
         break;
@@ -1077,25 +1088,27 @@ struct Simulation::Impl {
           Node* n = FindNode(name);
           if (n == nullptr) continue;
           n->lose_replies = true;
-          Fault(name, "lose_replies", "replies from " + name + " are lost", f.duration_us / 1000, true);
+          Fault(n->id, names::kLoseReplies, history::LoseRepliesFault{n->name},
+                f.duration_us / 1000, true);
           engine.After(f.duration_us, [this, n] {
             n->lose_replies = false;
-            Fault(n->name, "lose_replies_end", "replies from " + n->name + " flow again");
+            Fault(n->id, names::kLoseRepliesEnd, history::LoseRepliesFault{n->name});
           });
         }
         break;
     }
   }
 
-  void Pause(const std::string& name, int64_t duration_us, const std::string& why) {
+  void Pause(const std::string& name, int64_t duration_us, bool gc) {
     Mailbox* box = nullptr;
     if (Node* n = FindNode(name); n != nullptr && n->up) box = &n->mailbox;
     if (Client* c = FindClient(name); c != nullptr && c->up) box = &c->mailbox;
     if (box == nullptr || box->paused) return;
     box->paused = true;
-    Fault(name, "pause", why + " for " + Ms(duration_us), duration_us / 1000, true);
-    engine.After(duration_us, [this, name, box] {
-      Fault(name, "resume", "resumed");
+    const Name id = Intern(name);
+    Fault(id, names::kPause, history::PauseFault{gc, duration_us}, duration_us / 1000, true);
+    engine.After(duration_us, [this, id, box] {
+      Fault(id, names::kResume, history::StockText{});
       Resume(*box);
     });
   }
@@ -1105,7 +1118,7 @@ struct Simulation::Impl {
     Client* cp = &c;
     engine.After(every, [this, cp] {
       const int64_t pause = scenario.gc.pause_us.Sample(*cp->rng);
-      if (cp->up && pause > 0) Pause(cp->name, pause, "GC pause");
+      if (cp->up && pause > 0) Pause(cp->name, pause, /*gc=*/true);
       ScheduleGc(*cp);
     });
   }
@@ -1130,6 +1143,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   auto impl = std::make_unique<Impl>();
   Impl& s = *impl;
   s.scenario = scenario;
+  s.end_us = scenario.duration_us;
   s.lua_dir = lua_dir;
   s.rng = Prng(scenario.seed);
   s.net_rng = s.rng.Fork();
@@ -1213,6 +1227,11 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
     s.clients.push_back(std::move(c));
   }
 
+  // The run's names, interned in a fixed order so that ids never depend on what runs first.
+  s.lock_id = s.Intern(scenario.protocol.lock_name);
+  for (auto& n : s.nodes) n->id = s.Intern(n->name);
+  for (auto& c : s.clients) c->id = s.Intern(c->name);
+
   // Derived parameters, printed before anything runs.
   auto& d = s.derived;
   d.emplace_back("seed", std::to_string(scenario.seed));
@@ -1244,47 +1263,50 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   return std::unique_ptr<Simulation>(new Simulation(std::move(impl)));
 }
 
-void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t progress_every_us) {
+void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t progress_every_us,
+                     const volatile std::sig_atomic_t* interrupted) {
   Impl& s = *impl_;
   {
-    Event e;
-    e.type = Event::Type::kNote;
-    e.process = "sim";
-    e.op = "run";
-    e.detail = "end_us=" + std::to_string(s.scenario.duration_us) + " seed=" +
-               std::to_string(s.scenario.seed) + " scenario=" + s.scenario.name;
-    s.Record(std::move(e));
-    Event protocol;
-    protocol.type = Event::Type::kNote;
-    protocol.process = "sim";
-    protocol.op = "protocol";
-    protocol.detail = "kind=" + s.scenario.protocol.kind + " version=" + s.scenario.protocol.version +
-                      " fencing=" + (s.scenario.resource.fencing ? "on" : "off") +
-                      " permits=" + std::to_string(s.scenario.protocol.permits) +
-                      " nodes=" + std::to_string(s.clients.empty() ? 0 : s.NodeCountOf(*s.clients[0])) +
-                      " fair_wait_timeout=" +
-                      std::to_string(s.scenario.protocol.fair_wait_timeout_us / 1000) + "ms";
-    s.Record(std::move(protocol));
+    history::Event e;
+    e.type = EventType::kNote;
+    e.process = names::kSim;
+    e.op = names::kRun;
+    e.detail = history::RunNote{s.scenario.duration_us, s.scenario.seed, s.scenario.name};
+    s.Record(e);
+    history::Event protocol;
+    protocol.type = EventType::kNote;
+    protocol.process = names::kSim;
+    protocol.op = names::kProtocol;
+    history::ProtocolNote note;
+    note.kind = s.scenario.protocol.kind;
+    note.version = s.scenario.protocol.version;
+    note.fencing = s.scenario.resource.fencing;
+    note.permits = s.scenario.protocol.permits;
+    note.nodes = s.clients.empty() ? 0 : s.NodeCountOf(*s.clients[0]);
+    note.fair_wait_timeout_us = s.scenario.protocol.fair_wait_timeout_us;
+    protocol.detail = note;
+    s.Record(protocol);
     if (s.cluster != nullptr) {
       // The slot map, so that a reader of the history knows which node holds which key.
-      Event cluster;
-      cluster.type = Event::Type::kNote;
-      cluster.process = "sim";
-      cluster.op = "cluster";
+      history::Event cluster;
+      cluster.type = EventType::kNote;
+      cluster.process = names::kSim;
+      cluster.op = names::kCluster;
+      std::string slots;
       for (int x : s.cluster_nodes) {
         const Node& n = *s.nodes[static_cast<size_t>(x)];
-        cluster.detail += (cluster.detail.empty() ? "" : " ") + n.name + "=" + s.SlotsOf(n);
+        slots += (slots.empty() ? "" : " ") + n.name + "=" + s.SlotsOf(n);
       }
-      cluster.detail += " lock_slot=" + std::to_string(KeyHashSlot(s.scenario.protocol.lock_name));
-      s.Record(std::move(cluster));
+      cluster.detail = history::ClusterNote{slots, KeyHashSlot(s.scenario.protocol.lock_name)};
+      s.Record(cluster);
     }
-    Event lease;
-    lease.type = Event::Type::kNote;
-    lease.process = "sim";
-    lease.op = "lease_default";
+    history::Event lease;
+    lease.type = EventType::kNote;
+    lease.process = names::kSim;
+    lease.op = names::kLeaseDefault;
     lease.has_value = true;
     lease.value = s.scenario.protocol.watchdog_timeout_us;
-    s.Record(std::move(lease));
+    s.Record(lease);
   }
   for (auto& c : s.clients) s.StartClient(*c, /*restart=*/false);
   for (const FaultSpec& f : s.scenario.faults) s.ScheduleFault(f);
@@ -1303,20 +1325,27 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
   TrueTime next_report = progress_every_us;
   while (s.engine.now() < end) {
     const TrueTime until = std::min(end, next_report);
-    s.engine.RunUntil(until);
+    if (!s.engine.RunUntil(until, interrupted)) {
+      s.interrupted = true;
+      break;
+    }
     if (progress && s.engine.now() < end) progress(s.engine.now());
     next_report += progress_every_us;
   }
-  Event e;
-  e.type = Event::Type::kNote;
-  e.process = "sim";
-  e.op = "end";
-  s.Record(std::move(e));
+  s.end_us = s.engine.now();
+  history::Event e;
+  e.type = EventType::kNote;
+  e.process = names::kSim;
+  e.op = names::kEnd;
+  // An interrupted run says where it stopped: its end is not the scenario's.
+  if (s.interrupted) e.detail = history::Text{"interrupted"};
+  s.Record(e);
 }
 
-const History& Simulation::history() const { return impl_->history; }
+history::Recorder& Simulation::recorder() { return impl_->recorder; }
 uint64_t Simulation::events_run() const { return impl_->engine.events_run(); }
-TrueTime Simulation::end_us() const { return impl_->scenario.duration_us; }
+TrueTime Simulation::end_us() const { return impl_->end_us; }
+bool Simulation::interrupted() const { return impl_->interrupted; }
 const std::vector<std::pair<std::string, std::string>>& Simulation::derived() const {
   return impl_->derived;
 }

@@ -21,16 +21,21 @@
 //    full second survives), AOF always (everything survives);
 //  - active expiry: a lock key is expired (and DEL replicated) at the true time its node's
 //    clock passes its expiry, which is when redis-server would typically reclaim it.
+//
+// The simulator keeps nothing of the run: each event goes through the recorder to whatever
+// sinks the caller added (the facts pass and the checkers, a history file, an in-memory
+// History for tests) the moment it happens.
 #ifndef LOCKSTEP_SIM_SIMULATION_H_
 #define LOCKSTEP_SIM_SIMULATION_H_
 
+#include <csignal>
 #include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "model/history.h"
+#include "history/history.h"
 #include "model/scenario.h"
 
 namespace lockstep::sim {
@@ -44,14 +49,21 @@ class Simulation {
                                             std::string* error);
   ~Simulation();
 
-  // Runs the whole scenario. `progress`, when given, is called about every `progress_every_us`
-  // of simulated time with the current true time (for a progress line).
-  void Run(const std::function<void(TrueTime)>& progress = nullptr,
-           int64_t progress_every_us = 60'000'000);
+  // Where the run's events go: add sinks before Run(). Its name table names every event.
+  history::Recorder& recorder();
 
-  const History& history() const;
+  // Runs the whole scenario. `progress`, when given, is called about every `progress_every_us`
+  // of simulated time with the current true time (for a progress line). When *interrupted
+  // becomes non-zero (a signal handler sets it), the run stops at the next event boundary and
+  // records its end there; interrupted() then says so.
+  void Run(const std::function<void(TrueTime)>& progress = nullptr,
+           int64_t progress_every_us = 60'000'000,
+           const volatile std::sig_atomic_t* interrupted = nullptr);
+
   uint64_t events_run() const;
+  // The run's end: the scenario's duration, or where an interrupted run stopped.
   TrueTime end_us() const;
+  bool interrupted() const;
   // The derived parameters of the run (client UUIDs, script SHAs, clocks ...), name and value,
   // printed before the verdict so that a run can be understood without reading code.
   const std::vector<std::pair<std::string, std::string>>& derived() const;

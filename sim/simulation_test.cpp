@@ -8,6 +8,7 @@
 #include <set>
 
 #include "check/checkers.h"
+#include "check/legacy.h"
 #include "core/cluster.h"
 #include "model/history.h"
 #include "model/scenario.h"
@@ -34,19 +35,29 @@ Scenario Basic(uint64_t seed) {
     c.threads = 2;
     s.clients.push_back(c);
   }
-  s.network.latency_us = {lockstep::sim::Distribution::Kind::kUniform, 200, 1500, 0};
-  s.workload.critical_us = lockstep::sim::Distribution::Fixed(20'000);
-  s.workload.think_us = {lockstep::sim::Distribution::Kind::kExponential, 50'000, 0, 0};
+  s.network.latency_us = {lockstep::Distribution::Kind::kUniform, 200, 1500, 0};
+  s.workload.critical_us = lockstep::Distribution::Fixed(20'000);
+  s.workload.think_us = {lockstep::Distribution::Kind::kExponential, 50'000, 0, 0};
   return s;
 }
 
-std::unique_ptr<lockstep::sim::Simulation> RunOf(const Scenario& s) {
+// A finished run and every event it recorded.
+struct SimRun {
+  std::unique_ptr<lockstep::sim::Simulation> sim;
+  std::unique_ptr<lockstep::check::LegacyHistorySink> kept;
+  const History& history() const { return kept->history(); }
+};
+
+std::unique_ptr<SimRun> RunOf(const Scenario& s) {
   std::string error;
-  auto sim = lockstep::sim::Simulation::Create(s, LOCKSTEP_SOURCE_DIR "/lua", &error);
+  auto run = std::make_unique<SimRun>();
+  run->sim = lockstep::sim::Simulation::Create(s, LOCKSTEP_SOURCE_DIR "/lua", &error);
   INFO(error);
-  REQUIRE(sim != nullptr);
-  sim->Run();
-  return sim;
+  REQUIRE(run->sim != nullptr);
+  run->kept = std::make_unique<lockstep::check::LegacyHistorySink>(&run->sim->recorder().names());
+  run->sim->recorder().AddSink(run->kept.get());
+  run->sim->Run();
+  return run;
 }
 
 std::map<std::string, int> Count(const History& h) {
@@ -78,14 +89,14 @@ TEST_CASE("clients acquire and release through the lock scripts", "[sim]") {
   CHECK(counts.at("exec:acquire") >= counts.at("ok:acquire"));
   CHECK(counts.at("resource:enter") == counts.at("ok:acquire"));
   CHECK(counts.count("lease:acquired") == 1);
-  CHECK(sim->events_run() > 1000);
+  CHECK(sim->sim->events_run() > 1000);
 }
 
 TEST_CASE("the watchdog renews a lock held longer than its timeout", "[sim][watchdog]") {
   Scenario s = Basic(3);
   s.clients.resize(1);
   s.clients[0].threads = 1;
-  s.workload.critical_us = lockstep::sim::Distribution::Fixed(45'000'000);
+  s.workload.critical_us = lockstep::Distribution::Fixed(45'000'000);
   s.duration_us = 50'000'000;
   auto sim = RunOf(s);
   const auto counts = Count(sim->history());
@@ -228,7 +239,7 @@ TEST_CASE("latch roles: awaiters only await, counters only count down", "[sim][r
   s.protocol.version = "current";
   s.protocol.permits = 2;
   s.workload.mode = lockstep::WorkloadSpec::Mode::kLock;
-  s.workload.think_us = lockstep::sim::Distribution::Fixed(1'000'000);
+  s.workload.think_us = lockstep::Distribution::Fixed(1'000'000);
   s.workload.ops_per_thread = 1;
   s.clients[0].role = lockstep::ClientSpec::Role::kAwait;  // c1: two threads
   s.clients[1].role = lockstep::ClientSpec::Role::kCountDown;

@@ -1,4 +1,4 @@
-// The simulator's one source of randomness: a seeded PRNG and the distributions built on it,
+// The project's one source of randomness: a seeded PRNG and the distributions built on it,
 // all owned by the project so that the same seed gives the same run on every machine and every
 // standard library (std::uniform_int_distribution and friends differ between libstdc++ and
 // libc++, and std::random_device is not reproducible at all).
@@ -6,14 +6,14 @@
 // The generator is xoshiro256** (Blackman and Vigna), seeded through splitmix64. Distributions
 // take only what they need from it and document their exact formula, because a formula change
 // changes every history.
-#ifndef LOCKSTEP_SIM_RANDOM_H_
-#define LOCKSTEP_SIM_RANDOM_H_
+#ifndef LOCKSTEP_BASE_RANDOM_H_
+#define LOCKSTEP_BASE_RANDOM_H_
 
 #include <cassert>
 #include <cmath>
 #include <cstdint>
 
-namespace lockstep::sim {
+namespace lockstep {
 
 class Prng {
  public:
@@ -113,6 +113,6 @@ struct Distribution {
   }
 };
 
-}  // namespace lockstep::sim
+}  // namespace lockstep
 
-#endif  // LOCKSTEP_SIM_RANDOM_H_
+#endif  // LOCKSTEP_BASE_RANDOM_H_

@@ -1,0 +1,271 @@
+// Establishes that the History's file format is one encoder and one decoder: every typed
+// detail writes the text the simulator has always written and reads back to the same fields;
+// free text survives byte for byte; the writer's hash is the hash of the bytes on disk, plain
+// or gzip-compressed; and a file cut short reads back as its prefix of whole events.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/reply.h"
+#include "history/history.h"
+#include "history/jsonl.h"
+#include "history/notes.h"
+#include "history/reader.h"
+#include "history/writer.h"
+
+namespace lockstep::history {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("lockstep-history-test-" + name)).string();
+}
+
+// The line an event writes, parsed back and written again.
+std::string RoundTrip(const Event& e, NameTable* names) {
+  std::string line;
+  AppendJsonLine(e, *names, &line);
+  std::string text, error;
+  Event back;
+  REQUIRE(ParseJsonLine(line, names, &text, &back, &error));
+  std::string again;
+  AppendJsonLine(back, *names, &again);
+  CHECK(again == line);
+  return line;
+}
+
+Event Typed(EventType type, Name op, Detail detail) {
+  Event e;
+  e.type = type;
+  e.op = op;
+  e.detail = detail;
+  return e;
+}
+
+TEST_CASE("every typed detail writes the simulator's text and reads back to the same fields") {
+  NameTable names;
+  struct Case {
+    Event event;
+    std::string text;
+  };
+  const std::vector<Case> cases = {
+      {Typed(EventType::kInvoke, names::kAcquire,
+             AcquireCall{AcquireCall::Mode::kTryLock, 20'000'000, -1, -1}),
+       "tryLock(wait=20000ms, no lease)"},
+      {Typed(EventType::kInvoke, names::kAcquire,
+             AcquireCall{AcquireCall::Mode::kTryLock, 1'500, 5'000'000, 1}),
+       "tryLock(wait=1.500ms, lease=5000ms, permits=1)"},
+      {Typed(EventType::kInvoke, names::kAcquireRead,
+             AcquireCall{AcquireCall::Mode::kLock, 0, -1, -1}),
+       "lock(no lease)"},
+      {Typed(EventType::kInvoke, names::kRelease, StockText{}), "unlock()"},
+      {Typed(EventType::kResource, names::kEnter, Access{true}), "read"},
+      {Typed(EventType::kResource, names::kExit, Write{true, 0, 0}), "accepted"},
+      {Typed(EventType::kResource, names::kExit, Write{false, 7, 9}), "rejected: stale token 7 < 9"},
+      {Typed(EventType::kFault, names::kPause, PauseFault{true, 13'337'215}),
+       "GC pause for 13337.215ms"},
+      {Typed(EventType::kFault, names::kPause, PauseFault{false, 3'000'000}), "pause for 3000ms"},
+      {Typed(EventType::kFault, names::kPartition, PartitionFault{"c1,c2", "n1", false}),
+       "c1,c2 | n1"},
+      {Typed(EventType::kFault, names::kHeal, PartitionFault{"c1", "n1,n2", true}), "c1 -> n1,n2"},
+      {Typed(EventType::kFault, names::kClockJump, ClockJumpFault{-40'000'000}),
+       "wall clock jumps by -40000ms"},
+      {Typed(EventType::kFault, names::kFailover, FailoverFault{"n1", 30'000'000}),
+       "n1 down for 30000ms"},
+      {Typed(EventType::kFault, names::kFailover, FailoverFault{"n1", -1}),
+       "failover of n1 requested"},
+      {Typed(EventType::kFault, names::kPromote, PromoteFault{"n2", "sentinel"}),
+       "replica n2 promoted to master (sentinel)"},
+      {Typed(EventType::kFault, names::kLoseReplies, LoseRepliesFault{"n3"}),
+       "replies from n3 are lost"},
+      {Typed(EventType::kFault, names::kLoseRepliesEnd, LoseRepliesFault{"n3"}),
+       "replies from n3 flow again"},
+      {Typed(EventType::kFault, names::kCrash, StockText{}), "process killed"},
+      {Typed(EventType::kFault, names::kRestart, StockText{}), "process restarted"},
+      {Typed(EventType::kFault, names::kResume, StockText{}), "resumed"},
+      {Typed(EventType::kNote, names::kRun, RunNote{60'000'000, 7, "contention-10"}),
+       "end_us=60000000 seed=7 scenario=contention-10"},
+      {Typed(EventType::kNote, names::kProtocol,
+             ProtocolNote{"fairlock", "current", false, 1, 1, 300'000'000}),
+       "kind=fairlock version=current fencing=off permits=1 nodes=1 fair_wait_timeout=300000ms"},
+      {Typed(EventType::kNote, names::kCluster, ClusterNote{"n1=0-8191 n2=8192-16383", 3300}),
+       "n1=0-8191 n2=8192-16383 lock_slot=3300"},
+      {Typed(EventType::kNote, names::kClient, ClientNote{"0b1e-42"}), "uuid=0b1e-42"},
+      {Typed(EventType::kNote, names::kRole, RoleNote{RoleNote::Role::kCountDown, 3}),
+       "role=count_down threads=3"},
+      {Typed(EventType::kNote, names::kDone, DoneNote{5}), "ops_per_thread=5"},
+      {Typed(EventType::kNote, names::kRediscover, RediscoverNote{"n2"}),
+       "clients now send to n2"},
+      {Typed(EventType::kLease, names::kAcquired, Owners{"u1:1,u2:1:write,mode"}),
+       "u1:1,u2:1:write,mode"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    CHECK(DetailText(c.event, names) == c.text);
+    const Detail back = DecodeDetail(c.event.type, c.event.op, c.text);
+    CHECK(back.index() == c.event.detail.index());
+    Event decoded = c.event;
+    decoded.detail = back;
+    CHECK(DetailText(decoded, names) == c.text);
+    RoundTrip(c.event, &names);
+  }
+}
+
+TEST_CASE("a reply is rendered only when written, as Reply::Debug renders it") {
+  NameTable names;
+  const Reply nil = Reply::Null();
+  const Reply array = Reply::Array({Reply::Integer(0), Reply::Bulk("x")});
+  Event e = Typed(EventType::kExec, names::kAcquire, ReplyDetail{&nil});
+  std::string scratch;
+  CHECK(ReplyText(e, &scratch) == "(nil)");
+  CHECK(IsNilReply(ReplyText(e, &scratch)));
+  e.detail = ReplyDetail{&array};
+  CHECK(RoundTrip(e, &names).find("\"detail\":\"[0, \\\"x\\\"]\"") != std::string::npos);
+  CHECK(CountReply("\"3\"") == 3);
+  CHECK(IntegerReply(" 12 ") == 12);
+  CHECK_FALSE(IntegerReply("\"12\""));
+}
+
+TEST_CASE("free text that matches no typed form is kept byte for byte") {
+  NameTable names;
+  for (const std::string text : {"tryLock(wait=5s)", "pause for 1.5ms", "c1 <-> n1",
+                                 "GC pause for 5.000ms", "weird \"quoted\" \x01 text\n"}) {
+    for (Name op : {Name{names::kAcquire}, Name{names::kPause}, Name{names::kPartition}}) {
+      const EventType type = op == names::kAcquire ? EventType::kInvoke : EventType::kFault;
+      Event e = Typed(type, op, DecodeDetail(type, op, text));
+      e.source = text;
+      CHECK(DetailText(e, names) == text);
+      RoundTrip(e, &names);
+    }
+  }
+}
+
+TEST_CASE("free-text acquires are read as the checkers always read them") {
+  NameTable names;
+  auto invoke = [](std::string_view text) {
+    Event e = Typed(EventType::kInvoke, names::kAcquire, DecodeDetail(EventType::kInvoke,
+                                                                      names::kAcquire, text));
+    e.source = text;
+    return e;
+  };
+  CHECK(AcquireWaitUs(invoke("tryLock(wait=5s)")) == 5'000'000);
+  CHECK(AcquireWaitUs(invoke("tryLock(wait=-1ms, no lease)")) == kForeverUs);
+  CHECK(AcquireWaitUs(invoke("lock()")) == kForeverUs);
+  CHECK(AcquireWaitUs(invoke("tryLock()")) == 0);
+  CHECK(AcquireWaitUs(invoke("tryLock(wait=250ms, lease=1000ms)")) == 250'000);
+  CHECK(PermitsOf(invoke("tryLock(wait=0ms, no lease, permits=3)")) == 3);
+  CHECK(PermitsOf(invoke("acquire(permits=2)")) == 2);
+  Event bare = invoke("");
+  bare.has_value = true;
+  bare.value = 4;
+  CHECK(PermitsOf(bare) == 4);
+}
+
+TEST_CASE("binary-safe strings: bytes outside printable ASCII are written as \\u00XX") {
+  NameTable names;
+  Event e = Typed(EventType::kMessage, names.Intern("ch\xff"), Text{std::string_view("a\0b\x7f", 4)});
+  const std::string line = RoundTrip(e, &names);
+  CHECK(line.find("\"op\":\"ch\\u00ff\"") != std::string::npos);
+  CHECK(line.find("\"detail\":\"a\\u0000b\\u007f\"") != std::string::npos);
+}
+
+// A small run's events, appended through a recorder to the given sinks.
+void Record(std::vector<EventSink*> sinks, Recorder* recorder, int count) {
+  for (EventSink* s : sinks) recorder->AddSink(s);
+  const Name c1 = recorder->names().Intern("c1");
+  const Name lock = recorder->names().Intern("lock");
+  for (int i = 0; i < count; ++i) {
+    Event e;
+    e.t_us = i * 1000;
+    e.type = i % 2 == 0 ? EventType::kInvoke : EventType::kOk;
+    e.process = c1;
+    e.thread = 0;
+    e.op = names::kAcquire;
+    e.lock = lock;
+    e.local_ms = 1'767'225'600'000 + i;
+    if (i % 2 == 0) {
+      e.detail = AcquireCall{AcquireCall::Mode::kTryLock, 1'000'000, -1, -1};
+    } else {
+      e.detail = Text{"acquired"};
+    }
+    recorder->Append(e);
+  }
+}
+
+TEST_CASE("the writer's hash is the hash of the file, plain or gzip; the reader streams it back") {
+  for (HistoryFormat format : {HistoryFormat::kJsonl, HistoryFormat::kJsonlGz}) {
+    INFO(HistoryFormatName(format));
+    const std::string path = TempPath(std::string("w.") + HistoryFormatName(format));
+    Recorder recorder;
+    History kept(recorder.shared_names());
+    std::string error;
+    auto writer = HistoryWriter::Open(path, format, &recorder.names(), &error);
+    REQUIRE(writer);
+    Record({&kept, writer.get()}, &recorder, 20'000);  // More than the 1 MiB buffer holds.
+    REQUIRE(writer->Close());
+    CHECK(writer->events() == 20'000);
+    CHECK(writer->hash() == kept.Hash());
+    NameTable names;
+    History back;
+    ReadStats stats;
+    REQUIRE(ReadHistoryFile(path, &back.names(), &back, &stats, &error));
+    CHECK_FALSE(stats.truncated);
+    CHECK(stats.events == 20'000);
+    CHECK(stats.hash == kept.Hash());
+    CHECK(back.Hash() == kept.Hash());
+    std::remove(path.c_str());
+  }
+}
+
+TEST_CASE("a file cut inside a line reads back as its whole events, marked truncated") {
+  const std::string path = TempPath("cut.jsonl");
+  Recorder recorder;
+  History kept(recorder.shared_names());
+  Record({&kept}, &recorder, 10);
+  std::string write_error;
+  REQUIRE(kept.WriteFile(path, &write_error));
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t last_line = bytes.rfind('\n', bytes.size() - 2);
+  bytes.resize(last_line + 10);  // Ten bytes of the last line.
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  History back;
+  ReadStats stats;
+  std::string error;
+  REQUIRE(ReadHistoryFile(path, &back.names(), &back, &stats, &error));
+  CHECK(stats.truncated);
+  CHECK(back.size() == 9);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a malformed line is an error naming the line; time may not go backwards") {
+  const std::string path = TempPath("bad.jsonl");
+  {
+    std::ofstream out(path);
+    out << "{\"seq\":0,\"t\":5,\"type\":\"note\"}\n{\"seq\":1,\"t\":4,\"type\":\"note\"}\n";
+  }
+  History back;
+  ReadStats stats;
+  std::string error;
+  CHECK_FALSE(ReadHistoryFile(path, &back.names(), &back, &stats, &error));
+  CHECK(error == path + ":2: time goes backwards");
+  {
+    std::ofstream out(path);
+    out << "{\"seq\":0,\"t\":\"5\",\"type\":\"note\"}\n";
+  }
+  CHECK_FALSE(ReadHistoryFile(path, &back.names(), &back, &stats, &error));
+  CHECK(error == path + ":1: \"t\" must be a number");
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace lockstep::history

@@ -1,0 +1,332 @@
+#include "history/jsonl.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <span>
+
+#include "history/notes.h"
+
+namespace lockstep::history {
+
+namespace {
+
+// True for the bytes written as they are: printable ASCII but '"' and '\\'.
+constexpr bool Plain(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }
+
+void AppendJsonString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  size_t run = 0;  // Start of the current run of plain bytes.
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (Plain(c)) continue;
+    out->append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      default: {
+        // Binary-safe and ASCII-only: one byte, not a code point.
+        static constexpr char kHex[] = "0123456789abcdef";
+        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+        out->append(esc, 6);
+      }
+    }
+  }
+  out->append(s.data() + run, s.size() - run);
+  out->push_back('"');
+}
+
+void AppendNumber(std::string* out, int64_t v) {
+  char buf[24];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, static_cast<size_t>(end - buf));
+}
+
+void AppendKey(std::string* out, std::string_view key) {
+  out->push_back(',');
+  out->push_back('"');
+  out->append(key);
+  out->append("\":");
+}
+
+// A reader for the flat objects AppendJsonLine writes: string and integer values only.
+class FlatJsonReader {
+ public:
+  FlatJsonReader(std::string_view s, NameTable* names, std::string* text)
+      : s_(s), names_(names), text_(text) {}
+
+  bool Parse(Event* e, std::string* error) {
+    Skip();
+    if (!Eat('{')) return Fail(error, "expected '{'");
+    Skip();
+    std::string_view detail;
+    bool has_detail = false;
+    if (!Eat('}')) {
+      while (true) {
+        Skip();
+        std::string_view key;
+        if (!ReadKey(&key)) return Fail(error, "expected a key");
+        Skip();
+        if (!Eat(':')) return Fail(error, "expected ':' after \"" + std::string(key) + "\"");
+        Skip();
+        if (Peek() == '"') {
+          if (!ReadString(&scratch_)) return Fail(error, "bad string for \"" + std::string(key) + "\"");
+          if (key == "detail") {
+            // The detail's unescaped text goes to *text_, which outlives this reader.
+            *text_ = scratch_;
+            detail = *text_;
+            has_detail = true;
+          } else if (!AssignString(e, key, error)) {
+            return false;
+          }
+        } else {
+          int64_t number = 0;
+          if (!ReadInt(&number)) return Fail(error, "bad number for \"" + std::string(key) + "\"");
+          if (!AssignNumber(e, key, number, error)) return false;
+        }
+        Skip();
+        if (Eat('}')) break;
+        if (!Eat(',')) return Fail(error, "expected ',' or '}'");
+      }
+    }
+    Skip();
+    if (pos_ != s_.size()) return Fail(error, "trailing characters");
+    if (has_detail && !detail.empty()) {
+      e->source = detail;
+      e->detail = DecodeDetail(e->type, e->op, detail);
+    } else {
+      e->source = {};
+      e->detail = NoDetail{};
+    }
+    return true;
+  }
+
+ private:
+  bool AssignString(Event* e, std::string_view key, std::string* error) {
+    if (key == "type") {
+      auto t = ParseType(scratch_);
+      if (!t) {
+        *error = "unknown event type \"" + scratch_ + "\"";
+        return false;
+      }
+      e->type = *t;
+    } else if (key == "process") {
+      e->process = names_->Intern(scratch_);
+    } else if (key == "op") {
+      e->op = names_->Intern(scratch_);
+    } else if (key == "lock") {
+      e->lock = names_->Intern(scratch_);
+    } else if (key == "peer") {
+      e->peer = names_->Intern(scratch_);
+    } else {
+      return Unknown(key, true, error);
+    }
+    return true;
+  }
+
+  bool AssignNumber(Event* e, std::string_view key, int64_t number, std::string* error) {
+    if (key == "seq") {
+      e->seq = static_cast<uint64_t>(number);
+    } else if (key == "t") {
+      e->t_us = number;
+    } else if (key == "thread") {
+      e->thread = static_cast<int>(number);
+    } else if (key == "local_ms") {
+      e->local_ms = number;
+    } else if (key == "value") {
+      e->has_value = true;
+      e->value = number;
+    } else {
+      return Unknown(key, false, error);
+    }
+    return true;
+  }
+
+  static bool Unknown(std::string_view key, bool is_string, std::string* error) {
+    static constexpr std::string_view kStrings[] = {"type", "process", "op", "lock", "peer", "detail"};
+    static constexpr std::string_view kNumbers[] = {"seq", "t", "thread", "local_ms", "value"};
+    for (std::string_view k : is_string ? std::span<const std::string_view>(kNumbers)
+                                        : std::span<const std::string_view>(kStrings)) {
+      if (k == key) {
+        *error = "\"" + std::string(key) + "\" must be a " + (is_string ? "number" : "string");
+        return false;
+      }
+    }
+    *error = "unknown key \"" + std::string(key) + "\"";
+    return false;
+  }
+
+  bool Fail(std::string* error, const std::string& what) {
+    *error = what + " at column " + std::to_string(pos_ + 1);
+    return false;
+  }
+  char Peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
+  bool Eat(char c) {
+    if (Peek() != c) return false;
+    ++pos_;
+    return true;
+  }
+  void Skip() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+  }
+  // Keys never need escapes; a key with one is read the slow way.
+  bool ReadKey(std::string_view* key) {
+    if (Peek() != '"') return false;
+    const size_t start = pos_ + 1;
+    const size_t end = s_.find_first_of("\"\\", start);
+    if (end != std::string_view::npos && s_[end] == '"') {
+      *key = s_.substr(start, end - start);
+      pos_ = end + 1;
+      return true;
+    }
+    if (!ReadString(&key_scratch_)) return false;
+    *key = key_scratch_;
+    return true;
+  }
+  bool ReadInt(int64_t* v) {
+    const size_t start = pos_;
+    if (Peek() == '-') ++pos_;
+    while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
+    if (pos_ == start) return false;
+    const auto [end, ec] = std::from_chars(s_.data() + start, s_.data() + pos_, *v);
+    return ec == std::errc() && end == s_.data() + pos_;
+  }
+  bool ReadString(std::string* out) {
+    out->clear();
+    if (!Eat('"')) return false;
+    while (pos_ < s_.size()) {
+      // Copy the run up to the next quote or escape at once.
+      const size_t stop = s_.find_first_of("\"\\", pos_);
+      if (stop == std::string_view::npos) return false;
+      out->append(s_.data() + pos_, stop - pos_);
+      pos_ = stop + 1;
+      if (s_[stop] == '"') return true;
+      if (pos_ >= s_.size()) return false;
+      const char esc = s_[pos_++];
+      switch (esc) {
+        case '"': out->push_back('"'); break;
+        case '\\': out->push_back('\\'); break;
+        case '/': out->push_back('/'); break;
+        case 'n': out->push_back('\n'); break;
+        case 'r': out->push_back('\r'); break;
+        case 't': out->push_back('\t'); break;
+        case 'u': {
+          if (pos_ + 4 > s_.size()) return false;
+          unsigned code = 0;
+          const auto [end, ec] = std::from_chars(s_.data() + pos_, s_.data() + pos_ + 4, code, 16);
+          if (ec != std::errc() || end != s_.data() + pos_ + 4) return false;
+          pos_ += 4;
+          if (code > 0xff) return false;  // We only ever write bytes.
+          out->push_back(static_cast<char>(code));
+          break;
+        }
+        default: return false;
+      }
+    }
+    return false;
+  }
+
+  std::string_view s_;
+  NameTable* names_;
+  std::string* text_;
+  size_t pos_ = 0;
+  std::string scratch_;
+  std::string key_scratch_;
+};
+
+}  // namespace
+
+void AppendJsonLine(const Event& e, const NameTable& names, std::string* out) {
+  out->append("{\"seq\":");
+  AppendNumber(out, static_cast<int64_t>(e.seq));
+  AppendKey(out, "t");
+  AppendNumber(out, e.t_us);
+  AppendKey(out, "type");
+  out->push_back('"');
+  out->append(TypeName(e.type));
+  out->push_back('"');
+  if (e.process != names::kNone) {
+    AppendKey(out, "process");
+    AppendJsonString(out, names.Str(e.process));
+  }
+  if (e.thread >= 0) {
+    AppendKey(out, "thread");
+    AppendNumber(out, e.thread);
+  }
+  if (e.op != names::kNone) {
+    AppendKey(out, "op");
+    AppendJsonString(out, names.Str(e.op));
+  }
+  if (e.lock != names::kNone) {
+    AppendKey(out, "lock");
+    AppendJsonString(out, names.Str(e.lock));
+  }
+  if (e.peer != names::kNone) {
+    AppendKey(out, "peer");
+    AppendJsonString(out, names.Str(e.peer));
+  }
+  if (e.local_ms != 0) {
+    AppendKey(out, "local_ms");
+    AppendNumber(out, e.local_ms);
+  }
+  if (e.has_value) {
+    AppendKey(out, "value");
+    AppendNumber(out, e.value);
+  }
+  const size_t before = out->size();
+  AppendKey(out, "detail");
+  const size_t text_at = out->size();
+  AppendDetailText(e, names, out);
+  if (out->size() == text_at) {
+    out->resize(before);  // No detail: the key is left out.
+  } else {
+    // The detail was appended raw; escape it in place if it needs it (it rarely does).
+    bool plain = true;
+    for (size_t i = text_at; i < out->size() && plain; ++i) {
+      plain = Plain(static_cast<unsigned char>((*out)[i]));
+    }
+    if (plain) {
+      out->insert(out->begin() + static_cast<std::ptrdiff_t>(text_at), '"');
+      out->push_back('"');
+    } else {
+      const std::string raw = out->substr(text_at);
+      out->resize(text_at);
+      AppendJsonString(out, raw);
+    }
+  }
+  out->push_back('}');
+}
+
+bool ParseJsonLine(std::string_view line, NameTable* names, std::string* text, Event* e,
+                   std::string* error) {
+  *e = Event{};
+  FlatJsonReader reader(line, names, text);
+  return reader.Parse(e, error);
+}
+
+std::string HashHex(uint64_t hash) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016" PRIx64, hash);
+  return buf;
+}
+
+const char* TypeName(EventType t) {
+  static constexpr const char* kTypeNames[] = {"invoke",  "ok",    "fail",     "info",  "exec",
+                                               "message", "fault", "resource", "lease", "note"};
+  return kTypeNames[static_cast<int>(t)];
+}
+
+std::optional<EventType> ParseType(std::string_view s) {
+  for (int i = 0; i <= static_cast<int>(EventType::kNote); ++i) {
+    if (s == TypeName(static_cast<EventType>(i))) return static_cast<EventType>(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace lockstep::history

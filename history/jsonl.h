@@ -1,0 +1,46 @@
+// The History on disk: JSON Lines, one event per line.
+//
+// Keys come in a fixed order and defaults are omitted, so the same run always gives the same
+// bytes:
+//   {"seq":12,"t":1203000,"type":"ok","process":"c2","thread":0,"op":"acquire","lock":"lock",
+//    "local_ms":1767225601203,"value":7,"detail":"acquired (token 7)"}
+// Strings are ASCII: bytes outside printable ASCII are written as \u00XX, each standing for one
+// byte (not a code point), and read back the same way, so binary-safe values survive.
+//
+// The history's hash is FNV-1a 64 over these bytes (every line plus its '\n'): the hash of the
+// file a run writes, whether it is kept plain or gzip-compressed.
+#ifndef LOCKSTEP_HISTORY_JSONL_H_
+#define LOCKSTEP_HISTORY_JSONL_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "history/event.h"
+
+namespace lockstep::history {
+
+// Appends the event's line, without the newline.
+void AppendJsonLine(const Event& e, const NameTable& names, std::string* out);
+
+// Parses one line as AppendJsonLine writes it. Names are interned into *names; the detail's
+// text is unescaped into *text, which the event's `source` and detail refer to (so *text must
+// outlive the event's use). On failure returns false and sets *error (without a position
+// prefix: the caller names the line).
+bool ParseJsonLine(std::string_view line, NameTable* names, std::string* text, Event* e,
+                   std::string* error);
+
+// FNV-1a 64, as the history's hash uses it.
+inline constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ull;
+inline uint64_t FnvAppend(uint64_t hash, std::string_view bytes) {
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+std::string HashHex(uint64_t hash);
+
+}  // namespace lockstep::history
+
+#endif  // LOCKSTEP_HISTORY_JSONL_H_

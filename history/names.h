@@ -1,0 +1,121 @@
+// The History's vocabulary and its name table.
+//
+// Every name an event carries (its process, op, lock and peer) is interned once per run into a
+// NameTable and travels as a small id, so that appending an event copies no string. The words
+// lockstep itself speaks (the client ops, lease ops, fault kinds, note kinds, the exec labels
+// the checkers know) have fixed ids in every table, so code compares `e.op == names::kAcquire`
+// rather than strings. Names a run brings (processes "c1", "n2", locks, channels, protocol
+// labels) get the next ids in the order they are first interned, which is deterministic for a
+// deterministic driver.
+//
+// The properties the checkers judge are listed here too: the one list that the scenario loader,
+// the checkers, the reports and the CLI all read.
+#ifndef LOCKSTEP_HISTORY_NAMES_H_
+#define LOCKSTEP_HISTORY_NAMES_H_
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace lockstep::history {
+
+using Name = uint32_t;
+
+namespace names {
+// The fixed vocabulary. kNone is the empty string: an event without a lock, peer or op.
+enum : Name {
+  kNone = 0,
+  // Processes the driver speaks as.
+  kSim,
+  kSentinel,
+  // Client operations (invoke / ok / fail / info). "acquire" is also the exec label of the
+  // scripts that acquire.
+  kAcquire,
+  kAcquireRead,
+  kRelease,
+  kReleaseRead,
+  kForceUnlock,
+  // The protected resource.
+  kEnter,
+  kExit,
+  // What happened to a lock key on a node.
+  kAcquired,
+  kReleased,
+  kExpired,
+  kLost,
+  kOwners,
+  // Faults, as the driver records them.
+  kPartition,
+  kHeal,
+  kCrash,
+  kRestart,
+  kPause,
+  kResume,
+  kClockJump,
+  kFailover,
+  kPromote,
+  kLoseReplies,
+  kLoseRepliesEnd,
+  // Notes.
+  kRun,
+  kProtocol,
+  kCluster,
+  kLeaseDefault,
+  kClient,
+  kRole,
+  kDone,
+  kRediscover,
+  kEnd,
+  // Exec labels the checkers and the timeline look for.
+  kTryAcquire,
+  kGetCount,
+  kRenew,
+  kVocabularySize
+};
+
+// The text of every fixed id, indexed by it.
+extern const std::array<std::string_view, kVocabularySize> kVocabulary;
+}  // namespace names
+
+// Interns strings as small ids. Ids are dense (0, 1, 2 ...), the vocabulary first; a name keeps
+// its id for the table's life, and Str() stays valid as long as the table does.
+class NameTable {
+ public:
+  NameTable();
+  NameTable(const NameTable&) = delete;
+  NameTable& operator=(const NameTable&) = delete;
+
+  Name Intern(std::string_view s);
+  // The id of `s` if it was interned, else names::kNone (for s != "").
+  Name Find(std::string_view s) const;
+  std::string_view Str(Name name) const { return views_[name]; }
+  size_t size() const { return views_.size(); }
+
+ private:
+  std::deque<std::string> storage_;  // A deque never moves its elements: the views stay valid.
+  std::vector<std::string_view> views_;
+  std::unordered_map<std::string_view, Name> ids_;
+};
+
+// The properties, in the order a Verdict lists them.
+inline constexpr std::string_view kMutualExclusion = "mutual_exclusion";
+inline constexpr std::string_view kResourceExclusion = "resource_exclusion";
+inline constexpr std::string_view kReentrancy = "reentrancy";
+inline constexpr std::string_view kLeaseSafety = "lease_safety";
+inline constexpr std::string_view kLiveness = "liveness";
+inline constexpr std::string_view kFairness = "fairness";
+inline constexpr std::string_view kFencing = "fencing";
+inline constexpr std::string_view kRwExclusion = "rw_exclusion";
+inline constexpr std::string_view kSemaphore = "semaphore";
+inline constexpr std::string_view kLatch = "latch";
+inline constexpr std::array<std::string_view, 10> kProperties = {
+    kMutualExclusion, kResourceExclusion, kReentrancy, kLeaseSafety, kLiveness,
+    kFairness,        kFencing,           kRwExclusion, kSemaphore,  kLatch};
+
+}  // namespace lockstep::history
+
+#endif  // LOCKSTEP_HISTORY_NAMES_H_

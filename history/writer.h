@@ -1,0 +1,71 @@
+// The History's file writer: a sink that writes each event's JSON line as it comes (plain or
+// gzip-compressed), through a buffer, so that a run never holds its history in memory and an
+// interrupted run leaves every event written so far as a readable prefix of whole lines.
+//
+// The hash (history/jsonl.h) is taken over the JSON Lines text as written before compression,
+// so a run's hash is the same whichever of jsonl and jsonl.gz keeps it.
+#ifndef LOCKSTEP_HISTORY_WRITER_H_
+#define LOCKSTEP_HISTORY_WRITER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "history/event.h"
+
+namespace lockstep::history {
+
+// What a run keeps of its history: nothing (fuzz cases, benchmarks), JSON Lines, or JSON Lines
+// compressed with zlib's gzip format.
+enum class HistoryFormat : uint8_t { kNone, kJsonl, kJsonlGz };
+std::optional<HistoryFormat> ParseHistoryFormat(std::string_view s);  // "none", "jsonl", "jsonl.gz"
+const char* HistoryFormatName(HistoryFormat f);
+// "history.jsonl" or "history.jsonl.gz" (kNone has no file).
+const char* HistoryFileName(HistoryFormat f);
+
+class HistoryWriter : public EventSink {
+ public:
+  // Opens (truncates) `path`. Null, with *error set, when it cannot be opened. kNone is not a
+  // format a writer takes.
+  static std::unique_ptr<HistoryWriter> Open(const std::string& path, HistoryFormat format,
+                                             const NameTable* names, std::string* error);
+  ~HistoryWriter() override;
+
+  // Formats the event's line into the buffer; writes the buffer out when it is full. After a
+  // write error, events are only counted (error() says what went wrong).
+  void OnEvent(const Event& e) override;
+
+  // Writes out everything buffered (whole lines; a gzip stream is flushed to a point where a
+  // reader can decompress all of it). False on an I/O error.
+  bool Flush();
+  // Flushes and closes the file. False on an I/O error (or an earlier one).
+  bool Close();
+
+  const std::string& path() const { return path_; }
+  const std::string& error() const { return error_; }
+  uint64_t events() const { return events_; }
+  uint64_t hash() const { return hash_; }
+  uint64_t bytes() const { return bytes_; }  // JSON Lines bytes, before compression.
+
+ private:
+  struct File;
+  HistoryWriter(std::string path, HistoryFormat format, const NameTable* names,
+                std::unique_ptr<File> file);
+  bool WriteBuffer();
+
+  std::string path_;
+  HistoryFormat format_;
+  const NameTable* names_;
+  std::unique_ptr<File> file_;
+  std::string buffer_;
+  std::string error_;
+  uint64_t events_ = 0;
+  uint64_t hash_;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace lockstep::history
+
+#endif  // LOCKSTEP_HISTORY_WRITER_H_
