@@ -1,42 +1,68 @@
 // The discrete-event engine: a queue of callbacks ordered by (true time, sequence number).
 // Two events at the same microsecond run in the order they were scheduled, never in pointer or
 // hash order, so one seed always gives one order (FoundationDB's sim2 breaks ties the same way).
+//
+// The queue itself holds only (time, sequence, slot) records, so that keeping it in heap order
+// moves 24 bytes at a time; each event's callback waits in a slot of a pool whose free slots
+// are reused, so a run that schedules millions of events allocates for only as many as are
+// pending at once.
 #ifndef LOCKSTEP_SIM_ENGINE_H_
 #define LOCKSTEP_SIM_ENGINE_H_
 
 #include <cassert>
 #include <csignal>
 #include <cstdint>
-#include <functional>
+#include <limits>
 #include <queue>
-#include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include "sim/callback.h"
 #include "sim/clock.h"
 
 namespace lockstep::sim {
 
 class Engine {
  public:
+  // Names one scheduled event, for Cancel: its slot in the pool and the slot's generation
+  // (how many events the slot had held before), so that an id never names a later event
+  // that reuses the slot.
   using EventId = uint64_t;
 
   TrueTime now() const { return now_; }
   uint64_t events_run() const { return events_run_; }
 
   // Runs fn at true time `at` (>= now). Returns an id for Cancel.
-  EventId At(TrueTime at, std::function<void()> fn) {
+  EventId At(TrueTime at, Callback fn) {
     assert(at >= now_);
-    const EventId id = ++next_id_;
-    queue_.push(Item{at, id, std::move(fn)});
-    return id;
+    assert(fn);
+    uint32_t slot;
+    if (free_slots_.empty()) {
+      assert(slots_.size() < std::numeric_limits<uint32_t>::max());
+      slot = static_cast<uint32_t>(slots_.size());
+      slots_.emplace_back();
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+    }
+    Slot& s = slots_[slot];
+    s.fn = std::move(fn);
+    queue_.push(Pending{at, ++next_seq_, slot});
+    return (EventId{s.generation} << 32) | slot;
   }
-  EventId After(int64_t delay_us, std::function<void()> fn) {
+  EventId After(int64_t delay_us, Callback fn) {
     assert(delay_us >= 0);
     return At(now_ + delay_us, std::move(fn));
   }
-  // REQUIRES: the event has not run yet (callers forget an id once its event fires), so the
-  // cancelled set only ever holds ids still in the queue.
-  void Cancel(EventId id) { cancelled_.insert(id); }
+  // The event will not run; its callback is destroyed now. Cancelling an event that has
+  // already run (or was cancelled) does nothing.
+  void Cancel(EventId id) {
+    const auto slot = static_cast<uint32_t>(id & 0xffff'ffffu);
+    const auto generation = static_cast<uint32_t>(id >> 32);
+    assert(slot < slots_.size());
+    Slot& s = slots_[slot];
+    if (s.generation == generation) s.fn.Reset();  // Its queue record is skipped when due.
+  }
 
   // Runs events until the queue is empty or the next event is after `end`; then sets now to
   // `end`. Returns false if `stop` was requested by an event, or *interrupted became non-zero
@@ -47,18 +73,20 @@ class Engine {
         stop_ = true;
         break;
       }
-      const Item& top = queue_.top();
+      const Pending top = queue_.top();
       if (top.at > end) break;
-      Item item = std::move(const_cast<Item&>(top));
       queue_.pop();
-      if (auto it = cancelled_.find(item.id); it != cancelled_.end()) {
-        cancelled_.erase(it);
-        continue;
-      }
-      assert(item.at >= now_);
-      now_ = item.at;
+      // Take the callback out and free its slot before running it: the callback may schedule
+      // events, which may reuse the slot or grow the pool.
+      Slot& s = slots_[top.slot];
+      Callback fn = std::move(s.fn);
+      ++s.generation;
+      free_slots_.push_back(top.slot);
+      if (!fn) continue;  // Cancelled.
+      assert(top.at >= now_);
+      now_ = top.at;
       ++events_run_;
-      item.fn();
+      fn();
     }
     if (!stop_ && now_ < end) now_ = end;
     return !stop_;
@@ -68,24 +96,28 @@ class Engine {
   bool stopped() const { return stop_; }
 
  private:
-  struct Item {
+  struct Pending {
     TrueTime at;
-    EventId id;  // Also the tie-breaker: ids grow with every At().
-    std::function<void()> fn;
+    uint64_t seq;   // The tie-breaker: grows with every At().
+    uint32_t slot;  // Where the callback waits.
   };
   struct Later {
-    bool operator()(const Item& a, const Item& b) const {
-      return a.at != b.at ? a.at > b.at : a.id > b.id;
+    bool operator()(const Pending& a, const Pending& b) const {
+      return a.at != b.at ? a.at > b.at : a.seq > b.seq;
     }
+  };
+  struct Slot {
+    Callback fn;  // Empty while the slot is free, or once its event is cancelled.
+    uint32_t generation = 0;
   };
 
   TrueTime now_ = 0;
-  EventId next_id_ = 0;
+  uint64_t next_seq_ = 0;
   uint64_t events_run_ = 0;
   bool stop_ = false;
-  std::priority_queue<Item, std::vector<Item>, Later> queue_;
-  // Only membership is asked of this set; its iteration order never matters.
-  std::unordered_set<EventId> cancelled_;
+  std::priority_queue<Pending, std::vector<Pending>, Later> queue_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
 };
 
 }  // namespace lockstep::sim

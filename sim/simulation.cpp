@@ -70,7 +70,7 @@ struct Client;
 // Work a paused process will do when it resumes, in arrival order.
 struct Mailbox {
   bool paused = false;
-  std::deque<std::function<void()>> held;
+  std::deque<Callback> held;
 };
 
 struct Node {
@@ -234,7 +234,7 @@ struct Simulation::Impl {
 
   // --- mailboxes (pause) ---
 
-  static void Deliver(Mailbox& box, std::function<void()> work) {
+  static void Deliver(Mailbox& box, Callback work) {
     if (box.paused) {
       box.held.push_back(std::move(work));
       return;
