@@ -7,7 +7,8 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <set>
+#include <memory>
+#include <string_view>
 
 #include "core/cluster.h"
 #include "core/script_host.h"
@@ -75,6 +76,7 @@ struct Mailbox {
 
 struct Node {
   int index = 0;
+  int endpoint = 0;  // On the network (Simulation::Impl::endpoints).
   std::string name;
   Name id = names::kNone;  // `name` in the run's name table.
   NodeSpec spec;
@@ -93,7 +95,7 @@ struct Node {
   uint64_t offset = 0;
 
   // Pub/sub subscriptions: channel -> client indices, in subscription order.
-  std::map<std::string, std::vector<int>> subscribers;
+  std::map<std::string, std::vector<int>, std::less<>> subscribers;
 
   // The lock key as last seen, for lease events.
   std::string lock_owners;
@@ -119,6 +121,7 @@ struct ThreadState {
 
 struct Client {
   int index = 0;
+  int endpoint = 0;  // On the network (Simulation::Impl::endpoints).
   std::string name;
   Name id = names::kNone;
   ClientSpec spec;
@@ -158,13 +161,23 @@ struct Simulation::Impl {
   std::shared_ptr<const ClusterTopology> cluster;
   std::vector<int> cluster_nodes;
 
+  // The network knows each process by its endpoint, a number given at setup to every distinct
+  // name a message or a partition can refer to: the nodes', the clients' and the Sentinel's.
+  // A message's link is then an index into the tables below, never a lookup by name.
+  std::map<std::string, int, std::less<>> endpoints;
+  int sentinel_endpoint = -1;
+  size_t Link(int from, int to) const {
+    return static_cast<size_t>(from) * endpoints.size() + static_cast<size_t>(to);
+  }
+  std::vector<const Distribution*> link_latency;  // By Link(): an override or the default.
+  std::vector<TrueTime> last_arrival;             // By Link(): FIFO per link.
+
   struct Partition {
-    std::set<std::string> a, b;
+    std::vector<bool> a, b;  // By endpoint: which side each process is on, if any.
     bool one_way = false;
     bool active = false;
   };
   std::vector<Partition> partitions;
-  std::map<std::pair<std::string, std::string>, TrueTime> last_arrival;  // FIFO per link.
 
   // The highest fencing token the protected resource has accepted.
   int64_t resource_token_max = 0;
@@ -193,27 +206,62 @@ struct Simulation::Impl {
 
   // --- network ---
 
-  bool Blocked(const std::string& from, const std::string& to) const {
+  // Gives every name its endpoint and every link its latency distribution. Names shared by a
+  // node and a client (the loader refuses them) would share one endpoint, as they shared the
+  // name-keyed tables before.
+  void SetUpNetwork() {
+    auto add = [&](const std::string& name) {
+      return endpoints.emplace(name, static_cast<int>(endpoints.size())).first->second;
+    };
+    for (auto& n : nodes) n->endpoint = add(n->name);
+    for (auto& c : clients) c->endpoint = add(c->name);
+    sentinel_endpoint = add("sentinel");
+    const size_t count = endpoints.size();
+    link_latency.assign(count * count, &scenario.network.latency_us);
+    last_arrival.assign(count * count, 0);
+    for (const auto& [from, from_endpoint] : endpoints) {
+      for (const auto& [to, to_endpoint] : endpoints) {
+        const auto it = scenario.network.link_latency_us.find(from + "->" + to);
+        if (it != scenario.network.link_latency_us.end()) {
+          link_latency[Link(from_endpoint, to_endpoint)] = &it->second;
+        }
+      }
+    }
+  }
+
+  // The endpoints of the names listed, as a partition side. A name that is no endpoint can
+  // never be the end of a message, so it is left out.
+  std::vector<bool> Side(const std::vector<std::string>& names) const {
+    std::vector<bool> side(endpoints.size(), false);
+    for (const std::string& name : names) {
+      if (auto it = endpoints.find(name); it != endpoints.end()) {
+        side[static_cast<size_t>(it->second)] = true;
+      }
+    }
+    return side;
+  }
+
+  bool Blocked(int from, int to) const {
+    const auto f = static_cast<size_t>(from), t = static_cast<size_t>(to);
     for (const Partition& p : partitions) {
       if (!p.active) continue;
-      if (p.a.count(from) && p.b.count(to)) return true;
-      if (!p.one_way && p.b.count(from) && p.a.count(to)) return true;
+      if (p.a[f] && p.b[t]) return true;
+      if (!p.one_way && p.b[f] && p.a[t]) return true;
     }
     return false;
   }
 
-  int64_t Latency(const std::string& from, const std::string& to) {
-    const auto it = scenario.network.link_latency_us.find(from + "->" + to);
-    const Distribution& d =
-        it == scenario.network.link_latency_us.end() ? scenario.network.latency_us : it->second;
+  int64_t Latency(int from, int to) {
     // At least a microsecond: a reply never arrives at the instant it was asked for, or a
     // client that retries "at once" (PTTL 0) would spin without time moving.
-    return std::max<int64_t>(1, d.Sample(net_rng));
+    return std::max<int64_t>(1, link_latency[Link(from, to)]->Sample(net_rng));
   }
 
-  // Delivers `deliver` at `to` after the link's latency, unless the message is lost or a
-  // partition cuts the link when it is sent or when it arrives.
-  void Send(const std::string& from, const std::string& to, std::function<void()> deliver) {
+  // Delivers `deliver` at endpoint `to` after the link's latency, unless the message is lost
+  // or a partition cuts the link when it is sent or when it arrives. `deliver` is a closure
+  // that owns the message; a duplicated message is delivered by a copy of it.
+  template <typename Deliver>
+  void Send(int from, int to, Deliver deliver) {
     if (Blocked(from, to)) return;
     if (net_rng.Bernoulli(scenario.network.loss)) return;
     const int copies = net_rng.Bernoulli(scenario.network.duplicate) ? 2 : 1;
@@ -221,22 +269,32 @@ struct Simulation::Impl {
       TrueTime at = engine.now() + Latency(from, to);
       if (!scenario.network.reorder) {
         // TCP: a connection delivers in order, so a message never overtakes an earlier one.
-        TrueTime& last = last_arrival[{from, to}];
+        TrueTime& last = last_arrival[Link(from, to)];
         at = std::max(at, last);
         last = at;
       }
-      engine.At(at, [this, from, to, deliver] {
-        if (Blocked(from, to)) return;
-        deliver();
-      });
+      if (i + 1 < copies) {
+        Arrive(at, from, to, Deliver(deliver));
+      } else {
+        Arrive(at, from, to, std::move(deliver));
+      }
     }
+  }
+  template <typename Deliver>
+  void Arrive(TrueTime at, int from, int to, Deliver deliver) {
+    engine.At(at, [this, from, to, deliver = std::move(deliver)]() mutable {
+      if (Blocked(from, to)) return;
+      deliver();
+    });
   }
 
   // --- mailboxes (pause) ---
 
-  static void Deliver(Mailbox& box, Callback work) {
+  // Runs `work` now, or holds it until the process resumes.
+  template <typename Work>
+  static void Deliver(Mailbox& box, Work work) {
     if (box.paused) {
-      box.held.push_back(std::move(work));
+      box.held.emplace_back(std::move(work));
       return;
     }
     work();
@@ -278,26 +336,25 @@ struct Simulation::Impl {
   }
 
   // Runs a client's command on a node and sends the reply back.
-  void NodeReceive(Node& n, Client& c, uint64_t incarnation, locks::RequestId request,
-                   const Argv& argv, Name label, int thread) {
+  void NodeReceive(Node& n, Client& c, uint64_t incarnation, locks::RequestId request, Argv argv,
+                   Name label, int thread) {
     if (!n.up) return;  // Nobody listens: the client's timeout will notice.
-    Deliver(n.mailbox, [this, &n, &c, incarnation, request, argv, label, thread] {
+    Deliver(n.mailbox, [this, &n, &c, incarnation, request, argv = std::move(argv), label, thread] {
       if (!n.up) return;
       const int64_t now_ms = n.clock->WallMs(engine.now());
       Reply reply;
       Effects fx;
       int64_t wait_replicas = -1;
-      std::string upper = argv.empty() ? "" : argv[0];
-      for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-      if (upper == "SUBSCRIBE" && argv.size() == 2) {
+      const std::string_view command = argv.empty() ? std::string_view() : argv[0];
+      if (EqualsNoCase(command, "SUBSCRIBE") && argv.size() == 2) {
         auto& subs = n.subscribers[argv[1]];
         if (std::find(subs.begin(), subs.end(), c.index) == subs.end()) subs.push_back(c.index);
         reply = Reply::Array({Reply::Bulk("subscribe"), Reply::Bulk(argv[1]), Reply::Integer(1)});
-      } else if (upper == "UNSUBSCRIBE" && argv.size() == 2) {
+      } else if (EqualsNoCase(command, "UNSUBSCRIBE") && argv.size() == 2) {
         auto& subs = n.subscribers[argv[1]];
         subs.erase(std::remove(subs.begin(), subs.end(), c.index), subs.end());
         reply = Reply::Array({Reply::Bulk("unsubscribe"), Reply::Bulk(argv[1]), Reply::Integer(0)});
-      } else if (upper == "WAIT" && argv.size() == 3) {
+      } else if (EqualsNoCase(command, "WAIT") && argv.size() == 3) {
         const auto numreplicas = ParseInt64(argv[1]);
         const auto timeout_ms = ParseInt64(argv[2]);
         if (!numreplicas || !timeout_ms) {
@@ -333,10 +390,14 @@ struct Simulation::Impl {
       TrackLock(n, names::kReleased);
       if (wait_replicas >= 0) return;  // WAIT answers later, by itself.
       if (n.lose_replies) return;
-      Send(n.name, c.name, [this, &c, incarnation, request, reply] {
-        ClientReceive(c, incarnation, [this, &c, request, reply] {
-          c.protocol->OnReply(*c.outbox, request, reply);
-        });
+      SendReply(n, c, incarnation, request, std::move(reply));
+    });
+  }
+
+  void SendReply(Node& n, Client& c, uint64_t incarnation, locks::RequestId request, Reply reply) {
+    Send(n.endpoint, c.endpoint, [this, &c, incarnation, request, reply = std::move(reply)]() mutable {
+      ClientReceive(c, incarnation, [&c, request, reply = std::move(reply)] {
+        c.protocol->OnReply(*c.outbox, request, reply);
       });
     });
   }
@@ -359,12 +420,7 @@ struct Simulation::Impl {
     const int64_t acked = Acked(n, offset);
     if (acked >= numreplicas || engine.now() >= deadline || !n.up) {
       if (!n.up || n.lose_replies) return;
-      const Reply reply = Reply::Integer(acked);
-      Send(n.name, c.name, [this, &c, incarnation, request, reply] {
-        ClientReceive(c, incarnation, [this, &c, request, reply] {
-          c.protocol->OnReply(*c.outbox, request, reply);
-        });
-      });
+      SendReply(n, c, incarnation, request, Reply::Integer(acked));
       return;
     }
     Node* np = &n;
@@ -379,17 +435,21 @@ struct Simulation::Impl {
    public:
     PubSubBridge(Impl& impl, Node& node) : impl_(impl), node_(node) {}
     int64_t Publish(std::string_view channel, std::string_view message) override {
-      auto it = node_.subscribers.find(std::string(channel));
+      auto it = node_.subscribers.find(channel);
       if (it == node_.subscribers.end()) return 0;
-      const std::string ch(channel), msg(message);
+      // One copy of the message for all the subscribers' deliveries, which outlive the command.
+      const auto published =
+          std::make_shared<const Published>(Published{std::string(channel), std::string(message)});
       // The bridge lives only while the command runs; deliveries must not refer to it.
       Impl* impl = &impl_;
       for (int index : it->second) {
         Client& c = *impl->clients[static_cast<size_t>(index)];
         const uint64_t incarnation = c.incarnation;
         const int node_index = node_.index;
-        impl->Send(node_.name, c.name, [impl, &c, incarnation, node_index, ch, msg] {
-          impl->ClientReceive(c, incarnation, [impl, &c, node_index, ch, msg] {
+        impl->Send(node_.endpoint, c.endpoint, [impl, &c, incarnation, node_index, published] {
+          impl->ClientReceive(c, incarnation, [impl, &c, node_index, published] {
+            const std::string& ch = published->channel;
+            const std::string& msg = published->message;
             history::Event e;
             e.type = EventType::kMessage;
             e.process = c.id;
@@ -405,6 +465,10 @@ struct Simulation::Impl {
     }
 
    private:
+    struct Published {
+      std::string channel;
+      std::string message;
+    };
     Impl& impl_;
     Node& node_;
   };
@@ -478,7 +542,7 @@ struct Simulation::Impl {
         stream.batches.clear();
         return;
       }
-      if (Blocked(m.name, r.name)) {  // The backlog waits for the link to heal.
+      if (Blocked(m.endpoint, r.endpoint)) {  // The backlog waits for the link to heal.
         stream.in_flight = true;
         engine.After(kReplicationRetryUs, [this, mp, replica_index] {
           mp->streams[replica_index].in_flight = false;
@@ -489,7 +553,7 @@ struct Simulation::Impl {
       if (stream.batches.empty()) return;  // A full resync replaced the stream meanwhile.
       std::vector<Argv> batch = std::move(stream.batches.front());
       stream.batches.pop_front();
-      Deliver(r.mailbox, [this, &r, batch] {
+      Deliver(r.mailbox, [this, &r, batch = std::move(batch)] {
         const int64_t now_ms = r.clock->WallMs(engine.now());
         Effects forwarded;
         for (const Argv& cmd : batch) r.server->ExecuteReplicated(cmd, now_ms, &forwarded);
@@ -572,21 +636,25 @@ struct Simulation::Impl {
 
   // --- clients ---
 
-  void ClientReceive(Client& c, uint64_t incarnation, std::function<void()> work) {
+  // Work for client c's process as it was at `incarnation`: dropped if the process crashed
+  // since, held if it is paused.
+  template <typename Work>
+  void ClientReceive(Client& c, uint64_t incarnation, Work work) {
     if (!c.up || c.incarnation != incarnation) return;
-    Deliver(c.mailbox, [&c, incarnation, work = std::move(work)] {
+    Deliver(c.mailbox, [&c, incarnation, work = std::move(work)]() mutable {
       if (!c.up || c.incarnation != incarnation) return;
       work();
     });
   }
 
   // A timer on the client's monotonic clock; dropped if the process crashes meanwhile.
-  Engine::EventId ClientTimer(Client& c, int64_t delay_us, std::function<void()> work) {
+  template <typename Work>
+  Engine::EventId ClientTimer(Client& c, int64_t delay_us, Work work) {
     const uint64_t incarnation = c.incarnation;
     const TrueTime at = c.clock->AfterMono(engine.now(), delay_us);
     return engine.At(at == kNever ? engine.now() + delay_us : at,
-                     [this, &c, incarnation, work = std::move(work)] {
-                       ClientReceive(c, incarnation, work);
+                     [this, &c, incarnation, work = std::move(work)]() mutable {
+                       ClientReceive(c, incarnation, std::move(work));
                      });
   }
 
@@ -608,13 +676,18 @@ struct Simulation::Impl {
       const uint64_t incarnation = c_.incarnation;
       Client* cp = &c_;
       const Name label_id = impl_.Intern(label);
-      impl_.Send(c_.name, n.name, [this, &n, cp, incarnation, request, argv, label_id, thread] {
-        impl_.NodeReceive(n, *cp, incarnation, request, argv, label_id, thread);
-      });
+      // The delivery refers to the simulation, not to this outbox: a restart replaces the
+      // outbox while the old process's commands are still on the wire.
+      Impl* impl = &impl_;
+      // The one copy of the command: it travels to the node by moves.
+      impl_.Send(c_.endpoint, n.endpoint,
+                 [impl, &n, cp, incarnation, request, argv = Argv(argv), label_id, thread]() mutable {
+                   impl->NodeReceive(n, *cp, incarnation, request, std::move(argv), label_id, thread);
+                 });
     }
     void ArmTimer(locks::TimerId timer, int64_t delay_us) override {
       Client* cp = &c_;
-      const Engine::EventId id = impl_.ClientTimer(c_, delay_us, [this, cp, timer] {
+      const Engine::EventId id = impl_.ClientTimer(c_, delay_us, [cp, timer] {
         cp->timers.erase(timer);
         cp->protocol->OnTimer(*cp->outbox, timer);
       });
@@ -997,8 +1070,8 @@ struct Simulation::Impl {
     for (auto& np : nodes) {
       Node& m = *np;
       if (m.master >= 0 || m.replicas.empty()) continue;
-      const bool down = !m.up || m.mailbox.paused || Blocked("sentinel", m.name) ||
-                        Blocked(m.name, "sentinel");
+      const bool down = !m.up || m.mailbox.paused || Blocked(sentinel_endpoint, m.endpoint) ||
+                        Blocked(m.endpoint, sentinel_endpoint);
       if (!down) {
         down_since.erase(m.index);
         continue;
@@ -1032,8 +1105,8 @@ struct Simulation::Impl {
     switch (f.kind) {
       case K::kPartition: {
         Partition p;
-        p.a.insert(f.targets.begin(), f.targets.end());
-        p.b.insert(f.peers.begin(), f.peers.end());
+        p.a = Side(f.targets);
+        p.b = Side(f.peers);
         p.one_way = f.one_way;
         p.active = true;
         partitions.push_back(p);
@@ -1226,6 +1299,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
     c->uuid = UuidFrom(*c->rng);
     s.clients.push_back(std::move(c));
   }
+  s.SetUpNetwork();
 
   // The run's names, interned in a fixed order so that ids never depend on what runs first.
   s.lock_id = s.Intern(scenario.protocol.lock_name);
