@@ -1,6 +1,7 @@
 #include "sim/simulation.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cctype>
 #include <cinttypes>
@@ -58,6 +59,38 @@ std::string OwnersOf(const Entry& e) {
     }
     case ValueType::kString: return std::get<std::string>(e.value);
     default: return TypeName(e.type());
+  }
+}
+
+// Whether OwnersOf(e) == owners, without building OwnersOf(e): the lock key is looked at after
+// every command, and its owners rarely change.
+bool OwnersAre(const Entry& e, std::string_view owners) {
+  switch (e.type()) {
+    case ValueType::kHash: {
+      const auto& fields = std::get<Hash>(e.value).fields();
+      // The field names sorted on the stack: a lock hash holds one to a few fields.
+      constexpr size_t kFieldsMax = 8;
+      if (fields.size() > kFieldsMax) return OwnersOf(e) == owners;
+      std::array<const std::string*, kFieldsMax> sorted;
+      size_t count = 0;
+      for (const auto& [field, value] : fields) sorted[count++] = &field;
+      std::sort(sorted.begin(), sorted.begin() + count,
+                [](const std::string* a, const std::string* b) { return *a < *b; });
+      // Read `owners` as OwnersOf writes it: a comma before each name once the text is not empty.
+      size_t at = 0;
+      for (size_t i = 0; i < count; ++i) {
+        if (at > 0) {
+          if (at == owners.size() || owners[at] != ',') return false;
+          ++at;
+        }
+        const std::string& name = *sorted[i];
+        if (owners.substr(at, name.size()) != name) return false;
+        at += name.size();
+      }
+      return at == owners.size();
+    }
+    case ValueType::kString: return std::get<std::string>(e.value) == owners;
+    default: return TypeName(e.type()) == owners;
   }
 }
 
@@ -578,13 +611,13 @@ struct Simulation::Impl {
     const std::string& key = scenario.protocol.lock_name;
     const Entry* e = n.server->keyspace().Find(key);
     const int64_t now_ms = n.clock->WallMs(engine.now());
-    std::string owners;
-    int64_t expire_ms = kNoExpiry;
-    if (e != nullptr && !Keyspace::IsExpired(*e, now_ms)) {
-      owners = OwnersOf(*e);
-      expire_ms = e->expire_at_ms;
-    }
-    if (owners != n.lock_owners) {
+    const bool live = e != nullptr && !Keyspace::IsExpired(*e, now_ms);
+    const int64_t expire_ms = live ? e->expire_at_ms : kNoExpiry;
+    // Only a change of owners makes an event, and builds the new owners' text.
+    const bool same = live ? OwnersAre(*e, n.lock_owners) : n.lock_owners.empty();
+    assert(same == ((live ? OwnersOf(*e) : std::string()) == n.lock_owners));
+    if (!same) {
+      std::string owners = live ? OwnersOf(*e) : std::string();
       history::Event ev;
       ev.type = EventType::kLease;
       ev.process = n.id;
@@ -603,9 +636,10 @@ struct Simulation::Impl {
         ev.detail = history::Owners{owners};
       }
       Record(ev);
-      n.lock_owners = owners;
+      n.lock_owners = std::move(owners);
     }
-    if (!owners.empty() && expire_ms != kNoExpiry && expire_ms != n.lock_expire_ms) {
+    const bool held = !n.lock_owners.empty();  // What `owners` is now, changed or not.
+    if (held && expire_ms != kNoExpiry && expire_ms != n.lock_expire_ms) {
       // Schedule the moment this node's clock passes the expiry: now_ms > expire_ms.
       const TrueTime at = n.clock->FirstTrueTimeWallExceeds((expire_ms + 1) * 1000 - 1, engine.now());
       if (at != kNever) {
@@ -613,7 +647,7 @@ struct Simulation::Impl {
         engine.At(at, [this, np, expire_ms] { ExpireCheck(*np, expire_ms); });
       }
     }
-    n.lock_expire_ms = owners.empty() ? kNoExpiry : expire_ms;
+    n.lock_expire_ms = held ? expire_ms : kNoExpiry;
   }
 
   void ExpireCheck(Node& n, int64_t expire_ms) {
