@@ -5,15 +5,17 @@
 // The queue itself holds only (time, sequence, slot) records, so that keeping it in heap order
 // moves 24 bytes at a time; each event's callback waits in a slot of a pool whose free slots
 // are reused, so a run that schedules millions of events allocates for only as many as are
-// pending at once.
+// pending at once. The queue is a binary heap; since (time, sequence) orders events totally,
+// every heap of the same records pops them in the same order.
 #ifndef LOCKSTEP_SIM_ENGINE_H_
 #define LOCKSTEP_SIM_ENGINE_H_
 
+#include <algorithm>
 #include <cassert>
 #include <csignal>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <queue>
 #include <utility>
 #include <vector>
 
@@ -47,7 +49,8 @@ class Engine {
     }
     Slot& s = slots_[slot];
     s.fn = std::move(fn);
-    queue_.push(Pending{at, ++next_seq_, slot});
+    queue_.push_back(Pending{at, ++next_seq_, slot});
+    std::push_heap(queue_.begin(), queue_.end(), Later{});
     return (EventId{s.generation} << 32) | slot;
   }
   EventId After(int64_t delay_us, Callback fn) {
@@ -61,7 +64,13 @@ class Engine {
     const auto generation = static_cast<uint32_t>(id >> 32);
     assert(slot < slots_.size());
     Slot& s = slots_[slot];
-    if (s.generation == generation) s.fn.Reset();  // Its queue record is skipped when due.
+    if (s.generation != generation || !s.fn) return;
+    s.fn.Reset();  // Its record stays in the queue and is skipped when due.
+    ++cancelled_;
+    // Client timeouts are armed for every command and mostly cancelled seconds before they
+    // are due: once cancelled records are half the queue, drop them, so that the heap stays
+    // about as deep as the live events need.
+    if (cancelled_ >= kDropCancelledMin && 2 * cancelled_ >= queue_.size()) DropCancelled();
   }
 
   // Runs events until the queue is empty or the next event is after `end`; then sets now to
@@ -73,16 +82,18 @@ class Engine {
         stop_ = true;
         break;
       }
-      const Pending top = queue_.top();
+      const Pending top = queue_.front();
       if (top.at > end) break;
-      queue_.pop();
+      std::pop_heap(queue_.begin(), queue_.end(), Later{});
+      queue_.pop_back();
       // Take the callback out and free its slot before running it: the callback may schedule
       // events, which may reuse the slot or grow the pool.
-      Slot& s = slots_[top.slot];
-      Callback fn = std::move(s.fn);
-      ++s.generation;
-      free_slots_.push_back(top.slot);
-      if (!fn) continue;  // Cancelled.
+      Callback fn = std::move(slots_[top.slot].fn);
+      FreeSlot(top.slot);
+      if (!fn) {
+        --cancelled_;
+        continue;
+      }
       assert(top.at >= now_);
       now_ = top.at;
       ++events_run_;
@@ -110,12 +121,35 @@ class Engine {
     Callback fn;  // Empty while the slot is free, or once its event is cancelled.
     uint32_t generation = 0;
   };
+  // Below this many cancelled records, dropping them is not worth a pass over the queue.
+  static constexpr size_t kDropCancelledMin = 64;
+
+  void FreeSlot(uint32_t slot) {
+    ++slots_[slot].generation;
+    free_slots_.push_back(slot);
+  }
+
+  // Removes the records of cancelled events from the queue and frees their slots.
+  void DropCancelled() {
+    size_t kept = 0;
+    for (const Pending& p : queue_) {
+      if (slots_[p.slot].fn) {
+        queue_[kept++] = p;
+      } else {
+        FreeSlot(p.slot);
+      }
+    }
+    queue_.resize(kept);
+    std::make_heap(queue_.begin(), queue_.end(), Later{});
+    cancelled_ = 0;
+  }
 
   TrueTime now_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t events_run_ = 0;
   bool stop_ = false;
-  std::priority_queue<Pending, std::vector<Pending>, Later> queue_;
+  std::vector<Pending> queue_;  // A heap by Later: front() is the next event.
+  size_t cancelled_ = 0;        // Records in queue_ whose event was cancelled.
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
 };
