@@ -3705,18 +3705,6 @@ PropertyResult CheckLatch(const Facts& f, const Narrator& n, const CheckOptions&
 
 }  // namespace
 
-const PropertyResult* Verdict::Find(std::string_view property) const {
-  for (const PropertyResult& r : results) {
-    if (r.property == property) return &r;
-  }
-  return nullptr;
-}
-
-bool Verdict::AnyViolated() const {
-  return std::any_of(results.begin(), results.end(),
-                     [](const PropertyResult& r) { return r.violated; });
-}
-
 Verdict CheckHistory(const History& history, const CheckOptions& options) {
   const Facts facts = FactsBuilder(history, options).Build();
   const Narrator narrator(facts);
@@ -3740,29 +3728,6 @@ Verdict CheckHistory(const History& history, const CheckOptions& options) {
     assert(verdict.results[i].property == kProperties[i]);
   }
   return verdict;
-}
-
-Judgement Judge(const Verdict& verdict, const std::map<std::string, Expectation>& expect) {
-  Judgement judgement;
-  for (const auto& [property, expectation] : expect) {
-    const PropertyResult* result = verdict.Find(property);
-    if (result == nullptr) {
-      judgement.mismatches.push_back(property + ": no such property");
-      continue;
-    }
-    if (expectation == Expectation::kHold && result->violated) {
-      judgement.mismatches.push_back(property + ": expected to hold, violated (" +
-                                     Count(result->violation_count, "violation") + ")");
-    } else if (expectation == Expectation::kViolated && !result->violated) {
-      judgement.mismatches.push_back(
-          property + ": expected to be violated, held" +
-          (result->applicable ? ""
-                              : " (it does not apply to protocol kind '" +
-                                    verdict.protocol_kind + "')"));
-    }
-  }
-  judgement.matches = judgement.mismatches.empty();
-  return judgement;
 }
 
 }  // namespace lockstep::check

@@ -4,7 +4,7 @@
 // of the run) are treated as documented. Histories are written event by event, in time order,
 // with the conventions the simulator follows (client notes with uuids, a run note, lease
 // events listing owner fields "<uuid>:<thread+1>").
-#include "check/checkers.h"
+#include "check/check.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -12,8 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "history/history.h"
+#include "history/jsonl.h"
+
 namespace lockstep::check {
 namespace {
+
+using history::EventType;
+using history::History;
+using history::TextEvent;
 
 constexpr int64_t operator""_ms(unsigned long long v) { return static_cast<int64_t>(v) * 1000; }
 constexpr int64_t operator""_s(unsigned long long v) { return static_cast<int64_t>(v) * 1'000'000; }
@@ -23,8 +30,8 @@ class Recorder {
  public:
   explicit Recorder(int64_t end_us = 60_s, int64_t lease_default_us = 30_s) {
     Note("sim", "run", "end_us=" + std::to_string(end_us));
-    Event e;
-    e.type = Event::Type::kNote;
+    TextEvent e;
+    e.type = EventType::kNote;
     e.process = "sim";
     e.op = "lease_default";
     e.has_value = true;
@@ -39,31 +46,31 @@ class Recorder {
 
   uint64_t Invoke(int64_t t, const std::string& thread, const std::string& op,
                   const std::string& detail = "", std::optional<int64_t> value = std::nullopt) {
-    return Op(t, Event::Type::kInvoke, thread, op, detail, value);
+    return Op(t, EventType::kInvoke, thread, op, detail, value);
   }
   uint64_t Ok(int64_t t, const std::string& thread, const std::string& op,
               std::optional<int64_t> value = std::nullopt) {
-    return Op(t, Event::Type::kOk, thread, op, "", value);
+    return Op(t, EventType::kOk, thread, op, "", value);
   }
   uint64_t Fail(int64_t t, const std::string& thread, const std::string& op,
                 const std::string& detail = "") {
-    return Op(t, Event::Type::kFail, thread, op, detail, std::nullopt);
+    return Op(t, EventType::kFail, thread, op, detail, std::nullopt);
   }
   uint64_t Info(int64_t t, const std::string& thread, const std::string& op) {
-    return Op(t, Event::Type::kInfo, thread, op, "RedisTimeoutException", std::nullopt);
+    return Op(t, EventType::kInfo, thread, op, "RedisTimeoutException", std::nullopt);
   }
 
   uint64_t Enter(int64_t t, const std::string& thread, std::optional<int64_t> token = std::nullopt) {
-    return Op(t, Event::Type::kResource, thread, "enter", "", token);
+    return Op(t, EventType::kResource, thread, "enter", "", token);
   }
   uint64_t Exit(int64_t t, const std::string& thread) {
-    return Op(t, Event::Type::kResource, thread, "exit", "", std::nullopt);
+    return Op(t, EventType::kResource, thread, "exit", "", std::nullopt);
   }
 
   // owners: threads ("c1.t0,c2.t0"), written as their owner fields.
   uint64_t Lease(int64_t t, const std::string& node, const std::string& op,
                  const std::string& owners) {
-    Event e = At(t, Event::Type::kLease, node, op);
+    TextEvent e = At(t, EventType::kLease, node, op);
     e.lock = "lock";
     std::string fields;
     size_t start = 0;
@@ -79,7 +86,7 @@ class Recorder {
   // A lease event with owner fields written out ("uuid-c1:1").
   uint64_t LeaseFields(int64_t t, const std::string& node, const std::string& op,
                        const std::string& fields) {
-    Event e = At(t, Event::Type::kLease, node, op);
+    TextEvent e = At(t, EventType::kLease, node, op);
     e.lock = "lock";
     e.detail = fields;
     return history_.Append(e).seq;
@@ -87,14 +94,14 @@ class Recorder {
 
   uint64_t Fault(int64_t t, const std::string& target, const std::string& op,
                  const std::string& detail = "") {
-    Event e = At(t, Event::Type::kFault, target, op);
+    TextEvent e = At(t, EventType::kFault, target, op);
     e.detail = detail;
     return history_.Append(e).seq;
   }
 
   uint64_t Exec(int64_t t, const std::string& node, const std::string& thread,
                 const std::string& label, const std::string& reply) {
-    Event e = At(t, Event::Type::kExec, node, label);
+    TextEvent e = At(t, EventType::kExec, node, label);
     e.peer = thread.substr(0, thread.find('.'));
     e.thread = std::stoi(thread.substr(thread.find(".t") + 2));
     e.lock = "lock";
@@ -107,16 +114,16 @@ class Recorder {
 
   // A read access (the read side of a read-write lock).
   uint64_t EnterRead(int64_t t, const std::string& thread) {
-    return Op(t, Event::Type::kResource, thread, "enter", "read", std::nullopt);
+    return Op(t, EventType::kResource, thread, "enter", "read", std::nullopt);
   }
   // The write at the end of a fenced critical section: detail "accepted" or "rejected: ...".
   uint64_t Write(int64_t t, const std::string& thread, int64_t token, const std::string& detail) {
-    return Op(t, Event::Type::kResource, thread, "exit", detail, token);
+    return Op(t, EventType::kResource, thread, "exit", detail, token);
   }
   // An exec that names its client but not the thread (as the simulator writes them).
   uint64_t ExecNoThread(int64_t t, const std::string& node, const std::string& client,
                         const std::string& label, const std::string& reply) {
-    Event e = At(t, Event::Type::kExec, node, label);
+    TextEvent e = At(t, EventType::kExec, node, label);
     e.peer = client;
     e.lock = "lock";
     e.detail = reply;
@@ -129,7 +136,7 @@ class Recorder {
   }
   // A counting-down thread that did its ops_per_thread.
   uint64_t Done(int64_t t, const std::string& thread) {
-    return Op(t, Event::Type::kNote, thread, "done", "ops_per_thread=1", std::nullopt);
+    return Op(t, EventType::kNote, thread, "done", "ops_per_thread=1", std::nullopt);
   }
 
   const History& history() const { return history_; }
@@ -148,8 +155,8 @@ class Recorder {
   }
 
  private:
-  Event At(int64_t t, Event::Type type, const std::string& process, const std::string& op) {
-    Event e;
+  TextEvent At(int64_t t, EventType type, const std::string& process, const std::string& op) {
+    TextEvent e;
     e.t_us = t;
     e.type = type;
     e.process = process;
@@ -158,14 +165,14 @@ class Recorder {
   }
   void Note(const std::string& process, const std::string& op, const std::string& detail,
             int64_t t = 0) {
-    Event e = At(t, Event::Type::kNote, process, op);
+    TextEvent e = At(t, EventType::kNote, process, op);
     e.detail = detail;
     history_.Append(e);
   }
-  uint64_t Op(int64_t t, Event::Type type, const std::string& thread, const std::string& op,
+  uint64_t Op(int64_t t, EventType type, const std::string& thread, const std::string& op,
               const std::string& detail, std::optional<int64_t> value) {
     const size_t dot = thread.find(".t");
-    Event e = At(t, type, thread.substr(0, dot), op);
+    TextEvent e = At(t, type, thread.substr(0, dot), op);
     e.thread = std::stoi(thread.substr(dot + 2));
     e.lock = "lock";
     e.detail = detail;
@@ -938,11 +945,13 @@ TEST_CASE("checkers: malformed input becomes warnings, not crashes", "[check]") 
 TEST_CASE("checkers: a history read back from JSON Lines gives the same verdict", "[check]") {
   const Recorder r = CleanTurns();
   History copy;
-  for (const Event& e : r.history().events()) {
-    std::string error;
-    const auto parsed = ParseJsonLine(ToJsonLine(e), &error);
-    REQUIRE(parsed);
-    copy.Append(*parsed);
+  std::string line, text, error;
+  for (const history::Event& e : r.history().events()) {
+    line.clear();
+    history::AppendJsonLine(e, r.history().names(), &line);
+    history::Event parsed;
+    REQUIRE(history::ParseJsonLine(line, &copy.names(), &text, &parsed, &error));
+    copy.Append(parsed);
   }
   REQUIRE(copy.Hash() == r.history().Hash());
   const Verdict a = r.Check();

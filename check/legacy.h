@@ -25,7 +25,7 @@ class LegacyHistorySink : public history::EventSink {
     x.local_ms = e.local_ms;
     x.has_value = e.has_value;
     x.value = e.value;
-    x.detail = history::DetailText(e, *names_);
+    x.detail = history::DetailText(e);
     history_.Append(std::move(x));
   }
 

@@ -35,7 +35,7 @@ const Event& History::Append(const Event& e) {
   // The detail's text is rendered once and kept; the typed detail is decoded from the kept
   // text, so that nothing in the copy refers to memory the caller owns.
   line_.clear();
-  AppendDetailText(e, *names_, &line_);
+  AppendDetailText(e, &line_);
   copy.source = Keep(line_);
   copy.detail = DecodeDetail(copy.type, copy.op, copy.source);
   line_.clear();
@@ -65,7 +65,7 @@ const Event& History::Append(const TextEvent& t) {
 
 std::string History::HashHex() const { return history::HashHex(hash_); }
 
-std::string History::DetailOf(const Event& e) const { return DetailText(e, *names_); }
+std::string History::DetailOf(const Event& e) const { return DetailText(e); }
 
 bool History::WriteFile(const std::string& path, std::string* error) const {
   // Write to a temporary name and rename, so a failure never leaves half a history behind

@@ -104,12 +104,12 @@ TEST_CASE("every typed detail writes the simulator's text and reads back to the 
   };
   for (const Case& c : cases) {
     INFO(c.text);
-    CHECK(DetailText(c.event, names) == c.text);
+    CHECK(DetailText(c.event) == c.text);
     const Detail back = DecodeDetail(c.event.type, c.event.op, c.text);
     CHECK(back.index() == c.event.detail.index());
     Event decoded = c.event;
     decoded.detail = back;
-    CHECK(DetailText(decoded, names) == c.text);
+    CHECK(DetailText(decoded) == c.text);
     RoundTrip(c.event, &names);
   }
 }
@@ -137,7 +137,7 @@ TEST_CASE("free text that matches no typed form is kept byte for byte") {
       const EventType type = op == names::kAcquire ? EventType::kInvoke : EventType::kFault;
       Event e = Typed(type, op, DecodeDetail(type, op, text));
       e.source = text;
-      CHECK(DetailText(e, names) == text);
+      CHECK(DetailText(e) == text);
       RoundTrip(e, &names);
     }
   }

@@ -282,7 +282,7 @@ void AppendJsonLine(const Event& e, const NameTable& names, std::string* out) {
   const size_t before = out->size();
   AppendKey(out, "detail");
   const size_t text_at = out->size();
-  AppendDetailText(e, names, out);
+  AppendDetailText(e, out);
   if (out->size() == text_at) {
     out->resize(before);  // No detail: the key is left out.
   } else {

@@ -68,6 +68,7 @@ std::optional<int64_t> ParseMs(std::string_view text) {
     if (*f == 0) return std::nullopt;  // "5.000ms" is never written: whole ms print as "5ms".
     us += *f;
   }
+  if (negative && us == 0) return std::nullopt;  // "-0ms" is never written.
   return negative ? -us : us;
 }
 
@@ -416,9 +417,9 @@ Detail DecodeNote(Name op, std::string_view text) {
       return ClusterNote{text.substr(0, at), *slot};
     }
     case names::kClient: {
-      std::string_view rest = text;
-      if (!Eat(&rest, "uuid=")) return ClientNote{TextValue(text, "uuid=")};
-      return ClientNote{rest};
+      const std::string_view uuid = TextValue(text, "uuid=");
+      if (uuid.empty()) break;
+      return ClientNote{uuid};
     }
     case names::kRole: {
       const auto role = RoleNamed(NoteValue(text, "role="));
@@ -489,8 +490,7 @@ std::string FormatMs(int64_t us) {
   return out;
 }
 
-void AppendDetailText(const Event& e, const NameTable& names, std::string* out) {
-  (void)names;
+void AppendDetailText(const Event& e, std::string* out) {
   if (!e.source.empty()) {
     out->append(e.source);
     return;
@@ -498,9 +498,9 @@ void AppendDetailText(const Event& e, const NameTable& names, std::string* out) 
   std::visit(Encoder{e, out}, e.detail);
 }
 
-std::string DetailText(const Event& e, const NameTable& names) {
+std::string DetailText(const Event& e) {
   std::string out;
-  AppendDetailText(e, names, &out);
+  AppendDetailText(e, &out);
   return out;
 }
 

@@ -26,10 +26,10 @@ void AppendMs(std::string* out, int64_t us);
 std::string FormatMs(int64_t us);
 
 // Appends the detail's text as a history file has it: the source text for an event read from
-// a file, else the typed detail encoded. Nothing for NoDetail. `scratch` is not used.
-void AppendDetailText(const Event& e, const NameTable& names, std::string* out);
+// a file, else the typed detail encoded. Nothing for NoDetail.
+void AppendDetailText(const Event& e, std::string* out);
 // The same as a string.
-std::string DetailText(const Event& e, const NameTable& names);
+std::string DetailText(const Event& e);
 
 // Decodes a detail text for an event of this type and op. The typed fields refer into `text`.
 Detail DecodeDetail(EventType type, Name op, std::string_view text);

@@ -11,7 +11,7 @@
 namespace lockstep::history {
 
 bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink, ReadStats* stats,
-                     std::string* error) {
+                     std::string* error, const ReadOptions& options) {
   *stats = ReadStats{};
   stats->hash = kFnvOffset;
   // gzread reads a plain file as it is, so one path serves both formats.
@@ -27,6 +27,7 @@ bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink,
   std::string text;
   size_t line_no = 0;
   bool ok = true;
+  bool done = false;  // Read as many events as the options allow.
   auto handle = [&](std::string_view line) {
     ++line_no;
     if (line.empty()) return true;
@@ -45,9 +46,10 @@ bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink,
     stats->hash = FnvAppend(stats->hash, line);
     stats->hash = FnvAppend(stats->hash, "\n");
     sink->OnEvent(e);
+    if (options.max_events > 0 && stats->events >= options.max_events) done = true;
     return true;
   };
-  while (ok) {
+  while (ok && !done) {
     const int n = gzread(in, chunk.data(), static_cast<unsigned>(chunk.size()));
     if (n < 0) {
       int code = 0;
@@ -62,7 +64,7 @@ bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink,
     }
     if (n == 0) break;
     std::string_view data(chunk.data(), static_cast<size_t>(n));
-    while (ok && !data.empty()) {
+    while (ok && !done && !data.empty()) {
       const size_t nl = data.find('\n');
       if (nl == std::string_view::npos) {
         pending.append(data);
@@ -79,7 +81,7 @@ bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink,
     }
   }
   if (!ok) return false;
-  if (!pending.empty()) {
+  if (!done && !pending.empty()) {
     // A last line without its newline: a whole event if it parses, else a cut-off write.
     std::string saved_error = *error;
     if (!handle(pending)) {

@@ -19,12 +19,16 @@ struct ReadStats {
   bool truncated = false;
 };
 
+struct ReadOptions {
+  uint64_t max_events = 0;  // Stop after this many events (0: read them all).
+};
+
 // Streams a JSON Lines history (gzip-compressed or not: the gzip magic decides) into `sink`,
 // interning names into *names. Each event's seq is its index in the file. Returns false with
 // *error naming the file and line on a malformed line or time going backwards; the sink has
 // then received every event before that line.
 bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink, ReadStats* stats,
-                     std::string* error);
+                     std::string* error, const ReadOptions& options = {});
 
 }  // namespace lockstep::history
 

@@ -1,0 +1,103 @@
+#include "check/exclusion.h"
+
+namespace lockstep::check {
+
+using history::Span;
+
+ExclusionChecker::ExclusionChecker(std::string_view property, bool accesses,
+                                   const CheckOptions& options)
+    : property_(property), accesses_(accesses), pairs_(options.max_violations),
+      overs_(options.max_violations) {}
+
+void ExclusionChecker::OnSpanStarted(const history::FactsPass& f, const Span& s) {
+  if (s.access != accesses_) return;
+  if (!permits_mode_) permits_mode_ = CountsPermits(f);
+  const std::vector<Span>& open = open_.Open(s.lock);
+  if (*permits_mode_) {
+    const int64_t permits = f.protocol().permits;
+    size_t others = 0;
+    for (const Span& o : open) others += o.thread != s.thread;
+    if (others >= static_cast<size_t>(permits)) {
+      const FindingKey key{s.start_us, s.start_seq, 0, static_cast<int64_t>(s.id), s.lock,
+                           history::kNone};
+      if (auto [number, over] = overs_.Add(key); over != nullptr) {
+        over->s = s;
+        over->permits = permits;
+        waiting_.Wait(s.id, number);
+        for (const Span& o : open) {
+          if (o.thread == s.thread) continue;
+          over->others.push_back(o);
+          waiting_.Wait(o.id, number);
+        }
+      }
+    }
+  } else {
+    for (const Span& a : open) {
+      if (a.thread == s.thread) continue;
+      const std::optional<uint8_t> kind = PairKind(a, s);
+      if (!kind) continue;
+      const FindingKey key{s.start_us, s.start_seq, *kind, static_cast<int64_t>(a.id),
+                           static_cast<int64_t>(s.id), history::kNone};
+      auto [number, pair] = pairs_.Add(key);
+      if (pair == nullptr) continue;
+      pair->a = a;
+      pair->b = s;
+      if (!accesses_) {
+        pair->a_losses = f.LossesSinceBelief(a.thread, a.lock, a.shared);
+        const history::Seq given = f.LastGiven(s.thread, s.lock);
+        if (given != history::kOpenSeq && given < s.start_seq) pair->b_given = given;
+      }
+      waiting_.Wait(a.id, number);
+      waiting_.Wait(s.id, number);
+    }
+  }
+  open_.Start(s);
+}
+
+void ExclusionChecker::OnSpanEnded(const history::FactsPass&, const Span& s) {
+  if (s.access != accesses_) return;
+  open_.End(s);
+  waiting_.Ended(s.id, [&](uint64_t number) {
+    if (OverlapPair* pair = pairs_.Get(number)) pair->Update(s);
+    if (OverPermits* over = overs_.Get(number)) over->Update(s);
+  });
+}
+
+PropertyResult ExclusionChecker::Result(const Narrator& n) {
+  if (!Applicable(n.facts())) return NotApplicable(property_);
+  if (permits_mode_.value_or(CountsPermits(n.facts()))) {
+    return Conclude(property_, overs_, [&](const FindingKey&, const OverPermits& over) {
+      return ExplainOver(n, over);
+    });
+  }
+  return Conclude(property_, pairs_, [&](const FindingKey& key, const OverlapPair& pair) {
+    return ExplainPair(n, key, pair);
+  });
+}
+
+Violation ExclusionChecker::ExplainOver(const Narrator& n, const OverPermits& over) const {
+  const Span& b = over.s;
+  Violation v;
+  v.kind = "over_permits";
+  v.to_us = over.to_us();
+  std::string others;
+  std::vector<int> clients = {n.ProcessOfThread(b.thread)};
+  for (const Span& a : over.others) {
+    v.threads.push_back(n.Thread(a.thread));
+    v.events.push_back(a.start_seq);
+    clients.push_back(n.ProcessOfThread(a.thread));
+    others += (others.empty() ? "" : "; ") + n.Thread(a.thread) + " (since " + Seconds(a.start_us) +
+              ", " + n.Until(a) + ")";
+  }
+  v.threads.push_back(n.Thread(b.thread));
+  v.events.push_back(b.start_seq);
+  v.explanation = n.Thread(b.thread) + (accesses_ ? " entered the resource of " : " acquired ") +
+                  n.Lock(b.lock) + " at " + Seconds(b.start_us) + " while " +
+                  Count(over.others.size(), "other thread") +
+                  (accesses_ ? " were inside" : " held it") + ", more than its " +
+                  Count(static_cast<size_t>(over.permits), "permit") + " allow: " + others + ".";
+  v.explanation += n.Faults(b.start_us, v.to_us, b.start_us, clients, &v.events);
+  return v;
+}
+
+}  // namespace lockstep::check
