@@ -79,7 +79,7 @@ Verdict CheckHistory(const history::History& history, const CheckOptions& option
 }
 
 std::optional<Verdict> CheckHistoryFile(const std::string& path, const CheckOptions& options,
-                                        std::string* error) {
+                                        std::string* error, history::ReadStats* read_stats) {
   history::NameTable names;
   history::ReadStats stats;
   // The protocol note comes first: read the notes at the start to learn whether the node count
@@ -96,6 +96,7 @@ std::optional<Verdict> CheckHistoryFile(const std::string& path, const CheckOpti
   }
   Checker checker(&names, options, nodes_hint);
   if (!history::ReadHistoryFile(path, &names, &checker, &stats, error)) return std::nullopt;
+  if (read_stats != nullptr) *read_stats = stats;
   return checker.Finish();
 }
 

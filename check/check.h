@@ -18,6 +18,7 @@
 #include "check/verdict.h"
 #include "history/facts.h"
 #include "history/history.h"
+#include "history/reader.h"
 
 namespace lockstep::check {
 
@@ -47,8 +48,9 @@ Verdict CheckHistory(const history::History& history, const CheckOptions& option
 // The verdict on a history file (plain or gzip), read in one streaming pass (two for a
 // RedLock/MultiLock history whose protocol note lacks nodes=). nullopt and *error on a read
 // error.
+// *stats, when given, tells what the last pass read (events, hash, a cut-off last line).
 std::optional<Verdict> CheckHistoryFile(const std::string& path, const CheckOptions& options,
-                                        std::string* error);
+                                        std::string* error, history::ReadStats* stats = nullptr);
 
 }  // namespace lockstep::check
 

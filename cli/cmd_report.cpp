@@ -10,8 +10,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "check/checkers.h"
+#include "check/check.h"
 #include "cli/subcommands.h"
+#include "history/jsonl.h"
+#include "history/notes.h"
+#include "history/reader.h"
 #include "model/scenario_toml.h"
 #include "reports/report.h"
 #include "sim/simulation.h"
@@ -23,7 +26,7 @@ namespace lockstep::cli {
 namespace {
 
 const char* kReportHelp =
-    "usage: lockstep report HISTORY.jsonl [--scenario FILE] [--out DIR]\n"
+    "usage: lockstep report HISTORY.jsonl[.gz] [--scenario FILE] [--out DIR]\n"
     "\n"
     "Checks a saved history again and writes the reports `lockstep run` writes:\n"
     "  report.html  a self-contained timeline (open it from disk): a lane per client thread\n"
@@ -54,15 +57,17 @@ std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
-int64_t RunEndUs(const History& history) {
-  for (const Event& e : history.events()) {
-    if (e.type != Event::Type::kNote || e.op != "run") continue;
-    const size_t at = e.detail.find("end_us=");
-    if (at == std::string::npos) break;
-    return std::strtoll(e.detail.c_str() + at + 7, nullptr, 10);
+// The run note's end_us: the duration the run was asked for (the notes come first).
+class RunNoteReader : public history::EventSink {
+ public:
+  void OnEvent(const history::Event& e) override {
+    if (const auto run = history::AsRunNote(e)) end_us_ = run->end_us;
   }
-  return history.size() > 0 ? history.events().back().t_us : 0;
-}
+  int64_t end_us() const { return end_us_; }
+
+ private:
+  int64_t end_us_ = 0;
+};
 
 }  // namespace
 
@@ -106,15 +111,22 @@ int ReportMain(const std::vector<std::string>& args) {
 
   const auto wall_start = std::chrono::steady_clock::now();
   std::string error;
-  std::optional<History> history = History::ReadFile(history_path, &error);
-  if (!history) {
-    std::cerr << "lockstep report: " << error << "\n";
-    return kExitBadInput;
+  RunNoteReader run_note;
+  {
+    history::NameTable names;
+    history::ReadStats head;
+    history::ReadOptions first;
+    first.max_events = 64;
+    if (!history::ReadHistoryFile(history_path, &names, &run_note, &head, &error, first)) {
+      std::cerr << "lockstep report: " << error << "\n";
+      return kExitBadInput;
+    }
   }
 
   reports::ReportMeta meta;
   meta.version = LOCKSTEP_VERSION;
   check::CheckOptions options;
+  const int64_t end_us = run_note.end_us();
   if (!scenario_file.empty()) {
     ScenarioError scenario_error;
     std::optional<Scenario> scenario = LoadScenarioFile(scenario_file, &scenario_error);
@@ -124,9 +136,11 @@ int ReportMain(const std::vector<std::string>& args) {
     }
     // The run may have overridden the seed or the duration; the history knows which it used.
     reports::ReportMeta from_history;
-    reports::DescribeFromHistory(*history, &from_history);
+    if (!reports::DescribeFromHistoryFile(history_path, &from_history, &error)) {
+      std::cerr << "lockstep report: " << error << "\n";
+      return kExitBadInput;
+    }
     if (from_history.seed) scenario->seed = *from_history.seed;
-    const int64_t end_us = RunEndUs(*history);
     const bool duration_overridden = end_us > 0 && end_us != scenario->duration_us;
     if (duration_overridden) scenario->duration_us = end_us;
     reports::DescribeScenario(*scenario, &meta);
@@ -142,17 +156,25 @@ int ReportMain(const std::vector<std::string>& args) {
     options.liveness_bound_us = scenario->liveness_bound_us;
     options.lease_default_us = scenario->protocol.watchdog_timeout_us;
   } else {
-    reports::DescribeFromHistory(*history, &meta);
+    if (!reports::DescribeFromHistoryFile(history_path, &meta, &error)) {
+      std::cerr << "lockstep report: " << error << "\n";
+      return kExitBadInput;
+    }
     // Without the file, the scenario library's naming is the best guess at where it lives.
     meta.reproduce = "lockstep run scenarios/" +
                      (meta.scenario_name.empty() ? "SCENARIO" : meta.scenario_name) + ".toml" +
                      (meta.seed ? " --seed " + std::to_string(*meta.seed) : "");
-    const int64_t end_us = RunEndUs(*history);
     if (end_us > 0) meta.reproduce += " --duration-ms " + std::to_string(end_us / 1000);
   }
 
   const auto read_end = std::chrono::steady_clock::now();
-  const check::Verdict verdict = check::CheckHistory(*history, options);
+  history::ReadStats stats;
+  const std::optional<check::Verdict> verdict =
+      check::CheckHistoryFile(history_path, options, &error, &stats);
+  if (!verdict) {
+    std::cerr << "lockstep report: " << error << "\n";
+    return kExitBadInput;
+  }
   const auto check_end = std::chrono::steady_clock::now();
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
@@ -161,7 +183,7 @@ int ReportMain(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   std::vector<reports::WrittenFile> written;
-  if (!reports::WriteReports(*history, verdict, meta, out_dir, &written, &error)) {
+  if (!reports::WriteReportsFromFile(history_path, *verdict, meta, out_dir, &written, &error)) {
     std::cerr << "lockstep report: " << error << "\n";
     return kExitFailed;
   }
@@ -174,8 +196,9 @@ int ReportMain(const std::vector<std::string>& args) {
       std::printf("wrote      %s (%.1f KiB)\n", f.path.c_str(),
                   static_cast<double>(f.bytes) / 1024);
     }
-    std::printf("from       %s (%zu events, hash %s)\n", history_path.c_str(), history->size(),
-                history->HashHex().c_str());
+    std::printf("from       %s (%llu events, hash %s)%s\n", history_path.c_str(),
+                static_cast<unsigned long long>(stats.events), history::HashHex(stats.hash).c_str(),
+                stats.truncated ? ", its last line cut short" : "");
     std::printf("wall       read %.2f s, checked %.2f s, rendered %.2f s\n",
                 seconds(wall_start, read_end), seconds(read_end, check_end),
                 seconds(check_end, end));

@@ -1,4 +1,5 @@
 // lockstep run: scenario file -> Scenario -> simulator -> History -> checkers -> verdict.
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,8 +13,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "check/checkers.h"
-#include "check/legacy.h"
+#include "check/check.h"
 #include "cli/subcommands.h"
 #include "history/jsonl.h"
 #include "history/writer.h"
@@ -51,11 +51,18 @@ const char* kRunHelp =
     "  semaphore           never more permit holders than permits\n"
     "  latch               a count-down latch's await returns only once the count reached 0\n"
     "\n"
-    "Writes DIR/history.jsonl (one event per line), DIR/summary.txt and the reports:\n"
+    "The history streams through the checkers as it happens (nothing holds the whole run)\n"
+    "and, with --history jsonl (the default), to DIR/history.jsonl, one event per line\n"
+    "(jsonl.gz: DIR/history.jsonl.gz; none: no file and no reports, the fastest, for\n"
+    "searches that re-run what they want to keep). Then DIR/summary.txt and the reports:\n"
     "DIR/report.html (timeline), DIR/trace.json (Perfetto) and DIR/summary.md (for a pull\n"
     "request); `lockstep report DIR/history.jsonl` rebuilds them from the history.\n"
     "\n"
-    "Exit status: 0 the verdict matches [expect], 1 it does not, 2 bad input.\n"
+    "Ctrl-C (SIGINT) or SIGTERM stops the run where it is: the history written so far, its\n"
+    "verdict and its reports are kept, and the exit status is 130.\n"
+    "\n"
+    "Exit status: 0 the verdict matches [expect], 1 it does not, 2 bad input,\n"
+    "130 interrupted.\n"
     "\n"
     "Example:\n"
     "  lockstep run scenarios/contention-10.toml\n"
@@ -80,6 +87,11 @@ long PeakRssKb() {
   return usage.ru_maxrss;
 }
 
+// Set by SIGINT/SIGTERM; the simulator looks at it between events.
+volatile std::sig_atomic_t g_interrupted = 0;
+
+void OnInterrupt(int) { g_interrupted = 1; }
+
 std::string ShellQuote(const std::string& s) {
   if (s.find_first_of(" \t'\"$`\\") == std::string::npos) return s;
   std::string out = "'";
@@ -90,7 +102,7 @@ std::string ShellQuote(const std::string& s) {
 }  // namespace
 
 int RunMain(const std::vector<std::string>& args) {
-  std::string file, out_dir, lua_dir = DefaultLuaDir();
+  std::string file, out_dir, lua_dir = DefaultLuaDir(), history_format = "jsonl";
   uint64_t seed = 0;
   int64_t duration_ms = 0;
   bool quiet = false;
@@ -102,6 +114,8 @@ int RunMain(const std::vector<std::string>& args) {
       "output directory (default: lockstep-out/<scenario>-seed<N>)")(
       "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
       "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
+      "history", po::value(&history_format)->default_value(history_format),
+      "what to keep of the history: jsonl, jsonl.gz or none")(
       "quiet,q", po::bool_switch(&quiet), "no progress line");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value(&file));
@@ -123,6 +137,12 @@ int RunMain(const std::vector<std::string>& args) {
   }
   if (file.empty()) {
     std::cerr << "lockstep run: which scenario? e.g. lockstep run scenarios/contention-10.toml\n";
+    return kExitBadInput;
+  }
+  const std::optional<history::HistoryFormat> format = history::ParseHistoryFormat(history_format);
+  if (!format) {
+    std::cerr << "lockstep run: --history takes jsonl, jsonl.gz or none, not '" << history_format
+              << "'\n";
     return kExitBadInput;
   }
 
@@ -158,18 +178,26 @@ int RunMain(const std::vector<std::string>& args) {
     std::cerr << "lockstep run: cannot create " << out_dir << ": " << ec.message() << "\n";
     return kExitBadInput;
   }
-  std::string write_error;
-  const std::string history_path = out_dir + "/history.jsonl";
+  // The pipeline: every event goes to the checkers and, unless --history none, to the file.
   history::Recorder& recorder = sim->recorder();
-  check::LegacyHistorySink legacy(&recorder.names());
-  recorder.AddSink(&legacy);
-  std::unique_ptr<history::HistoryWriter> writer = history::HistoryWriter::Open(
-      history_path, history::HistoryFormat::kJsonl, &recorder.names(), &write_error);
-  if (!writer) {
-    std::cerr << "lockstep run: " << write_error << "\n";
-    return kExitBadInput;
+  check::CheckOptions options;
+  options.liveness_bound_us = scenario.liveness_bound_us;
+  options.lease_default_us = scenario.protocol.watchdog_timeout_us;
+  options.fair_wait_timeout_us = scenario.protocol.fair_wait_timeout_us;
+  check::Checker checker(&recorder.names(), options);
+  recorder.AddSink(&checker);
+  std::string write_error;
+  std::string history_path;
+  std::unique_ptr<history::HistoryWriter> writer;
+  if (*format != history::HistoryFormat::kNone) {
+    history_path = out_dir + "/" + history::HistoryFileName(*format);
+    writer = history::HistoryWriter::Open(history_path, *format, &recorder.names(), &write_error);
+    if (!writer) {
+      std::cerr << "lockstep run: " << write_error << "\n";
+      return kExitBadInput;
+    }
+    recorder.AddSink(writer.get());
   }
-  recorder.AddSink(writer.get());
 
   std::ostringstream head;
   head << "scenario   " << scenario.name << " (" << file << ")\n";
@@ -181,6 +209,13 @@ int RunMain(const std::vector<std::string>& args) {
 
   const auto wall_start = std::chrono::steady_clock::now();
   const bool tty = isatty(fileno(stderr)) && !quiet;
+  g_interrupted = 0;
+  struct sigaction action {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old_int {}, old_term {};
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
   sim->Run(
       [&](TrueTime now) {
         if (quiet) return;
@@ -190,21 +225,25 @@ int RunMain(const std::vector<std::string>& args) {
                      Seconds(now).c_str(), Seconds(scenario.duration_us).c_str(),
                      static_cast<unsigned long long>(sim->events_run()), wall, tty ? "" : "\n");
       },
-      60'000'000);
+      60'000'000, &g_interrupted);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  const bool interrupted = sim->interrupted();
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
+  if (interrupted) {
+    std::cerr << "lockstep run: interrupted at " << Seconds(sim->end_us())
+              << " simulated; the verdict, " << (writer ? history_path : "the history")
+              << " and the reports are of the run so far\n";
+  }
 
-  if (!writer->Close()) {
+  // The file is complete and closed before anything reads it again.
+  if (writer && !writer->Close()) {
     std::cerr << "lockstep run: " << writer->error() << "\n";
     return kExitFailed;
   }
-  const History& history = legacy.history();
-  check::CheckOptions options;
-  options.liveness_bound_us = scenario.liveness_bound_us;
-  options.lease_default_us = scenario.protocol.watchdog_timeout_us;
-  options.fair_wait_timeout_us = scenario.protocol.fair_wait_timeout_us;
-  const check::Verdict verdict = check::CheckHistory(history, options);
+  const check::Verdict verdict = checker.Finish();
   const check::Judgement judgement = check::Judge(verdict, scenario.expect);
 
   std::ostringstream body;
@@ -228,22 +267,16 @@ int RunMain(const std::vector<std::string>& args) {
   }
 
 
-  const double sim_s = static_cast<double>(scenario.duration_us) / 1e6;
-  char figures[512];
-  std::snprintf(figures, sizeof(figures),
-                "history    %s (%zu events, hash %s)\n"
-                "simulated  %.3f s in %.2f s wall (%.1f simulated s per wall s)\n"
-                "events     %llu (%.0f per wall s), peak RSS %ld MiB\n",
-                history_path.c_str(), history.size(), history::HashHex(writer->hash()).c_str(),
-                sim_s, wall_s,
-                wall_s > 0 ? sim_s / wall_s : 0.0,
-                static_cast<unsigned long long>(sim->events_run()),
-                wall_s > 0 ? static_cast<double>(sim->events_run()) / wall_s : 0.0,
-                PeakRssKb() / 1024);
+  const double sim_s = static_cast<double>(sim->end_us()) / 1e6;
+  const std::string kept =
+      writer ? history_path + " (" + std::to_string(recorder.count()) + " events, hash " +
+                   history::HashHex(writer->hash()) + ")"
+             : "not kept (--history none; " + std::to_string(recorder.count()) + " events)";
   std::string reproduce = "lockstep run " + ShellQuote(file) + " --seed " +
                           std::to_string(scenario.seed);
   if (vm.count("duration-ms")) reproduce += " --duration-ms " + std::to_string(duration_ms);
-  // The reports: written after the history, so a report problem never costs the history.
+  // The reports read the history file once more, knowing the verdict: written after it, so a
+  // report problem never costs the history or the verdict.
   reports::ReportMeta meta;
   reports::DescribeScenario(scenario, &meta);
   meta.scenario_file = file;
@@ -253,18 +286,30 @@ int RunMain(const std::vector<std::string>& args) {
   const auto report_start = std::chrono::steady_clock::now();
   std::vector<reports::WrittenFile> written;
   bool reports_ok = false;
-  try {
-    reports_ok = reports::WriteReports(history, verdict, meta, out_dir, &written, &write_error);
-  } catch (const std::exception& e) {
-    write_error = std::string("internal error while writing reports: ") + e.what();
+  if (writer) {
+    try {
+      reports_ok = reports::WriteReportsFromFile(history_path, verdict, meta, out_dir, &written,
+                                                 &write_error);
+    } catch (const std::exception& e) {
+      write_error = std::string("internal error while writing reports: ") + e.what();
+    }
+    if (!reports_ok) {
+      // The history and the verdict stand without the reports; say so and carry on.
+      std::cerr << "lockstep run: reports not written: " << write_error << "\n";
+    }
   }
-  if (!reports_ok) {
-    // The history and the verdict stand without the reports; say so and carry on.
-    std::cerr << "lockstep run: reports not written: " << write_error << "\n";
-  }
+  // Peak memory includes the reports.
+  char figures[512];
+  std::snprintf(figures, sizeof(figures),
+                "simulated  %.3f s in %.2f s wall (%.1f simulated s per wall s)\n"
+                "events     %llu (%.0f per wall s), peak RSS %ld MiB\n",
+                sim_s, wall_s, wall_s > 0 ? sim_s / wall_s : 0.0,
+                static_cast<unsigned long long>(sim->events_run()),
+                wall_s > 0 ? static_cast<double>(sim->events_run()) / wall_s : 0.0,
+                PeakRssKb() / 1024);
   const double report_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - report_start).count();
-  std::string report_line = "reports    ";
+  std::string report_line = writer ? "reports    " : "reports    none (no history to read them from)";
   for (const reports::WrittenFile& f : written) {
     const std::string name = std::filesystem::path(f.path).filename().string();
     report_line += (report_line.size() > 11 ? ", " + name : f.path) + " (" +
@@ -274,8 +319,13 @@ int RunMain(const std::vector<std::string>& args) {
   std::snprintf(report_time, sizeof(report_time), " in %.2f s wall\n", report_s);
 
   std::ostringstream tail;
-  tail << figures << report_line << report_time << "reproduce  " << reproduce << "\n";
-  if (judgement.matches) {
+  tail << "history    " << kept << "\n"
+       << figures << report_line << (writer ? report_time : "\n") << "reproduce  " << reproduce
+       << "\n";
+  if (interrupted) {
+    tail << "result     INTERRUPTED at " << Seconds(sim->end_us()) << " of "
+         << Seconds(scenario.duration_us) << " simulated: the verdict above is of that prefix\n";
+  } else if (judgement.matches) {
     tail << "result     PASS: the verdict matches the scenario's expectations\n";
   } else {
     tail << "result     FAIL: the verdict does not match the scenario's expectations:\n";
@@ -289,6 +339,7 @@ int RunMain(const std::vector<std::string>& args) {
     std::cerr << "lockstep run: cannot write " << out_dir << "/summary.txt\n";
     return kExitFailed;
   }
+  if (interrupted) return kExitInterrupted;
   return judgement.matches ? kExitOk : kExitFailed;
 }
 

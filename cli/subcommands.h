@@ -1,6 +1,7 @@
 // The `lockstep` subcommands. Each takes the arguments after its own name, parses them with
 // Boost.Program_options (so each has its own --help), and returns the process exit status:
-// 0 success, 1 a check or verdict failed, 2 bad input (flag, file, scenario).
+// 0 success, 1 a check or verdict failed, 2 bad input (flag, file, scenario), 130 interrupted
+// (SIGINT or SIGTERM; what was written so far is kept).
 #ifndef LOCKSTEP_CLI_SUBCOMMANDS_H_
 #define LOCKSTEP_CLI_SUBCOMMANDS_H_
 
@@ -12,6 +13,7 @@ namespace lockstep::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT, as shells report it.
 
 // lockstep emu: redis-cli style command lines on stdin, replies as `redis-cli --no-raw`.
 int EmuMain(const std::vector<std::string>& args);

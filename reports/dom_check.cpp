@@ -11,8 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "check/checkers.h"
-#include "model/history.h"
+#include "check/check.h"
 #include "model/scenario_toml.h"
 
 namespace {
@@ -71,11 +70,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string error;
-  auto history = History::ReadFile(argv[1], &error);
-  if (!history) {
-    std::fprintf(stderr, "%s\n", error.c_str());
-    return 2;
-  }
+  const std::string history_path = argv[1];
   ScenarioError scenario_error;
   auto scenario = LoadScenarioFile(argv[2], &scenario_error);
   if (!scenario) {
@@ -103,7 +98,12 @@ int main(int argc, char** argv) {
   check::CheckOptions options;
   options.liveness_bound_us = scenario->liveness_bound_us;
   options.lease_default_us = scenario->protocol.watchdog_timeout_us;
-  const check::Verdict verdict = check::CheckHistory(*history, options);
+  const std::optional<check::Verdict> checked = check::CheckHistoryFile(history_path, options, &error);
+  if (!checked) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return 2;
+  }
+  const check::Verdict& verdict = *checked;
   const check::Violation* lead = nullptr;
   for (const check::PropertyResult& r : verdict.results) {
     if (r.violated && !r.violations.empty()) {

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "check/legacy.h"
+#include "history/reader.h"
 #include "reports/text.h"
 
 namespace lockstep::reports {
@@ -103,6 +105,44 @@ bool WriteReports(const History& history, const check::Verdict& verdict, const R
     if (!WriteFile(path, text, error)) return false;
     if (written) written->push_back({path, text.size()});
   }
+  return true;
+}
+
+// Until the timeline reads the typed History: the events as text.
+namespace {
+bool ReadLegacy(const std::string& path, History* out, std::string* error,
+                const history::ReadOptions& options = {}) {
+  history::NameTable names;
+  check::LegacyHistorySink legacy(&names);
+  history::ReadStats stats;
+  if (!history::ReadHistoryFile(path, &names, &legacy, &stats, error, options)) return false;
+  *out = legacy.history();
+  return true;
+}
+}  // namespace
+
+bool WriteReportsFromFile(const std::string& history_path, const check::Verdict& verdict,
+                          const ReportMeta& meta, const std::string& dir,
+                          std::vector<WrittenFile>* written, std::string* error) {
+  History legacy;
+  if (!ReadLegacy(history_path, &legacy, error)) return false;
+  return WriteReports(legacy, verdict, meta, dir, written, error);
+}
+
+bool WriteReports(const history::History& history, const check::Verdict& verdict,
+                  const ReportMeta& meta, const std::string& dir, std::vector<WrittenFile>* written,
+                  std::string* error) {
+  check::LegacyHistorySink legacy(&history.names());
+  for (const history::Event& e : history.events()) legacy.OnEvent(e);
+  return WriteReports(legacy.history(), verdict, meta, dir, written, error);
+}
+
+bool DescribeFromHistoryFile(const std::string& history_path, ReportMeta* meta, std::string* error) {
+  History legacy;
+  history::ReadOptions first;
+  first.max_events = 64;
+  if (!ReadLegacy(history_path, &legacy, error, first)) return false;
+  DescribeFromHistory(legacy, meta);
   return true;
 }
 

@@ -30,7 +30,8 @@
 #include <utility>
 #include <vector>
 
-#include "check/checkers.h"
+#include "check/verdict.h"
+#include "history/history.h"
 #include "model/history.h"
 #include "model/scenario.h"
 #include "reports/timeline.h"
@@ -82,6 +83,20 @@ struct WrittenFile {
 // (which must exist). Returns false and sets *error on an I/O failure.
 bool WriteReports(const History& history, const check::Verdict& verdict, const ReportMeta& meta,
                   const std::string& dir, std::vector<WrittenFile>* written, std::string* error);
+
+// The same, reading the run's history file (plain or gzip) once more, event by event: the
+// reports are made after the checkers, so they know the verdict (and where to show detail).
+bool WriteReportsFromFile(const std::string& history_path, const check::Verdict& verdict,
+                          const ReportMeta& meta, const std::string& dir,
+                          std::vector<WrittenFile>* written, std::string* error);
+// The same for a history in memory.
+bool WriteReports(const history::History& history, const check::Verdict& verdict,
+                  const ReportMeta& meta, const std::string& dir, std::vector<WrittenFile>* written,
+                  std::string* error);
+
+// Reads seed and scenario name from the history file's run note, and the protocol note, when
+// the meta lacks them. False (and *error) if the file cannot be read.
+bool DescribeFromHistoryFile(const std::string& history_path, ReportMeta* meta, std::string* error);
 
 }  // namespace lockstep::reports
 

@@ -16,7 +16,7 @@
 #include <variant>
 #include <vector>
 
-#include "check/checkers.h"
+#include "check/check.h"
 #include "check/legacy.h"
 #include "model/history.h"
 #include "model/scenario_toml.h"
@@ -266,9 +266,30 @@ struct Rendered {
   std::string html, trace, summary;
 };
 
+// The text events as the typed History the checkers read.
+history::History Typed(const History& h) {
+  history::History typed;
+  for (const Event& e : h.events()) {
+    history::TextEvent t;
+    t.t_us = e.t_us;
+    t.type = static_cast<history::EventType>(e.type);
+    t.process = e.process;
+    t.thread = e.thread;
+    t.op = e.op;
+    t.lock = e.lock;
+    t.peer = e.peer;
+    t.local_ms = e.local_ms;
+    t.has_value = e.has_value;
+    t.value = e.value;
+    t.detail = e.detail;
+    typed.Append(t);
+  }
+  return typed;
+}
+
 Rendered RenderAll(const History& h, const ReportMeta& meta) {
   Rendered r;
-  r.verdict = check::CheckHistory(h, check::CheckOptions{});
+  r.verdict = check::CheckHistory(Typed(h), check::CheckOptions{});
   r.timeline = BuildTimeline(h, meta.timeline);
   r.html = RenderHtml(r.timeline, r.verdict, meta);
   r.trace = RenderTrace(r.timeline, r.verdict, meta);

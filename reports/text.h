@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "check/checkers.h"
+#include "check/verdict.h"
 #include "reports/timeline.h"
 
 namespace lockstep::reports {

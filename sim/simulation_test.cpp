@@ -7,18 +7,19 @@
 #include <map>
 #include <set>
 
-#include "check/checkers.h"
-#include "check/legacy.h"
+#include "check/check.h"
 #include "core/cluster.h"
-#include "model/history.h"
+#include "history/history.h"
+#include "history/jsonl.h"
 #include "model/scenario.h"
 #include "model/scenario_toml.h"
 #include "sim/simulation.h"
 
 namespace {
 
-using lockstep::Event;
-using lockstep::History;
+using lockstep::history::EventType;
+using lockstep::history::History;
+using lockstep::history::TextEvent;
 using lockstep::Scenario;
 
 Scenario Basic(uint64_t seed) {
@@ -44,8 +45,8 @@ Scenario Basic(uint64_t seed) {
 // A finished run and every event it recorded.
 struct SimRun {
   std::unique_ptr<lockstep::sim::Simulation> sim;
-  std::unique_ptr<lockstep::check::LegacyHistorySink> kept;
-  const History& history() const { return kept->history(); }
+  std::unique_ptr<History> kept;
+  const History& history() const { return *kept; }
 };
 
 std::unique_ptr<SimRun> RunOf(const Scenario& s) {
@@ -54,15 +55,38 @@ std::unique_ptr<SimRun> RunOf(const Scenario& s) {
   run->sim = lockstep::sim::Simulation::Create(s, LOCKSTEP_SOURCE_DIR "/lua", &error);
   INFO(error);
   REQUIRE(run->sim != nullptr);
-  run->kept = std::make_unique<lockstep::check::LegacyHistorySink>(&run->sim->recorder().names());
+  run->kept = std::make_unique<History>(run->sim->recorder().shared_names());
   run->sim->recorder().AddSink(run->kept.get());
   run->sim->Run();
   return run;
 }
 
+// The events with their names and details as text, to read them in assertions.
+std::vector<TextEvent> Text(const History& h) {
+  std::vector<TextEvent> out;
+  for (const lockstep::history::Event& e : h.events()) {
+    TextEvent t;
+    t.t_us = e.t_us;
+    t.type = e.type;
+    t.process = h.Str(e.process);
+    t.thread = e.thread;
+    t.op = h.Str(e.op);
+    t.lock = h.Str(e.lock);
+    t.peer = h.Str(e.peer);
+    t.local_ms = e.local_ms;
+    t.has_value = e.has_value;
+    t.value = e.value;
+    t.detail = h.DetailOf(e);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 std::map<std::string, int> Count(const History& h) {
   std::map<std::string, int> counts;
-  for (const Event& e : h.events()) counts[std::string(lockstep::TypeName(e.type)) + ":" + e.op]++;
+  for (const TextEvent& e : Text(h)) {
+    counts[std::string(lockstep::history::TypeName(e.type)) + ":" + e.op]++;
+  }
   return counts;
 }
 
@@ -74,8 +98,10 @@ TEST_CASE("the same seed gives a byte-identical history", "[sim][determinism]") 
   REQUIRE(a->history().size() == b->history().size());
   CHECK(a->history().HashHex() == b->history().HashHex());
   for (size_t i = 0; i < a->history().size(); ++i) {
-    REQUIRE(lockstep::ToJsonLine(a->history().events()[i]) ==
-            lockstep::ToJsonLine(b->history().events()[i]));
+    std::string line_a, line_b;
+    lockstep::history::AppendJsonLine(a->history().events()[i], a->history().names(), &line_a);
+    lockstep::history::AppendJsonLine(b->history().events()[i], b->history().names(), &line_b);
+    REQUIRE(line_a == line_b);
   }
   auto c = RunOf(Basic(43));
   CHECK(c->history().HashHex() != a->history().HashHex());
@@ -154,20 +180,20 @@ TEST_CASE("a cluster sends each command to the master serving its slot", "[sim][
     std::set<std::string> exec_nodes;
     int messages = 0;
     bool cluster_note = false;
-    for (const Event& e : sim->history().events()) {
-      if (e.type == Event::Type::kExec) {
+    for (const TextEvent& e : Text(sim->history())) {
+      if (e.type == EventType::kExec) {
         exec_nodes.insert(e.process);
         CHECK(e.detail.find("MOVED") == std::string::npos);
         CHECK(e.detail.find("CROSSSLOT") == std::string::npos);
       }
-      if (e.type == Event::Type::kMessage) {
+      if (e.type == EventType::kMessage) {
         ++messages;
         CHECK(e.peer == home);  // The channel, {lock}-tagged, is in the lock's slot too.
       }
-      if (e.type == Event::Type::kNote && e.op == "protocol") {
+      if (e.type == EventType::kNote && e.op == "protocol") {
         CHECK(e.detail.find(" nodes=1 ") != std::string::npos);  // One Redis to the protocol.
       }
-      if (e.type == Event::Type::kNote && e.op == "cluster") {
+      if (e.type == EventType::kNote && e.op == "cluster") {
         cluster_note = true;
         CHECK(e.detail == "n1=0-5460 n2=5461-10922 n3=10923-16383 lock_slot=" +
                               std::to_string(lockstep::KeyHashSlot(lock)));
@@ -198,15 +224,15 @@ TEST_CASE("a user script touching a key of another master fails on a cluster, no
     int refused_execs = 0;
     int refused_acquires = 0;
     std::set<std::string> refused_clients;
-    for (const Event& e : sim->history().events()) {
+    for (const TextEvent& e : Text(sim->history())) {
       const bool refused = e.detail.rfind(non_local, 0) != std::string::npos ||
                            e.detail.rfind("-" + non_local, 0) != std::string::npos;
-      if (e.type == Event::Type::kExec && refused) {
+      if (e.type == EventType::kExec && refused) {
         ++refused_execs;
         CHECK(e.process == "n3");  // The lock's master; lock_stats is on n2.
         CHECK(e.op == "acquire");
       }
-      if (e.type == Event::Type::kFail && refused) {
+      if (e.type == EventType::kFail && refused) {
         ++refused_acquires;
         refused_clients.insert(e.process);
       }
@@ -224,7 +250,7 @@ TEST_CASE("a user script touching a key of another master fails on a cluster, no
     const auto counts = Count(sim->history());
     CHECK(counts.count("fail:acquire") == 0);
     CHECK(counts.at("ok:acquire") == 15);  // 3 clients, 5 iterations each.
-    for (const Event& e : sim->history().events()) {
+    for (const TextEvent& e : Text(sim->history())) {
       CHECK(e.detail.find("non local") == std::string::npos);
     }
   }
@@ -251,17 +277,17 @@ TEST_CASE("latch roles: awaiters only await, counters only count down", "[sim][r
   std::map<std::string, std::string> roles;
   int64_t last_count_down_us = -1;
   std::vector<int64_t> passed_us;
-  for (const Event& e : h.events()) {
-    if (e.type == Event::Type::kNote && e.op == "role") {
+  for (const TextEvent& e : Text(h)) {
+    if (e.type == EventType::kNote && e.op == "role") {
       CHECK(e.t_us == 0);
       roles[e.process] = e.detail;
     }
-    if (e.type == Event::Type::kInvoke) {
+    if (e.type == EventType::kInvoke) {
       // Awaiters never count down; counters never await.
       CHECK(e.op == (e.process == "c1" ? "acquire" : "release"));
     }
-    if (e.type == Event::Type::kOk && e.op == "release") last_count_down_us = e.t_us;
-    if (e.type == Event::Type::kOk && e.op == "acquire") passed_us.push_back(e.t_us);
+    if (e.type == EventType::kOk && e.op == "release") last_count_down_us = e.t_us;
+    if (e.type == EventType::kOk && e.op == "acquire") passed_us.push_back(e.t_us);
   }
   CHECK(roles == std::map<std::string, std::string>{{"c1", "role=await threads=2"},
                                                     {"c2", "role=count_down threads=1"},
@@ -281,8 +307,8 @@ TEST_CASE("exec events name the client thread, so a fair lock with threads is ju
   s.protocol.version = "current";
   auto sim = RunOf(s);
   size_t acquire_execs = 0;
-  for (const lockstep::Event& e : sim->history().events()) {
-    if (e.type != lockstep::Event::Type::kExec) continue;
+  for (const TextEvent& e : Text(sim->history())) {
+    if (e.type != EventType::kExec) continue;
     if (e.op == "acquire" || e.op == "try_acquire" || e.op == "unlock") {
       ++acquire_execs;
       CHECK(e.thread >= 0);  // Sent by a thread's operation.
