@@ -10,7 +10,7 @@ ExclusionChecker::ExclusionChecker(std::string_view property, bool accesses,
       overs_(options.max_violations) {}
 
 void ExclusionChecker::OnSpanStarted(const history::FactsPass& f, const Span& s) {
-  if (s.access != accesses_) return;
+  if (s.access != accesses_ || !MayApply(f)) return;
   if (!permits_mode_) permits_mode_ = CountsPermits(f);
   const std::vector<Span>& open = open_.Open(s.lock);
   if (*permits_mode_) {
@@ -54,8 +54,8 @@ void ExclusionChecker::OnSpanStarted(const history::FactsPass& f, const Span& s)
   open_.Start(s);
 }
 
-void ExclusionChecker::OnSpanEnded(const history::FactsPass&, const Span& s) {
-  if (s.access != accesses_) return;
+void ExclusionChecker::OnSpanEnded(const history::FactsPass& f, const Span& s) {
+  if (s.access != accesses_ || !MayApply(f)) return;
   open_.End(s);
   waiting_.Ended(s.id, [&](uint64_t number) {
     if (OverlapPair* pair = pairs_.Get(number)) pair->Update(s);

@@ -23,8 +23,10 @@ class ExclusionChecker : public PropertyChecker {
   // accesses: judge resource accesses (else beliefs).
   ExclusionChecker(std::string_view property, bool accesses, const CheckOptions& options);
 
-  // Whether the property applies to the history's protocol at all.
+  // Whether the property applies to the history's protocol at all (asked at the end), and
+  // whether it may (asked as the run goes: the protocol note comes before any operation).
   virtual bool Applicable(const history::FactsPass& f) const = 0;
+  virtual bool MayApply(const history::FactsPass& f) const = 0;
   // Whether it counts permits (semaphores with more than one) instead of judging pairs.
   virtual bool CountsPermits(const history::FactsPass& f) const { (void)f; return false; }
   // The kind of violation an overlapping pair (a started first) is, or nullopt if it is none.

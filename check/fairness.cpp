@@ -74,8 +74,8 @@ class Fairness : public PropertyChecker {
   explicit Fairness(const CheckOptions& options)
       : found_(options.max_violations), exempt_(options.max_violations) {}
 
-  void OnOpArrived(const FactsPass&, const Op& op) override {
-    if (!Judged(op) || !op.queued) return;
+  void OnOpArrived(const FactsPass& f, const Op& op) override {
+    if (!f.protocol().fair() || !Judged(op) || !op.queued) return;
     std::vector<uint64_t>& queue = QueueOf(op.lock);
     // Its position: the waiters queued before it that still wait (exempt or not).
     waiters_[op.id] = WaiterState{static_cast<int>(queue.size()) + 1, op.arrival_seq, {}};
@@ -83,7 +83,7 @@ class Fairness : public PropertyChecker {
   }
 
   void OnOpEnded(const FactsPass& f, const Op& op) override {
-    if (!Judged(op)) return;
+    if (!f.protocol().fair() || !Judged(op)) return;
     const int64_t wait_us = f.protocol().fair_wait_us;
     if (op.arrival_seq == history::kOpenSeq) {
       if (op.exec_ambiguous) AddExempt(op, 0, kUnattributed, op.invoke_us);

@@ -46,7 +46,9 @@ class Fencing : public PropertyChecker {
       : token_found_(options.max_violations), found_(options.max_violations),
         rejected_(options.max_violations) {}
 
-  void OnOpEnded(const FactsPass&, const Op& op) override {
+  void OnOpEnded(const FactsPass& f, const Op& op) override {
+    // Tokens are judged for the fenced lock, and for a history that does not say its kind.
+    if (f.protocol().known() && !f.protocol().fenced()) return;
     if (op.kind != history::OpKind::kAcquire || op.outcome != history::Outcome::kOk) return;
     if (!op.has_value) return;
     any_token_ = true;
@@ -63,6 +65,8 @@ class Fencing : public PropertyChecker {
     }
     if (!best || op.value > best->value) best = op;
   }
+
+  bool WantsEvents() const override { return true; }
 
   void OnEvent(const FactsPass& f, const Event& e) override {
     if (e.type != history::EventType::kResource || e.op != history::names::kExit) return;
@@ -97,7 +101,7 @@ class Fencing : public PropertyChecker {
 
   PropertyResult Result(const Narrator& n) override {
     const history::ProtocolInfo& p = n.facts().protocol();
-    const bool tokens = p.kind == "fencedlock" || (p.kind.empty() && any_token_);
+    const bool tokens = p.fenced() || (!p.known() && any_token_);
     if (!tokens && !writes_) return NotApplicable(kFencing);
     // Tokens are judged only for protocols that have them.
     if (tokens) found_.Absorb(token_found_);

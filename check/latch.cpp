@@ -36,7 +36,10 @@ class Latch : public PropertyChecker {
 
   // getCount replies of 0 or nil: the read that lets an await return. (The simulator's latch
   // labels it "get_count"; execs name the client, not the thread.)
+  bool WantsEvents() const override { return true; }
+
   void OnEvent(const FactsPass& f, const history::Event& e) override {
+    if (!f.protocol().latch()) return;
     if (e.type != history::EventType::kExec || e.op != history::names::kGetCount ||
         e.peer == history::names::kNone) {
       return;
@@ -56,7 +59,8 @@ class Latch : public PropertyChecker {
     }
   }
 
-  void OnLease(const FactsPass&, const history::LeaseFact& le) override {
+  void OnLease(const FactsPass& f, const history::LeaseFact& le) override {
+    if (!f.protocol().latch()) return;
     State& l = LockOf(le.lock);
     if (le.kind == history::LeaseKind::kExpired || le.kind == history::LeaseKind::kLost) {
       if (l.remaining >= 0 && l.losses.size() < history::kLossesKept) {
@@ -76,7 +80,8 @@ class Latch : public PropertyChecker {
     l.losses.clear();
   }
 
-  void OnOpInvoked(const FactsPass&, const Op& op) override {
+  void OnOpInvoked(const FactsPass& f, const Op& op) override {
+    if (!f.protocol().latch()) return;
     State& l = LockOf(op.lock);
     switch (op.kind) {
       case history::OpKind::kAcquire:
@@ -98,8 +103,8 @@ class Latch : public PropertyChecker {
     }
   }
 
-  void OnOpEnded(const FactsPass&, const Op& op) override {
-    if (op.kind != history::OpKind::kAcquire) return;
+  void OnOpEnded(const FactsPass& f, const Op& op) override {
+    if (!f.protocol().latch() || op.kind != history::OpKind::kAcquire) return;
     State& l = LockOf(op.lock);
     auto it = std::find_if(l.waiting.begin(), l.waiting.end(),
                            [&](const auto& w) { return w.first == op.id; });

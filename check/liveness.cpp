@@ -113,9 +113,20 @@ struct AcquireRef {
 // them: how many did not succeed, and each thread's first one that did not.
 class AcquireWindow {
  public:
-  // early: the acquisitions in flight when the window opened count for naming too.
-  AcquireWindow(int64_t from_us, const std::vector<AcquireRef>& inflight, bool early)
-      : from_us_(from_us) {
+  // Opens the window at from_us (reusing its buffers). early: the acquisitions in flight when
+  // the window opened count for naming too.
+  void Open(int64_t from_us, const std::vector<AcquireRef>& inflight, bool early) {
+    active_ = true;
+    from_us_ = from_us;
+    to_us_ = kForever;
+    others_after_us_ = -1;
+    others_excluded_ = UINT64_MAX;
+    recent_us_ = -1;
+    recent_ = 0;
+    pending_.clear();
+    denied_ = 0;
+    others_ = 0;
+    first_.clear();
     for (const AcquireRef& r : inflight) {
       if (r.invoke_us >= from_us) {
         Invoked(r);
@@ -125,12 +136,15 @@ class AcquireWindow {
     }
   }
 
+  bool active() const { return active_; }
+  void Clear() { active_ = false; }
   void Invoked(const AcquireRef& r) {
-    if (closed() && r.invoke_us > to_us_) return;
+    if (!active_ || (closed() && r.invoke_us > to_us_)) return;
     pending_.push_back({r.id, r.thread, r.invoke_seq, r.invoke_us, false});
   }
 
   void Ended(const Op& op) {
+    if (!active_) return;
     auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Entry& e) { return e.id == op.id; });
     if (it == pending_.end()) return;
     const Entry e = *it;
@@ -153,12 +167,14 @@ class AcquireWindow {
         }
       }
     }
-    if (!first_.count(e.thread)) first_[e.thread] = e.invoke_seq;
+    if (std::none_of(first_.begin(), first_.end(), [&](const auto& f) { return f.second == e.thread; })) {
+      first_.emplace_back(e.invoke_seq, e.thread);
+    }
   }
 
   // No acquisition invoked after to_us belongs to the window.
   void Close(int64_t to_us) {
-    if (closed()) return;
+    if (!active_ || closed()) return;
     to_us_ = to_us;
     std::erase_if(pending_, [&](const Entry& e) { return e.invoke_us > to_us; });
     if (recent_us_ < to_us) others_ += recent_;
@@ -171,13 +187,11 @@ class AcquireWindow {
   }
 
   bool closed() const { return to_us_ != kForever; }
-  bool complete() const { return closed() && pending_.empty(); }
   size_t denied() const { return denied_; }
   size_t others() const { return others_; }
   // Threads in the order of their first unsuccessful acquisition, with its invoke seq.
   std::vector<std::pair<Seq, int>> Named() const {
-    std::vector<std::pair<Seq, int>> out;
-    for (const auto& [thread, seq] : first_) out.emplace_back(seq, thread);
+    std::vector<std::pair<Seq, int>> out = first_;
     std::sort(out.begin(), out.end());
     return out;
   }
@@ -190,7 +204,8 @@ class AcquireWindow {
     int64_t invoke_us;
     bool early;
   };
-  int64_t from_us_;
+  bool active_ = false;
+  int64_t from_us_ = 0;
   int64_t to_us_ = kForever;
   int64_t others_after_us_ = -1;
   uint64_t others_excluded_ = UINT64_MAX;
@@ -199,7 +214,7 @@ class AcquireWindow {
   std::vector<Entry> pending_;
   size_t denied_ = 0;
   size_t others_ = 0;
-  std::map<int, Seq> first_;
+  std::vector<std::pair<Seq, int>> first_;  // (seq, thread): each thread's first failure.
 };
 
 // (a) A lock held by a client when it crashed.
@@ -263,7 +278,7 @@ struct Orphan {
   LivenessKind kind = kOrphanedLock;
   OrphanSpan span;
   std::vector<OwnerStory> stories;
-  std::unique_ptr<AcquireWindow> window;
+  AcquireWindow window;
   bool ended = false;  // The span has ended (its window closes once time passes its end).
 };
 
@@ -283,7 +298,7 @@ struct Unobtainable {
   int nodes = 0;
   int majority = 0;
   std::vector<int> lock_nodes;
-  std::unique_ptr<AcquireWindow> window;
+  AcquireWindow window;
   // To judge it again at the end: whether someone still tried after a later deadline.
   bool in_flight_at_end = false;
   int64_t max_end_before_us = -1;
@@ -315,6 +330,8 @@ class Liveness : public PropertyChecker {
       : bound_us_(options.liveness_bound_us), found_(options.max_violations) {
     assert(bound_us_ >= 0);
   }
+
+  bool WantsEvents() const override { return true; }
 
   void OnEvent(const FactsPass& f, const history::Event& e) override {
     if (e.t_us > now_us_) Advance(f, e.t_us);
@@ -350,22 +367,22 @@ class Liveness : public PropertyChecker {
       l.max_lease_us = std::max(l.max_lease_us, op.lease_us >= 0 ? op.lease_us : f.lease_default_us());
       last_acquire_[Key(op.thread, op.lock)] = LastAcquire{ref, false, {}};
       ForOrphansOf(op.lock, [&](Orphan& o) {
-        if (o.window) o.window->Invoked(ref);
+        if (o.window.active()) o.window.Invoked(ref);
       });
-      if (l.gap) {
-        Unobtainable& g = *l.gap;
-        if (g.window) g.window->Invoked(ref);
+      if (l.gap_open) {
+        Unobtainable& g = l.gap;
+        if (g.window.active()) g.window.Invoked(ref);
         if (l.gap_looked && !g.has_trier && g.candidates.empty() && op.invoke_us > g.free_from_us) {
           // Nobody was in flight when the lock came free: the first to try is the trier.
           g.has_trier = true;
           g.trier = ref;
           g.try_us = op.invoke_us;
-          g.window = std::make_unique<AcquireWindow>(g.try_us, l.inflight, false);
-          g.window->CountOthers(g.try_us, op.id);
+          g.window.Open(g.try_us, l.inflight, false);
+          g.window.CountOthers(g.try_us, op.id);
         }
       }
       for (auto& u : gaps_closing_) {
-        if (u->lock == op.lock && u->window) u->window->Invoked(ref);
+        if (u->lock == op.lock) u->window.Invoked(ref);
       }
       for (CrashedHold* h : holds_waiting_invoke_) {
         if (h->lock == op.lock && !h->has_trier && op.invoke_us > h->free_us) {
@@ -404,12 +421,12 @@ class Liveness : public PropertyChecker {
       it->second.ref.End(op);
     }
     ForOrphansOf(op.lock, [&](Orphan& o) {
-      if (o.window) o.window->Ended(op);
+      if (o.window.active()) o.window.Ended(op);
       for (OwnerStory& s : o.stories) {
         if (s.has_acquire && s.acquire.id == op.id) s.acquire.End(op);
       }
     });
-    if (l.gap) GapOpEnded(*l.gap, op);
+    if (l.gap_open) GapOpEnded(l.gap, op);
     for (auto& u : gaps_closing_) {
       if (u->lock == op.lock) GapOpEnded(*u, op);
     }
@@ -472,7 +489,7 @@ class Liveness : public PropertyChecker {
       }
     });
     // (e) the free gap ends.
-    if (l.believers++ == 0 && l.gap) EndGap(f, s.lock, s.start_us, /*to_run_end=*/false);
+    if (l.believers++ == 0 && l.gap_open) EndGap(f, s.lock, s.start_us, /*to_run_end=*/false);
     if (!f.protocol().ownerless()) {
       ++believing_[Key(s.thread, s.lock)];
       Touch(s.lock);
@@ -638,21 +655,24 @@ class Liveness : public PropertyChecker {
     if (quorum_pending_) ApplyQuorum(f);
     // (d) Orphans that ended during the run, then those open at its end.
     for (auto& o : orphans_closing_) {
-      if (o->window) o->window->Close(o->span.to_us);
+      if (o->window.active()) o->window.Close(o->span.to_us);
       JudgeOrphan(f, std::move(o));
     }
     orphans_closing_.clear();
     std::vector<std::unique_ptr<Orphan>> open_at_end;
     for (LockState& l : locks_) {
-      for (auto& [node, o] : l.open_orphans) open_at_end.push_back(std::move(o));
-      l.open_orphans.clear();
+      for (auto& [node, key] : l.keys) {
+        if (!key.orphan) continue;
+        open_at_end.push_back(std::make_unique<Orphan>(std::move(key.open)));
+        key.orphan = false;
+      }
     }
     for (SyncState& st : sync_) {
       if (st.open) open_at_end.push_back(std::move(st.open));
     }
     for (auto& o : open_at_end) {
       o->span.to_us = end;
-      if (o->window) o->window->Close(end);
+      if (o->window.active()) o->window.Close(end);
       o->span.impaired_us =
           o->span.node == kNone ? 0 : ImpairedWithin(f, o->span.node, o->span.from_us, o->span.to_us);
       orphan_candidates_.push_back(std::move(o));
@@ -677,12 +697,12 @@ class Liveness : public PropertyChecker {
     // (e) The last free gap, then every candidate: after (a) and (d), whose violations explain a
     // stretch better.
     for (size_t lock = 0; lock < locks_.size(); ++lock) {
-      if (locks_[lock].gap) EndGap(f, static_cast<int>(lock), end, /*to_run_end=*/true);
+      if (locks_[lock].gap_open) EndGap(f, static_cast<int>(lock), end, /*to_run_end=*/true);
     }
     for (auto& u : gaps_closing_) gap_candidates_.push_back(std::move(u));
     gaps_closing_.clear();
     for (auto& u : gap_candidates_) {
-      if (u->window) u->window->Close(u->free_to_us);
+      if (u->window.active()) u->window.Close(u->free_to_us);
       JudgeUnobtainable(f, std::move(u));
     }
     gap_candidates_.clear();
@@ -700,6 +720,9 @@ class Liveness : public PropertyChecker {
     std::vector<int> owners;
     std::string fields;
     bool orphan = false;
+    // While orphan: the span so far. Kept here and reused, since most last a moment (the key
+    // outlives its holder's belief from the release's invoke to the script's run).
+    Orphan open;
   };
   struct LockState {
     std::vector<AcquireRef> inflight;  // Acquisitions in flight, in invoke order.
@@ -709,10 +732,12 @@ class Liveness : public PropertyChecker {
     int believers = 0;
     int64_t free_from_us = 0;
     bool pending_at_end = false;  // An acquisition was still in flight when the run ended.
-    std::unique_ptr<Unobtainable> gap = std::make_unique<Unobtainable>();  // Free from the start.
+    // Nobody believes it holds the lock since gap.free_from_us (the start of the run, at
+    // first). Kept here and reused: a gap opens at every release.
+    bool gap_open = true;
+    Unobtainable gap;
     bool gap_looked = false;  // The moment the gap began has passed.
-    std::map<int, OwnerKey> keys;                         // By node, ordered.
-    std::map<int, std::unique_ptr<Orphan>> open_orphans;  // By node.
+    std::map<int, OwnerKey> keys;  // By node, ordered.
   };
   struct FreeState {
     bool free = true;
@@ -758,7 +783,7 @@ class Liveness : public PropertyChecker {
   LockState& LockOf(int lock) {
     while (locks_.size() <= static_cast<size_t>(lock)) {
       LockState& l = locks_.emplace_back();
-      l.gap->lock = static_cast<int>(locks_.size() - 1);
+      l.gap.lock = static_cast<int>(locks_.size() - 1);
       // Free from the start of the run; nothing of it was in flight at 0 unless it is 0 now.
       l.gap_looked = now_us_ > 0;
     }
@@ -780,7 +805,9 @@ class Liveness : public PropertyChecker {
   template <class F>
   void ForOrphansOf(int lock, F f) {
     if (static_cast<size_t>(lock) < locks_.size()) {
-      for (auto& [node, o] : locks_[lock].open_orphans) f(*o);
+      for (auto& [node, key] : locks_[lock].keys) {
+        if (key.orphan) f(key.open);
+      }
     }
     if (static_cast<size_t>(lock) < sync_.size() && sync_[lock].open) f(*sync_[lock].open);
     for (auto& o : orphans_closing_) {
@@ -828,9 +855,9 @@ class Liveness : public PropertyChecker {
     // (e) Free gaps that began before now: who was trying when the lock came free.
     for (size_t lock = 0; lock < locks_.size(); ++lock) {
       LockState& l = locks_[lock];
-      if (!l.gap || l.gap_looked || l.gap->free_from_us >= t_us) continue;
+      if (!l.gap_open || l.gap_looked || l.gap.free_from_us >= t_us) continue;
       l.gap_looked = true;
-      Unobtainable& g = *l.gap;
+      Unobtainable& g = l.gap;
       const bool at_end = t_us == kForever;
       for (const AcquireRef& r : l.inflight) {
         if (r.invoke_us <= g.free_from_us && (!at_end || f.run_end_us() > g.free_from_us)) {
@@ -839,24 +866,24 @@ class Liveness : public PropertyChecker {
       }
       if (!g.candidates.empty()) {
         g.try_us = g.free_from_us;
-        g.window = std::make_unique<AcquireWindow>(g.try_us, l.inflight, false);
-        g.window->CountOthers(g.try_us, UINT64_MAX);
+        g.window.Open(g.try_us, l.inflight, false);
+        g.window.CountOthers(g.try_us, UINT64_MAX);
       }
     }
     // Windows complete once time has passed their end.
     for (auto& o : orphans_closing_) {
-      if (o->window && o->span.to_us < t_us) o->window->Close(o->span.to_us);
+      if (o->span.to_us < t_us) o->window.Close(o->span.to_us);
     }
     for (auto& u : gaps_closing_) {
-      if (u->window && u->free_to_us < t_us) u->window->Close(u->free_to_us);
+      if (u->free_to_us < t_us) u->window.Close(u->free_to_us);
     }
     if (t_us != kForever) {
       for (auto& o : orphans_closing_) {
-        if (!o->window || o->window->closed()) JudgeOrphan(f, std::move(o));
+        if (!o->window.active() || o->window.closed()) JudgeOrphan(f, std::move(o));
       }
       std::erase_if(orphans_closing_, [](const auto& o) { return o == nullptr; });
       for (auto& u : gaps_closing_) {
-        if (!u->window || u->window->closed()) gap_candidates_.push_back(std::move(u));
+        if (!u->window.active() || u->window.closed()) gap_candidates_.push_back(std::move(u));
       }
       std::erase_if(gaps_closing_, [](const auto& u) { return u == nullptr; });
     }
@@ -1129,27 +1156,29 @@ class Liveness : public PropertyChecker {
                           std::none_of(key.owners.begin(), key.owners.end(),
                                        [&](int t) { return Believing(t, lock) > 0; });
       if (orphan && !key.orphan) {
-        auto o = std::make_unique<Orphan>();
-        o->kind = kOrphanedLock;
-        o->span.lock = lock;
-        o->span.node = node;
-        o->span.from_seq = seq;
-        o->span.from_us = t_us;
-        o->span.fields = key.fields;
-        o->span.owners = key.owners;
-        o->window = std::make_unique<AcquireWindow>(t_us, l.inflight, false);
-        for (int owner : key.owners) o->stories.push_back(StoryOf(f, owner, lock));
-        l.open_orphans[node] = std::move(o);
+        Orphan& o = key.open;
+        o.kind = kOrphanedLock;
+        ResetSpan(&o.span);
+        o.span.lock = lock;
+        o.span.node = node;
+        o.span.from_seq = seq;
+        o.span.from_us = t_us;
+        o.span.fields.assign(key.fields);
+        o.span.owners.assign(key.owners.begin(), key.owners.end());
+        o.window.Open(t_us, l.inflight, false);
+        o.stories.clear();
+        for (int owner : key.owners) o.stories.push_back(StoryOf(f, owner, lock));
       } else if (!orphan && key.orphan) {
-        auto it = l.open_orphans.find(node);
-        std::unique_ptr<Orphan> o = std::move(it->second);
-        l.open_orphans.erase(it);
-        o->span.to_seq = seq;
-        o->span.to_us = t_us;
-        o->ended = true;
+        Orphan& o = key.open;
+        o.span.to_seq = seq;
+        o.span.to_us = t_us;
+        o.ended = true;
         // Short ones need no more: the allowance only grows.
-        o->span.impaired_us = ImpairedWithin(f, node, o->span.from_us, o->span.to_us);
-        if (Lasted(o->span) > Allowed(LongestLeaseUs(f, lock))) orphans_closing_.push_back(std::move(o));
+        o.span.impaired_us = ImpairedWithin(f, node, o.span.from_us, o.span.to_us);
+        if (Lasted(o.span) > Allowed(LongestLeaseUs(f, lock))) {
+          orphans_closing_.push_back(std::make_unique<Orphan>(std::move(o)));
+        }
+        o.ended = false;
       }
       key.orphan = orphan;
     }
@@ -1168,6 +1197,21 @@ class Liveness : public PropertyChecker {
       s.belief = it->second.belief;
     }
     return s;
+  }
+
+  // A span made new, keeping the memory of its text and lists (orphan spans come and go with
+  // every release).
+  static void ResetSpan(OrphanSpan* span) {
+    std::string fields = std::move(span->fields);
+    std::vector<int> owners = std::move(span->owners);
+    std::string detail = std::move(span->from_detail);
+    *span = OrphanSpan{};
+    fields.clear();
+    owners.clear();
+    detail.clear();
+    span->fields = std::move(fields);
+    span->owners = std::move(owners);
+    span->from_detail = std::move(detail);
   }
 
   static int64_t Lasted(const OrphanSpan& span) { return span.to_us - span.from_us - span.impaired_us; }
@@ -1255,7 +1299,7 @@ class Liveness : public PropertyChecker {
         span.from_process = e.process == history::names::kNone ? f.sim_process() : f.ProcessNamed(e.process);
         span.from_thread = e.thread;
         span.from_detail = history::DetailText(e);
-        o->window = std::make_unique<AcquireWindow>(e.t_us, LockOf(l).inflight, roles);
+        o->window.Open(e.t_us, LockOf(l).inflight, roles);
         st.open = std::move(o);
       } else if (!orphan && was_orphan) {
         st.open->span.to_seq = e.seq;
@@ -1281,14 +1325,26 @@ class Liveness : public PropertyChecker {
 
   void StartGap(const FactsPass&, int lock) {
     LockState& l = LockOf(lock);
-    l.gap = std::make_unique<Unobtainable>();
-    l.gap->lock = lock;
-    l.gap->free_from_us = l.free_from_us;
+    Unobtainable& g = l.gap;
+    g.lock = lock;
+    g.free_from_us = l.free_from_us;
+    g.free_to_us = 0;
+    g.to_run_end = false;
+    g.candidates.clear();
+    g.has_trier = false;
+    g.try_us = 0;
+    g.deadline_us = 0;
+    g.excused_us = 0;
+    g.lock_nodes.clear();
+    g.window.Clear();
+    g.in_flight_at_end = false;
+    g.max_end_before_us = -1;
+    l.gap_open = true;
     l.gap_looked = false;
   }
 
   void GapOpEnded(Unobtainable& g, const Op& op) {
-    if (g.window) g.window->Ended(op);
+    if (g.window.active()) g.window.Ended(op);
     if (g.has_trier && g.trier.id == op.id) g.trier.End(op);
     if (auto c = std::find(g.candidates.begin(), g.candidates.end(), op.id); c != g.candidates.end()) {
       g.candidates.erase(c);
@@ -1380,31 +1436,33 @@ class Liveness : public PropertyChecker {
   // no acquisition succeeded by the deadline while someone still tried after it.
   void EndGap(const FactsPass& f, int lock, int64_t to_us, bool to_run_end) {
     LockState& l = LockOf(lock);
-    std::unique_ptr<Unobtainable> u = std::move(l.gap);
-    if (f.protocol().ownerless() || to_us <= u->free_from_us) return;
+    l.gap_open = false;
+    Unobtainable& u = l.gap;
+    if (f.protocol().ownerless() || to_us <= u.free_from_us) return;
     // The first acquisition in flight when the gap began, or invoked in (from, to).
-    if (u->candidates.empty() && (!u->has_trier || u->trier.invoke_us >= to_us)) return;
-    if (!u->candidates.empty()) u->try_us = u->free_from_us;
-    u->lock = lock;
-    u->free_to_us = to_us;
-    u->to_run_end = to_run_end;
+    if (u.candidates.empty() && (!u.has_trier || u.trier.invoke_us >= to_us)) return;
+    if (!u.candidates.empty()) u.try_us = u.free_from_us;
+    u.lock = lock;
+    u.free_to_us = to_us;
+    u.to_run_end = to_run_end;
     // Whether someone still tried after a deadline before to_us: an acquisition invoked before
     // to_us still in flight then, or one that ended after the deadline.
-    for (const AcquireRef& r : l.inflight) u->in_flight_at_end |= r.invoke_us < to_us;
-    u->in_flight_at_end |= to_run_end && l.pending_at_end;
-    u->max_end_before_us = l.max_end_ended_us;
-    u->lock_nodes = f.NodesOfLock(lock);
-    std::sort(u->lock_nodes.begin(), u->lock_nodes.end());
-    if (!u->lock_nodes.empty() &&
-        !Unobtained(f, *u, LongestLeaseUs(f, lock), to_run_end ? f.run_end_us() : to_us)) {
+    for (const AcquireRef& r : l.inflight) u.in_flight_at_end |= r.invoke_us < to_us;
+    u.in_flight_at_end |= to_run_end && l.pending_at_end;
+    u.max_end_before_us = l.max_end_ended_us;
+    u.lock_nodes = f.NodesOfLock(lock);
+    std::sort(u.lock_nodes.begin(), u.lock_nodes.end());
+    if (!u.lock_nodes.empty() &&
+        !Unobtained(f, u, LongestLeaseUs(f, lock), to_run_end ? f.run_end_us() : to_us)) {
       return;
     }
-    // A candidate: judged again at the end, with the longest lease of the run, after (a) and
-    // (d). Its window takes acquisitions invoked at exactly to_us until time moves on.
+    // A candidate: judged again at the end, with the longest lease of the run, after (a)
+    // and (d). Its window takes acquisitions invoked at exactly to_us until time moves on.
+    auto candidate = std::make_unique<Unobtainable>(std::move(u));
     if (to_run_end) {
-      gap_candidates_.push_back(std::move(u));
+      gap_candidates_.push_back(std::move(candidate));
     } else {
-      gaps_closing_.push_back(std::move(u));
+      gaps_closing_.push_back(std::move(candidate));
     }
   }
 
@@ -1589,7 +1647,7 @@ class Liveness : public PropertyChecker {
                               : "") +
         ")";
     const std::string where = span.node == kNone ? "" : " on " + n.ProcessName(span.node);
-    const size_t denied = orphan.window ? orphan.window->denied() : 0;
+    const size_t denied = orphan.window.denied();
     const std::string starved = denied == 0 ? ""
                                             : " Meanwhile " + Count(denied, "acquisition") + " of it " +
                                                   (denied == 1 ? "was" : "were") + " refused or left waiting.";
@@ -1691,8 +1749,8 @@ class Liveness : public PropertyChecker {
     }
     v.explanation += starved;
     // The waiters it kept out, after the threads behind it.
-    if (orphan.window) {
-      for (const auto& [seq, thread] : orphan.window->Named()) {
+    if (orphan.window.active()) {
+      for (const auto& [seq, thread] : orphan.window.Named()) {
         if (v.threads.size() >= kMaxOrphanThreadsNamed) break;
         const std::string& name = n.Thread(thread);
         if (std::find(v.threads.begin(), v.threads.end(), name) != v.threads.end()) continue;
@@ -1732,7 +1790,7 @@ class Liveness : public PropertyChecker {
     } else {
       v.explanation += "; that acquire was still waiting when the run ended";
     }
-    const size_t others = u.window ? u.window->others() : 0;
+    const size_t others = u.window.others();
     if (others > 0) v.explanation += ", and " + Count(others, "later acquisition") + " did not succeed either";
     v.explanation += ". No acquisition succeeded by " + Seconds(u.deadline_us) + ": " + Seconds(u.try_us) +
                      " + the longest lease any acquisition asked for (" + Seconds(u.lease_us) +
@@ -1761,8 +1819,8 @@ class Liveness : public PropertyChecker {
     }
     if (!impaired.empty()) v.explanation += " Meanwhile: " + impaired + ".";
     // The waiters kept out.
-    if (u.window) {
-      for (const auto& [seq, thread] : u.window->Named()) {
+    if (u.window.active()) {
+      for (const auto& [seq, thread] : u.window.Named()) {
         if (v.threads.size() >= kMaxOrphanThreadsNamed) break;
         const std::string& name = n.Thread(thread);
         if (std::find(v.threads.begin(), v.threads.end(), name) != v.threads.end()) continue;

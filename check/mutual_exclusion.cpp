@@ -25,6 +25,7 @@ class MutualExclusion : public ExclusionChecker {
 
  private:
   bool Applicable(const history::FactsPass& f) const override { return !f.protocol().latch(); }
+  bool MayApply(const history::FactsPass& f) const override { return !f.protocol().latch(); }
   bool CountsPermits(const history::FactsPass& f) const override {
     return f.protocol().semaphore() && f.protocol().permits > 1;
   }

@@ -59,7 +59,8 @@ class Reentrancy : public PropertyChecker {
  public:
   explicit Reentrancy(const CheckOptions& options) : found_(options.max_violations) {}
 
-  void OnOpInvoked(const FactsPass&, const Op& op) override {
+  void OnOpInvoked(const FactsPass& f, const Op& op) override {
+    if (f.protocol().ownerless()) return;
     // A release by a thread holding nothing: watch for the lock being deleted under its holder.
     if (op.kind == OpKind::kRelease && op.count_known && op.count_before == 0) {
       watched_[op.id] = Watch{op.thread, op.lock, false, {}};
@@ -84,7 +85,7 @@ class Reentrancy : public PropertyChecker {
   }
 
   void OnOpEnded(const FactsPass& f, const Op& op) override {
-    if (op.kind != OpKind::kRelease) return;
+    if (op.kind != OpKind::kRelease || f.protocol().ownerless()) return;
     Watch watch;
     if (auto it = watched_.find(op.id); it != watched_.end()) {
       watch = std::move(it->second);

@@ -16,7 +16,10 @@ class RwExclusion : public ExclusionChecker {
 
  private:
   bool Applicable(const history::FactsPass& f) const override {
-    return f.protocol().kind == "rwlock" || (f.protocol().kind.empty() && f.has_read_ops());
+    return f.protocol().rw() || (!f.protocol().known() && f.has_read_ops());
+  }
+  bool MayApply(const history::FactsPass& f) const override {
+    return f.protocol().rw() || !f.protocol().known();
   }
   std::optional<uint8_t> PairKind(const Span& a, const Span& b) const override {
     if (a.shared && b.shared) return std::nullopt;

@@ -38,6 +38,7 @@ class Semaphore : public PropertyChecker {
   explicit Semaphore(const CheckOptions& options) : found_(options.max_violations) {}
 
   void OnOpEnded(const FactsPass& f, const Op& op) override {
+    if (!f.protocol().semaphore()) return;
     if (op.kind != history::OpKind::kAcquire || op.outcome != history::Outcome::kOk) return;
     Lock& l = LockOf(op.lock);
     auto it = Find(l, op.thread);
@@ -61,7 +62,7 @@ class Semaphore : public PropertyChecker {
   }
 
   void OnOpInvoked(const FactsPass& f, const Op& op) override {
-    if (op.kind != history::OpKind::kRelease) return;
+    if (!f.protocol().semaphore() || op.kind != history::OpKind::kRelease) return;
     Lock& l = LockOf(op.lock);
     auto it = Find(l, op.thread);
     if (it == l.holders.end()) {
@@ -78,6 +79,7 @@ class Semaphore : public PropertyChecker {
   }
 
   void OnCrash(const FactsPass& f, const history::ClientCrash& crash) override {
+    if (!f.protocol().semaphore()) return;
     for (Lock& l : locks_) {
       std::erase_if(l.holders, [&](const Holder& h) {
         if (f.ProcessOfThread(h.thread) != crash.process) return false;

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "check/check.h"
+#include "cli/pipeline.h"
 #include "cli/subcommands.h"
 #include "history/jsonl.h"
 #include "history/writer.h"
@@ -178,26 +179,8 @@ int RunMain(const std::vector<std::string>& args) {
     std::cerr << "lockstep run: cannot create " << out_dir << ": " << ec.message() << "\n";
     return kExitBadInput;
   }
-  // The pipeline: every event goes to the checkers and, unless --history none, to the file.
-  history::Recorder& recorder = sim->recorder();
-  check::CheckOptions options;
-  options.liveness_bound_us = scenario.liveness_bound_us;
-  options.lease_default_us = scenario.protocol.watchdog_timeout_us;
-  options.fair_wait_timeout_us = scenario.protocol.fair_wait_timeout_us;
-  check::Checker checker(&recorder.names(), options);
-  recorder.AddSink(&checker);
-  std::string write_error;
-  std::string history_path;
-  std::unique_ptr<history::HistoryWriter> writer;
-  if (*format != history::HistoryFormat::kNone) {
-    history_path = out_dir + "/" + history::HistoryFileName(*format);
-    writer = history::HistoryWriter::Open(history_path, *format, &recorder.names(), &write_error);
-    if (!writer) {
-      std::cerr << "lockstep run: " << write_error << "\n";
-      return kExitBadInput;
-    }
-    recorder.AddSink(writer.get());
-  }
+  const std::string history_path =
+      *format == history::HistoryFormat::kNone ? "" : out_dir + "/" + history::HistoryFileName(*format);
 
   std::ostringstream head;
   head << "scenario   " << scenario.name << " (" << file << ")\n";
@@ -209,6 +192,18 @@ int RunMain(const std::vector<std::string>& args) {
 
   const auto wall_start = std::chrono::steady_clock::now();
   const bool tty = isatty(fileno(stderr)) && !quiet;
+  PipelineOptions pipeline;
+  pipeline.history = *format;
+  pipeline.history_path = history_path;
+  pipeline.progress = [&](TrueTime now) {
+    if (quiet) return;
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    std::fprintf(stderr, "%s[sim %s / %s, %llu events, %.1f s wall]%s", tty ? "\r" : "",
+                 Seconds(now).c_str(), Seconds(scenario.duration_us).c_str(),
+                 static_cast<unsigned long long>(sim->events_run()), wall, tty ? "" : "\n");
+  };
+  pipeline.interrupted = &g_interrupted;
   g_interrupted = 0;
   struct sigaction action {};
   action.sa_handler = OnInterrupt;
@@ -216,34 +211,23 @@ int RunMain(const std::vector<std::string>& args) {
   struct sigaction old_int {}, old_term {};
   sigaction(SIGINT, &action, &old_int);
   sigaction(SIGTERM, &action, &old_term);
-  sim->Run(
-      [&](TrueTime now) {
-        if (quiet) return;
-        const double wall =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-        std::fprintf(stderr, "%s[sim %s / %s, %llu events, %.1f s wall]%s", tty ? "\r" : "",
-                     Seconds(now).c_str(), Seconds(scenario.duration_us).c_str(),
-                     static_cast<unsigned long long>(sim->events_run()), wall, tty ? "" : "\n");
-      },
-      60'000'000, &g_interrupted);
+  std::string write_error;
+  std::optional<PipelineResult> run = RunPipeline(*sim, scenario, pipeline, &write_error);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
-  const bool interrupted = sim->interrupted();
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
-  if (interrupted) {
-    std::cerr << "lockstep run: interrupted at " << Seconds(sim->end_us())
-              << " simulated; the verdict, " << (writer ? history_path : "the history")
-              << " and the reports are of the run so far\n";
-  }
-
-  // The file is complete and closed before anything reads it again.
-  if (writer && !writer->Close()) {
-    std::cerr << "lockstep run: " << writer->error() << "\n";
+  if (!run) {
+    std::cerr << "lockstep run: " << write_error << "\n";
     return kExitFailed;
   }
-  const check::Verdict verdict = checker.Finish();
+  const bool interrupted = run->interrupted;
+  const double wall_s = run->wall_s;
+  if (interrupted) {
+    std::cerr << "lockstep run: interrupted at " << Seconds(run->end_us) << " simulated; the verdict, "
+              << (run->history_written ? history_path : "the history")
+              << " and the reports are of the run so far\n";
+  }
+  const check::Verdict& verdict = run->verdict;
   const check::Judgement judgement = check::Judge(verdict, scenario.expect);
 
   std::ostringstream body;
@@ -267,11 +251,12 @@ int RunMain(const std::vector<std::string>& args) {
   }
 
 
-  const double sim_s = static_cast<double>(sim->end_us()) / 1e6;
+  const double sim_s = static_cast<double>(run->end_us) / 1e6;
+  const bool written_history = run->history_written;
   const std::string kept =
-      writer ? history_path + " (" + std::to_string(recorder.count()) + " events, hash " +
-                   history::HashHex(writer->hash()) + ")"
-             : "not kept (--history none; " + std::to_string(recorder.count()) + " events)";
+      written_history ? history_path + " (" + std::to_string(run->history_events) + " events, hash " +
+                            history::HashHex(run->history_hash) + ")"
+                      : "not kept (--history none; " + std::to_string(run->history_events) + " events)";
   std::string reproduce = "lockstep run " + ShellQuote(file) + " --seed " +
                           std::to_string(scenario.seed);
   if (vm.count("duration-ms")) reproduce += " --duration-ms " + std::to_string(duration_ms);
@@ -286,7 +271,7 @@ int RunMain(const std::vector<std::string>& args) {
   const auto report_start = std::chrono::steady_clock::now();
   std::vector<reports::WrittenFile> written;
   bool reports_ok = false;
-  if (writer) {
+  if (written_history) {
     try {
       reports_ok = reports::WriteReportsFromFile(history_path, verdict, meta, out_dir, &written,
                                                  &write_error);
@@ -304,12 +289,13 @@ int RunMain(const std::vector<std::string>& args) {
                 "simulated  %.3f s in %.2f s wall (%.1f simulated s per wall s)\n"
                 "events     %llu (%.0f per wall s), peak RSS %ld MiB\n",
                 sim_s, wall_s, wall_s > 0 ? sim_s / wall_s : 0.0,
-                static_cast<unsigned long long>(sim->events_run()),
-                wall_s > 0 ? static_cast<double>(sim->events_run()) / wall_s : 0.0,
+                static_cast<unsigned long long>(run->engine_events),
+                wall_s > 0 ? static_cast<double>(run->engine_events) / wall_s : 0.0,
                 PeakRssKb() / 1024);
   const double report_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - report_start).count();
-  std::string report_line = writer ? "reports    " : "reports    none (no history to read them from)";
+  std::string report_line =
+      written_history ? "reports    " : "reports    none (no history to read them from)";
   for (const reports::WrittenFile& f : written) {
     const std::string name = std::filesystem::path(f.path).filename().string();
     report_line += (report_line.size() > 11 ? ", " + name : f.path) + " (" +
@@ -320,10 +306,10 @@ int RunMain(const std::vector<std::string>& args) {
 
   std::ostringstream tail;
   tail << "history    " << kept << "\n"
-       << figures << report_line << (writer ? report_time : "\n") << "reproduce  " << reproduce
+       << figures << report_line << (written_history ? report_time : "\n") << "reproduce  " << reproduce
        << "\n";
   if (interrupted) {
-    tail << "result     INTERRUPTED at " << Seconds(sim->end_us()) << " of "
+    tail << "result     INTERRUPTED at " << Seconds(run->end_us) << " of "
          << Seconds(scenario.duration_us) << " simulated: the verdict above is of that prefix\n";
   } else if (judgement.matches) {
     tail << "result     PASS: the verdict matches the scenario's expectations\n";

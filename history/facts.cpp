@@ -40,6 +40,18 @@ bool IsClientEvent(EventType type) {
 
 }  // namespace
 
+void ProtocolInfo::SetKind(std::string k) {
+  kind = std::move(k);
+  if (kind.empty()) cls = Class::kUnknown;
+  else if (kind == "fairlock") cls = Class::kFair;
+  else if (kind == "redlock" || kind == "multilock") cls = Class::kQuorum;
+  else if (kind == "rwlock") cls = Class::kRw;
+  else if (kind == "fencedlock") cls = Class::kFenced;
+  else if (kind == "semaphore") cls = Class::kSemaphore;
+  else if (kind == "countdownlatch") cls = Class::kLatch;
+  else cls = Class::kPlain;
+}
+
 const char* ImpairmentName(Impairment kind) {
   switch (kind) {
     case kDown: return "down";
@@ -214,7 +226,7 @@ void FactsPass::Warn(const Event& e, const std::string& what) {
 int FactsPass::OwnerThread(std::string_view field) const {
   const size_t colon = field.find(':');
   if (colon == std::string_view::npos) return kNone;
-  const auto it = uuid_process_.find(std::string(field.substr(0, colon)));
+  const auto it = uuid_process_.find(field.substr(0, colon));
   if (it == uuid_process_.end()) return kNone;
   std::string_view rest = field.substr(colon + 1);
   rest = rest.substr(0, rest.find(':'));
@@ -291,7 +303,7 @@ void FactsPass::OnEvent(const Event& e) {
   assert(!finished_);
   ++events_;
   last_t_us_ = e.t_us;
-  for (FactsObserver* o : observers_) o->OnEvent(*this, e);
+  for (FactsObserver* o : event_observers_) o->OnEvent(*this, e);
   // Every process, thread and lock gets its id the first time the history names it.
   const int process = e.process == names::kNone ? sim_process_ : NewProcess(e.process);
   if (e.peer != names::kNone) NewProcess(e.peer);
@@ -312,7 +324,7 @@ void FactsPass::OnEvent(const Event& e) {
     case EventType::kFault: OnFaultEvent(e); break;
     case EventType::kMessage: break;
   }
-  for (FactsObserver* o : observers_) o->OnEventDone(*this, e);
+  for (FactsObserver* o : event_observers_) o->OnEventDone(*this, e);
 }
 
 void FactsPass::OnNote(const Event& e) {
@@ -360,7 +372,7 @@ void FactsPass::OnNote(const Event& e) {
       if (!note) return;
       protocol_seen_ = true;
       ProtocolInfo& p = protocol_;
-      p.kind = std::string(note->kind);
+      p.SetKind(std::string(note->kind));
       p.fencing = note->fencing;
       p.permits = note->permits;
       p.nodes = note->nodes > 0 ? note->nodes : 0;

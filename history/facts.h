@@ -67,12 +67,20 @@ struct ProtocolInfo {
   int quorum = 0;            // RedLock/MultiLock: nodes a holder must keep; 0 otherwise.
   int64_t fair_wait_us = 0;  // Fair lock: the queue's wait timeout.
 
-  bool fair() const { return kind == "fairlock"; }
-  bool semaphore() const { return kind == "semaphore"; }
-  bool latch() const { return kind == "countdownlatch"; }
-  bool quorum_kind() const { return kind == "redlock" || kind == "multilock"; }
+  // What the kind is, asked on every event by the checkers: worked out once from `kind`.
+  enum class Class : uint8_t { kUnknown, kPlain, kFair, kQuorum, kRw, kFenced, kSemaphore, kLatch };
+  Class cls = Class::kUnknown;
+  void SetKind(std::string k);
+
+  bool known() const { return cls != Class::kUnknown; }
+  bool fair() const { return cls == Class::kFair; }
+  bool semaphore() const { return cls == Class::kSemaphore; }
+  bool latch() const { return cls == Class::kLatch; }
+  bool rw() const { return cls == Class::kRw; }
+  bool fenced() const { return cls == Class::kFenced; }
+  bool quorum_kind() const { return cls == Class::kQuorum; }
   // Kinds whose key's presence does not mean "held by someone" and that have no owners.
-  bool ownerless() const { return kind == "semaphore" || kind == "countdownlatch"; }
+  bool ownerless() const { return cls == Class::kSemaphore || cls == Class::kLatch; }
 };
 
 // n/2 + 1: RedLock's quorum, and how many of its nodes a multi-node lock should be obtainable
@@ -269,6 +277,9 @@ class FactsPass;
 class FactsObserver {
  public:
   virtual ~FactsObserver() = default;
+  // Whether it wants OnEvent and OnEventDone (every event, twice: most observers need only
+  // the facts). Asked once, when the observer is added.
+  virtual bool WantsEvents() const { return false; }
   // Every event, before the pass handles it.
   virtual void OnEvent(const FactsPass&, const Event&) {}
   // After the invoke is handled (a release's belief has ended by then).
@@ -303,7 +314,10 @@ class FactsPass : public EventSink {
   FactsPass(const FactsPass&) = delete;
   FactsPass& operator=(const FactsPass&) = delete;
 
-  void AddObserver(FactsObserver* observer) { observers_.push_back(observer); }
+  void AddObserver(FactsObserver* observer) {
+    observers_.push_back(observer);
+    if (observer->WantsEvents()) event_observers_.push_back(observer);
+  }
 
   void OnEvent(const Event& e) override;
   // Closes what is open at the run's end (the end note's time, else the later of the run
@@ -403,6 +417,7 @@ class FactsPass : public EventSink {
   const NameTable* names_;
   FactsOptions options_;
   std::vector<FactsObserver*> observers_;
+  std::vector<FactsObserver*> event_observers_;  // Those that want every event.
   ProtocolInfo protocol_;
   bool protocol_seen_ = false;
   int64_t lease_default_us_;
@@ -427,7 +442,12 @@ class FactsPass : public EventSink {
   std::vector<int> lease_nodes_;
   int empty_lock_ = kNone;
 
-  std::unordered_map<std::string, int> uuid_process_;
+  // Transparent: an owner field's uuid is looked up as a view, without a string to allocate.
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, int, StringHash, std::equal_to<>> uuid_process_;
   std::vector<std::string> process_uuid_;  // By process.
   // (node, lock) -> threads whose fields the node's key held at its last lease event.
   std::unordered_map<uint64_t, std::vector<int>> node_owners_;

@@ -1,0 +1,281 @@
+// Benchmark: what the simulator costs beyond the lock scripts it runs.
+//
+// In one process, each case a fresh Simulation through the same pipeline `lockstep run` uses
+// (cli/pipeline.h: the facts pass and every checker, and the history file unless it is not
+// kept):
+//   0. contention-10 for one simulated hour with nothing reading its events (the simulator
+//      alone: what the checkers and the writer add is cases 1 and 2 minus this);
+//   1. contention-10 for one simulated hour, --history none;
+//   2. the same with --history jsonl, then the reports made from the file;
+//   3. a 100-client contention scenario (contention-10 with 100 clients) for one simulated
+//      hour, --history jsonl and the reports;
+// and, as the floor of each, the same number of script executions alone on a fresh emulator
+// (Redisson's acquire and unlock scripts of the scenario's version, EVALSHA, alternating on one
+// lock: the path of a lock taken and released). It prints simulated seconds per wall second,
+// events per second, peak RSS (VmHWM, reset before each case) and the overhead factor: the
+// case's wall time over its floor's. It asserts nothing about time.
+//
+//   ./build/bench_sim [--duration-ms 3600000] [--clients 100] [--cases 0,1,2,3] [--out DIR]
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/pipeline.h"
+#include "core/server.h"
+#include "history/event.h"
+#include "model/scenario_toml.h"
+#include "reports/report.h"
+
+namespace po = boost::program_options;
+using namespace lockstep;
+
+namespace {
+
+// VmHWM, the process's peak resident set, in KiB.
+long PeakRssKb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  }
+  return -1;
+}
+
+// Starts a new peak: Linux resets VmHWM to the current RSS on "5" > /proc/self/clear_refs.
+void ResetPeakRss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Counts the script executions of a run: exec events other than the pub/sub commands.
+class ScriptCount : public history::EventSink {
+ public:
+  void OnEvent(const history::Event& e) override {
+    if (e.type != history::EventType::kExec) return;
+    if (e.op == subscribe_ || e.op == unsubscribe_) return;
+    ++scripts_;
+  }
+  void Name(history::NameTable& names) {
+    subscribe_ = names.Intern("subscribe");
+    unsubscribe_ = names.Intern("unsubscribe");
+  }
+  uint64_t scripts() const { return scripts_; }
+
+ private:
+  history::Name subscribe_ = 0, unsubscribe_ = 0;
+  uint64_t scripts_ = 0;
+};
+
+struct CaseResult {
+  std::string name;
+  double sim_s = 0;
+  double wall_s = 0;
+  uint64_t history_events = 0;
+  uint64_t engine_events = 0;
+  uint64_t scripts = 0;
+  long peak_kb = 0;
+  double reports_s = -1;
+  long peak_with_reports_kb = -1;
+  double floor_s = 0;
+  std::string version;
+};
+
+// The floor: `scripts` executions of the scenario version's RLock acquire and unlock scripts,
+// alternating on one lock, on a fresh emulator.
+double Floor(const std::string& lua_dir, const std::string& version, uint64_t scripts) {
+  const std::string acquire = ReadFile(lua_dir + "/rlock/" + version + "/acquire.lua");
+  const std::string unlock = ReadFile(lua_dir + "/rlock/" + version + "/unlock.lua");
+  Server emu;
+  const std::string acquire_sha = emu.Execute({"SCRIPT", "LOAD", acquire}, 0).str;
+  const std::string unlock_sha = emu.Execute({"SCRIPT", "LOAD", unlock}, 0).str;
+  const bool current = version == "current";
+  const Argv acquire_argv = {"EVALSHA", acquire_sha, "1", "lock", "30000", "uuid-1:1"};
+  Argv unlock_argv =
+      current ? Argv{"EVALSHA", unlock_sha, "3", "lock", "redisson_lock__channel:{lock}",
+                     "redisson_unlock_latch:{lock}:0", "0", "30000", "uuid-1:1", "publish", "13500"}
+              : Argv{"EVALSHA", unlock_sha, "2", "lock", "redisson_lock__channel:{lock}", "0", "30000",
+                     "uuid-1:1"};
+  const int64_t now_ms = 1'767'225'600'000;
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t i = 0; i < scripts; i += 2) {
+    // Today's unlock keeps a latch per request: each needs its own id to release anything.
+    if (current) unlock_argv[5] = "redisson_unlock_latch:{lock}:" + std::to_string(i);
+    emu.Execute(acquire_argv, now_ms);
+    emu.Execute(unlock_argv, now_ms);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::optional<CaseResult> RunCase(const std::string& name, Scenario scenario, const std::string& lua_dir,
+                                  history::HistoryFormat format, bool reports, const std::string& dir,
+                                  bool sim_only = false) {
+  std::string error;
+  auto sim = sim::Simulation::Create(scenario, lua_dir, &error);
+  if (!sim) {
+    std::cerr << "bench_sim: " << name << ": " << error << "\n";
+    return std::nullopt;
+  }
+  ScriptCount count;
+  count.Name(sim->recorder().names());
+  sim->recorder().AddSink(&count);
+  std::filesystem::create_directories(dir);
+  cli::PipelineOptions options;
+  options.history = format;
+  options.history_path = dir + "/" + history::HistoryFileName(format);
+  ResetPeakRss();
+  std::optional<cli::PipelineResult> run;
+  if (sim_only) {
+    const auto start = std::chrono::steady_clock::now();
+    sim->Run();
+    run.emplace();
+    run->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    run->history_events = sim->recorder().count();
+    run->engine_events = sim->events_run();
+    run->end_us = sim->end_us();
+  } else {
+    run = cli::RunPipeline(*sim, scenario, options, &error);
+  }
+  if (!run) {
+    std::cerr << "bench_sim: " << name << ": " << error << "\n";
+    return std::nullopt;
+  }
+  CaseResult r;
+  r.name = name;
+  r.sim_s = static_cast<double>(run->end_us) / 1e6;
+  r.wall_s = run->wall_s;
+  r.history_events = run->history_events;
+  r.engine_events = run->engine_events;
+  r.scripts = count.scripts();
+  r.peak_kb = PeakRssKb();
+  r.version = scenario.protocol.version;
+  if (reports && run->history_written) {
+    reports::ReportMeta meta;
+    reports::DescribeScenario(scenario, &meta);
+    meta.parameters = sim->derived();
+    std::vector<reports::WrittenFile> written;
+    const auto start = std::chrono::steady_clock::now();
+    if (!reports::WriteReportsFromFile(options.history_path, run->verdict, meta, dir, &written, &error)) {
+      std::cerr << "bench_sim: " << name << ": reports: " << error << "\n";
+      return std::nullopt;
+    }
+    r.reports_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.peak_with_reports_kb = PeakRssKb();
+  }
+  sim.reset();
+  // The floor, best of three: a loop this tight has only noise to add.
+  r.floor_s = Floor(lua_dir, r.version, r.scripts);
+  for (int i = 0; i < 2; ++i) r.floor_s = std::min(r.floor_s, Floor(lua_dir, r.version, r.scripts));
+  return r;
+}
+
+void Print(const CaseResult& r) {
+  std::printf("%s\n", r.name.c_str());
+  std::printf("  simulated      %.0f s in %.2f s wall: %.0f simulated s per wall s\n", r.sim_s, r.wall_s,
+              r.sim_s / r.wall_s);
+  std::printf("  events         %llu history events (%.0f per wall s), %llu engine events (%.0f per wall s)\n",
+              static_cast<unsigned long long>(r.history_events),
+              static_cast<double>(r.history_events) / r.wall_s,
+              static_cast<unsigned long long>(r.engine_events),
+              static_cast<double>(r.engine_events) / r.wall_s);
+  std::printf("  peak RSS       %.1f MiB (VmHWM, simulating and checking)\n", r.peak_kb / 1024.0);
+  if (r.reports_s >= 0) {
+    std::printf("  reports        %.2f s wall; peak RSS with them %.1f MiB\n", r.reports_s,
+                r.peak_with_reports_kb / 1024.0);
+  }
+  std::printf("  floor          %llu script executions alone on the emulator (%s): %.2f s\n",
+              static_cast<unsigned long long>(r.scripts), r.version.c_str(), r.floor_s);
+  std::printf("  overhead       %.2fx (wall time / the floor's)\n", r.wall_s / r.floor_s);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t duration_ms = 3'600'000;
+  int clients = 100;
+  std::string cases = "0,1,2,3";
+  std::string out = (std::filesystem::temp_directory_path() / "lockstep-bench-sim").string();
+  std::string lua_dir = LOCKSTEP_SOURCE_DIR "/lua";
+  po::options_description desc("bench_sim: the simulator's cost beyond its scripts\n\nOptions");
+  desc.add_options()("help,h", "show this help")(
+      "duration-ms", po::value(&duration_ms)->default_value(duration_ms), "simulated time per case")(
+      "clients", po::value(&clients)->default_value(clients), "clients of case 3")(
+      "cases", po::value(&cases)->default_value(cases), "which cases to run (0, 1, 2, 3)")(
+      "out", po::value(&out)->default_value(out), "where the histories and reports go")(
+      "lua-dir", po::value(&lua_dir)->default_value(lua_dir), "the lock scripts");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_sim: " << e.what() << "\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  ScenarioError error;
+  auto base = LoadScenarioFile(LOCKSTEP_SOURCE_DIR "/scenarios/contention-10.toml", &error);
+  if (!base) {
+    std::cerr << error.ToString() << "\n";
+    return 2;
+  }
+  base->duration_us = duration_ms * 1000;
+  std::printf("bench_sim: %.0f simulated s per case, scenario contention-10 (seed %llu)\n\n",
+              static_cast<double>(base->duration_us) / 1e6, static_cast<unsigned long long>(base->seed));
+  std::vector<CaseResult> results;
+  auto run = [&](const char* name, const Scenario& s, history::HistoryFormat f, bool reports,
+                 const std::string& dir, bool sim_only = false) {
+    auto r = RunCase(name, s, lua_dir, f, reports, dir, sim_only);
+    if (!r) return false;
+    Print(*r);
+    std::fflush(stdout);
+    results.push_back(*r);
+    return true;
+  };
+  if (cases.find('0') != std::string::npos &&
+      !run("0. contention-10, the simulator alone (nothing reads its events)", *base,
+           history::HistoryFormat::kNone, false, out + "/c10-alone", /*sim_only=*/true)) {
+    return 1;
+  }
+  if (cases.find('1') != std::string::npos &&
+      !run("1. contention-10, --history none (checkers on)", *base, history::HistoryFormat::kNone,
+           false, out + "/c10-none")) {
+    return 1;
+  }
+  if (cases.find('2') != std::string::npos &&
+      !run("2. contention-10, --history jsonl, then the reports", *base, history::HistoryFormat::kJsonl,
+           true, out + "/c10-jsonl")) {
+    return 1;
+  }
+  if (cases.find('3') != std::string::npos) {
+    Scenario big = *base;
+    const ClientSpec model = big.clients.front();
+    big.clients.clear();
+    for (int i = 1; i <= clients; ++i) {
+      ClientSpec c = model;
+      c.name = "c" + std::to_string(i);
+      big.clients.push_back(c);
+    }
+    big.name = "contention-" + std::to_string(clients);
+    const std::string name =
+        "3. contention-" + std::to_string(clients) + ", --history jsonl, then the reports";
+    if (!run(name.c_str(), big, history::HistoryFormat::kJsonl, true, out + "/big-jsonl")) return 1;
+  }
+  return 0;
+}

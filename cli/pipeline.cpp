@@ -1,0 +1,47 @@
+#include "cli/pipeline.h"
+
+#include <chrono>
+#include <memory>
+
+namespace lockstep::cli {
+
+check::CheckOptions CheckOptionsOf(const Scenario& scenario) {
+  check::CheckOptions options;
+  options.liveness_bound_us = scenario.liveness_bound_us;
+  options.lease_default_us = scenario.protocol.watchdog_timeout_us;
+  options.fair_wait_timeout_us = scenario.protocol.fair_wait_timeout_us;
+  return options;
+}
+
+std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& scenario,
+                                          const PipelineOptions& options, std::string* error) {
+  history::Recorder& recorder = sim.recorder();
+  check::Checker checker(&recorder.names(), CheckOptionsOf(scenario));
+  recorder.AddSink(&checker);
+  std::unique_ptr<history::HistoryWriter> writer;
+  if (options.history != history::HistoryFormat::kNone) {
+    writer = history::HistoryWriter::Open(options.history_path, options.history, &recorder.names(),
+                                          error);
+    if (!writer) return std::nullopt;
+    recorder.AddSink(writer.get());
+  }
+  const auto start = std::chrono::steady_clock::now();
+  sim.Run(options.progress, options.progress_every_us, options.interrupted);
+  PipelineResult result;
+  // The file is complete and closed before anyone reads it again.
+  if (writer && !writer->Close()) {
+    *error = writer->error();
+    return std::nullopt;
+  }
+  result.verdict = checker.Finish();
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.history_events = recorder.count();
+  result.engine_events = sim.events_run();
+  result.end_us = sim.end_us();
+  result.interrupted = sim.interrupted();
+  result.history_written = writer != nullptr;
+  if (writer) result.history_hash = writer->hash();
+  return result;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,52 @@
+// One run of a scenario through the whole pipeline, in process: the simulator's events go to
+// the checkers (the facts pass and every property) and, unless the history is not kept, to a
+// history file, as they happen. `lockstep run`, the benchmarks and searches over many cases
+// share it, so that what they measure or find is what `run` does.
+#ifndef LOCKSTEP_CLI_PIPELINE_H_
+#define LOCKSTEP_CLI_PIPELINE_H_
+
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "check/check.h"
+#include "history/writer.h"
+#include "model/scenario.h"
+#include "sim/simulation.h"
+
+namespace lockstep::cli {
+
+struct PipelineOptions {
+  history::HistoryFormat history = history::HistoryFormat::kJsonl;
+  std::string history_path;  // Where the history goes (not for kNone).
+  // Called about every progress_every_us of simulated time (a progress line).
+  std::function<void(TrueTime)> progress;
+  int64_t progress_every_us = 60'000'000;
+  // Set non-zero (by a signal handler) to stop the run at the next event boundary.
+  const volatile std::sig_atomic_t* interrupted = nullptr;
+};
+
+struct PipelineResult {
+  check::Verdict verdict;
+  uint64_t history_events = 0;  // Events the run recorded.
+  uint64_t engine_events = 0;   // Events the simulator's engine ran.
+  int64_t end_us = 0;           // The run's end (where an interrupted run stopped).
+  bool interrupted = false;
+  bool history_written = false;
+  uint64_t history_hash = 0;    // Of the written file (history/jsonl.h).
+  double wall_s = 0;            // Simulating and checking, not setting up.
+};
+
+// Runs `sim` (made from `scenario`, not yet run) to its end. nullopt (with *error) if the
+// history file cannot be opened or written.
+std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& scenario,
+                                          const PipelineOptions& options, std::string* error);
+
+// The checkers' options a scenario implies.
+check::CheckOptions CheckOptionsOf(const Scenario& scenario);
+
+}  // namespace lockstep::cli
+
+#endif  // LOCKSTEP_CLI_PIPELINE_H_
