@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# A run stopped by SIGINT keeps what it did: the history written so far (a readable prefix
+# that ends with the "interrupted" end note), the verdict and the reports of that prefix, a
+# message on stderr, and exit status 130; `lockstep report` reads the prefix back.
+#
+#   cli/interrupt_test.sh LOCKSTEP SOURCE_DIR OUT_DIR
+set -euo pipefail
+lockstep=$1
+src=$2
+out=$3
+rm -rf "$out"
+mkdir -p "$out"
+history="$out/run/history.jsonl"
+
+# A simulated day: far longer than the test waits.
+"$lockstep" run "$src/scenarios/contention-10.toml" --duration-ms 86400000 --quiet \
+  --out "$out/run" >"$out/stdout" 2>"$out/stderr" &
+pid=$!
+# Wait until the history file has grown past its first buffer (the writer flushes every MiB).
+for _ in $(seq 1 600); do
+  if [ -s "$history" ] && [ "$(stat -c %s "$history")" -gt 2000000 ]; then break; fi
+  sleep 0.1
+done
+kill -INT "$pid"
+set +e
+wait "$pid"
+code=$?
+set -e
+cat "$out/stderr"
+tail -3 "$out/stdout"
+fail() { echo "FAIL: $*"; exit 1; }
+[ "$code" -eq 130 ] || fail "exit status $code, not 130"
+grep -q "interrupted at" "$out/stderr" || fail "no message on stderr"
+grep -q "^result     INTERRUPTED at" "$out/stdout" || fail "no INTERRUPTED result line"
+tail -1 "$history" | grep -q '"op":"end","detail":"interrupted"' || fail "the history does not end with the interrupted end note"
+for f in report.html trace.json summary.md summary.txt; do
+  [ -s "$out/run/$f" ] || fail "$f was not written"
+done
+"$lockstep" report "$history" --out "$out/again" >"$out/report.out" || fail "lockstep report could not read the prefix"
+[ -s "$out/again/report.html" ] || fail "lockstep report wrote no report.html"
+echo "ok: interrupted after $(wc -l <"$history") events; prefix, verdict and reports kept"
