@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "core/cluster.h"
@@ -152,6 +153,44 @@ struct ThreadState {
   Name op = names::kNone;  // The operation in flight, for the history.
 };
 
+// The engine events of a client's armed protocol timers. A client has a handful armed at once
+// (command timeouts, a retry, the watchdog), so a vector searched in place beats a tree; its
+// order never reaches the history.
+class ArmedTimers {
+ public:
+  // Arming an armed timer again replaces its event, as assigning into a map would.
+  void Set(locks::TimerId timer, Engine::EventId event) {
+    if (auto it = Find(timer); it != armed_.end()) {
+      it->second = event;
+    } else {
+      armed_.emplace_back(timer, event);
+    }
+  }
+  // Forgets the timer; returns its event, if it was armed.
+  std::optional<Engine::EventId> Take(locks::TimerId timer) {
+    auto it = Find(timer);
+    if (it == armed_.end()) return std::nullopt;
+    const Engine::EventId event = it->second;
+    *it = armed_.back();
+    armed_.pop_back();
+    return event;
+  }
+  using Armed = std::vector<std::pair<locks::TimerId, Engine::EventId>>;
+  // Forgets every timer; returns them with their events.
+  Armed TakeAll() {
+    Armed taken;
+    taken.swap(armed_);
+    return taken;
+  }
+
+ private:
+  Armed::iterator Find(locks::TimerId timer) {
+    return std::find_if(armed_.begin(), armed_.end(),
+                        [timer](const auto& armed) { return armed.first == timer; });
+  }
+  Armed armed_;
+};
+
 struct Client {
   int index = 0;
   int endpoint = 0;  // On the network (Simulation::Impl::endpoints).
@@ -166,7 +205,7 @@ struct Client {
   bool up = true;
   uint64_t incarnation = 0;
   Mailbox mailbox;
-  std::map<locks::TimerId, Engine::EventId> timers;
+  ArmedTimers timers;
   std::vector<ThreadState> threads;
   // For each slot the protocol addresses, the node the client takes for it: slot i is the i-th
   // master of the scenario (in declaration order) until a failover moves it to a promoted
@@ -722,16 +761,13 @@ struct Simulation::Impl {
     void ArmTimer(locks::TimerId timer, int64_t delay_us) override {
       Client* cp = &c_;
       const Engine::EventId id = impl_.ClientTimer(c_, delay_us, [cp, timer] {
-        cp->timers.erase(timer);
+        cp->timers.Take(timer);
         cp->protocol->OnTimer(*cp->outbox, timer);
       });
-      c_.timers[timer] = id;
+      c_.timers.Set(timer, id);
     }
     void CancelTimer(locks::TimerId timer) override {
-      auto it = c_.timers.find(timer);
-      if (it == c_.timers.end()) return;
-      impl_.engine.Cancel(it->second);
-      c_.timers.erase(it);
+      if (const auto id = c_.timers.Take(timer)) impl_.engine.Cancel(*id);
     }
     void Complete(int thread, const locks::OpResult& result) override {
       impl_.OnComplete(c_, thread, result);
@@ -1006,8 +1042,7 @@ struct Simulation::Impl {
     c.up = false;
     ++c.incarnation;
     c.protocol->OnCrash();
-    for (const auto& [timer, id] : c.timers) engine.Cancel(id);
-    c.timers.clear();
+    for (const auto& [timer, id] : c.timers.TakeAll()) engine.Cancel(id);
     c.mailbox = Mailbox{};
     for (auto& n : nodes) {
       for (auto& [channel, subs] : n->subscribers) {
