@@ -20,7 +20,8 @@ class NodeCountNeeded : public history::EventSink {
  public:
   void OnEvent(const history::Event& e) override {
     if (const auto note = history::AsProtocolNote(e)) {
-      needed_ = (note->kind == "redlock" || note->kind == "multilock") && note->nodes <= 0;
+      const history::ProtocolKind* kind = history::FindProtocolKind(note->kind);
+      needed_ = kind != nullptr && kind->cls == history::KindClass::kQuorum && note->nodes <= 0;
     }
   }
   bool needed() const { return needed_; }

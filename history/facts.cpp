@@ -42,14 +42,23 @@ bool IsClientEvent(EventType type) {
 
 void ProtocolInfo::SetKind(std::string k) {
   kind = std::move(k);
-  if (kind.empty()) cls = Class::kUnknown;
-  else if (kind == "fairlock") cls = Class::kFair;
-  else if (kind == "redlock" || kind == "multilock") cls = Class::kQuorum;
-  else if (kind == "rwlock") cls = Class::kRw;
-  else if (kind == "fencedlock") cls = Class::kFenced;
-  else if (kind == "semaphore") cls = Class::kSemaphore;
-  else if (kind == "countdownlatch") cls = Class::kLatch;
-  else cls = Class::kPlain;
+  const ProtocolKind* known = FindProtocolKind(kind);
+  majority = known != nullptr && known->majority;
+  if (kind.empty()) {
+    cls = Class::kUnknown;
+  } else if (known == nullptr) {
+    cls = Class::kPlain;  // A kind this build does not know is judged as one exclusive lock.
+  } else {
+    switch (known->cls) {
+      case KindClass::kPlain: cls = Class::kPlain; break;
+      case KindClass::kFair: cls = Class::kFair; break;
+      case KindClass::kQuorum: cls = Class::kQuorum; break;
+      case KindClass::kRw: cls = Class::kRw; break;
+      case KindClass::kFenced: cls = Class::kFenced; break;
+      case KindClass::kSemaphore: cls = Class::kSemaphore; break;
+      case KindClass::kLatch: cls = Class::kLatch; break;
+    }
+  }
 }
 
 const char* ImpairmentName(Impairment kind) {
@@ -380,7 +389,7 @@ void FactsPass::OnNote(const Event& e) {
           note->fair_wait_timeout_us > 0 ? note->fair_wait_timeout_us : options_.fair_wait_timeout_us;
       if (p.quorum_kind()) {
         if (p.nodes == 0) p.nodes = std::max(1, options_.nodes_hint);
-        p.quorum = p.kind == "redlock" ? MajorityOf(p.nodes) : p.nodes;
+        p.quorum = p.majority ? MajorityOf(p.nodes) : p.nodes;
       }
       return;
     }

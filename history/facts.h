@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "history/event.h"
+#include "history/kinds.h"
 #include "history/notes.h"
 
 namespace lockstep::history {
@@ -70,6 +71,7 @@ struct ProtocolInfo {
   // What the kind is, asked on every event by the checkers: worked out once from `kind`.
   enum class Class : uint8_t { kUnknown, kPlain, kFair, kQuorum, kRw, kFenced, kSemaphore, kLatch };
   Class cls = Class::kUnknown;
+  bool majority = false;  // kQuorum: a majority of the nodes suffices (RedLock).
   void SetKind(std::string k);
 
   bool known() const { return cls != Class::kUnknown; }

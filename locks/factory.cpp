@@ -1,5 +1,6 @@
 #include "locks/factory.h"
 
+#include "history/kinds.h"
 #include "locks/countdownlatch.h"
 #include "locks/fairlock.h"
 #include "locks/fencedlock.h"
@@ -12,13 +13,74 @@
 
 namespace lockstep::locks {
 
+namespace {
+
+// A kind's client: whether a config and a script set can run, and the client itself (the kind
+// is passed to clients that serve several).
+struct Registration {
+  std::string_view kind;
+  bool (*check)(const std::string& kind, const ClientConfig&, const ScriptSet&, std::string*);
+  std::unique_ptr<LockProtocol> (*make)(const std::string& kind, const ClientConfig&,
+                                        const ScriptSet&);
+};
+
+// One row per kind.
+const Registration kRegistrations[] = {
+    {"rlock", [](const std::string&, const ClientConfig& c, const ScriptSet& s,
+                 std::string* e) { return CheckRLockConfig(c, s, e); },
+     [](const std::string&, const ClientConfig& c, const ScriptSet& s) { return MakeRLock(c, s); }},
+    {"fairlock", [](const std::string&, const ClientConfig& c, const ScriptSet& s,
+                    std::string* e) { return CheckFairLockConfig(c, s, e); },
+     [](const std::string&, const ClientConfig& c, const ScriptSet& s) { return MakeFairLock(c, s); }},
+    {"redlock", [](const std::string&, const ClientConfig& c, const ScriptSet& s,
+                   std::string* e) { return CheckMultiLockConfig(c, s, e); },
+     [](const std::string&, const ClientConfig& c, const ScriptSet& s) { return MakeRedLock(c, s); }},
+    {"multilock", [](const std::string&, const ClientConfig& c, const ScriptSet& s,
+                     std::string* e) { return CheckMultiLockConfig(c, s, e); },
+     [](const std::string&, const ClientConfig& c, const ScriptSet& s) {
+       return MakeMultiLock(c, s, MultiLockOptions{});
+     }},
+    {"fencedlock", [](const std::string&, const ClientConfig& c, const ScriptSet& s,
+                      std::string* e) { return CheckFencedLockConfig(c, s, e); },
+     [](const std::string&, const ClientConfig& c, const ScriptSet& s) { return MakeFencedLock(c, s); }},
+    {"spinlock", [](const std::string&, const ClientConfig& c, const ScriptSet& s,
+                    std::string* e) { return CheckSpinLockConfig(c, s, e); },
+     [](const std::string&, const ClientConfig& c, const ScriptSet& s) { return MakeSpinLock(c, s); }},
+    {"setnx-px", CheckPlainLockConfig, MakePlainLock},
+    {"setnx-expire", CheckPlainLockConfig, MakePlainLock},
+    {"get-del", CheckPlainLockConfig, MakePlainLock},
+    {"rwlock", [](const std::string&, const ClientConfig& c, const ScriptSet& s,
+                  std::string* e) { return CheckRwLockConfig(c, s, e); },
+     [](const std::string&, const ClientConfig& c, const ScriptSet& s) { return MakeRwLock(c, s); }},
+    {"semaphore", [](const std::string&, const ClientConfig& c, const ScriptSet& s,
+                     std::string* e) { return CheckSemaphoreConfig(c, s, e); },
+     [](const std::string&, const ClientConfig& c, const ScriptSet& s) { return MakeSemaphore(c, s); }},
+    {"countdownlatch", [](const std::string&, const ClientConfig& c, const ScriptSet& s,
+                          std::string* e) { return CheckCountDownLatchConfig(c, s, e); },
+     [](const std::string&, const ClientConfig& c, const ScriptSet& s) {
+       return MakeCountDownLatch(c, s);
+     }},
+};
+
+const Registration* Find(std::string_view kind) {
+  for (const Registration& r : kRegistrations) {
+    if (r.kind == kind) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 const std::vector<std::string>& ProtocolKinds() {
-  static const std::vector<std::string> kinds = {
-      "rlock",    "fairlock", "redlock",      "multilock", "fencedlock",
-      "spinlock", "setnx-px", "setnx-expire", "get-del",   "rwlock",
-      "semaphore", "countdownlatch"};
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> out;
+    for (const history::ProtocolKind& k : history::kProtocolKinds) out.emplace_back(k.name);
+    return out;
+  }();
   return kinds;
 }
+
+bool HasClient(std::string_view kind) { return Find(kind) != nullptr; }
 
 std::unique_ptr<LockProtocol> MakeProtocol(const std::string& kind, const ClientConfig& config,
                                            const ScriptSet& scripts, std::string* error) {
@@ -26,47 +88,15 @@ std::unique_ptr<LockProtocol> MakeProtocol(const std::string& kind, const Client
     *error = "unknown protocol version '" + config.version + "' (known: v3.13.6, current)";
     return nullptr;
   }
-  if (kind == "rlock") {
-    if (!CheckRLockConfig(config, scripts, error)) return nullptr;
-    return MakeRLock(config, scripts);
+  const Registration* r = Find(kind);
+  if (r == nullptr || history::FindProtocolKind(kind) == nullptr) {
+    std::string known;
+    for (const std::string& k : ProtocolKinds()) known += (known.empty() ? "" : ", ") + k;
+    *error = "unknown protocol kind '" + kind + "' (known: " + known + ")";
+    return nullptr;
   }
-  if (kind == "fairlock") {
-    if (!CheckFairLockConfig(config, scripts, error)) return nullptr;
-    return MakeFairLock(config, scripts);
-  }
-  if (kind == "redlock" || kind == "multilock") {
-    if (!CheckMultiLockConfig(config, scripts, error)) return nullptr;
-    if (kind == "redlock") return MakeRedLock(config, scripts);
-    return MakeMultiLock(config, scripts, MultiLockOptions{});
-  }
-  if (kind == "fencedlock") {
-    if (!CheckFencedLockConfig(config, scripts, error)) return nullptr;
-    return MakeFencedLock(config, scripts);
-  }
-  if (kind == "spinlock") {
-    if (!CheckSpinLockConfig(config, scripts, error)) return nullptr;
-    return MakeSpinLock(config, scripts);
-  }
-  if (kind == "rwlock") {
-    if (!CheckRwLockConfig(config, scripts, error)) return nullptr;
-    return MakeRwLock(config, scripts);
-  }
-  if (kind == "semaphore") {
-    if (!CheckSemaphoreConfig(config, scripts, error)) return nullptr;
-    return MakeSemaphore(config, scripts);
-  }
-  if (kind == "countdownlatch") {
-    if (!CheckCountDownLatchConfig(config, scripts, error)) return nullptr;
-    return MakeCountDownLatch(config, scripts);
-  }
-  if (IsPlainLockKind(kind)) {
-    if (!CheckPlainLockConfig(kind, config, scripts, error)) return nullptr;
-    return MakePlainLock(kind, config, scripts);
-  }
-  std::string known;
-  for (const std::string& k : ProtocolKinds()) known += (known.empty() ? "" : ", ") + k;
-  *error = "unknown protocol kind '" + kind + "' (known: " + known + ")";
-  return nullptr;
+  if (!r->check(kind, config, scripts, error)) return nullptr;
+  return r->make(kind, config, scripts);
 }
 
 }  // namespace lockstep::locks

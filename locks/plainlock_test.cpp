@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "history/kinds.h"
 #include "locks/factory.h"
 #include "locks/plainlock.h"
 #include "locks/scripts.h"
@@ -260,4 +261,17 @@ TEST_CASE("Plain: a lost reply ends the operation as info after the response tim
   CHECK(done.at_us == 3 * kSecond);
   CHECK(world.CountSent(a, "acquire") == 1);  // Not resent.
   CHECK(world.Exec({"GET", "lock"}) == Bulk("A:1"));  // It ran.
+}
+
+TEST_CASE("every protocol kind of history/kinds.h has a client registered, and no other",
+          "[locks][registry]") {
+  for (const lockstep::history::ProtocolKind& kind : lockstep::history::kProtocolKinds) {
+    INFO(kind.name);
+    CHECK(lockstep::locks::HasClient(kind.name));
+  }
+  CHECK(lockstep::locks::ProtocolKinds().size() == std::size(lockstep::history::kProtocolKinds));
+  CHECK_FALSE(lockstep::locks::HasClient("no-such-kind"));
+  std::string error;
+  CHECK(lockstep::locks::MakeProtocol("no-such-kind", {}, {}, &error) == nullptr);
+  CHECK(error.find("unknown protocol kind 'no-such-kind' (known: rlock, fairlock") == 0);
 }

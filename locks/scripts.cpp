@@ -1,5 +1,7 @@
 #include "locks/scripts.h"
 
+#include "history/kinds.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -52,37 +54,6 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return joined;
 }
 
-// Kinds whose scripts are not (all) in lua/<kind>/<version>/: the folders they are read from,
-// in this order. An empty version means the requested one, "." a folder without version
-// levels; an empty name list takes every .lua file. A later folder never replaces a script an
-// earlier one gave.
-struct ScriptSource {
-  std::string folder;
-  std::string version;
-  std::vector<std::string> names;
-};
-
-const std::vector<ScriptSource>* ScriptSources(const std::string& kind) {
-  static const std::map<std::string, std::vector<ScriptSource>> kSources = {
-      {"redlock", {{"rlock", "", {}}}},
-      {"multilock", {{"rlock", "", {}}}},
-      {"fencedlock", {{"fencedlock", "", {}}, {"rlock", "", {"unlock", "renew", "force_unlock"}}}},
-      {"spinlock", {{"spinlock", "", {}}, {"rlock", "", {"renew"}}}},
-      {"fairlock", {{"fairlock", "", {}}, {"rlock", "", {"renew"}}}},
-      // The write side's watchdog is RLock's renew with the field "<uuid>:<tid>:write".
-      {"rwlock", {{"rwlock", "", {}}, {"rlock", "", {"renew"}}}},
-      // One set of scripts for both versions: 3.13.6 differs only in the literal PUBLISH,
-      // and the client passes "publish" as the publish command.
-      {"semaphore", {{"semaphore", "current", {}}}},
-      {"countdownlatch", {{"countdownlatch", "current", {}}}},
-      {"setnx-px", {{"plain", ".", {}}}},
-      {"setnx-expire", {{"plain", ".", {}}}},
-      {"get-del", {{"plain", ".", {}}}},
-  };
-  const auto it = kSources.find(kind);
-  return it == kSources.end() ? nullptr : &it->second;
-}
-
 // Reads folder/*.lua (only `names` when not empty) into *set, keeping scripts already there.
 bool ReadFolder(const fs::path& folder, const std::string& kind, const std::string& version,
                 const std::vector<std::string>& names, ScriptSet* set, std::string* error) {
@@ -117,22 +88,17 @@ bool ReadFolder(const fs::path& folder, const std::string& kind, const std::stri
 }  // namespace
 
 const std::vector<std::string>& RequiredScripts(const std::string& kind) {
-  static const std::map<std::string, std::vector<std::string>> kRequired = {
-      {"rlock", {"acquire", "unlock", "renew", "force_unlock"}},
-      {"redlock", {"acquire", "unlock", "renew", "force_unlock"}},
-      {"multilock", {"acquire", "unlock", "renew", "force_unlock"}},
-      {"fencedlock", {"acquire_with_token", "unlock", "renew", "force_unlock"}},
-      {"spinlock", {"acquire", "unlock", "renew", "force_unlock"}},
-      {"fairlock",
-       {"acquire", "try_acquire", "unlock", "force_unlock", "acquire_failed", "renew"}},
-      {"rwlock",
-       {"read_acquire", "write_acquire", "read_unlock", "write_unlock", "read_renew", "renew",
-        "force_unlock_read", "force_unlock_write"}},
-      {"semaphore", {"try_acquire", "release", "try_set_permits"}},
-      {"countdownlatch", {"try_set_count", "count_down", "delete"}},
-      {"setnx-px", {"unlock_compare_and_delete"}},
-      {"setnx-expire", {"unlock_compare_and_delete"}},
-  };
+  // From the kinds' table (history/kinds.h), as strings once.
+  static const std::map<std::string, std::vector<std::string>> kRequired = [] {
+    std::map<std::string, std::vector<std::string>> out;
+    for (const history::ProtocolKind& k : history::kProtocolKinds) {
+      std::vector<std::string>& names = out[std::string(k.name)];
+      for (std::string_view name : k.scripts) {
+        if (!name.empty()) names.emplace_back(name);
+      }
+    }
+    return out;
+  }();
   static const std::vector<std::string> kNone;
   const auto it = kRequired.find(kind);
   return it == kRequired.end() ? kNone : it->second;
@@ -155,12 +121,19 @@ std::optional<ScriptSet> LoadScripts(const std::string& lua_dir, const std::stri
                                      std::string* error) {
   fs::path folder = fs::path(lua_dir) / kind / version;
   ScriptSet set;
-  if (const std::vector<ScriptSource>* sources = ScriptSources(kind)) {
-    for (const ScriptSource& source : *sources) {
-      const std::string from = source.version.empty() ? version : source.version;
+  // Kinds whose scripts are not (all) in lua/<kind>/<version>/ say where they are.
+  const history::ProtocolKind* known = history::FindProtocolKind(kind);
+  if (known != nullptr && !known->sources[0].folder.empty()) {
+    for (const history::ScriptSource& source : known->sources) {
+      if (source.folder.empty()) break;
+      const std::string from = source.version.empty() ? version : std::string(source.version);
       folder = from == "." ? fs::path(lua_dir) / source.folder
                            : fs::path(lua_dir) / source.folder / from;
-      if (!ReadFolder(folder, kind, version, source.names, &set, error)) return std::nullopt;
+      std::vector<std::string> names;
+      for (std::string_view name : source.names) {
+        if (!name.empty()) names.emplace_back(name);
+      }
+      if (!ReadFolder(folder, kind, version, names, &set, error)) return std::nullopt;
     }
   } else if (!ReadFolder(folder, kind, version, {}, &set, error)) {
     return std::nullopt;

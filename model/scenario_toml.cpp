@@ -104,7 +104,6 @@ constexpr std::string_view kRoleNames[] = {"worker", "await", "count_down"};
 constexpr ClientSpec::Role kRoleValues[] = {ClientSpec::Role::kWorker, ClientSpec::Role::kAwait,
                                             ClientSpec::Role::kCountDown};
 // The only kind whose clients take roles other than "worker".
-constexpr std::string_view kRoleKind = "countdownlatch";
 constexpr std::string_view kModeNames[] = {"trylock", "lock"};
 constexpr WorkloadSpec::Mode kModeValues[] = {WorkloadSpec::Mode::kTryLock,
                                               WorkloadSpec::Mode::kLock};
@@ -1159,12 +1158,10 @@ void Loader::ParseSentinel(const toml::table& t, SentinelSpec* sentinel) {
 void Loader::ParseProtocol(const toml::table& t, ProtocolSpec* protocol) {
   CheckKeys(t, "protocol", kProtocolKeys, "[protocol]");
   std::vector<std::string_view> kind_names;
-  for (const ProtocolKindInfo& k : kProtocolKinds) kind_names.push_back(k.name);
+  for (const history::ProtocolKind& k : kProtocolKinds) kind_names.push_back(k.name);
   // The kind whose script names protocol.scripts may use; null when the kind is unknown.
-  const ProtocolKindInfo* kind = nullptr;
-  for (const ProtocolKindInfo& k : kProtocolKinds) {
-    if (k.name == protocol->kind) kind = &k;  // The default, unless the file names another.
-  }
+  // The default, unless the file names another.
+  const history::ProtocolKind* kind = history::FindProtocolKind(protocol->kind);
   assert(kind != nullptr);
   if (t.contains("kind")) {
     protocol_kind_where_ = t.get("kind")->source();
@@ -1502,10 +1499,15 @@ void Loader::CheckReferences(const Scenario& s) {
   if (s.cluster.enabled) CheckCluster(s);
   // Roles split the latch's await and countDown between threads; the other kinds have one
   // operation pair that every thread runs, the worker loop.
-  if (s.protocol.kind != kRoleKind) {
+  const history::ProtocolKind* kind = history::FindProtocolKind(s.protocol.kind);
+  if (kind == nullptr || !kind->roles) {
+    std::string role_kinds;
+    for (const history::ProtocolKind& k : kProtocolKinds) {
+      if (k.roles) role_kinds += (role_kinds.empty() ? "" : ", ") + std::string(k.name);
+    }
     for (const RoleUse& use : role_uses_) {
       Problem(use.where, use.key,
-              "role '" + use.role + "' is taken by protocol kind " + std::string(kRoleKind) +
+              "role '" + use.role + "' is taken by protocol kind " + role_kinds +
                   " only (await, count_down), and protocol.kind is '" + s.protocol.kind + "'" +
                   (protocol_kind_where_
                        ? " (line " + std::to_string(protocol_kind_where_->begin.line) + ")"
@@ -1540,7 +1542,8 @@ void Loader::CheckCluster(const Scenario& s) {
                 std::to_string(cluster_where_->begin.line) +
                 " declares one); set enabled = false, or remove the [cluster] table");
   }
-  if ((s.protocol.kind == "redlock" || s.protocol.kind == "multilock") && protocol_kind_where_) {
+  const history::ProtocolKind* kind = history::FindProtocolKind(s.protocol.kind);
+  if (kind != nullptr && kind->cls == history::KindClass::kQuorum && protocol_kind_where_) {
     Problem(*protocol_kind_where_, "protocol.kind",
             "'" + s.protocol.kind +
                 "' locks several independent masters, but the [cluster] (line " +

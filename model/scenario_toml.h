@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include "history/kinds.h"
+#include "history/names.h"
 #include "model/scenario.h"
 
 namespace lockstep {
@@ -42,36 +44,11 @@ std::optional<Scenario> LoadScenarioFile(const std::string& path, ScenarioError*
 std::optional<Scenario> LoadScenarioString(std::string_view toml, const std::string& source_name,
                                            ScenarioError* error);
 
-// What the loader accepts, in one place, so that adding a protocol (issue 4: fairlock, rwlock,
-// redlock, multilock, fencedlock, spinlock, setnx, semaphore, countdownlatch) is one line here
-// plus its documentation, and so that the CLI can list them.
-struct ProtocolKindInfo {
-  std::string_view name;
-  // The script names protocol.scripts may replace for this kind; empty slots end the list.
-  std::array<std::string_view, 8> scripts;
-  // Set for kinds newer than 3.13.6: the Redisson version that added them. They have only the
-  // "current" scripts and client, and "current" is their default version.
-  std::string_view added_in = {};
-};
-inline constexpr ProtocolKindInfo kProtocolKinds[] = {
-    {"rlock", {"acquire", "unlock", "renew", "force_unlock"}},
-    {"fairlock", {"acquire", "try_acquire", "unlock", "force_unlock", "acquire_failed", "renew"}},
-    {"redlock", {"acquire", "unlock", "renew", "force_unlock"}},
-    {"multilock", {"acquire", "unlock", "renew", "force_unlock"}},
-    {"fencedlock", {"acquire_with_token", "unlock", "renew", "force_unlock"}, "3.19.0"},
-    {"spinlock", {"acquire", "unlock", "renew", "force_unlock"}, "3.15.0"},
-    {"setnx-px", {"unlock_compare_and_delete"}},
-    {"setnx-expire", {"unlock_compare_and_delete"}},
-    {"get-del", {}},
-    {"rwlock", {"read_acquire", "write_acquire", "read_unlock", "write_unlock", "read_renew", "renew",
-                "force_unlock_read", "force_unlock_write"}},
-    {"semaphore", {"try_acquire", "release", "try_set_permits"}},
-    {"countdownlatch", {"try_set_count", "count_down", "delete"}},
-};
-inline constexpr std::string_view kProtocolVersions[] = {"v3.13.6", "current"};
-inline constexpr std::string_view kProperties[] = {
-    "mutual_exclusion", "resource_exclusion", "reentrancy", "lease_safety", "liveness",
-    "fairness",         "fencing",            "rw_exclusion", "semaphore",   "latch"};
+// What the loader accepts: the protocol kinds and versions (history/kinds.h) and the
+// properties an [expect] table may name (history/names.h).
+using history::kProtocolKinds;
+using history::kProtocolVersions;
+using history::kProperties;
 
 // Limits on everything a scenario can make grow. A scenario that needs more is almost always a
 // typo (a duration in microseconds, a count with an extra zero).

@@ -709,7 +709,7 @@ TEST_CASE("protocol kinds, versions and script files", "[scenario][errors]") {
   // kProtocolKinds; this keeps each new entry loadable).
   const std::string script =
       (RepoRoot() / "lua/rlock/current/acquire.lua").lexically_normal().string();
-  for (const lockstep::ProtocolKindInfo& kind : lockstep::kProtocolKinds) {
+  for (const lockstep::history::ProtocolKind& kind : lockstep::kProtocolKinds) {
     for (std::string_view name : kind.scripts) {
       if (name.empty()) continue;
       INFO(kind.name << " " << name);

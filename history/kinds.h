@@ -1,0 +1,109 @@
+// The protocol kinds lockstep implements, in one table: what each is called, how the checkers
+// judge it, which Lua scripts it runs (and may have replaced), where its default scripts live
+// and what a scenario may ask of it. The scenario loader (model/), the lock factory
+// (locks/registry.cpp), the simulator, the facts pass and the reports all read this table;
+// none of them spells a kind's name.
+//
+// A new kind is a folder of its own under locks/ (its client) and lua/ (its scripts), one row
+// here, and one row in locks/registry.cpp that names its client's factory.
+#ifndef LOCKSTEP_HISTORY_KINDS_H_
+#define LOCKSTEP_HISTORY_KINDS_H_
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace lockstep::history {
+
+// How the checkers judge a kind (history/facts.h ProtocolInfo).
+enum class KindClass : uint8_t {
+  kPlain,      // One exclusive lock with owners: RLock, spin lock, the SET NX locks.
+  kFair,       // Exclusive, granted in queue order (fairness).
+  kQuorum,     // The same key on several masters (RedLock: a majority; MultiLock: all).
+  kRw,         // Readers share, a writer is alone (rw_exclusion).
+  kFenced,     // Exclusive, with fencing tokens (fencing).
+  kSemaphore,  // Permits without owners (semaphore).
+  kLatch,      // A count-down latch (latch).
+};
+
+// Where a kind's default scripts are read from, in order, when they are not (all) in
+// lua/<kind>/<version>/: a folder under lua/, a version folder in it ("": the requested
+// version, ".": no version level) and the script names taken from it (none: every .lua file).
+// A later source never replaces a script an earlier one gave.
+struct ScriptSource {
+  std::string_view folder;
+  std::string_view version;
+  std::array<std::string_view, 4> names = {};
+};
+
+struct ProtocolKind {
+  std::string_view name;
+  KindClass cls = KindClass::kPlain;
+  // The scripts it cannot run without, which are also those protocol.scripts may replace;
+  // empty slots end the list.
+  std::array<std::string_view, 8> scripts = {};
+  // Set for kinds newer than 3.13.6: the Redisson version that added them. They have only the
+  // "current" scripts and client, and "current" is their default version.
+  std::string_view added_in = {};
+  // Empty: lua/<name>/<version>/ holds every script.
+  std::array<ScriptSource, 2> sources = {};
+  bool roles = false;          // Its clients may take roles (await, count_down) beyond worker.
+  bool shows_permits = false;  // Its acquire invokes write "permits=<n>" (semaphores).
+  bool majority = false;       // kQuorum: a majority of the masters suffices (RedLock).
+};
+
+inline constexpr ProtocolKind kProtocolKinds[] = {
+    {.name = "rlock", .scripts = {"acquire", "unlock", "renew", "force_unlock"}},
+    {.name = "fairlock",
+     .cls = KindClass::kFair,
+     .scripts = {"acquire", "try_acquire", "unlock", "force_unlock", "acquire_failed", "renew"},
+     .sources = {{{"fairlock", ""}, {"rlock", "", {"renew"}}}}},
+    {.name = "redlock",
+     .cls = KindClass::kQuorum,
+     .scripts = {"acquire", "unlock", "renew", "force_unlock"},
+     .sources = {{{"rlock", ""}}},
+     .majority = true},
+    {.name = "multilock",
+     .cls = KindClass::kQuorum,
+     .scripts = {"acquire", "unlock", "renew", "force_unlock"},
+     .sources = {{{"rlock", ""}}}},
+    {.name = "fencedlock",
+     .cls = KindClass::kFenced,
+     .scripts = {"acquire_with_token", "unlock", "renew", "force_unlock"},
+     .added_in = "3.19.0",
+     .sources = {{{"fencedlock", ""}, {"rlock", "", {"unlock", "renew", "force_unlock"}}}}},
+    {.name = "spinlock",
+     .scripts = {"acquire", "unlock", "renew", "force_unlock"},
+     .added_in = "3.15.0",
+     .sources = {{{"spinlock", ""}, {"rlock", "", {"renew"}}}}},
+    {.name = "setnx-px", .scripts = {"unlock_compare_and_delete"}, .sources = {{{"plain", "."}}}},
+    {.name = "setnx-expire", .scripts = {"unlock_compare_and_delete"}, .sources = {{{"plain", "."}}}},
+    {.name = "get-del", .sources = {{{"plain", "."}}}},
+    // The write side's watchdog is RLock's renew with the field "<uuid>:<tid>:write".
+    {.name = "rwlock",
+     .cls = KindClass::kRw,
+     .scripts = {"read_acquire", "write_acquire", "read_unlock", "write_unlock", "read_renew", "renew",
+                 "force_unlock_read", "force_unlock_write"},
+     .sources = {{{"rwlock", ""}, {"rlock", "", {"renew"}}}}},
+    // One set of scripts for both versions: 3.13.6 differs only in the literal PUBLISH, and the
+    // client passes "publish" as the publish command.
+    {.name = "semaphore",
+     .cls = KindClass::kSemaphore,
+     .scripts = {"try_acquire", "release", "try_set_permits"},
+     .sources = {{{"semaphore", "current"}}},
+     .shows_permits = true},
+    {.name = "countdownlatch",
+     .cls = KindClass::kLatch,
+     .scripts = {"try_set_count", "count_down", "delete"},
+     .sources = {{{"countdownlatch", "current"}}},
+     .roles = true},
+};
+
+inline constexpr std::string_view kProtocolVersions[] = {"v3.13.6", "current"};
+
+// The kind named so, or null.
+const ProtocolKind* FindProtocolKind(std::string_view name);
+
+}  // namespace lockstep::history
+
+#endif  // LOCKSTEP_HISTORY_KINDS_H_
