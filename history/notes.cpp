@@ -608,6 +608,18 @@ std::optional<int64_t> CountReply(std::string_view text) {
 
 std::optional<int64_t> CountOf(std::string_view list) { return ParseInt(Trim(list)); }
 
+std::optional<OwnerField> AsOwnerField(std::string_view field) {
+  const size_t colon = field.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  OwnerField out;
+  out.uuid = field.substr(0, colon);
+  std::string_view rest = field.substr(colon + 1);
+  const size_t second = rest.find(':');
+  if (second != std::string_view::npos) out.suffix = rest.substr(second);
+  out.thread_number = ParseInt(rest.substr(0, second));
+  return out;
+}
+
 bool IsJudgedWrite(const Event& exit) {
   if (std::holds_alternative<Write>(exit.detail)) return true;
   const std::string_view text = FreeText(exit);

@@ -60,6 +60,16 @@ template <class F>
 void ForEachOwnerField(std::string_view list, F f);
 // A semaphore's or latch's count written as a lease detail ("3"), if it is one.
 std::optional<int64_t> CountOf(std::string_view list);
+// One owner field as a lock hash names its holder: "<uuid>:<thread+1>", perhaps with a suffix
+// (a read-write lock's "<uuid>:<thread+1>:write"). nullopt for a field without a ':' (a hash's
+// other fields, such as a read-write lock's "mode"). `thread_number` is nullopt when the part
+// after the uuid is not an integer.
+struct OwnerField {
+  std::string_view uuid;
+  std::optional<int64_t> thread_number;  // Redisson counts threads from 1.
+  std::string_view suffix;               // ":write", or empty.
+};
+std::optional<OwnerField> AsOwnerField(std::string_view field);
 
 // Resource exits: whether the resource judged the write by its token ("accepted ...",
 // "rejected ..."), and whether it took it.
