@@ -1,0 +1,243 @@
+// For the checkers' tests: hand-written histories, event by event, in time order, with the
+// conventions the simulator follows (client notes with uuids, a run note, lease events listing
+// owner fields "<uuid>:<thread+1>"), and the histories several tests share.
+#ifndef LOCKSTEP_CHECK_TESTING_H_
+#define LOCKSTEP_CHECK_TESTING_H_
+
+#include "check/check.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "history/history.h"
+#include "history/jsonl.h"
+
+namespace lockstep::check::testing {
+
+using history::EventType;
+using history::History;
+using history::TextEvent;
+
+inline constexpr int64_t operator""_ms(unsigned long long v) { return static_cast<int64_t>(v) * 1000; }
+inline constexpr int64_t operator""_s(unsigned long long v) { return static_cast<int64_t>(v) * 1'000'000; }
+
+// Appends events the way the simulator writes them. Threads are named "c1.t0".
+class Recorder {
+ public:
+  explicit Recorder(int64_t end_us = 60_s, int64_t lease_default_us = 30_s) {
+    Note("sim", "run", "end_us=" + std::to_string(end_us));
+    TextEvent e;
+    e.type = EventType::kNote;
+    e.process = "sim";
+    e.op = "lease_default";
+    e.has_value = true;
+    e.value = lease_default_us;
+    history_.Append(e);
+  }
+
+  // A client note; a restarted client announces a new uuid later in the run.
+  void Client(const std::string& process, int64_t t = 0, const std::string& uuid = "") {
+    Note(process, "client", "uuid=" + (uuid.empty() ? Uuid(process) : uuid), t);
+  }
+
+  uint64_t Invoke(int64_t t, const std::string& thread, const std::string& op,
+                  const std::string& detail = "", std::optional<int64_t> value = std::nullopt) {
+    return Op(t, EventType::kInvoke, thread, op, detail, value);
+  }
+  uint64_t Ok(int64_t t, const std::string& thread, const std::string& op,
+              std::optional<int64_t> value = std::nullopt) {
+    return Op(t, EventType::kOk, thread, op, "", value);
+  }
+  uint64_t Fail(int64_t t, const std::string& thread, const std::string& op,
+                const std::string& detail = "") {
+    return Op(t, EventType::kFail, thread, op, detail, std::nullopt);
+  }
+  uint64_t Info(int64_t t, const std::string& thread, const std::string& op) {
+    return Op(t, EventType::kInfo, thread, op, "RedisTimeoutException", std::nullopt);
+  }
+
+  uint64_t Enter(int64_t t, const std::string& thread, std::optional<int64_t> token = std::nullopt) {
+    return Op(t, EventType::kResource, thread, "enter", "", token);
+  }
+  uint64_t Exit(int64_t t, const std::string& thread) {
+    return Op(t, EventType::kResource, thread, "exit", "", std::nullopt);
+  }
+
+  // owners: threads ("c1.t0,c2.t0"), written as their owner fields.
+  uint64_t Lease(int64_t t, const std::string& node, const std::string& op,
+                 const std::string& owners) {
+    TextEvent e = At(t, EventType::kLease, node, op);
+    e.lock = "lock";
+    std::string fields;
+    size_t start = 0;
+    while (start < owners.size()) {
+      const size_t comma = std::min(owners.find(',', start), owners.size());
+      fields += (fields.empty() ? "" : ",") + Owner(owners.substr(start, comma - start));
+      start = comma + 1;
+    }
+    e.detail = fields;
+    return history_.Append(e).seq;
+  }
+
+  // A lease event with owner fields written out ("uuid-c1:1").
+  uint64_t LeaseFields(int64_t t, const std::string& node, const std::string& op,
+                       const std::string& fields) {
+    TextEvent e = At(t, EventType::kLease, node, op);
+    e.lock = "lock";
+    e.detail = fields;
+    return history_.Append(e).seq;
+  }
+
+  uint64_t Fault(int64_t t, const std::string& target, const std::string& op,
+                 const std::string& detail = "") {
+    TextEvent e = At(t, EventType::kFault, target, op);
+    e.detail = detail;
+    return history_.Append(e).seq;
+  }
+
+  uint64_t Exec(int64_t t, const std::string& node, const std::string& thread,
+                const std::string& label, const std::string& reply) {
+    TextEvent e = At(t, EventType::kExec, node, label);
+    e.peer = thread.substr(0, thread.find('.'));
+    e.thread = std::stoi(thread.substr(thread.find(".t") + 2));
+    e.lock = "lock";
+    e.detail = reply;
+    return history_.Append(e).seq;
+  }
+
+  // The protocol note the simulator writes at the start ("kind=fairlock ...").
+  void Protocol(const std::string& detail) { Note("sim", "protocol", detail); }
+
+  // A read access (the read side of a read-write lock).
+  uint64_t EnterRead(int64_t t, const std::string& thread) {
+    return Op(t, EventType::kResource, thread, "enter", "read", std::nullopt);
+  }
+  // The write at the end of a fenced critical section: detail "accepted" or "rejected: ...".
+  uint64_t Write(int64_t t, const std::string& thread, int64_t token, const std::string& detail) {
+    return Op(t, EventType::kResource, thread, "exit", detail, token);
+  }
+  // An exec that names its client but not the thread (as the simulator writes them).
+  uint64_t ExecNoThread(int64_t t, const std::string& node, const std::string& client,
+                        const std::string& label, const std::string& reply) {
+    TextEvent e = At(t, EventType::kExec, node, label);
+    e.peer = client;
+    e.lock = "lock";
+    e.detail = reply;
+    return history_.Append(e).seq;
+  }
+
+  // A client's role note, at t = 0 as the simulator writes it ("role=count_down threads=1").
+  void Role(const std::string& process, const std::string& role, int threads = 1) {
+    Note(process, "role", "role=" + role + " threads=" + std::to_string(threads));
+  }
+  // A counting-down thread that did its ops_per_thread.
+  uint64_t Done(int64_t t, const std::string& thread) {
+    return Op(t, EventType::kNote, thread, "done", "ops_per_thread=1", std::nullopt);
+  }
+
+  const History& history() const { return history_; }
+
+  Verdict Check(int64_t bound_us = 5_s, size_t max_violations = 100) const {
+    CheckOptions options;
+    options.liveness_bound_us = bound_us;
+    options.max_violations = max_violations;
+    return CheckHistory(history_, options);
+  }
+
+  static std::string Uuid(const std::string& process) { return "uuid-" + process; }
+  static std::string Owner(const std::string& thread) {
+    const size_t dot = thread.find(".t");
+    return Uuid(thread.substr(0, dot)) + ":" + std::to_string(std::stoi(thread.substr(dot + 2)) + 1);
+  }
+
+ private:
+  TextEvent At(int64_t t, EventType type, const std::string& process, const std::string& op) {
+    TextEvent e;
+    e.t_us = t;
+    e.type = type;
+    e.process = process;
+    e.op = op;
+    return e;
+  }
+  void Note(const std::string& process, const std::string& op, const std::string& detail,
+            int64_t t = 0) {
+    TextEvent e = At(t, EventType::kNote, process, op);
+    e.detail = detail;
+    history_.Append(e);
+  }
+  uint64_t Op(int64_t t, EventType type, const std::string& thread, const std::string& op,
+              const std::string& detail, std::optional<int64_t> value) {
+    const size_t dot = thread.find(".t");
+    TextEvent e = At(t, type, thread.substr(0, dot), op);
+    e.thread = std::stoi(thread.substr(dot + 2));
+    e.lock = "lock";
+    e.detail = detail;
+    if (value) {
+      e.has_value = true;
+      e.value = *value;
+    }
+    return history_.Append(e).seq;
+  }
+
+  History history_;
+};
+
+// A copy, so that `const auto& x = Result(r.Check(), ...)` does not outlive the verdict.
+inline PropertyResult Result(const Verdict& v, std::string_view property) {
+  const PropertyResult* r = v.Find(property);
+  REQUIRE(r != nullptr);
+  return *r;
+}
+
+inline bool Contains(const std::vector<uint64_t>& events, uint64_t seq) {
+  return std::find(events.begin(), events.end(), seq) != events.end();
+}
+
+inline Recorder CleanTurns() {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1000_ms, "c1.t0", "acquire", "tryLock(wait=10000ms)");
+  r.Exec(1001_ms, "n1", "c1.t0", "acquire", "nil");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Enter(1003_ms, "c1.t0");
+  r.Invoke(1500_ms, "c2.t0", "acquire", "tryLock(wait=10000ms)");
+  r.Exec(1501_ms, "n1", "c2.t0", "acquire", "29500");
+  r.Exit(1900_ms, "c1.t0");
+  r.Invoke(2000_ms, "c1.t0", "release");
+  r.Exec(2001_ms, "n1", "c1.t0", "unlock", "1");
+  r.Lease(2001_ms, "n1", "released", "c1.t0");
+  r.Ok(2002_ms, "c1.t0", "release", 1);
+  r.Exec(2003_ms, "n1", "c2.t0", "acquire", "nil");
+  r.Lease(2003_ms, "n1", "acquired", "c2.t0");
+  r.Ok(2004_ms, "c2.t0", "acquire");
+  r.Enter(2005_ms, "c2.t0");
+  r.Exit(2500_ms, "c2.t0");
+  r.Invoke(2600_ms, "c2.t0", "release");
+  r.Lease(2601_ms, "n1", "released", "c2.t0");
+  r.Ok(2602_ms, "c2.t0", "release", 1);
+  return r;
+}
+
+inline Recorder RedLockHeld(const std::string& protocol) {
+  Recorder r;
+  r.Protocol(protocol);
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=0ms, lease=10000ms)", 10'000);
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Lease(1002_ms, "n2", "acquired", "c1.t0");
+  r.Lease(1003_ms, "n3", "acquired", "c1.t0");
+  r.Ok(1004_ms, "c1.t0", "acquire");
+  r.Enter(1005_ms, "c1.t0");
+  return r;
+}
+
+}  // namespace lockstep::check::testing
+
+#endif  // LOCKSTEP_CHECK_TESTING_H_
