@@ -1,11 +1,16 @@
 // Establishes that the simulator is deterministic (one seed, one history, byte for byte) and
 // that its basic mechanics do what the scenario says: clients acquire and release through the
 // real lock scripts on emulated nodes, the watchdog renews, faults appear in the history, and a
-// [cluster] routes each command to the master serving its key's slot.
+// [cluster] routes each command to the master serving its key's slot. Underneath, the engine
+// runs events in (time, sequence) order and a cancelled event never runs.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <map>
+#include <memory>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "check/check.h"
 #include "core/cluster.h"
@@ -13,6 +18,7 @@
 #include "history/jsonl.h"
 #include "model/scenario.h"
 #include "model/scenario_toml.h"
+#include "sim/engine.h"
 #include "sim/simulation.h"
 
 namespace {
@@ -323,4 +329,93 @@ TEST_CASE("exec events name the client thread, so a fair lock with threads is ju
     CHECK_FALSE(result.violated);
     for (const auto& o : result.observations) CHECK(o.kind != "unattributed");
   }
+}
+
+// --- the engine ---
+
+using lockstep::sim::Callback;
+using lockstep::sim::Engine;
+
+TEST_CASE("engine: events run in time order, and in scheduling order at one time", "[sim][engine]") {
+  Engine engine;
+  std::string order;
+  engine.At(20, [&] { order += "c"; });
+  engine.At(10, [&] { order += "a"; });
+  engine.At(10, [&] { order += "b"; });
+  engine.At(10, [&] {
+    order += "x";
+    engine.After(0, [&] { order += "y"; });  // Now, but after everything already due now.
+  });
+  engine.At(10, [&] { order += "z"; });
+  CHECK(engine.RunUntil(15));
+  CHECK(order == "abxzy");
+  CHECK(engine.now() == 15);
+  CHECK(engine.RunUntil(100));
+  CHECK(order == "abxzyc");
+  CHECK(engine.events_run() == 6);
+}
+
+TEST_CASE("engine: a cancelled event never runs and its closure is destroyed at once",
+          "[sim][engine]") {
+  Engine engine;
+  auto token = std::make_shared<int>(0);
+  std::string order;
+  const Engine::EventId cancelled = engine.At(10, [&, token] { order += "cancelled"; });
+  engine.At(10, [&] { order += "kept"; });
+  CHECK(token.use_count() == 2);
+  engine.Cancel(cancelled);
+  CHECK(token.use_count() == 1);
+  engine.Cancel(cancelled);  // Twice does nothing more.
+  CHECK(engine.RunUntil(20));
+  CHECK(order == "kept");
+  CHECK(engine.events_run() == 1);
+}
+
+TEST_CASE("engine: an id whose event ran cancels nothing, even when its slot is reused",
+          "[sim][engine]") {
+  Engine engine;
+  std::string order;
+  const Engine::EventId ran = engine.At(1, [&] { order += "a"; });
+  CHECK(engine.RunUntil(1));
+  engine.At(2, [&] { order += "b"; });  // Reuses the first event's slot.
+  engine.Cancel(ran);
+  CHECK(engine.RunUntil(2));
+  CHECK(order == "ab");
+}
+
+TEST_CASE("engine: many cancellations keep the order of the events that remain", "[sim][engine]") {
+  // Enough cancelled timeouts that their records are dropped from the queue several times.
+  Engine engine;
+  std::vector<int> ran;
+  std::vector<Engine::EventId> timeouts;
+  for (int i = 0; i < 1000; ++i) {
+    engine.At(1000 + i % 7, [&ran, i] { ran.push_back(i); });
+    timeouts.push_back(engine.At(5000 + i, [&ran] { ran.push_back(-1); }));
+    if (i >= 3) engine.Cancel(timeouts[static_cast<size_t>(i - 3)]);
+  }
+  CHECK(engine.RunUntil(100'000));
+  std::vector<int> expected;
+  for (int t = 0; t < 7; ++t) {
+    for (int i = t; i < 1000; i += 7) expected.push_back(i);
+  }
+  for (int i = 0; i < 3; ++i) expected.push_back(-1);  // The last three were never cancelled.
+  CHECK(ran == expected);
+}
+
+TEST_CASE("callback: small closures stay inline, big and move-only ones work", "[sim][engine]") {
+  int calls = 0;
+  Callback small([&calls] { ++calls; });
+  std::array<char, 2 * Callback::kInlineBytes> big_payload{};
+  big_payload[0] = 1;
+  Callback big([&calls, big_payload] { calls += big_payload[0]; });
+  auto owned = std::make_unique<int>(5);
+  Callback move_only([&calls, owned = std::move(owned)] { calls += *owned; });
+  Callback moved = std::move(move_only);
+  CHECK_FALSE(move_only);
+  small();
+  big();
+  moved();
+  CHECK(calls == 7);
+  moved.Reset();
+  CHECK_FALSE(moved);
 }
