@@ -1,11 +1,11 @@
 // The protocol kinds lockstep implements, in one table: what each is called, how the checkers
 // judge it, which Lua scripts it runs (and may have replaced), where its default scripts live
 // and what a scenario may ask of it. The scenario loader (model/), the lock factory
-// (locks/registry.cpp), the simulator, the facts pass and the reports all read this table;
+// (locks/factory.cpp), the simulator, the facts pass and the reports all read this table;
 // none of them spells a kind's name.
 //
 // A new kind is a folder of its own under locks/ (its client) and lua/ (its scripts), one row
-// here, and one row in locks/registry.cpp that names its client's factory.
+// here, and one row in locks/factory.cpp that names its client's factory.
 #ifndef LOCKSTEP_HISTORY_KINDS_H_
 #define LOCKSTEP_HISTORY_KINDS_H_
 

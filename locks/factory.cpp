@@ -1,15 +1,15 @@
 #include "locks/factory.h"
 
 #include "history/kinds.h"
-#include "locks/countdownlatch.h"
-#include "locks/fairlock.h"
-#include "locks/fencedlock.h"
-#include "locks/plainlock.h"
-#include "locks/redlock.h"
-#include "locks/rlock.h"
-#include "locks/rwlock.h"
-#include "locks/semaphore.h"
-#include "locks/spinlock.h"
+#include "locks/countdownlatch/countdownlatch.h"
+#include "locks/fairlock/fairlock.h"
+#include "locks/fencedlock/fencedlock.h"
+#include "locks/plainlock/plainlock.h"
+#include "locks/redlock/redlock.h"
+#include "locks/rlock/rlock.h"
+#include "locks/rwlock/rwlock.h"
+#include "locks/semaphore/semaphore.h"
+#include "locks/spinlock/spinlock.h"
 
 namespace lockstep::locks {
 

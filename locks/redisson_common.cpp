@@ -12,9 +12,25 @@
 #include <vector>
 
 #include "locks/redisson_executor.h"
-#include "locks/rlock.h"
 
 namespace lockstep::locks {
+
+std::string PrefixName(const std::string& prefix, const std::string& name) {
+  if (name.find('{') != std::string::npos) return prefix + ":" + name;
+  return prefix + ":{" + name + "}";
+}
+
+std::string RLockChannel(const std::string& lock_name) {
+  return PrefixName("redisson_lock__channel", lock_name);
+}
+
+std::string RLockUnlockLatch(const std::string& lock_name, const std::string& request_id) {
+  return PrefixName("redisson_unlock_latch", lock_name) + ":" + request_id;
+}
+
+std::string RLockField(const std::string& uuid, int thread) {
+  return uuid + ":" + std::to_string(thread + 1);
+}
 
 std::string ResponseTimeoutDetail(const ClientConfig& config, int attempt, bool retry,
                                   const std::string& label) {

@@ -34,6 +34,23 @@ enum class RedissonVersion : uint8_t { k3136, kCurrent };
 // Most threads one protocol object serves.
 inline constexpr int kRedissonThreadsMax = 1 << 16;
 
+// Redisson's name mangling (facts 1.1): prefix:{name}, or prefix:name when the name already
+// has a '{' (a hash tag of its own).
+std::string PrefixName(const std::string& prefix, const std::string& name);
+
+// The channel the unlock scripts publish on: redisson_lock__channel:{name}.
+std::string RLockChannel(const std::string& lock_name);
+
+// The unlock latch of one unlock() call ("current"): redisson_unlock_latch:{name}:<requestId>.
+std::string RLockUnlockLatch(const std::string& lock_name, const std::string& request_id);
+
+// The hash field of one thread: <uuid>:<thread + 1>.
+std::string RLockField(const std::string& uuid, int thread);
+
+// The unlock message payloads (LockPubSub.UNLOCK_MESSAGE, READ_UNLOCK_MESSAGE).
+inline constexpr const char* kUnlockMessage = "0";
+inline constexpr const char* kReadUnlockMessage = "1";
+
 // EVAL <body of scripts[name]> <numkeys> keys... args... The script must be in the set.
 Argv EvalArgv(const ScriptSet& scripts, const std::string& name,
               const std::vector<std::string>& keys, const std::vector<std::string>& args);

@@ -22,8 +22,8 @@
 //
 // What the driver sees (all on node 0): "acquire", "unlock", "force_unlock", "renew" (EVAL),
 // "del_latch" (DEL of the unlock latch after the unlock's reply). No SUBSCRIBE, ever.
-#ifndef LOCKSTEP_LOCKS_SPINLOCK_H_
-#define LOCKSTEP_LOCKS_SPINLOCK_H_
+#ifndef LOCKSTEP_LOCKS_SPINLOCK_SPINLOCK_H_
+#define LOCKSTEP_LOCKS_SPINLOCK_SPINLOCK_H_
 
 #include <cstdint>
 #include <memory>
@@ -67,4 +67,4 @@ std::unique_ptr<LockProtocol> MakeSpinLock(const ClientConfig& config, const Scr
 
 }  // namespace lockstep::locks
 
-#endif  // LOCKSTEP_LOCKS_SPINLOCK_H_
+#endif  // LOCKSTEP_LOCKS_SPINLOCK_SPINLOCK_H_

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "locks/factory.h"
-#include "locks/fairlock.h"
+#include "locks/fairlock/fairlock.h"
 #include "locks/scripts.h"
 #include "locks/testing.h"
 

@@ -34,8 +34,8 @@
 //  - Release results: ok with value 1 when the caller's key was deleted; fail when the key was
 //    missing or held another token; get-del reports ok without a value when its DEL found no
 //    key (the key expired between GET and DEL).
-#ifndef LOCKSTEP_LOCKS_PLAINLOCK_H_
-#define LOCKSTEP_LOCKS_PLAINLOCK_H_
+#ifndef LOCKSTEP_LOCKS_PLAINLOCK_PLAINLOCK_H_
+#define LOCKSTEP_LOCKS_PLAINLOCK_PLAINLOCK_H_
 
 #include <cstdint>
 #include <memory>
@@ -66,4 +66,4 @@ std::unique_ptr<LockProtocol> MakePlainLock(const std::string& kind, const Clien
 
 }  // namespace lockstep::locks
 
-#endif  // LOCKSTEP_LOCKS_PLAINLOCK_H_
+#endif  // LOCKSTEP_LOCKS_PLAINLOCK_PLAINLOCK_H_

@@ -8,7 +8,7 @@
 //     operation ends (Drain runs after every call into a member).
 //  3. This protocol's own commands (the PEXPIRE of the lease), with RLock's response timeout
 //     and resends; their ids use slot n of the encoding.
-#include "locks/redlock.h"
+#include "locks/redlock/redlock.h"
 
 #include <algorithm>
 #include <cassert>
@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "locks/rlock.h"
+#include "locks/rlock/rlock.h"
 
 namespace lockstep::locks {
 

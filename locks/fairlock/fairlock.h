@@ -38,8 +38,8 @@
 // "acquire_failed", "unlock", "force_unlock", "renew", "del_latch" (current), "subscribe" and
 // "unsubscribe" with one channel per waiting thread. A thread's own channel must reach only
 // that process, and SUBSCRIBE/UNSUBSCRIBE of different channels of one process are independent.
-#ifndef LOCKSTEP_LOCKS_FAIRLOCK_H_
-#define LOCKSTEP_LOCKS_FAIRLOCK_H_
+#ifndef LOCKSTEP_LOCKS_FAIRLOCK_FAIRLOCK_H_
+#define LOCKSTEP_LOCKS_FAIRLOCK_FAIRLOCK_H_
 
 #include <cstdint>
 #include <memory>
@@ -78,4 +78,4 @@ std::string FairLockChannel(const std::string& lock_name, const std::string& uui
 
 }  // namespace lockstep::locks
 
-#endif  // LOCKSTEP_LOCKS_FAIRLOCK_H_
+#endif  // LOCKSTEP_LOCKS_FAIRLOCK_FAIRLOCK_H_

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "locks/factory.h"
-#include "locks/rwlock.h"
+#include "locks/rwlock/rwlock.h"
 #include "locks/scripts.h"
 #include "locks/testing.h"
 

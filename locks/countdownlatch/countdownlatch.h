@@ -22,8 +22,8 @@
 //
 // Commands (node 0): "try_set_count", "get_count" (GET, resent on timeout), "count_down",
 // "delete", "subscribe" / "unsubscribe".
-#ifndef LOCKSTEP_LOCKS_COUNTDOWNLATCH_H_
-#define LOCKSTEP_LOCKS_COUNTDOWNLATCH_H_
+#ifndef LOCKSTEP_LOCKS_COUNTDOWNLATCH_COUNTDOWNLATCH_H_
+#define LOCKSTEP_LOCKS_COUNTDOWNLATCH_COUNTDOWNLATCH_H_
 
 #include <memory>
 #include <string>
@@ -50,4 +50,4 @@ inline constexpr const char* kNewCountMessage = "1";
 
 }  // namespace lockstep::locks
 
-#endif  // LOCKSTEP_LOCKS_COUNTDOWNLATCH_H_
+#endif  // LOCKSTEP_LOCKS_COUNTDOWNLATCH_COUNTDOWNLATCH_H_

@@ -1,6 +1,6 @@
 // Redisson's fair lock client, sans IO: the shared Redisson lock machine with the fair lock's
 // scripts, per-thread channels and acquireFailed (see fairlock.h).
-#include "locks/fairlock.h"
+#include "locks/fairlock/fairlock.h"
 
 #include <cassert>
 #include <optional>
@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "locks/redisson_common.h"
-#include "locks/rlock.h"
 #include "locks/scripts.h"
 
 namespace lockstep::locks {

@@ -8,7 +8,7 @@
 
 #include "history/kinds.h"
 #include "locks/factory.h"
-#include "locks/plainlock.h"
+#include "locks/plainlock/plainlock.h"
 #include "locks/scripts.h"
 #include "locks/testing.h"
 

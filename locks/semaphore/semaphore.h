@@ -31,8 +31,8 @@
 // The second half of this header is the machine RSemaphore shares with RCountDownLatch
 // (countdownlatch.h): a "check, subscribe, check again on every wake-up" object with the
 // command layer of redisson_common.h (response timeout, resends).
-#ifndef LOCKSTEP_LOCKS_SEMAPHORE_H_
-#define LOCKSTEP_LOCKS_SEMAPHORE_H_
+#ifndef LOCKSTEP_LOCKS_SEMAPHORE_SEMAPHORE_H_
+#define LOCKSTEP_LOCKS_SEMAPHORE_SEMAPHORE_H_
 
 #include <cstdint>
 #include <memory>
@@ -134,4 +134,4 @@ bool ParseInt64(const std::string& text, int64_t* value);
 
 }  // namespace lockstep::locks
 
-#endif  // LOCKSTEP_LOCKS_SEMAPHORE_H_
+#endif  // LOCKSTEP_LOCKS_SEMAPHORE_SEMAPHORE_H_

@@ -48,8 +48,8 @@
 // "expire". OnMessage(node) goes to the member of that slot. Request and timer ids are this
 // protocol's own (member id * (n + 1) + slot, and n for its own commands): the driver must treat
 // them as opaque, and this protocol never takes ids from the driver's Outbox counters.
-#ifndef LOCKSTEP_LOCKS_REDLOCK_H_
-#define LOCKSTEP_LOCKS_REDLOCK_H_
+#ifndef LOCKSTEP_LOCKS_REDLOCK_REDLOCK_H_
+#define LOCKSTEP_LOCKS_REDLOCK_REDLOCK_H_
 
 #include <memory>
 #include <string>
@@ -82,4 +82,4 @@ int64_t RedLockValidityUs(int64_t ttl_us, int64_t elapsed_us);
 
 }  // namespace lockstep::locks
 
-#endif  // LOCKSTEP_LOCKS_REDLOCK_H_
+#endif  // LOCKSTEP_LOCKS_REDLOCK_REDLOCK_H_

@@ -25,8 +25,8 @@
 // "force_unlock", "del_latch", "subscribe", "unsubscribe"); the "acquire" EVAL carries the token
 // script. Request and timer ids are the adapter's own and pass through unchanged: this protocol
 // never asks the driver's Outbox for ids of its own.
-#ifndef LOCKSTEP_LOCKS_FENCEDLOCK_H_
-#define LOCKSTEP_LOCKS_FENCEDLOCK_H_
+#ifndef LOCKSTEP_LOCKS_FENCEDLOCK_FENCEDLOCK_H_
+#define LOCKSTEP_LOCKS_FENCEDLOCK_FENCEDLOCK_H_
 
 #include <memory>
 #include <string>
@@ -49,4 +49,4 @@ std::unique_ptr<LockProtocol> MakeFencedLock(const ClientConfig& config, const S
 
 }  // namespace lockstep::locks
 
-#endif  // LOCKSTEP_LOCKS_FENCEDLOCK_H_
+#endif  // LOCKSTEP_LOCKS_FENCEDLOCK_FENCEDLOCK_H_

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "locks/countdownlatch.h"
+#include "locks/countdownlatch/countdownlatch.h"
 #include "locks/factory.h"
 #include "locks/scripts.h"
 #include "locks/testing.h"

@@ -8,7 +8,7 @@
 
 #include "locks/factory.h"
 #include "locks/scripts.h"
-#include "locks/spinlock.h"
+#include "locks/spinlock/spinlock.h"
 #include "locks/testing.h"
 #include "base/random.h"
 

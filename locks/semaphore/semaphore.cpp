@@ -8,7 +8,7 @@
 //  4. the per-thread operations: the check / subscribe / wait loop of tryAcquire(wait),
 //     acquire() and tryAcquire(), and the single command of release and forceUnlock.
 // Every entry point ends with Flush(): completions are reported after all state is updated.
-#include "locks/semaphore.h"
+#include "locks/semaphore/semaphore.h"
 
 #include <algorithm>
 #include <cassert>
@@ -20,7 +20,6 @@
 
 #include "locks/redisson_common.h"
 #include "locks/redisson_executor.h"
-#include "locks/rlock.h"
 #include "locks/scripts.h"
 
 namespace lockstep::locks {

@@ -5,7 +5,7 @@
 //  - one subscription entry per process: every thread waits on redisson_lock__channel:{name};
 //  - the acquire script for every mode (tryLock() reads its PTTL reply as false);
 //  - acquireFailed is a no-op.
-#include "locks/rlock.h"
+#include "locks/rlock/rlock.h"
 
 #include <cassert>
 #include <utility>
@@ -15,23 +15,6 @@
 #include "locks/scripts.h"
 
 namespace lockstep::locks {
-
-std::string PrefixName(const std::string& prefix, const std::string& name) {
-  if (name.find('{') != std::string::npos) return prefix + ":" + name;
-  return prefix + ":{" + name + "}";
-}
-
-std::string RLockChannel(const std::string& lock_name) {
-  return PrefixName("redisson_lock__channel", lock_name);
-}
-
-std::string RLockUnlockLatch(const std::string& lock_name, const std::string& request_id) {
-  return PrefixName("redisson_unlock_latch", lock_name) + ":" + request_id;
-}
-
-std::string RLockField(const std::string& uuid, int thread) {
-  return uuid + ":" + std::to_string(thread + 1);
-}
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "locks/factory.h"
-#include "locks/fencedlock.h"
+#include "locks/fencedlock/fencedlock.h"
 #include "locks/scripts.h"
 #include "locks/testing.h"
 

@@ -8,7 +8,7 @@
 //  2. RwLock: forwards every call to the shared machine through a CaptureOutbox that holds
 //     back the machine's completions, books them (a hold taken, a hold given back, the 3.13.6
 //     watchdog entry's contents) and only then passes them on to the driver.
-#include "locks/rwlock.h"
+#include "locks/rwlock/rwlock.h"
 
 #include <cassert>
 #include <deque>
@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "locks/redisson_common.h"
-#include "locks/rlock.h"
 #include "locks/scripts.h"
 
 namespace lockstep::locks {

@@ -1,6 +1,6 @@
 // Redisson's FencedLock, sans IO: RLock current behind an Outbox adapter that swaps the acquire
 // script for the token script and keeps the tokens (see fencedlock.h).
-#include "locks/fencedlock.h"
+#include "locks/fencedlock/fencedlock.h"
 
 #include <cassert>
 #include <iterator>
@@ -9,7 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "locks/rlock.h"
+#include "locks/redisson_common.h"
+#include "locks/rlock/rlock.h"
 #include "locks/scripts.h"
 
 namespace lockstep::locks {

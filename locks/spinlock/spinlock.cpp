@@ -1,8 +1,8 @@
 // Redisson's SpinLock client, sans IO. The command layer (response timeout, resends) and the
-// per-process watchdog task are small copies of RLock's "current" pieces (locks/rlock.cpp; not
+// per-process watchdog task are small copies of RLock's "current" pieces (locks/rlock/rlock.cpp; not
 // shared because rlock.* is being refactored separately); the acquisition loop is the
 // SpinLock's own: attempt, sleep the back-off, attempt again.
-#include "locks/spinlock.h"
+#include "locks/spinlock/spinlock.h"
 
 #include <cassert>
 #include <map>
@@ -12,7 +12,6 @@
 
 #include "locks/redisson_common.h"
 #include "locks/redisson_executor.h"
-#include "locks/rlock.h"
 #include "locks/scripts.h"
 
 namespace lockstep::locks {

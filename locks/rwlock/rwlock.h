@@ -36,8 +36,8 @@
 //  - current: Redisson renews reads and writes in two tasks (ReadLockTask, LockTask), and a
 //    read unlock also cancels the thread's write renewal; here one entry renews whichever side
 //    the first thread holds, and a read unlock cancels one acquisition of that entry only.
-#ifndef LOCKSTEP_LOCKS_RWLOCK_H_
-#define LOCKSTEP_LOCKS_RWLOCK_H_
+#ifndef LOCKSTEP_LOCKS_RWLOCK_RWLOCK_H_
+#define LOCKSTEP_LOCKS_RWLOCK_RWLOCK_H_
 
 #include <memory>
 #include <string>
@@ -71,4 +71,4 @@ std::string RwLockWriteField(const std::string& uuid, int thread);
 
 }  // namespace lockstep::locks
 
-#endif  // LOCKSTEP_LOCKS_RWLOCK_H_
+#endif  // LOCKSTEP_LOCKS_RWLOCK_RWLOCK_H_

@@ -24,8 +24,8 @@
 //    payload "0" wakes one waiting thread of this process, "1" wakes all of them.
 //  - The driver must not call back into the protocol from inside an Outbox method (no reply
 //    delivered from inside Send); Complete() is always the last thing a handler does.
-#ifndef LOCKSTEP_LOCKS_RLOCK_H_
-#define LOCKSTEP_LOCKS_RLOCK_H_
+#ifndef LOCKSTEP_LOCKS_RLOCK_RLOCK_H_
+#define LOCKSTEP_LOCKS_RLOCK_RLOCK_H_
 
 #include <memory>
 #include <string>
@@ -44,23 +44,6 @@ std::unique_ptr<LockProtocol> MakeRLock(const ClientConfig& config, const Script
 // True when MakeRLock accepts the arguments; otherwise false with the reason in *error.
 bool CheckRLockConfig(const ClientConfig& config, const ScriptSet& scripts, std::string* error);
 
-// Redisson's name mangling (facts 1.1): prefix:{name}, or prefix:name when the name already
-// has a '{' (a hash tag of its own).
-std::string PrefixName(const std::string& prefix, const std::string& name);
-
-// The channel the unlock scripts publish on: redisson_lock__channel:{name}.
-std::string RLockChannel(const std::string& lock_name);
-
-// The unlock latch of one unlock() call ("current"): redisson_unlock_latch:{name}:<requestId>.
-std::string RLockUnlockLatch(const std::string& lock_name, const std::string& request_id);
-
-// The hash field of one thread: <uuid>:<thread + 1>.
-std::string RLockField(const std::string& uuid, int thread);
-
-// The unlock message payloads (LockPubSub.UNLOCK_MESSAGE, READ_UNLOCK_MESSAGE).
-inline constexpr const char* kUnlockMessage = "0";
-inline constexpr const char* kReadUnlockMessage = "1";
-
 }  // namespace lockstep::locks
 
-#endif  // LOCKSTEP_LOCKS_RLOCK_H_
+#endif  // LOCKSTEP_LOCKS_RLOCK_RLOCK_H_

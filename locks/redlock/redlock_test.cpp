@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "locks/factory.h"
-#include "locks/redlock.h"
+#include "locks/redlock/redlock.h"
 #include "locks/scripts.h"
 #include "locks/testing.h"
 

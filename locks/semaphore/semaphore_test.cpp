@@ -13,7 +13,7 @@
 
 #include "locks/factory.h"
 #include "locks/scripts.h"
-#include "locks/semaphore.h"
+#include "locks/semaphore/semaphore.h"
 #include "locks/testing.h"
 
 #ifndef LOCKSTEP_SOURCE_DIR

@@ -1,7 +1,7 @@
 // Plain single-key locks, sans IO. One command in flight per thread at most, so the state is
 // per thread: the phase says which reply it waits for, `timer` is either that command's
 // response timeout or the sleep before the next attempt.
-#include "locks/plainlock.h"
+#include "locks/plainlock/plainlock.h"
 
 #include <cassert>
 #include <map>

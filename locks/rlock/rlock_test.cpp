@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "locks/rlock.h"
+#include "locks/redisson_common.h"
+#include "locks/rlock/rlock.h"
 #include "locks/scripts.h"
 #include "locks/testing.h"
 

@@ -1,5 +1,5 @@
 // RCountDownLatch's kind for the synchronizer machine of semaphore.h (see countdownlatch.h).
-#include "locks/countdownlatch.h"
+#include "locks/countdownlatch/countdownlatch.h"
 
 #include <cassert>
 #include <optional>
@@ -7,7 +7,7 @@
 
 #include "locks/redisson_common.h"
 #include "locks/scripts.h"
-#include "locks/semaphore.h"
+#include "locks/semaphore/semaphore.h"
 
 namespace lockstep::locks {
 
