@@ -466,12 +466,14 @@ struct Simulation::Impl {
     });
   }
 
+  // Sends node n's reply to `request` back to client c's process as it was at `incarnation`.
   void SendReply(Node& n, Client& c, uint64_t incarnation, locks::RequestId request, Reply reply) {
-    Send(n.endpoint, c.endpoint, [this, &c, incarnation, request, reply = std::move(reply)]() mutable {
+    auto deliver = [this, &c, incarnation, request, reply = std::move(reply)]() mutable {
       ClientReceive(c, incarnation, [&c, request, reply = std::move(reply)] {
         c.protocol->OnReply(*c.outbox, request, reply);
       });
-    });
+    };
+    Send(n.endpoint, c.endpoint, std::move(deliver));
   }
 
   // How many replicas of n have applied everything up to `offset`.
@@ -753,10 +755,11 @@ struct Simulation::Impl {
       // outbox while the old process's commands are still on the wire.
       Impl* impl = &impl_;
       // The one copy of the command: it travels to the node by moves.
-      impl_.Send(c_.endpoint, n.endpoint,
-                 [impl, &n, cp, incarnation, request, argv = Argv(argv), label_id, thread]() mutable {
-                   impl->NodeReceive(n, *cp, incarnation, request, std::move(argv), label_id, thread);
-                 });
+      auto deliver = [impl, &n, cp, incarnation, request, argv = Argv(argv), label_id,
+                      thread]() mutable {
+        impl->NodeReceive(n, *cp, incarnation, request, std::move(argv), label_id, thread);
+      };
+      impl_.Send(c_.endpoint, n.endpoint, std::move(deliver));
     }
     void ArmTimer(locks::TimerId timer, int64_t delay_us) override {
       Client* cp = &c_;

@@ -336,7 +336,8 @@ TEST_CASE("exec events name the client thread, so a fair lock with threads is ju
 using lockstep::sim::Callback;
 using lockstep::sim::Engine;
 
-TEST_CASE("engine: events run in time order, and in scheduling order at one time", "[sim][engine]") {
+TEST_CASE("engine: events run in time order, and in scheduling order at one time",
+          "[sim][engine]") {
   Engine engine;
   std::string order;
   engine.At(20, [&] { order += "c"; });
