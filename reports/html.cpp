@@ -141,26 +141,38 @@ class HtmlWriter {
   // --- what the detail panel covers ---
 
   void ChooseDetail() {
+    // The panel shows part of the timeline window around the anchor (the lead violation, else
+    // the first fault, else the start): that window's detail is complete.
+    const int64_t anchor = AnchorUs(tl_, verdict_);
+    const int near = tl_.WindowNear(anchor);
+    const DetailWindow bounds = near == kNone ? DetailWindow{0, tl_.end_us} : tl_.windows[near];
     std::vector<int64_t> starts;
+    auto add = [&](int64_t from_us, int64_t to_us) {
+      if (to_us >= bounds.from_us && from_us <= bounds.to_us) {
+        starts.push_back(std::max(from_us, bounds.from_us));
+      }
+    };
     for (size_t i = 0; i < tl_.threads.size(); ++i) {
       if (!drawn_[i]) continue;
       const ThreadLane& l = tl_.threads[i];
-      for (const Op& op : l.ops) starts.push_back(op.from_us);
-      for (const Span& s : l.holds) starts.push_back(s.from_us);
-      for (const Span& s : l.sections) starts.push_back(s.from_us);
+      for (const Op& op : l.ops) add(op.from_us, op.to_us);
+      for (const Span& s : l.holds) add(s.from_us, s.to_us);
+      for (const Span& s : l.sections) add(s.from_us, s.to_us);
     }
     for (const NodeLane& n : tl_.nodes) {
       for (const Lease& l : n.leases) {
-        starts.push_back(l.from_us);
-        for (const TtlPoint& p : l.ttl) starts.push_back(p.t_us);
+        add(l.from_us, l.to_us);
+        for (const TtlPoint& p : l.ttl) add(p.t_us, p.t_us);
       }
-      for (const Exec& x : n.execs) starts.push_back(x.t_us);
-      for (const TtlPoint& p : n.pttl) starts.push_back(p.t_us);
-      for (const LeaseLoss& l : n.losses) starts.push_back(l.t_us);
+      for (const Exec& x : n.execs) add(x.t_us, x.t_us);
+      for (const TtlPoint& p : n.pttl) add(p.t_us, p.t_us);
+      for (const LeaseLoss& l : n.losses) add(l.t_us, l.t_us);
     }
-    for (const HolderCount& h : tl_.holders) starts.push_back(h.t_us);
+    for (const HolderCount& h : tl_.holders) add(h.t_us, h.t_us);
     std::sort(starts.begin(), starts.end());
-    window_ = ChooseWindow(starts, AnchorUs(tl_, verdict_), kHtmlDetailElements, tl_.end_us);
+    window_ = ChooseWindow(starts, std::clamp(anchor, bounds.from_us, bounds.to_us),
+                           kHtmlDetailElements, bounds.from_us, bounds.to_us);
+    window_.whole_run = tl_.whole_run && window_.from_us <= 0 && window_.to_us >= tl_.end_us;
     origin_ = window_.from_us;
     // The initial view: the lead violation with its holders' spans and its events, padded.
     view_from_ = window_.from_us;
@@ -401,7 +413,12 @@ class HtmlWriter {
            (LeadViolation(verdict_) ? "first violation"
             : tl_.faults.empty()    ? "start"
                                     : "first fault") +
-           "). The overview below covers the whole run, binned per pixel column.</p>\n";
+           "). The overview below covers the whole run, binned per pixel column" +
+           (tl_.whole_run ? std::string(".")
+                          : Format("; trace.json has full detail in %zu window%s (the start, "
+                                   "every violation and fault, as far as its budget goes).",
+                                   tl_.windows.size(), tl_.windows.size() == 1 ? "" : "s")) +
+           "</p>\n";
     }
     o += "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) +
          "\" height=\"" + I(height_) + "\" data-origin-us=\"" + I(origin_) +
@@ -765,10 +782,11 @@ class HtmlWriter {
       }
       for (const Exec& x : n.execs) {
         if (!InWindow(x.t_us, x.t_us)) continue;
-        const char* cls = x.op == "acquire"  ? (x.reply == "(nil)" ? "x x-acq" : "x x-refused")
-                          : x.op == "unlock" ? "x x-unlock"
-                          : x.op == "renew"  ? (x.reply == "1" ? "x x-renew" : "x x-refused")
-                                             : "x x-other";
+        const char* cls = x.kind == ExecKind::kAcquired  ? "x x-acq"
+                          : x.kind == ExecKind::kRefused ? "x x-refused"
+                          : x.kind == ExecKind::kUnlock  ? "x x-unlock"
+                          : x.kind == ExecKind::kRenewed ? "x x-renew"
+                                                         : "x x-other";
         const std::string who = x.thread != kNone ? tl_.threads[x.thread].name : x.peer;
         o += "<line class=\"" + std::string(cls) + "\" x1=\"" + X(x.t_us) + "\" x2=\"" + X(x.t_us) +
              "\" y1=\"" + I(y + 33) + "\" y2=\"" + I(y + 41) + "\">" +
@@ -887,21 +905,28 @@ class HtmlWriter {
     int colour = 0;
     for (const ClockSeries& c : tl_.clocks) {
       const bool skewed = Skewed(c);
+      // The offset the window starts with: the last sample before it (each timeline window
+      // starts with the one it carried in), else the first inside it.
       std::string pts;
-      int64_t last = c.samples.front().offset_us;
+      bool known = false;
+      int64_t last = 0;
       for (const ClockSample& p : c.samples) {
         if (p.t_us < window_.from_us) {
           last = p.offset_us;
+          known = true;
           continue;
         }
         if (p.t_us > window_.to_us) break;
-        if (pts.empty())
-          pts =
-              X(window_.from_us) + "," + Y(ClockY(p.t_us <= window_.from_us ? p.offset_us : last));
-        pts += " " + X(p.t_us) + "," + Y(ClockY(last)) + " " + X(p.t_us) + "," +
-               Y(ClockY(p.offset_us));
+        if (pts.empty()) {
+          pts = X(window_.from_us) + "," +
+                Y(ClockY(known && p.t_us > window_.from_us ? last : p.offset_us));
+        }
+        pts += " " + X(p.t_us) + "," + Y(ClockY(known ? last : p.offset_us)) + " " + X(p.t_us) +
+               "," + Y(ClockY(p.offset_us));
         last = p.offset_us;
+        known = true;
       }
+      if (!known) continue;  // Nothing recorded of this clock by the window's end.
       if (pts.empty()) pts = X(window_.from_us) + "," + Y(ClockY(last));
       pts += " " + X(std::min(window_.to_us, tl_.end_us)) + "," + Y(ClockY(last));
       const std::string stroke =
@@ -993,16 +1018,42 @@ class HtmlWriter {
 
   // --- the overview: the whole run, binned per pixel column ---
 
-  static void Cover(std::vector<float>* cols, int64_t from_us, int64_t to_us, int64_t end_us) {
-    const double scale = static_cast<double>(cols->size()) / std::max<int64_t>(end_us, 1);
-    const double a = from_us * scale, b = std::max<double>(to_us * scale, a + 1e-6);
-    const int first = std::clamp(static_cast<int>(a), 0, static_cast<int>(cols->size()) - 1);
-    const int last =
-        std::clamp(static_cast<int>(std::ceil(b)) - 1, first, static_cast<int>(cols->size()) - 1);
-    for (int c = first; c <= last; ++c) {
-      const double lo = std::max<double>(a, c), hi = std::min<double>(b, c + 1);
-      if (hi > lo) (*cols)[c] += static_cast<float>(hi - lo);
+  // A binned quantity (microseconds per bin, Timeline::bin_us wide) as the share of each pixel
+  // column it covers: each bin's time is spread evenly over the part of the run the bin spans.
+  std::vector<float> Shares(const std::vector<uint32_t>& bins_us) const {
+    std::vector<double> cols(kPlotWidth, 0);
+    const int64_t end = std::max<int64_t>(tl_.end_us, 1);
+    const double col_us = static_cast<double>(end) / kPlotWidth;
+    for (size_t b = 0; b < bins_us.size(); ++b) {
+      if (bins_us[b] == 0) continue;
+      const int64_t lo = static_cast<int64_t>(b) * tl_.bin_us;
+      const int64_t hi = std::min<int64_t>(lo + tl_.bin_us, end);
+      if (hi <= lo) break;
+      const double per_us = bins_us[b] / static_cast<double>(hi - lo);
+      const int first = std::clamp(static_cast<int>(lo / col_us), 0, kPlotWidth - 1);
+      const int last = std::clamp(static_cast<int>(std::ceil(hi / col_us)) - 1, first, kPlotWidth - 1);
+      for (int c = first; c <= last; ++c) {
+        const double overlap = std::min<double>(hi, (c + 1) * col_us) - std::max<double>(lo, c * col_us);
+        if (overlap > 0) cols[c] += per_us * overlap;
+      }
     }
+    std::vector<float> out(kPlotWidth);
+    for (int c = 0; c < kPlotWidth; ++c) out[c] = static_cast<float>(cols[c] / col_us);
+    return out;
+  }
+
+  // Binned counts as marks: the column of each non-empty bin's middle.
+  std::vector<float> Marks(const std::vector<uint16_t>& counts) const {
+    std::vector<float> out(kPlotWidth, 0);
+    const int64_t end = std::max<int64_t>(tl_.end_us, 1);
+    for (size_t b = 0; b < counts.size(); ++b) {
+      if (counts[b] == 0) continue;
+      const int64_t lo = static_cast<int64_t>(b) * tl_.bin_us;
+      const int64_t mid = std::min<int64_t>(lo + tl_.bin_us / 2, end);
+      out[std::clamp(static_cast<int>(static_cast<double>(mid) * kPlotWidth / end), 0,
+                     kPlotWidth - 1)] = 1;
+    }
+    return out;
   }
 
   // Runs of equal shade, so a lane costs at most one rect per column and usually far fewer.
@@ -1056,10 +1107,29 @@ class HtmlWriter {
     }
     o += "\n<text class=\"lsub\" x=\"8\" y=\"" + I(faults_y + 8) + "\">faults</text>";
     o += "<text class=\"lsub\" x=\"8\" y=\"" + I(viol_y + 8) + "\">violations</text>\n";
+    // Faults as bands per kind, merged per pixel column: thousands of GC pauses cost no more
+    // than one band each.
+    std::map<std::string, std::vector<bool>> faults;
     for (const Fault& f : tl_.faults) {
-      const double x0 = OX(f.from_us), x1 = std::max(OX(f.to_us), x0 + 1.5);
-      o += "<rect class=\"ofault " + std::string(FaultClass(f.kind)) + "\" x=\"" + Y(x0) +
-           "\" y=\"" + I(faults_y) + "\" width=\"" + Y(x1 - x0) + "\" height=\"8\"/>";
+      std::vector<bool>& cols = faults[FaultClass(f.kind)];
+      cols.resize(kPlotWidth, false);
+      const double x0 = OX(f.from_us) - kPlotX, x1 = std::max(OX(f.to_us) - kPlotX, x0 + 1.5);
+      const int first = std::clamp(static_cast<int>(x0), 0, kPlotWidth - 1);
+      const int last = std::clamp(static_cast<int>(std::ceil(x1)) - 1, first, kPlotWidth - 1);
+      for (int c = first; c <= last; ++c) cols[c] = true;
+    }
+    for (const auto& [cls, cols] : faults) {
+      for (int c = 0; c < kPlotWidth;) {
+        if (!cols[c]) {
+          ++c;
+          continue;
+        }
+        int d = c;
+        while (d < kPlotWidth && cols[d]) ++d;
+        o += "<rect class=\"ofault " + cls + "\" x=\"" + I(kPlotX + c) + "\" y=\"" + I(faults_y) +
+             "\" width=\"" + I(d - c) + "\" height=\"8\"/>";
+        c = d;
+      }
     }
     o += "\n";
     for (const check::PropertyResult& r : verdict_.results) {
@@ -1074,34 +1144,29 @@ class HtmlWriter {
     for (size_t i = 0; i < tl_.threads.size(); ++i) {
       if (!drawn_[i]) continue;
       const ThreadLane& l = tl_.threads[i];
-      std::vector<float> hold(kPlotWidth, 0), wait(kPlotWidth, 0), failed(kPlotWidth, 0),
-          unknown(kPlotWidth, 0);
-      for (const Span& s : l.holds) Cover(&hold, s.from_us, s.to_us, tl_.end_us);
-      for (const Op& op : l.ops) {
-        if (op.op == "acquire") Cover(&wait, op.from_us, op.to_us, tl_.end_us);
-        // Failed and unknown outcomes show wherever they happen, however short.
-        if (op.outcome == Outcome::kFail) Cover(&failed, op.to_us, op.to_us, tl_.end_us);
-        if (op.outcome == Outcome::kInfo || op.outcome == Outcome::kCrashed) {
-          Cover(&unknown, op.to_us, op.to_us, tl_.end_us);
-        }
-      }
-      for (float& f : failed) f = f > 0 ? 1 : 0;
-      for (float& f : unknown) f = f > 0 ? 1 : 0;
       o +=
           "<text class=\"olabel\" x=\"8\" y=\"" + I(y + 7) + "\">" + HtmlEscape(l.name) + "</text>";
-      DensityRects(&o, hold, y, 4, "ohold");
-      DensityRects(&o, wait, y + 4, 2, "owait");
-      DensityRects(&o, failed, y + 6, 2, "ofail");
-      DensityRects(&o, unknown, y + 6, 2, "oinfo");
+      if (!l.bins.hold_us.empty()) {
+        DensityRects(&o, Shares(l.bins.hold_us), y, 4, "ohold");
+        DensityRects(&o, Shares(l.bins.wait_us), y + 4, 2, "owait");
+        // Failed and unknown outcomes show wherever they happen, however short.
+        DensityRects(&o, Marks(l.bins.failed), y + 6, 2, "ofail");
+        DensityRects(&o, Marks(l.bins.unknown), y + 6, 2, "oinfo");
+      }
       y += kOverviewLaneHeight;
     }
     for (const NodeLane& n : tl_.nodes) {
-      std::vector<float> owned(kPlotWidth, 0);
-      for (const Lease& l : n.leases) Cover(&owned, l.from_us, l.to_us, tl_.end_us);
       o +=
           "<text class=\"olabel\" x=\"8\" y=\"" + I(y + 7) + "\">" + HtmlEscape(n.name) + "</text>";
-      DensityRects(&o, owned, y + 1, 6, "oowned");
+      if (!n.owned_us.empty()) DensityRects(&o, Shares(n.owned_us), y + 1, 6, "oowned");
       y += kOverviewLaneHeight;
+    }
+    if (!tl_.whole_run) {
+      for (const DetailWindow& w : tl_.windows) {
+        o += "<rect class=\"otrace\" x=\"" + Y(OX(w.from_us)) + "\" y=\"14\" width=\"" +
+             Y(std::max(1.0, OX(w.to_us) - OX(w.from_us))) + "\" height=\"" + I(h - 34) +
+             "\"><title>full detail in trace.json here</title></rect>";
+      }
     }
     if (!window_.whole_run) {
       o += "<rect class=\"owindow\" x=\"" + Y(OX(window_.from_us)) + "\" y=\"14\" width=\"" +
@@ -1168,9 +1233,9 @@ class HtmlWriter {
              "</td></tr>\n";
       }
       o += "</table>";
-      if (tl_.faults.size() > 200)
+      if (tl_.fault_count > 200)
         o += Format("<p class=\"note\">%zu faults; the first 200 are listed.</p>",
-                    tl_.faults.size());
+                    tl_.fault_count);
     }
     o += "</section>\n";
     o += "<section class=\"panel\"><details><summary>Run parameters and how to read this "
@@ -1298,7 +1363,7 @@ svg text{font:11px "DejaVu Sans",sans-serif;fill:#333}
 .ohold{fill:#2c7fb8}.owait{fill:#999}.ofail{fill:#FFAA26}.oinfo{fill:#e05fa0}.oowned{fill:#59a14f}.oviol{fill:#d62728}
 .ofault{fill-opacity:.8}.ofault.f-pause{fill:#999}.ofault.f-crash{fill:#222}.ofault.f-partition{fill:#8e44ad}
 .ofault.f-lose{fill:#e67e22}.ofault.f-jump{fill:#8e24aa}.ofault.f-failover{fill:#c2185b}.ofault.f-note{fill:#bbb}
-.owindow{fill:none;stroke:#8a5a00;stroke-dasharray:3 2}
+.owindow{fill:none;stroke:#8a5a00;stroke-dasharray:3 2}.otrace{fill:#8a5a00;fill-opacity:.06;stroke:none}
 #overview-view{fill:#1f77b4;fill-opacity:.08;stroke:#1f77b4;stroke-width:1.5px}
 )css";
 

@@ -5,8 +5,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 
-#include "check/legacy.h"
+#include "history/facts.h"
+#include "history/jsonl.h"
+#include "history/notes.h"
 #include "history/reader.h"
 #include "reports/text.h"
 
@@ -14,20 +17,10 @@ namespace lockstep::reports {
 
 namespace {
 
-std::string_view DetailValue(std::string_view detail, std::string_view key) {
-  size_t at = 0;
-  while ((at = detail.find(key, at)) != std::string_view::npos) {
-    if (at == 0 || detail[at - 1] == ' ') {
-      std::string_view rest = detail.substr(at + key.size());
-      return rest.substr(0, rest.find(' '));
-    }
-    at += key.size();
-  }
-  return {};
-}
-
 // Writes through a temporary name, so a failed write never leaves half a report behind.
-bool WriteFile(const std::string& path, const std::string& text, std::string* error) {
+// *bytes is what `write` wrote.
+bool WriteFile(const std::string& path, const std::function<void(std::ostream&)>& write,
+               size_t* bytes, std::string* error) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -35,12 +28,13 @@ bool WriteFile(const std::string& path, const std::string& text, std::string* er
       *error = "cannot write " + tmp + ": " + std::strerror(errno);
       return false;
     }
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    write(out);
     out.flush();
     if (!out) {
       *error = "write to " + tmp + " failed: " + std::strerror(errno);
       return false;
     }
+    *bytes = static_cast<size_t>(out.tellp());
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     *error = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
@@ -48,6 +42,53 @@ bool WriteFile(const std::string& path, const std::string& text, std::string* er
   }
   return true;
 }
+
+bool WriteAll(const Timeline& timeline, const check::Verdict& verdict, const ReportMeta& meta,
+              const std::string& dir, std::vector<WrittenFile>* written, std::string* error) {
+  const std::pair<const char*, std::function<void(std::ostream&)>> files[] = {
+      {"report.html",
+       [&](std::ostream& out) { out << RenderHtml(timeline, verdict, meta); }},
+      {"trace.json", [&](std::ostream& out) { WriteTrace(timeline, verdict, meta, out); }},
+      {"summary.md",
+       [&](std::ostream& out) { out << RenderSummary(timeline, verdict, meta); }},
+  };
+  for (const auto& [name, write] : files) {
+    const std::string path = dir + "/" + name;
+    size_t bytes = 0;
+    if (!WriteFile(path, write, &bytes, error)) return false;
+    if (written) written->push_back({path, bytes});
+  }
+  return true;
+}
+
+// What the notes at the head of a history say about the run, for a report without a scenario.
+class HeadNotes : public history::EventSink {
+ public:
+  explicit HeadNotes(ReportMeta* meta) : meta_(meta) {}
+
+  void OnEvent(const history::Event& e) override {
+    // The notes come first in a history; a protocol note says what ran when the scenario's
+    // derived parameters are not at hand.
+    if (e.type != history::EventType::kNote || e.t_us > 0) head_ = false;
+    if (head_ && e.op == history::names::kProtocol) {
+      const std::string text = history::DetailText(e);
+      const bool known = std::any_of(meta_->parameters.begin(), meta_->parameters.end(),
+                                     [](const auto& p) { return p.first == "protocol"; });
+      if (!text.empty() && !known) meta_->parameters.emplace_back("protocol", text);
+    }
+    if (run_seen_) return;
+    if (const auto run = history::AsRunNote(e)) {
+      run_seen_ = true;
+      if (meta_->scenario_name.empty()) meta_->scenario_name = std::string(run->scenario);
+      if (!meta_->seed) meta_->seed = run->seed;
+    }
+  }
+
+ private:
+  ReportMeta* meta_;
+  bool head_ = true;
+  bool run_seen_ = false;
+};
 
 }  // namespace
 
@@ -68,82 +109,60 @@ void DescribeScenario(const Scenario& scenario, ReportMeta* meta) {
   t.start_unix_ms = scenario.start_unix_ms;
 }
 
-void DescribeFromHistory(const History& history, ReportMeta* meta) {
-  // The notes come first in a history; a protocol note says what ran when the scenario's
-  // derived parameters are not at hand.
-  for (const Event& e : history.events()) {
-    if (e.type != Event::Type::kNote || e.t_us > 0) break;
-    if (e.op != "protocol" || e.detail.empty()) continue;
-    const bool known = std::any_of(meta->parameters.begin(), meta->parameters.end(),
-                                   [](const auto& p) { return p.first == "protocol"; });
-    if (!known) meta->parameters.emplace_back("protocol", e.detail);
+TimelineOptions DetailPlan(const check::Verdict& verdict, const ReportMeta& meta) {
+  TimelineOptions options = meta.timeline;
+  options.violation_anchors_us.clear();
+  options.pinned_seqs.clear();
+  options.detail_budget = kTraceDetailEvents;
+  const check::Violation* lead = LeadViolation(verdict);
+  if (lead != nullptr) {
+    options.violation_anchors_us.push_back(lead->from_us);
+    options.pinned_seqs = lead->events;
   }
-  for (const Event& e : history.events()) {
-    if (e.type != Event::Type::kNote || e.op != "run") continue;
-    if (meta->scenario_name.empty())
-      meta->scenario_name = std::string(DetailValue(e.detail, "scenario="));
-    if (!meta->seed) {
-      const std::string seed(DetailValue(e.detail, "seed="));
-      if (!seed.empty() && seed.find_first_not_of("0123456789") == std::string::npos) {
-        meta->seed = std::strtoull(seed.c_str(), nullptr, 10);
-      }
+  for (const check::PropertyResult& r : verdict.results) {
+    if (r.violated && !r.violations.empty() && &r.violations.front() != lead) {
+      options.violation_anchors_us.push_back(r.violations.front().from_us);
     }
-    break;
   }
+  for (const ShownViolation& s : ShownViolations(verdict, kViolationsShown)) {
+    options.violation_anchors_us.push_back(s.violation->from_us);
+  }
+  return options;
 }
 
-bool WriteReports(const History& history, const check::Verdict& verdict, const ReportMeta& meta,
-                  const std::string& dir, std::vector<WrittenFile>* written, std::string* error) {
-  const Timeline timeline = BuildTimeline(history, meta.timeline);
-  const std::pair<const char*,
-                  std::string (*)(const Timeline&, const check::Verdict&, const ReportMeta&)>
-      files[] = {
-          {"report.html", RenderHtml}, {"trace.json", RenderTrace}, {"summary.md", RenderSummary}};
-  for (const auto& [name, render] : files) {
-    const std::string text = render(timeline, verdict, meta);
-    const std::string path = dir + "/" + name;
-    if (!WriteFile(path, text, error)) return false;
-    if (written) written->push_back({path, text.size()});
-  }
-  return true;
+Timeline BuildReportTimeline(const history::History& history, const check::Verdict& verdict,
+                             const ReportMeta& meta) {
+  return BuildTimeline(history, DetailPlan(verdict, meta));
 }
-
-// Until the timeline reads the typed History: the events as text.
-namespace {
-bool ReadLegacy(const std::string& path, History* out, std::string* error,
-                const history::ReadOptions& options = {}) {
-  history::NameTable names;
-  check::LegacyHistorySink legacy(&names);
-  history::ReadStats stats;
-  if (!history::ReadHistoryFile(path, &names, &legacy, &stats, error, options)) return false;
-  *out = legacy.history();
-  return true;
-}
-}  // namespace
 
 bool WriteReportsFromFile(const std::string& history_path, const check::Verdict& verdict,
                           const ReportMeta& meta, const std::string& dir,
                           std::vector<WrittenFile>* written, std::string* error) {
-  History legacy;
-  if (!ReadLegacy(history_path, &legacy, error)) return false;
-  return WriteReports(legacy, verdict, meta, dir, written, error);
+  history::NameTable names;
+  history::FactsPass pass(&names, history::FactsOptions{});
+  TimelineBuilder builder(DetailPlan(verdict, meta));
+  pass.AddObserver(&builder);
+  history::ReadStats stats;
+  if (!history::ReadHistoryFile(history_path, &names, &pass, &stats, error)) return false;
+  pass.Finish();
+  Timeline timeline = builder.Take();
+  timeline.history_hash = history::HashHex(stats.hash);
+  return WriteAll(timeline, verdict, meta, dir, written, error);
 }
 
 bool WriteReports(const history::History& history, const check::Verdict& verdict,
                   const ReportMeta& meta, const std::string& dir, std::vector<WrittenFile>* written,
                   std::string* error) {
-  check::LegacyHistorySink legacy(&history.names());
-  for (const history::Event& e : history.events()) legacy.OnEvent(e);
-  return WriteReports(legacy.history(), verdict, meta, dir, written, error);
+  return WriteAll(BuildReportTimeline(history, verdict, meta), verdict, meta, dir, written, error);
 }
 
 bool DescribeFromHistoryFile(const std::string& history_path, ReportMeta* meta, std::string* error) {
-  History legacy;
+  history::NameTable names;
+  HeadNotes notes(meta);
+  history::ReadStats stats;
   history::ReadOptions first;
   first.max_events = 64;
-  if (!ReadLegacy(history_path, &legacy, error, first)) return false;
-  DescribeFromHistory(legacy, meta);
-  return true;
+  return history::ReadHistoryFile(history_path, &names, &notes, &stats, error, first);
 }
 
 }  // namespace lockstep::reports

@@ -13,17 +13,40 @@
 // output is a pure function of (history, verdict, meta): no wall clock, no pointer or hash
 // order, fixed number formats, so the same history gives byte-identical files.
 //
-// Size: every file has a stated bound, whatever the history's length (a one-hour, 10-client
-// run has about 3 million events). Where detail would exceed it, the report keeps full detail
-// in a window around the first violation (or the first fault, or the start of the run) and
-// summarises the rest: the HTML overview bins the whole run into pixel columns, trace.json keeps
-// only faults, violations and a binned holder count outside the window. The limits below are
-// those bounds; each file says when it summarised.
+// One pass, bounded memory. The reports are made after the checkers, from the history file read
+// once more, event by event, through a facts pass (history/facts.h) with the timeline builder
+// (reports/timeline.h) attached: the same facts the checkers judged, none derived twice. A run
+// can be an hour of a hundred clients, tens of millions of events; the builder keeps detail only
+// in windows and bins the rest, so memory and file sizes stay bounded whatever the length:
+//
+//   windows   around the start of the run, every violation the Verdict lists (it is known
+//             before the pass) and every fault (as the pass meets it): the last quarter of a
+//             window's budget before its anchor, the rest after it, everything overlapping it
+//             kept with it; windows that touch merge. At most TimelineOptions::max_windows of
+//             them (violations first: the lead one, the first of every other violated property,
+//             then the rest; the start; faults while slots remain), and kTraceDetailEvents'
+//             worth of detail in all (the lead window 3/8 of it).
+//   bins      kBins fixed-width time bins over the whole run (inside windows too): time spent
+//             holding and waiting per thread, owned per node, the most believed holders per
+//             lock, operations started and their outcomes, every clock's offset range.
+//
+// What each file makes of it:
+//   report.html  the zoomable panel: at most kHtmlDetailElements shapes, chosen inside the
+//                window around the lead violation (else the first fault, else the start); the
+//                overview draws the whole run from the bins, per pixel column, with every
+//                window marked.
+//   trace.json   every window's detail; outside them faults, violations and counters from the
+//                bins (believed holders, operations, skewed clocks).
+//   summary.md   a few KB; its diagram's events are kept wherever they are.
+//
+// Size: every file has a stated bound, whatever the history's length; the limits below are
+// those bounds, and each file says when it summarised.
 #ifndef LOCKSTEP_REPORTS_REPORT_H_
 #define LOCKSTEP_REPORTS_REPORT_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,7 +55,6 @@
 
 #include "check/verdict.h"
 #include "history/history.h"
-#include "model/history.h"
 #include "model/scenario.h"
 #include "reports/timeline.h"
 
@@ -41,8 +63,8 @@ namespace lockstep::reports {
 // Detail elements (bars, ticks, TTL points) in the HTML's zoomable panel. About 120 bytes
 // each, so the detail costs at most ~1.5 MB; the overview adds at most ~1 MB.
 inline constexpr size_t kHtmlDetailElements = 12'000;
-// Trace events kept in full detail. About 150 bytes each: trace.json stays under ~60 MB,
-// which Perfetto UI loads in a few seconds.
+// Trace events kept in full detail, over all the timeline's windows. About 150 bytes each:
+// trace.json stays under ~60 MB, which Perfetto UI loads in a few seconds.
 inline constexpr size_t kTraceDetailEvents = 400'000;
 // Violations drawn / listed per property.
 inline constexpr size_t kViolationsShown = 50;
@@ -64,13 +86,22 @@ struct ReportMeta {
 // Fills scenario-derived parts of `meta` (name, description, seed, expectations, layout).
 void DescribeScenario(const Scenario& scenario, ReportMeta* meta);
 
-// Reads seed and scenario name from the history's "run" note when the meta lacks them.
-void DescribeFromHistory(const History& history, ReportMeta* meta);
+// Where the timeline keeps detail for this Verdict: meta.timeline plus the violations' anchors
+// (the lead one, the first of every other violated property, then the rest as shown), the lead
+// violation's events (kept wherever they are), and kTraceDetailEvents as the budget.
+TimelineOptions DetailPlan(const check::Verdict& verdict, const ReportMeta& meta);
+
+// The timeline the reports draw, of a history in memory (tests, small tools).
+Timeline BuildReportTimeline(const history::History& history, const check::Verdict& verdict,
+                             const ReportMeta& meta);
 
 std::string RenderHtml(const Timeline& timeline, const check::Verdict& verdict,
                        const ReportMeta& meta);
 std::string RenderTrace(const Timeline& timeline, const check::Verdict& verdict,
                         const ReportMeta& meta);
+// The same, written to `out` as it is made (a trace can be tens of MB).
+void WriteTrace(const Timeline& timeline, const check::Verdict& verdict, const ReportMeta& meta,
+                std::ostream& out);
 std::string RenderSummary(const Timeline& timeline, const check::Verdict& verdict,
                           const ReportMeta& meta);
 
@@ -79,13 +110,9 @@ struct WrittenFile {
   size_t bytes = 0;
 };
 
-// Builds the timeline once and writes report.html, trace.json and summary.md into `dir`
-// (which must exist). Returns false and sets *error on an I/O failure.
-bool WriteReports(const History& history, const check::Verdict& verdict, const ReportMeta& meta,
-                  const std::string& dir, std::vector<WrittenFile>* written, std::string* error);
-
-// The same, reading the run's history file (plain or gzip) once more, event by event: the
-// reports are made after the checkers, so they know the verdict (and where to show detail).
+// Reads the run's history file (plain or gzip) once more, event by event, through a facts pass
+// and the timeline builder, and writes report.html, trace.json and summary.md into `dir` (which
+// must exist). Returns false and sets *error when the file cannot be read or a report written.
 bool WriteReportsFromFile(const std::string& history_path, const check::Verdict& verdict,
                           const ReportMeta& meta, const std::string& dir,
                           std::vector<WrittenFile>* written, std::string* error);

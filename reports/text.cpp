@@ -129,9 +129,10 @@ int64_t AnchorUs(const Timeline& timeline, const check::Verdict& verdict) {
 }
 
 Window ChooseWindow(const std::vector<int64_t>& starts_us, int64_t anchor_us, size_t budget,
-                    int64_t end_us) {
+                    int64_t from_us, int64_t to_us) {
   Window w;
-  w.to_us = end_us;
+  w.from_us = from_us;
+  w.to_us = to_us;
   if (starts_us.size() <= budget) return w;
   assert(budget > 0);
   assert(std::is_sorted(starts_us.begin(), starts_us.end()));
@@ -144,10 +145,8 @@ Window ChooseWindow(const std::vector<int64_t>& starts_us, int64_t anchor_us, si
     hi = starts_us.size() - 1;
     lo = hi - (budget - 1);
   }
-  w.from_us = starts_us[lo];
-  w.to_us = hi + 1 < starts_us.size() ? starts_us[hi + 1] : end_us;
-  if (lo == 0) w.from_us = 0;
-  w.whole_run = w.from_us == 0 && w.to_us >= end_us;
+  if (lo > 0) w.from_us = std::max(from_us, starts_us[lo]);
+  if (hi + 1 < starts_us.size()) w.to_us = std::clamp(starts_us[hi + 1], w.from_us, to_us);
   return w;
 }
 

@@ -42,15 +42,16 @@ std::vector<ShownViolation> ShownViolations(const check::Verdict& verdict, size_
 // the start of the run.
 int64_t AnchorUs(const Timeline& timeline, const check::Verdict& verdict);
 
-// The narrowest time window that contains `anchor_us` and at most `budget` of `starts_us`
-// (sorted ascending), grown evenly on both sides; [0, end_us] when everything fits.
+// The narrowest time window inside [from_us, to_us] that contains `anchor_us` and at most
+// `budget` of `starts_us` (sorted ascending): a quarter of them before the anchor, the rest after
+// it. [from_us, to_us] itself when everything fits. whole_run is left for the caller to say.
 struct Window {
   int64_t from_us = 0;
   int64_t to_us = 0;
   bool whole_run = true;
 };
 Window ChooseWindow(const std::vector<int64_t>& starts_us, int64_t anchor_us, size_t budget,
-                    int64_t end_us);
+                    int64_t from_us, int64_t to_us);
 
 }  // namespace lockstep::reports
 

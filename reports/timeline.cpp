@@ -2,46 +2,30 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cstdlib>
+#include <deque>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
+#include <variant>
+
+#include "history/notes.h"
 
 namespace lockstep::reports {
 
 namespace {
 
-using Type = Event::Type;
+namespace hn = history::names;
+using history::EventType;
+using history::FactsPass;
+using history::Name;
 
-// The text after `key` in a "k=v k2=v2" detail, up to the next space.
-std::string_view DetailValue(std::string_view detail, std::string_view key) {
-  size_t at = 0;
-  while ((at = detail.find(key, at)) != std::string_view::npos) {
-    if (at == 0 || detail[at - 1] == ' ') {
-      std::string_view rest = detail.substr(at + key.size());
-      return rest.substr(0, rest.find(' '));
-    }
-    at += key.size();
-  }
-  return {};
-}
-
-std::optional<int64_t> ParseInt(std::string_view s) {
-  if (s.empty() || s.size() > 19) return std::nullopt;
-  int64_t v = 0;
-  bool negative = false;
-  size_t i = 0;
-  if (s[0] == '-') {
-    negative = true;
-    i = 1;
-    if (s.size() == 1) return std::nullopt;
-  }
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return std::nullopt;
-    v = v * 10 + (s[i] - '0');
-  }
-  return negative ? -v : v;
-}
+// A lease keeps at most this many TTL resets (a watchdog renewing every 10 s for hours).
+constexpr size_t kMaxTtlPoints = 1024;
+// Replies are shown, not read: a long script reply is cut.
+constexpr size_t kMaxReplyChars = 200;
+// Events of the lead violation kept wherever they are (the summary's diagram shows 14).
+constexpr size_t kMaxPinned = 256;
 
 int64_t FloorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -49,755 +33,1264 @@ int64_t FloorDiv(int64_t a, int64_t b) {
   return q;
 }
 
-bool IsClientEvent(Type t) {
-  return t == Type::kInvoke || t == Type::kOk || t == Type::kFail || t == Type::kInfo ||
-         t == Type::kResource;
-}
-
-// Names listed in a partition's detail ("c1,c2 | n1" or "c1 -> n1").
-std::vector<std::string> NamesIn(std::string_view detail) {
-  std::vector<std::string> out;
-  std::string current;
-  auto flush = [&] {
-    if (!current.empty() && current != "->" && current != "|") {
-      if (std::find(out.begin(), out.end(), current) == out.end()) out.push_back(current);
-    }
-    current.clear();
-  };
-  for (char c : detail) {
-    if (c == ' ' || c == ',' || c == '|') {
-      flush();
-    } else {
-      current.push_back(c);
-    }
+const char* EndedBy(history::EndCause cause) {
+  switch (cause) {
+    case history::EndCause::kRelease: return "release";
+    case history::EndCause::kForceUnlock: return "force_unlock";
+    case history::EndCause::kCrash: return "crash";
+    case history::EndCause::kExit: return "exit";
+    case history::EndCause::kRunEnd: return "run end";
   }
-  flush();
-  return out;
+  return "?";
 }
 
-struct HoldState {
-  int count = 0;
-  int hold = kNone;     // index into lane.holds while believed
-  int depth = 0;        // resource nesting
-  int section = kNone;  // index into lane.sections while inside
+Outcome OutcomeOf(history::Outcome o) {
+  switch (o) {
+    case history::Outcome::kOk: return Outcome::kOk;
+    case history::Outcome::kFail: return Outcome::kFail;
+    case history::Outcome::kInfo: return Outcome::kInfo;
+    case history::Outcome::kCrashed: return Outcome::kCrashed;
+    case history::Outcome::kPending: return Outcome::kPending;
+  }
+  return Outcome::kPending;
+}
+
+void AddSaturated(uint32_t* slot, int64_t v) {
+  const int64_t sum = static_cast<int64_t>(*slot) + v;
+  *slot = static_cast<uint32_t>(std::min<int64_t>(sum, std::numeric_limits<uint32_t>::max()));
+}
+
+template <class T>
+void Bump(std::vector<T>* v, size_t bin) {
+  if (v->empty()) return;
+  if ((*v)[bin] < std::numeric_limits<T>::max()) ++(*v)[bin];
+}
+
+// Halves a binned vector's resolution: bin i becomes the merge of bins 2i and 2i+1.
+template <class T, class F>
+void MergePairs(std::vector<T>* v, F merge) {
+  if (v->empty()) return;
+  const size_t half = v->size() / 2;
+  for (size_t i = 0; i < half; ++i) (*v)[i] = merge((*v)[2 * i], (*v)[2 * i + 1]);
+  for (size_t i = half; i < v->size(); ++i) (*v)[i] = T{};
+}
+
+uint32_t SumU32(uint32_t a, uint32_t b) {
+  return static_cast<uint32_t>(
+      std::min<uint64_t>(uint64_t{a} + b, std::numeric_limits<uint32_t>::max()));
+}
+uint16_t SumU16(uint16_t a, uint16_t b) {
+  return static_cast<uint16_t>(std::min<uint32_t>(uint32_t{a} + b, 0xffff));
+}
+
+// What a piece of detail is, and the trace events it costs (trace.cpp): an operation, a critical
+// section, a lease or a message is one slice or instant; a hold is a begin and an end; a command
+// is a slice and the two ends of its flow. Marks only the HTML draws cost 1.
+enum class Kind : uint8_t { kOp, kHold, kSection, kLease, kExec, kLoss, kPttl, kMessage, kHolders, kClock };
+
+// One piece of detail on its way into the timeline: complete (it arrives when it ends), with
+// the lane it belongs to in the builder's own numbering (facts thread, node slot, lock, clock).
+struct Element {
+  Kind kind = Kind::kOp;
+  int slot = kNone;
+  int64_t from_us = 0;
+  int64_t to_us = 0;  // When it arrived
+  uint32_t weight = 1;
+  std::variant<Op, Span, Lease, Exec, LeaseLoss, TtlPoint, PubSubMessage, HolderCount, ClockSample>
+      what;
 };
 
-class Builder {
+struct Anchor {
+  int64_t t_us = 0;
+  size_t budget = 0;
+};
+
+}  // namespace
+
+class TimelineBuilder::Impl {
  public:
-  Builder(const History& history, const TimelineOptions& options)
-      : history_(history), options_(options) {}
-
-  Timeline Build() {
-    tl_.event_count = history_.size();
-    tl_.history_hash = history_.HashHex();
-    Register();
-    EstimateStart();
-    for (const Event& e : history_.events()) Handle(e);
-    Finish();
-    return std::move(tl_);
+  explicit Impl(const TimelineOptions& options) : options_(options) {
+    // Budgets: the lead anchor gets 3/8; with no violation the start and the first fault both
+    // may be the lead, so two such shares; the other anchors split what is left.
+    const size_t windows = std::max<size_t>(3, options_.max_windows);
+    lead_budget_ = options_.detail_budget * 3 / 8;
+    other_budget_ = (options_.detail_budget - 2 * lead_budget_) / (windows - 2);
+    ring_cap_ = lead_budget_ / 4;
+    std::vector<int64_t> violations;
+    for (int64_t t : options_.violation_anchors_us) {
+      if (violations.size() + 2 >= windows) break;
+      if (std::find(violations.begin(), violations.end(), t) == violations.end()) {
+        violations.push_back(t);
+      }
+    }
+    violations_ = !violations.empty();
+    anchors_.push_back({0, violations_ ? other_budget_ : lead_budget_});
+    for (size_t i = 0; i < violations.size(); ++i) {
+      anchors_.push_back({std::max<int64_t>(0, violations[i]), i == 0 ? lead_budget_ : other_budget_});
+    }
+    std::stable_sort(anchors_.begin(), anchors_.end(),
+                     [](const Anchor& a, const Anchor& b) { return a.t_us < b.t_us; });
+    max_windows_ = windows;
+    pinned_ = options_.pinned_seqs;
+    std::sort(pinned_.begin(), pinned_.end());
+    if (pinned_.size() > kMaxPinned) pinned_.resize(kMaxPinned);
+    op_bins_.started.assign(kBins, 0);
+    op_bins_.ok.assign(kBins, 0);
+    op_bins_.failed.assign(kBins, 0);
+    op_bins_.unknown.assign(kBins, 0);
   }
 
- private:
-  // --- registration: which processes are clients and nodes, which threads exist ---
+  // --- raw events --------------------------------------------------------------------------
 
-  void Register() {
-    std::set<std::string, decltype(&NaturalLess)> clients(&NaturalLess), nodes(&NaturalLess);
-    std::map<std::string, std::set<int>> threads;
-    for (const auto& [name, count] : options_.client_threads) {
-      for (int i = 0; i < count; ++i) threads[name].insert(i);
-    }
-    std::set<std::string> client_set;
-    for (const auto& [name, count] : options_.client_threads) client_set.insert(name);
-    // Consecutive events mostly come from a handful of processes: skip the set lookups for a
-    // (process, thread) pair seen just before.
-    const std::string* last_process = nullptr;
-    int last_thread = -2;
-    for (const Event& e : history_.events()) {
-      if ((IsClientEvent(e.type) && e.thread >= 0) || (e.type == Type::kNote && e.op == "client")) {
-        if (last_process == nullptr || e.thread != last_thread || *last_process != e.process) {
-          client_set.insert(e.process);
-          if (e.thread >= 0) threads[e.process].insert(e.thread);
-          last_process = &e.process;
-          last_thread = e.thread;
-        }
-      }
-      if (e.type == Type::kNote && e.op == "run") {
-        if (auto end = ParseInt(DetailValue(e.detail, "end_us="))) run_end_note_us_ = *end;
-        if (auto start = ParseInt(DetailValue(e.detail, "start_unix_ms="))) start_note_ms_ = *start;
+  void OnEvent(const FactsPass& f, const history::Event& e) {
+    pass_ = &f;
+    current_ = &e;
+    if (!grid_set_) {
+      // The run note comes first and says how long the run is meant to be: bins that fit it.
+      grid_set_ = true;
+      if (const auto run = history::AsRunNote(e); run && run->end_us > 0) {
+        bin_us_ = std::max<int64_t>(1, (run->end_us + kBins - 1) / static_cast<int64_t>(kBins));
       }
     }
-    std::set<std::string> node_set(options_.node_names.begin(), options_.node_names.end());
-    const std::string* last_node = nullptr;
-    for (const Event& e : history_.events()) {
-      const std::string* node = e.type == Type::kExec || e.type == Type::kLease ? &e.process
-                                : e.type == Type::kMessage && !e.peer.empty()   ? &e.peer
-                                                                                : nullptr;
-      if (node != nullptr && (last_node == nullptr || *last_node != *node)) {
-        node_set.insert(*node);
-        last_node = node;
-      }
-      if (e.type == Type::kFault && !e.process.empty() && e.process != "sim" &&
-          e.process != "sentinel" && !client_set.count(e.process)) {
-        node_set.insert(e.process);
-      }
+    while (next_anchor_ < anchors_.size() && anchors_[next_anchor_].t_us <= e.t_us) {
+      Open(anchors_[next_anchor_++]);
     }
-    for (const auto& name : client_set) node_set.erase(name);
-
-    // Clients: the scenario's order first, then the rest in natural order.
-    for (const auto& [name, count] : options_.client_threads) tl_.clients.push_back(name);
-    for (const auto& name : client_set) clients.insert(name);
-    for (const auto& name : clients) {
-      if (std::find(tl_.clients.begin(), tl_.clients.end(), name) == tl_.clients.end()) {
-        tl_.clients.push_back(name);
-      }
-    }
-    tl_.client_uuids.resize(tl_.clients.size());
-    for (size_t c = 0; c < tl_.clients.size(); ++c) {
-      for (int t : threads[tl_.clients[c]]) {
-        ThreadLane lane;
-        lane.process = tl_.clients[c];
-        lane.thread = t;
-        lane.client = static_cast<int>(c);
-        lane.name = lane.process + ".t" + std::to_string(t);
-        tl_.threads.push_back(std::move(lane));
-      }
-    }
-    for (size_t i = 0; i < options_.node_names.size(); ++i) {
-      NodeLane n;
-      n.name = options_.node_names[i];
-      if (i < options_.node_roles.size()) n.role = options_.node_roles[i];
-      tl_.nodes.push_back(std::move(n));
-    }
-    for (const auto& name : node_set) nodes.insert(name);
-    for (const auto& name : nodes) {
-      if (tl_.NodeIndex(name) != kNone) continue;
-      NodeLane n;
-      n.name = name;
-      tl_.nodes.push_back(std::move(n));
-    }
-    for (size_t c = 0; c < tl_.clients.size(); ++c) client_index_[tl_.clients[c]] = c;
-    for (size_t n = 0; n < tl_.nodes.size(); ++n) node_index_[tl_.nodes[n].name] = n;
-    client_lanes_.resize(tl_.clients.size());
-    for (size_t i = 0; i < tl_.threads.size(); ++i) {
-      client_lanes_[tl_.threads[i].client].push_back(static_cast<int>(i));
-    }
-    states_.resize(tl_.threads.size());
-    op_lease_us_.assign(tl_.threads.size(), -1);
-    op_in_flight_.assign(tl_.threads.size(), kNone);
-    last_exec_by_thread_.assign(tl_.threads.size(), 0);
-    open_lease_.assign(tl_.nodes.size(), kNone);
-    pending_ttl_.assign(tl_.nodes.size(), {-1, 0});
-    last_message_.assign(tl_.clients.size(), 0);
-    last_exec_by_client_.assign(tl_.clients.size(), 0);
-    tl_.end_us = run_end_note_us_ >= 0 ? run_end_note_us_
-                 : history_.size() > 0 ? history_.events().back().t_us
-                                       : 0;
-    if (history_.size() > 0) tl_.end_us = std::max(tl_.end_us, history_.events().back().t_us);
-  }
-
-  // True time 0 as Unix ms: from the scenario, else from the run note, else the clock reading
-  // most processes agree on at their first event (most clocks in a scenario are not skewed).
-  void EstimateStart() {
-    if (options_.start_unix_ms) {
-      tl_.start_unix_ms = *options_.start_unix_ms;
-      tl_.clock_baseline_note = "offsets from the scenario's start_unix_ms";
-      return;
-    }
-    if (start_note_ms_) {
-      tl_.start_unix_ms = *start_note_ms_;
-      tl_.clock_baseline_note = "offsets from the run's start_unix_ms";
-      return;
-    }
-    std::map<std::string, int64_t> first;
-    for (const Event& e : history_.events()) {
-      if (e.local_ms == 0 || e.process.empty() || first.count(e.process)) continue;
-      first[e.process] = e.local_ms - FloorDiv(e.t_us, 1000);
-    }
-    std::map<int64_t, int> votes;
-    for (const auto& [process, base] : first) ++votes[base];
-    int best = 0;
-    for (const auto& [base, n] : votes) {
-      if (n > best) {
-        best = n;
-        tl_.start_unix_ms = base;
-      }
-    }
-    tl_.clock_baseline_note =
-        "estimated: the history does not record the run's start, so offsets are relative to "
-        "the clock reading most processes agree on";
-  }
-
-  // --- the main pass ---
-
-  void Handle(const Event& e) {
     Sample(e);
     switch (e.type) {
-      case Type::kNote:
-        OnNote(e);
-        break;
-      case Type::kInvoke:
-        OnInvoke(e);
-        break;
-      case Type::kOk:
-      case Type::kFail:
-      case Type::kInfo:
-        OnCompletion(e);
-        break;
-      case Type::kResource:
-        OnResource(e);
-        break;
-      case Type::kExec:
-        OnExec(e);
-        break;
-      case Type::kLease:
-        OnLease(e);
-        break;
-      case Type::kFault:
-        OnFault(e);
-        break;
-      case Type::kMessage:
-        OnMessage(e);
-        break;
+      case EventType::kNote: OnNote(e); break;
+      case EventType::kExec: OnExec(e); break;
+      case EventType::kLease: OnLeaseEvent(e); break;
+      case EventType::kFault: OnFault(e); break;
+      case EventType::kMessage: OnMessage(e); break;
+      default: break;
     }
   }
 
-  void Sample(const Event& e) {
-    if (e.local_ms == 0 || e.process.empty()) return;
+  void OnEventDone() { current_ = nullptr; }
+
+  // --- facts ----------------------------------------------------------------------------------
+
+  void OnOpEnded(const FactsPass& f, const history::Op& op) {
+    pass_ = &f;
+    ThreadState& ts = Thread(op.thread);
+    Op o;
+    o.op = std::string(f.names().Str(op.name));
+    o.lock = std::string(f.LockName(op.lock));
+    o.from_us = op.invoke_us;
+    o.to_us = op.end_us;
+    o.invoke_seq = op.invoke_seq;
+    o.end_seq = op.end_seq == history::kOpenSeq ? LastSeq() : op.end_seq;
+    o.outcome = OutcomeOf(op.outcome);
+    o.detail = op.invoke_detail.Render(EventType::kInvoke, op.name);
+    if (o.outcome == Outcome::kCrashed) {
+      o.detail += " -> client crashed";
+    } else if (current_ != nullptr && current_->seq == op.end_seq) {
+      if (current_->type == EventType::kInvoke) {
+        o.detail += " -> superseded";  // Invoked again while this one was in flight.
+      } else if (o.outcome != Outcome::kPending) {
+        const std::string why = history::DetailText(*current_);
+        if (!why.empty()) o.detail += " -> " + why;
+      }
+    }
+    if (ts.exec_op == op.id) o.node = ts.exec_node;
+
+    const size_t start = EnsureBin(op.invoke_us);
+    Bump(&op_bins_.started, start);
+    const size_t end = EnsureBin(o.to_us);
+    LaneBins* bins = Bins(op.thread);
+    if (op.name == hn::kAcquire && bins != nullptr) Cover(&bins->wait_us, o.from_us, o.to_us);
+    switch (o.outcome) {
+      case Outcome::kOk: Bump(&op_bins_.ok, end); break;
+      case Outcome::kFail:
+        Bump(&op_bins_.failed, end);
+        if (bins != nullptr) Bump(&bins->failed, end);
+        break;
+      case Outcome::kInfo:
+      case Outcome::kCrashed:
+        Bump(&op_bins_.unknown, end);
+        if (bins != nullptr) Bump(&bins->unknown, end);
+        break;
+      case Outcome::kPending: break;
+    }
+    Element el;
+    el.kind = Kind::kOp;
+    el.slot = op.thread;
+    el.from_us = o.from_us;
+    el.to_us = o.to_us;
+    el.weight = 1;
+    const bool pinned = Pinned(o.invoke_seq) || Pinned(o.end_seq);
+    el.what = std::move(o);
+    Arrive(std::move(el), pinned);
+  }
+
+  void OnSpanStarted(const FactsPass& f, const history::Span& s) {
+    pass_ = &f;
+    if (!s.access) ChangeHolders(s.lock, s.shared, +1, s.start_us, s.start_seq);
+  }
+
+  void OnSpanEnded(const FactsPass& f, const history::Span& s) {
+    pass_ = &f;
+    Span out;
+    out.lock = std::string(f.LockName(s.lock));
+    out.from_us = s.start_us;
+    out.to_us = s.end_us;
+    out.from_seq = s.start_seq;
+    out.to_seq = s.end_seq == history::kOpenSeq ? LastSeq() : s.end_seq;
+    out.read = s.shared;
+    out.ended_by = EndedBy(s.cause);
+    out.open = s.cause == history::EndCause::kRunEnd;
+    Element el;
+    el.slot = s.thread;
+    el.from_us = out.from_us;
+    el.to_us = out.to_us;
+    if (s.access) {
+      el.kind = Kind::kSection;
+      el.weight = 1;
+    } else {
+      // The count stays as it was at the run's end: nobody stopped believing then.
+      if (!f.finished()) ChangeHolders(s.lock, s.shared, -1, s.end_us, s.end_seq);
+      if (LaneBins* bins = Bins(s.thread)) Cover(&bins->hold_us, out.from_us, out.to_us);
+      el.kind = Kind::kHold;
+      el.weight = 2;
+    }
+    const bool pinned = Pinned(out.from_seq) || Pinned(out.to_seq);
+    el.what = std::move(out);
+    Arrive(std::move(el), pinned);
+  }
+
+  void OnFinishing(const FactsPass& f) {
+    pass_ = &f;
+    while (next_anchor_ < anchors_.size()) Open(anchors_[next_anchor_++]);
+  }
+
+  void OnFinish(const FactsPass& f) {
+    pass_ = &f;
+    const int64_t end = f.run_end_us();
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+      if (nodes_[n].has_open) CloseLease(static_cast<int>(n), end, LastSeq(), "run end");
+    }
+    for (const auto& [key, index] : open_faults_) {
+      faults_[index].to_us = end;
+      faults_[index].end_seq = LastSeq();
+    }
+    EnsureBin(end);
+    for (size_t l = 0; l < locks_.size(); ++l) FillHolders(&locks_[l], BinOf(end));
+    if (open_) Close(end);
+    summarised_ += ring_.size();
+    ring_.clear();
+    ring_weight_ = 0;
+    Assemble(f);
+  }
+
+  Timeline Take() { return std::move(result_); }
+
+ private:
+  struct ThreadState {
+    std::vector<Op> ops;
+    std::vector<Span> holds;
+    std::vector<Span> sections;
+    LaneBins bins;
+    bool binned = false;
+    uint64_t exec_op = std::numeric_limits<uint64_t>::max();  // The op its last command ran for
+    int exec_node = kNone;                                     // ... and on which node
+    int64_t last_exec_us = 0;
+  };
+
+  struct NodeState {
+    Name name = hn::kNone;
+    std::vector<Lease> leases;
+    std::vector<LeaseLoss> losses;
+    std::vector<Exec> execs;
+    std::vector<TtlPoint> pttl;
+    std::vector<uint32_t> owned_us;
+    bool has_open = false;
+    Lease open;
+    int64_t pending_ttl_at_us = -1;  // An acquire set the TTL just before the lease event
+    int64_t pending_ttl_us = 0;
+  };
+
+  struct ClientState {
+    int64_t last_message_us = 0;
+    int64_t last_exec_us = 0;
+  };
+
+  struct LockState {
+    int lock = kNone;  // The facts pass's id
+    std::string name;
+    int count = 0;
+    int readers = 0;
+    bool conflict = false;
+    HolderBins bins;
+    size_t filled = 0;  // Bins before this one carry their final value
+    bool has_before = false;
+    HolderCount before;  // The latest count not waiting in the ring
+  };
+
+  struct SeriesState {
+    Name process = hn::kNone;
+    std::vector<ClockSample> samples;  // offset_us holds the clock's base (ms) until the end
+    int64_t first_base_ms = 0;
+    int64_t last_base_ms = 0;
+    int64_t min_base_ms = 0;
+    int64_t max_base_ms = 0;
+    std::vector<int64_t> bin_min, bin_max;
+    std::vector<uint8_t> seen;
+    bool has_before = false;
+    int64_t before_base_ms = 0;
+  };
+
+  // --- names and slots ---
+
+  std::string Str(Name name) const { return std::string(pass_->names().Str(name)); }
+  uint64_t LastSeq() const { return pass_->events() > 0 ? pass_->events() - 1 : 0; }
+
+  ThreadState& Thread(int thread) {
+    assert(thread >= 0);
+    if (threads_.size() <= static_cast<size_t>(thread)) threads_.resize(thread + 1);
+    return threads_[thread];
+  }
+
+  LaneBins* Bins(int thread) {
+    ThreadState& ts = Thread(thread);
+    if (!ts.binned && binned_lanes_ < kMaxBinnedLanes) {
+      ts.binned = true;
+      ++binned_lanes_;
+      ts.bins.hold_us.assign(kBins, 0);
+      ts.bins.wait_us.assign(kBins, 0);
+      ts.bins.failed.assign(kBins, 0);
+      ts.bins.unknown.assign(kBins, 0);
+    }
+    return ts.binned ? &ts.bins : nullptr;
+  }
+
+  int NodeSlot(Name name) {
+    if (node_of_name_.size() <= name) node_of_name_.resize(name + 1, kNone);
+    int& slot = node_of_name_[name];
+    if (slot == kNone) {
+      slot = static_cast<int>(nodes_.size());
+      NodeState& n = nodes_.emplace_back();
+      n.name = name;
+      if (binned_lanes_ < kMaxBinnedLanes) {
+        ++binned_lanes_;
+        n.owned_us.assign(kBins, 0);
+      }
+    }
+    return slot;
+  }
+  int FindNode(Name name) const {
+    return name < node_of_name_.size() ? node_of_name_[name] : kNone;
+  }
+
+  ClientState& Client(Name name) {
+    if (clients_.size() <= name) clients_.resize(name + 1);
+    return clients_[name];
+  }
+
+  // The process's client id in the facts pass, when it is a client.
+  bool IsClient(Name name) const {
+    const int p = pass_->ProcessNamed(name);
+    return p != kNone && pass_->processes()[p].client;
+  }
+
+  // The facts thread of process `name`'s thread `index`, or kNone.
+  int FactsThread(Name name, int64_t index) const {
+    const int p = pass_->ProcessNamed(name);
+    if (p == kNone || index < 0) return kNone;
+    const std::vector<int>& threads = pass_->processes()[p].threads;
+    return static_cast<size_t>(index) < threads.size() ? threads[index] : kNone;
+  }
+
+  LockState& Lock(int lock) {
+    if (lock_slot_.size() <= static_cast<size_t>(lock)) lock_slot_.resize(lock + 1, kNone);
+    int& slot = lock_slot_[lock];
+    if (slot == kNone) {
+      slot = static_cast<int>(locks_.size());
+      LockState& l = locks_.emplace_back();
+      l.lock = lock;
+      l.name = std::string(pass_->LockName(lock));
+      if (locks_.size() <= kMaxBinnedLanes) {
+        l.bins.max.assign(kBins, 0);
+        l.bins.conflict.assign(kBins, 0);
+      }
+    }
+    return locks_[slot];
+  }
+
+  bool Pinned(uint64_t seq) const { return std::binary_search(pinned_.begin(), pinned_.end(), seq); }
+
+  // --- bins ---
+
+  size_t BinOf(int64_t t_us) const { return static_cast<size_t>(std::max<int64_t>(0, t_us) / bin_us_); }
+
+  // The bin of t_us, doubling the bins' width first if the run has outgrown them.
+  size_t EnsureBin(int64_t t_us) {
+    while (BinOf(t_us) >= kBins) Double();
+    return BinOf(t_us);
+  }
+
+  void Double() {
+    bin_us_ *= 2;
+    auto max16 = [](uint16_t a, uint16_t b) { return std::max(a, b); };
+    auto or8 = [](uint8_t a, uint8_t b) { return static_cast<uint8_t>(a | b); };
+    for (ThreadState& ts : threads_) {
+      MergePairs(&ts.bins.hold_us, SumU32);
+      MergePairs(&ts.bins.wait_us, SumU32);
+      MergePairs(&ts.bins.failed, SumU16);
+      MergePairs(&ts.bins.unknown, SumU16);
+    }
+    for (NodeState& n : nodes_) MergePairs(&n.owned_us, SumU32);
+    for (LockState& l : locks_) {
+      MergePairs(&l.bins.max, max16);
+      MergePairs(&l.bins.conflict, or8);
+      l.filled = (l.filled + 1) / 2;
+    }
+    for (SeriesState& s : series_) {
+      if (s.seen.empty()) continue;
+      const size_t half = kBins / 2;
+      for (size_t i = 0; i < half; ++i) {
+        const bool a = s.seen[2 * i], b = s.seen[2 * i + 1];
+        const size_t lo = a ? 2 * i : 2 * i + 1;
+        s.bin_min[i] = a && b ? std::min(s.bin_min[2 * i], s.bin_min[2 * i + 1])
+                       : a || b ? s.bin_min[lo]
+                                : 0;
+        s.bin_max[i] = a && b ? std::max(s.bin_max[2 * i], s.bin_max[2 * i + 1])
+                       : a || b ? s.bin_max[lo]
+                                : 0;
+        s.seen[i] = a || b;
+      }
+      for (size_t i = half; i < kBins; ++i) {
+        s.bin_min[i] = s.bin_max[i] = 0;
+        s.seen[i] = 0;
+      }
+    }
+    MergePairs(&op_bins_.started, SumU32);
+    MergePairs(&op_bins_.ok, SumU32);
+    MergePairs(&op_bins_.failed, SumU32);
+    MergePairs(&op_bins_.unknown, SumU32);
+  }
+
+  void Cover(std::vector<uint32_t>* bins, int64_t from_us, int64_t to_us) {
+    if (bins->empty() || to_us <= from_us) return;
+    const size_t last = EnsureBin(to_us);
+    for (size_t b = BinOf(from_us); b <= last && b < kBins; ++b) {
+      const int64_t lo = std::max<int64_t>(from_us, static_cast<int64_t>(b) * bin_us_);
+      const int64_t hi = std::min<int64_t>(to_us, static_cast<int64_t>(b + 1) * bin_us_);
+      if (hi > lo) AddSaturated(&(*bins)[b], hi - lo);
+    }
+  }
+
+  // --- clocks ---
+
+  void Sample(const history::Event& e) {
+    if (e.local_ms == 0 || e.process == hn::kNone) return;
     // Histories record local clocks in ms, so the offset is known to the ms: an unskewed clock
-    // reads exactly floor((start + t) / 1 ms).
-    const int64_t offset_us = (e.local_ms - tl_.start_unix_ms - FloorDiv(e.t_us, 1000)) * 1000;
-    auto it = clock_index_.find(e.process);
-    if (it == clock_index_.end()) {
-      it = clock_index_.emplace(e.process, static_cast<int>(series_.size())).first;
-      ClockSeries s;
+    // reads exactly floor((start + t) / 1 ms). The start may be known only at the end, so
+    // the series keeps local minus true time and subtracts the start then.
+    const int64_t base = e.local_ms - FloorDiv(e.t_us, 1000);
+    if (series_of_name_.size() <= e.process) series_of_name_.resize(e.process + 1, kNone);
+    int& slot = series_of_name_[e.process];
+    if (slot == kNone) {
+      slot = static_cast<int>(series_.size());
+      SeriesState& s = series_.emplace_back();
       s.process = e.process;
-      s.min_offset_us = s.max_offset_us = offset_us;
-      series_.push_back(std::move(s));
-      last_sample_.emplace_back(ClockSample{e.t_us, offset_us});
+      s.first_base_ms = s.min_base_ms = s.max_base_ms = base;
+      s.last_base_ms = base + 1;  // So the first reading is a change
+      if (series_.size() <= kMaxBinnedLanes) {
+        s.bin_min.assign(kBins, 0);
+        s.bin_max.assign(kBins, 0);
+        s.seen.assign(kBins, 0);
+      }
     }
-    ClockSeries& s = series_[it->second];
-    ClockSample& last = last_sample_[it->second];
-    if (s.samples.empty() || s.samples.back().offset_us != offset_us) {
-      if (!s.samples.empty() && last.t_us > s.samples.back().t_us) s.samples.push_back(last);
-      s.samples.push_back({e.t_us, offset_us});
+    const size_t bin = EnsureBin(e.t_us);
+    SeriesState& s = series_[slot];
+    if (!s.seen.empty()) {
+      if (!s.seen[bin]) {
+        s.seen[bin] = 1;
+        s.bin_min[bin] = s.bin_max[bin] = base;
+      } else {
+        s.bin_min[bin] = std::min(s.bin_min[bin], base);
+        s.bin_max[bin] = std::max(s.bin_max[bin], base);
+      }
     }
-    last = {e.t_us, offset_us};
-    s.min_offset_us = std::min(s.min_offset_us, offset_us);
-    s.max_offset_us = std::max(s.max_offset_us, offset_us);
+    s.min_base_ms = std::min(s.min_base_ms, base);
+    s.max_base_ms = std::max(s.max_base_ms, base);
+    if (base == s.last_base_ms) return;
+    s.last_base_ms = base;
+    Element el;
+    el.kind = Kind::kClock;
+    el.slot = slot;
+    el.from_us = el.to_us = e.t_us;
+    el.what = ClockSample{e.t_us, base};
+    Arrive(std::move(el), false);
   }
 
-  void OnNote(const Event& e) {
-    if (e.op == "client") {
-      const int c = tl_.ClientIndex(e.process);
-      const std::string uuid(DetailValue(e.detail, "uuid="));
-      if (c != kNone && !uuid.empty()) {
-        uuid_client_[uuid] = c;
-        if (tl_.client_uuids[c].empty()) tl_.client_uuids[c] = uuid;
-      }
-    } else if (e.op == "lease_default" && e.has_value) {
-      lease_default_us_ = e.value;
-    } else if (e.op == "protocol") {
-      tl_.protocol_kind = std::string(DetailValue(e.detail, "kind="));
-      if (auto permits = ParseInt(DetailValue(e.detail, "permits="))) {
-        tl_.permits = static_cast<int>(*permits);
-      }
-    } else if (e.op == "rediscover") {
+  // --- notes, commands, leases, faults, messages ---
+
+  void OnNote(const history::Event& e) {
+    if (const auto client = history::AsClientNote(e)) {
+      if (client->uuid.empty() || e.process == hn::kNone) return;
+      const std::string uuid(client->uuid);
+      uuid_client_[uuid] = e.process;
+      first_uuid_.emplace(e.process, uuid);
+    } else if (e.op == hn::kRediscover) {
       Fault f;
       f.kind = "rediscover";
-      f.process = e.process;
-      f.label = e.detail.empty() ? "clients rediscover the master" : e.detail;
+      f.process = Str(e.process);
+      const std::string text = history::DetailText(e);
+      f.label = text.empty() ? "clients rediscover the master" : text;
       f.from_us = f.to_us = e.t_us;
       f.instant = true;
       f.seq = f.end_seq = e.seq;
-      f.affects = tl_.clients;
-      tl_.faults.push_back(std::move(f));
+      if (KeepFault(std::move(f))) rediscovers_.push_back(faults_.size() - 1);
     }
-  }
-
-  int ClientOf(const std::string& process) const {
-    auto it = client_index_.find(process);
-    return it == client_index_.end() ? kNone : static_cast<int>(it->second);
-  }
-  int NodeOf(const std::string& process) const {
-    auto it = node_index_.find(process);
-    return it == node_index_.end() ? kNone : static_cast<int>(it->second);
-  }
-  int LaneOf(int client, int thread) const {
-    if (client == kNone || thread < 0) return kNone;
-    for (int lane : client_lanes_[client]) {
-      if (tl_.threads[lane].thread == thread) return lane;
-    }
-    return kNone;
-  }
-
-  // Hold counts are kept per lock and side: a read-write lock's read holds ("acquire_read",
-  // "release_read") count apart from its write holds, as the checkers count them.
-  HoldState& StateOf(int lane, const std::string& lock, bool read = false) {
-    return states_[lane][{lock, read}];
-  }
-  static bool IsAcquire(const std::string& op) { return op == "acquire" || op == "acquire_read"; }
-  static bool IsRelease(const std::string& op) { return op == "release" || op == "release_read"; }
-  static bool IsReadSide(const std::string& op) {
-    return op == "acquire_read" || op == "release_read";
-  }
-
-  void OnInvoke(const Event& e) {
-    const int lane = CachedLane(e);
-    if (lane == kNone) return;
-    ThreadLane& l = tl_.threads[lane];
-    if (op_in_flight_[lane] != kNone) EndOp(lane, e, Outcome::kInfo, "superseded");
-    Op op;
-    op.op = e.op;
-    op.lock = e.lock;
-    op.from_us = op.to_us = e.t_us;
-    op.invoke_seq = op.end_seq = e.seq;
-    op.detail = e.detail;
-    op_in_flight_[lane] = static_cast<int>(l.ops.size());
-    op_lease_us_[lane] = IsAcquire(e.op) && e.has_value ? e.value * 1000 : -1;
-    l.ops.push_back(std::move(op));
-    const bool read = IsReadSide(e.op);
-    HoldState& hs = StateOf(lane, e.lock, read);
-    if (IsRelease(e.op) && hs.count > 0) {
-      if (--hs.count == 0) EndHold(lane, e.lock, read, e, "release");
-    } else if (e.op == "force_unlock") {
-      for (bool side : {false, true}) {
-        HoldState& any = StateOf(lane, e.lock, side);
-        if (any.count == 0) continue;
-        any.count = 0;
-        EndHold(lane, e.lock, side, e, "force_unlock");
-      }
-    }
-  }
-
-  // Event -> lane lookups are frequent; the last few are cached by (process, thread).
-  int CachedLane(const Event& e) {
-    if (e.thread < 0) return kNone;
-    auto key = std::make_pair(e.process, e.thread);
-    auto it = lane_cache_.find(key);
-    if (it != lane_cache_.end()) return it->second;
-    const int lane = LaneOf(ClientOf(e.process), e.thread);
-    lane_cache_.emplace(std::move(key), lane);
-    return lane;
-  }
-
-  void EndOp(int lane, const Event& e, Outcome outcome, std::string_view why) {
-    ThreadLane& l = tl_.threads[lane];
-    Op& op = l.ops[op_in_flight_[lane]];
-    op.to_us = e.t_us;
-    op.end_seq = e.seq;
-    op.outcome = outcome;
-    if (!why.empty()) op.detail += " -> " + std::string(why);
-    op_in_flight_[lane] = kNone;
-  }
-
-  void OnCompletion(const Event& e) {
-    const int lane = CachedLane(e);
-    if (lane == kNone || op_in_flight_[lane] == kNone) return;
-    const Outcome outcome = e.type == Type::kOk     ? Outcome::kOk
-                            : e.type == Type::kFail ? Outcome::kFail
-                                                    : Outcome::kInfo;
-    const std::string op = tl_.threads[lane].ops[op_in_flight_[lane]].op;
-    EndOp(lane, e, outcome, e.detail);
-    if (IsAcquire(op) && outcome == Outcome::kOk) {
-      const bool read = IsReadSide(op);
-      HoldState& hs = StateOf(lane, e.lock, read);
-      if (++hs.count == 1) StartHold(lane, e.lock, read, e);
-    }
-  }
-
-  void StartHold(int lane, const std::string& lock, bool read, const Event& e) {
-    HoldState& hs = StateOf(lane, lock, read);
-    assert(hs.hold == kNone);
-    Span s;
-    s.lock = lock;
-    s.read = read;
-    s.from_us = s.to_us = e.t_us;
-    s.from_seq = s.to_seq = e.seq;
-    s.open = true;
-    hs.hold = static_cast<int>(tl_.threads[lane].holds.size());
-    tl_.threads[lane].holds.push_back(std::move(s));
-    ChangeHolders(lock, read, e, +1);
-  }
-
-  void EndHold(int lane, const std::string& lock, bool read, const Event& e, const char* why) {
-    HoldState& hs = StateOf(lane, lock, read);
-    if (hs.hold == kNone) return;
-    Span& s = tl_.threads[lane].holds[hs.hold];
-    s.to_us = e.t_us;
-    s.to_seq = e.seq;
-    s.open = false;
-    s.ended_by = why;
-    hs.hold = kNone;
-    ChangeHolders(lock, read, e, -1);
-  }
-
-  // Whether the believed holders break the lock's promise: more than its permits for a
-  // semaphore; a writer with anyone else for a read-write lock (readers may share); otherwise
-  // two of anything.
-  bool Conflict(int count, int readers) const {
-    if (tl_.protocol_kind == "semaphore") return count > tl_.permits;
-    const int writers = count - readers;
-    return writers >= 2 || (writers >= 1 && readers >= 1);
-  }
-
-  void ChangeHolders(const std::string& lock, bool read, const Event& e, int delta) {
-    auto& [n, readers] = holders_[lock];
-    n += delta;
-    if (read) readers += delta;
-    assert(n >= 0 && readers >= 0 && readers <= n);
-    if (std::find(tl_.locks.begin(), tl_.locks.end(), lock) == tl_.locks.end()) {
-      tl_.locks.push_back(lock);
-    }
-    tl_.holders.push_back({lock, e.t_us, e.seq, n, readers, Conflict(n, readers)});
-    tl_.max_holders = std::max(tl_.max_holders, n);
-  }
-
-  void OnResource(const Event& e) {
-    const int lane = CachedLane(e);
-    if (lane == kNone) return;
-    HoldState& hs = StateOf(lane, e.lock);
-    ThreadLane& l = tl_.threads[lane];
-    if (e.op == "enter") {
-      if (hs.depth++ > 0) return;
-      Span s;
-      s.lock = e.lock;
-      s.from_us = s.to_us = e.t_us;
-      s.from_seq = s.to_seq = e.seq;
-      s.open = true;
-      hs.section = static_cast<int>(l.sections.size());
-      l.sections.push_back(std::move(s));
-    } else if (e.op == "exit" && hs.depth > 0) {
-      if (--hs.depth > 0) return;
-      EndSection(lane, hs, e, "exit");
-    }
-  }
-
-  void EndSection(int lane, HoldState& hs, const Event& e, const char* why) {
-    Span& s = tl_.threads[lane].sections[hs.section];
-    s.to_us = e.t_us;
-    s.to_seq = e.seq;
-    s.open = false;
-    s.ended_by = why;
-    hs.section = kNone;
-    hs.depth = 0;
   }
 
   // The thread a command belongs to: the event's own thread, else the only thread of that
   // client with an operation on this lock in flight (as the checkers decide it).
-  int ExecThread(const Event& e, int client) {
-    if (e.thread >= 0) return LaneOf(client, e.thread);
+  int ExecThread(const history::Event& e) const {
+    if (e.thread >= 0) return FactsThread(e.peer, e.thread);
+    const int p = pass_->ProcessNamed(e.peer);
+    const std::string_view lock = pass_->names().Str(e.lock);
     int found = kNone;
     int candidates = 0;
-    for (int i : client_lanes_[client]) {
-      const ThreadLane& l = tl_.threads[i];
-      if (op_in_flight_[i] == kNone) continue;
-      if (l.ops[op_in_flight_[i]].lock != e.lock) continue;
-      found = i;
+    for (int t : pass_->processes()[p].threads) {
+      if (t == kNone) continue;
+      const history::Op* op = pass_->OpOf(t);
+      if (op == nullptr || pass_->LockName(op->lock) != lock) continue;
+      found = t;
       ++candidates;
     }
     return candidates == 1 ? found : kNone;
   }
 
-  int64_t LeaseOfAcquire(int lane) const {
-    if (lane != kNone && op_lease_us_[lane] > 0) return op_lease_us_[lane];
-    return lease_default_us_;
-  }
-
-  void OnExec(const Event& e) {
-    const int node = NodeOf(e.process);
-    if (node == kNone) return;
-    NodeLane& n = tl_.nodes[node];
+  void OnExec(const history::Event& e) {
+    const int node = NodeSlot(e.process);
     Exec x;
     x.t_us = e.t_us;
     x.seq = e.seq;
-    x.op = e.op;
-    x.peer = e.peer;
-    x.reply = e.detail;
-    const int client = ClientOf(e.peer);
-    if (client != kNone) {
-      x.thread = ExecThread(e, client);
-      int64_t cause = std::max<int64_t>(0, last_message_[client]);
-      if (x.thread != kNone && op_in_flight_[x.thread] != kNone) {
-        x.op_index = op_in_flight_[x.thread];
-        Op& op = tl_.threads[x.thread].ops[x.op_index];
-        op.node = node;
-        cause = std::max({cause, op.from_us, last_exec_by_thread_[x.thread]});
+    x.op = Str(e.op);
+    x.peer = Str(e.peer);
+    std::string scratch;
+    const std::string_view reply = history::ReplyText(e, &scratch);
+    x.reply = reply.size() <= kMaxReplyChars
+                  ? std::string(reply)
+                  : std::string(reply.substr(0, kMaxReplyChars - 3)) + "...";
+    const bool nil = history::IsNilReply(reply);
+    const std::optional<int64_t> integer = history::IntegerReply(reply);
+    x.kind = e.op == hn::kAcquire ? (nil ? ExecKind::kAcquired : ExecKind::kRefused)
+             : pass_->names().Str(e.op) == "unlock"       ? ExecKind::kUnlock
+             : e.op == hn::kRenew ? (integer == 1 ? ExecKind::kRenewed : ExecKind::kRefused)
+                                  : ExecKind::kOther;
+    const history::Op* op = nullptr;
+    if (e.peer != hn::kNone && IsClient(e.peer)) {
+      ClientState& client = Client(e.peer);
+      x.thread = ExecThread(e);
+      int64_t cause = std::max<int64_t>(0, client.last_message_us);
+      op = x.thread != kNone ? pass_->OpOf(x.thread) : nullptr;
+      if (op != nullptr) {
+        ThreadState& ts = Thread(x.thread);
+        x.in_op = true;
+        x.op_from_us = op->invoke_us;
+        ts.exec_op = op->id;
+        ts.exec_node = node;
+        cause = std::max({cause, op->invoke_us, ts.last_exec_us});
       } else {
-        cause = std::max(cause, last_exec_by_client_[client]);
+        cause = std::max(cause, client.last_exec_us);
       }
       x.cause_us = std::min(cause, e.t_us);
-      if (x.thread != kNone) last_exec_by_thread_[x.thread] = e.t_us;
-      last_exec_by_client_[client] = e.t_us;
+      if (x.thread != kNone) Thread(x.thread).last_exec_us = e.t_us;
+      client.last_exec_us = e.t_us;
     } else {
       x.cause_us = e.t_us;
     }
 
     // The key's TTL: an acquire that returns nil set it (to the lease it asked for), a renew
     // that returns 1 reset it to the watchdog's lease, a refused acquire reports the PTTL.
-    const bool nil = e.detail == "(nil)";
-    if (e.op == "acquire" && nil) {
-      const int64_t ttl = LeaseOfAcquire(x.thread);
-      if (open_lease_[node] != kNone) {
-        n.leases[open_lease_[node]].ttl.push_back({e.t_us, ttl, true});
+    NodeState& n = nodes_[node];
+    if (e.op == hn::kAcquire && nil) {
+      const int64_t ttl =
+          op != nullptr && op->lease_us > 0 ? op->lease_us : pass_->lease_default_us();
+      if (n.has_open) {
+        AddTtl(&n.open, {e.t_us, ttl, true});
       } else {
-        pending_ttl_[node] = {e.t_us, ttl};
+        n.pending_ttl_at_us = e.t_us;
+        n.pending_ttl_us = ttl;
       }
-    } else if (e.op == "renew" && e.detail == "1" && open_lease_[node] != kNone) {
-      n.leases[open_lease_[node]].ttl.push_back({e.t_us, lease_default_us_, true});
-    } else if (e.op == "acquire") {
-      if (auto pttl = ParseInt(e.detail); pttl && *pttl >= 0) {
-        n.pttl.push_back({e.t_us, *pttl * 1000, false});
-        if (open_lease_[node] != kNone) {
-          n.leases[open_lease_[node]].ttl.push_back({e.t_us, *pttl * 1000, false});
-        }
-      }
+    } else if (e.op == hn::kRenew && integer == 1 && n.has_open) {
+      AddTtl(&n.open, {e.t_us, pass_->lease_default_us(), true});
+    } else if (e.op == hn::kAcquire && integer && *integer >= 0) {
+      const TtlPoint seen{e.t_us, *integer * 1000, false};
+      // Only the first observation matters to the drawing (before any reset).
+      if (n.has_open && n.open.ttl.empty()) n.open.ttl.push_back(seen);
+      Element el;
+      el.kind = Kind::kPttl;
+      el.slot = node;
+      el.from_us = el.to_us = e.t_us;
+      el.what = seen;
+      Arrive(std::move(el), false);
     }
-    n.execs.push_back(std::move(x));
+    Element el;
+    el.kind = Kind::kExec;
+    el.slot = node;
+    el.from_us = el.to_us = e.t_us;
+    el.weight = 3;
+    el.what = std::move(x);
+    Arrive(std::move(el), false);
+  }
+
+  static void AddTtl(Lease* l, const TtlPoint& p) {
+    if (l->ttl.size() < kMaxTtlPoints) l->ttl.push_back(p);
   }
 
   // "uuid:2" -> "c1.t1" when the uuid is a known client's; otherwise the field itself.
-  std::string OwnerName(std::string_view field, int* lane) const {
-    const size_t colon = field.find(':');
-    if (colon != std::string_view::npos) {
-      auto it = uuid_client_.find(std::string(field.substr(0, colon)));
-      std::string_view rest = field.substr(colon + 1);
-      const std::string_view suffix = rest.find(':') == std::string_view::npos
-                                          ? std::string_view()
-                                          : rest.substr(rest.find(':'));
-      rest = rest.substr(0, rest.find(':'));
-      auto number = ParseInt(rest);
-      if (it != uuid_client_.end() && number && *number >= 1) {
-        const std::string name = tl_.clients[it->second] + ".t" + std::to_string(*number - 1);
-        if (lane && *lane == kNone) *lane = tl_.ThreadIndex(name);
-        return name + std::string(suffix);
+  std::string OwnerName(std::string_view field, int* thread) const {
+    if (const auto owner = history::AsOwnerField(field)) {
+      const auto it = uuid_client_.find(owner->uuid);
+      if (it != uuid_client_.end() && owner->thread_number && *owner->thread_number >= 1) {
+        const int64_t index = *owner->thread_number - 1;
+        if (*thread == kNone) *thread = FactsThread(it->second, index);
+        return Str(it->second) + ".t" + std::to_string(index) + std::string(owner->suffix);
       }
     }
     return std::string(field);
   }
 
-  void OnLease(const Event& e) {
-    const int node = NodeOf(e.process);
-    if (node == kNone) return;
-    NodeLane& n = tl_.nodes[node];
-    if (open_lease_[node] != kNone) CloseLease(node, e, e.op);
-    int owner_thread = kNone;
-    std::string owners;
+  void OnLeaseEvent(const history::Event& e) {
+    const int node = NodeSlot(e.process);
+    if (nodes_[node].has_open) CloseLease(node, e.t_us, e.seq, Str(e.op));
+    std::string text;
+    std::string_view list;
+    if (const auto* owners = std::get_if<history::Owners>(&e.detail)) {
+      list = owners->list;
+    } else {
+      text = history::DetailText(e);
+      list = text;
+    }
     // Owner fields are "<uuid>:<thread+1>[:suffix]"; a lock hash may hold other fields too (a
     // read-write lock's "mode"), which are shown only when nothing looks like an owner.
-    const bool any_owner = e.detail.find(':') != std::string::npos;
-    std::string_view rest = e.detail;
-    while (!rest.empty()) {
-      const size_t comma = rest.find(',');
-      const std::string_view field = rest.substr(0, comma);
-      if (!any_owner || field.find(':') != std::string_view::npos) {
-        if (!owners.empty()) owners += ", ";
-        owners += OwnerName(field, &owner_thread);
-      }
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    bool any_owner = false;
+    history::ForEachOwnerField(list, [&](std::string_view field) {
+      any_owner = any_owner || history::AsOwnerField(field).has_value();
+    });
+    int owner_thread = kNone;
+    std::string owners;
+    history::ForEachOwnerField(list, [&](std::string_view field) {
+      if (any_owner && !history::AsOwnerField(field)) return;
+      if (!owners.empty()) owners += ", ";
+      owners += OwnerName(field, &owner_thread);
+    });
+    if (e.op == hn::kExpired || e.op == hn::kLost) {
+      Element el;
+      el.kind = Kind::kLoss;
+      el.slot = node;
+      el.from_us = el.to_us = e.t_us;
+      el.what = LeaseLoss{Str(e.lock), Str(e.op), owners, e.t_us, e.seq};
+      Arrive(std::move(el), false);
     }
-    if (e.op == "expired" || e.op == "lost") {
-      n.losses.push_back({e.lock, e.op, owners, e.t_us, e.seq});
-    }
-    if (e.op != "acquired" && e.op != "owners") return;
+    if (e.op != hn::kAcquired && e.op != hn::kOwners) return;
+    NodeState& n = nodes_[node];
     Lease l;
-    l.lock = e.lock;
+    l.lock = Str(e.lock);
     l.from_us = l.to_us = e.t_us;
     l.from_seq = l.to_seq = e.seq;
     l.owners = std::move(owners);
     l.owner_thread = owner_thread;
-    if (pending_ttl_[node].first == e.t_us) {
-      l.ttl.push_back({e.t_us, pending_ttl_[node].second, true});
-    }
-    pending_ttl_[node] = {-1, 0};
-    open_lease_[node] = static_cast<int>(n.leases.size());
-    n.leases.push_back(std::move(l));
+    if (n.pending_ttl_at_us == e.t_us) l.ttl.push_back({e.t_us, n.pending_ttl_us, true});
+    n.pending_ttl_at_us = -1;
+    n.open = std::move(l);
+    n.has_open = true;
   }
 
-  void CloseLease(int node, const Event& e, const std::string& why) {
-    Lease& l = tl_.nodes[node].leases[open_lease_[node]];
-    l.to_us = e.t_us;
-    l.to_seq = e.seq;
+  void CloseLease(int node, int64_t t_us, uint64_t seq, const std::string& why) {
+    NodeState& n = nodes_[node];
+    Lease l = std::move(n.open);
+    n.open = Lease{};
+    n.has_open = false;
+    l.to_us = t_us;
+    l.to_seq = seq;
     l.ended_by = why;
-    open_lease_[node] = kNone;
+    Cover(&n.owned_us, l.from_us, l.to_us);
+    Element el;
+    el.kind = Kind::kLease;
+    el.slot = node;
+    el.from_us = l.from_us;
+    el.to_us = t_us;
+    el.weight = why == "expired" || why == "lost" ? 2 : 1;  // and an instant for the loss
+    const bool pinned = Pinned(l.from_seq) || Pinned(l.to_seq);
+    el.what = std::move(l);
+    Arrive(std::move(el), pinned);
   }
 
-  Fault* OpenFault(const std::string& kind, const std::string& process, const std::string& key) {
-    auto it = open_faults_.find({kind, key.empty() ? process : key});
-    if (it == open_faults_.end()) return nullptr;
-    Fault* f = &tl_.faults[it->second];
-    open_faults_.erase(it);
-    return f;
+  bool KeepFault(Fault f) {
+    ++fault_count_;
+    if (faults_.size() >= kFaultsKept) return false;
+    faults_.push_back(std::move(f));
+    return true;
   }
 
-  void OnFault(const Event& e) {
-    static const std::map<std::string, std::string> kEnds = {
-        {"heal", "partition"},
-        {"restart", "crash"},
-        {"resume", "pause"},
-        {"lose_replies_end", "lose_replies"},
+  void OnFault(const history::Event& e) {
+    static const std::map<Name, Name> kEnds = {
+        {hn::kHeal, hn::kPartition},
+        {hn::kRestart, hn::kCrash},
+        {hn::kResume, hn::kPause},
+        {hn::kLoseRepliesEnd, hn::kLoseReplies},
     };
-    static const std::set<std::string> kBands = {"partition", "crash", "pause", "lose_replies"};
-    if (auto end = kEnds.find(e.op); end != kEnds.end()) {
-      const std::string key = end->second == "partition" ? e.detail : e.process;
-      Fault* f = OpenFault(end->second, e.process, key);
-      if (f == nullptr && end->second == "partition") {
-        // A heal that names no open partition ends the oldest one still open.
-        for (auto it = open_faults_.begin(); it != open_faults_.end(); ++it) {
-          if (it->first.first == "partition") {
-            f = &tl_.faults[it->second];
-            open_faults_.erase(it);
-            break;
-          }
-        }
+    const std::string process = Str(e.process);
+    const std::string text = history::DetailText(e);
+    if (e.process != hn::kNone && e.process != hn::kSim && e.process != hn::kSentinel &&
+        std::find(fault_processes_.begin(), fault_processes_.end(), e.process) ==
+            fault_processes_.end()) {
+      fault_processes_.push_back(e.process);
+    }
+    if (const auto end = kEnds.find(e.op); end != kEnds.end()) {
+      const std::string kind = Str(end->second);
+      const std::string key = end->second == hn::kPartition ? text : process;
+      auto it = open_faults_.find({kind, key});
+      if (it == open_faults_.end() && end->second == hn::kPartition) {
+        // A heal that names no open partition ends the first one still open.
+        it = std::find_if(open_faults_.begin(), open_faults_.end(),
+                          [](const auto& open) { return open.first.first == "partition"; });
       }
-      if (f != nullptr) {
-        f->to_us = e.t_us;
-        f->end_seq = e.seq;
-        f->open = false;
+      if (it != open_faults_.end()) {
+        Fault& f = faults_[it->second];
+        f.to_us = e.t_us;
+        f.end_seq = e.seq;
+        f.open = false;
+        open_faults_.erase(it);
       }
       return;
     }
+    // A window around the fault, while there are slots for one, before anything the fault
+    // ends arrives. With no violation, the first fault is where the reports lead (text.h:
+    // AnchorUs), so it gets a lead's budget.
+    if (opened_ < max_windows_) {
+      Open({e.t_us, !violations_ && !fault_seen_ ? lead_budget_ : other_budget_});
+    }
+    fault_seen_ = true;
+    const bool band = e.op == hn::kPartition || e.op == hn::kCrash || e.op == hn::kPause ||
+                      e.op == hn::kLoseReplies;
     Fault f;
-    f.kind = e.op;
-    f.process = e.process;
+    f.kind = Str(e.op);
+    f.process = process;
     f.from_us = f.to_us = e.t_us;
     f.seq = f.end_seq = e.seq;
-    f.instant = !kBands.count(e.op);
-    f.open = !f.instant;
-    if (e.op == "partition") {
-      f.label = "partition " + e.detail;
-      f.affects = NamesIn(e.detail);
-    } else if (e.op == "failover") {
-      f.label = "failover (" + e.detail + ")";
+    f.instant = !band;
+    f.open = band;
+    if (e.op == hn::kPartition) {
+      f.label = "partition " + text;
+      if (const auto* p = std::get_if<history::PartitionFault>(&e.detail)) {
+        history::ForEachPartitionName(*p, [&](std::string_view name) { f.affects.emplace_back(name); });
+      }
+    } else if (e.op == hn::kFailover) {
+      f.label = "failover (" + text + ")";
       // Every node's role may change: the band covers the node lanes (affects empty).
     } else {
-      f.label = e.op + " " + e.process;
-      if (!e.detail.empty()) f.label += " (" + e.detail + ")";
-      f.affects = {e.process};
+      f.label = f.kind + " " + process;
+      if (!text.empty()) f.label += " (" + text + ")";
+      f.affects = {process};
     }
-    if (!f.instant) {
-      const std::string key = e.op == "partition" ? e.detail : e.process;
-      open_faults_[{e.op, key}] = tl_.faults.size();
+    const std::string kind = f.kind;
+    if (KeepFault(std::move(f)) && band) {
+      open_faults_[{kind, e.op == hn::kPartition ? text : process}] = faults_.size() - 1;
     }
-    tl_.faults.push_back(std::move(f));
-
-    if (e.op == "crash") {
-      if (const int c = tl_.ClientIndex(e.process); c != kNone) CrashClient(c, e);
-      if (const int node = NodeOf(e.process); node != kNone && open_lease_[node] != kNone) {
-        CloseLease(node, e, "crash");
+    if (e.op == hn::kCrash) {
+      if (const int node = FindNode(e.process); node != kNone && nodes_[node].has_open) {
+        CloseLease(node, e.t_us, e.seq, "crash");
       }
     }
   }
 
-  void CrashClient(int client, const Event& e) {
-    for (size_t i = 0; i < tl_.threads.size(); ++i) {
-      if (tl_.threads[i].client != client) continue;
-      const int lane = static_cast<int>(i);
-      if (op_in_flight_[lane] != kNone) EndOp(lane, e, Outcome::kCrashed, "client crashed");
-      for (auto& [key, hs] : states_[lane]) {
-        if (hs.section != kNone) EndSection(lane, hs, e, "crash");
-        if (hs.hold != kNone) EndHold(lane, key.first, key.second, e, "crash");
-        hs.count = 0;
+  void OnMessage(const history::Event& e) {
+    if (e.process == hn::kNone || !IsClient(e.process)) return;
+    Client(e.process).last_message_us = e.t_us;
+    if (channel_of_name_.size() <= e.op) channel_of_name_.resize(e.op + 1, kNone);
+    int& channel = channel_of_name_[e.op];
+    if (channel == kNone) {
+      channel = static_cast<int>(channels_.size());
+      channels_.push_back(e.op);
+    }
+    Element el;
+    el.kind = Kind::kMessage;
+    el.from_us = el.to_us = e.t_us;
+    el.what = PubSubMessage{e.t_us, e.seq, static_cast<int>(e.process), channel,
+                            e.peer == hn::kNone ? kNone : NodeSlot(e.peer)};
+    Arrive(std::move(el), false);
+  }
+
+  // --- believed holders ---
+
+  // Whether the believed holders break the lock's promise: more than its permits for a
+  // semaphore; a writer with anyone else for a read-write lock (readers may share); otherwise
+  // two of anything.
+  bool Conflict(int count, int readers) const {
+    if (pass_->protocol().semaphore()) return count > pass_->protocol().permits;
+    const int writers = count - readers;
+    return writers >= 2 || (writers >= 1 && readers >= 1);
+  }
+
+  // Bins up to `bin` (inclusive) have held the current count: it is at least their maximum.
+  void FillHolders(LockState* l, size_t bin) {
+    if (l->bins.max.empty()) return;
+    const uint16_t count = static_cast<uint16_t>(std::min(l->count, 0xffff));
+    for (size_t b = l->filled; b <= bin && b < kBins; ++b) {
+      l->bins.max[b] = std::max(l->bins.max[b], count);
+      if (l->conflict) l->bins.conflict[b] = 1;
+    }
+    l->filled = std::max(l->filled, bin + 1);
+  }
+
+  void ChangeHolders(int lock, bool read, int delta, int64_t t_us, uint64_t seq) {
+    LockState& l = Lock(lock);
+    const size_t bin = EnsureBin(t_us);
+    FillHolders(&l, bin);
+    l.count += delta;
+    if (read) l.readers += delta;
+    assert(l.count >= 0 && l.readers >= 0 && l.readers <= l.count);
+    l.conflict = Conflict(l.count, l.readers);
+    if (!l.bins.max.empty()) {
+      l.bins.max[bin] = std::max<uint16_t>(l.bins.max[bin], static_cast<uint16_t>(std::min(l.count, 0xffff)));
+      if (l.conflict) l.bins.conflict[bin] = 1;
+    }
+    max_holders_ = std::max(max_holders_, l.count);
+    Element el;
+    el.kind = Kind::kHolders;
+    el.slot = lock;
+    el.from_us = el.to_us = t_us;
+    el.what = HolderCount{l.name, t_us, seq, l.count, l.readers, l.conflict, false};
+    Arrive(std::move(el), false);
+  }
+
+  // --- detail windows ---------------------------------------------------------------------
+
+  // A piece of detail is complete: keep it if a window is open or it overlaps a closed one (or
+  // the lead violation names it), else it waits in the ring in case a window opens soon.
+  void Arrive(Element el, bool pinned) {
+    if (pinned) {
+      LeftRing(el);
+      Keep(std::move(el));
+      return;
+    }
+    if (open_) {
+      const size_t weight = el.weight;
+      const int64_t now = el.to_us;
+      LeftRing(el);
+      Keep(std::move(el));
+      remaining_ = remaining_ > weight ? remaining_ - weight : 0;
+      if (remaining_ == 0) Close(now);
+      return;
+    }
+    if (last_close_us_ >= 0 && el.from_us <= last_close_us_) {
+      LeftRing(el);
+      Keep(std::move(el));
+      return;
+    }
+    ring_weight_ += el.weight;
+    ring_.push_back(std::move(el));
+    while (ring_weight_ > ring_cap_ && !ring_.empty()) Evict();
+  }
+
+  void Evict() {
+    Element& el = ring_.front();
+    ring_weight_ -= el.weight;
+    last_evicted_us_ = el.to_us;
+    evicted_since_close_ = true;
+    ++summarised_;
+    LeftRing(el);
+    ring_.pop_front();
+  }
+
+  // The latest count or clock reading outside the ring is what a window opening later carries
+  // in at its start.
+  void LeftRing(const Element& el) {
+    if (el.kind == Kind::kHolders) {
+      LockState& l = locks_[lock_slot_[el.slot]];
+      l.has_before = true;
+      l.before = std::get<HolderCount>(el.what);
+    } else if (el.kind == Kind::kClock) {
+      SeriesState& s = series_[el.slot];
+      s.has_before = true;
+      s.before_base_ms = std::get<ClockSample>(el.what).offset_us;
+    }
+  }
+
+  void Open(const Anchor& anchor) {
+    ++opened_;
+    // Nothing comes before the start of the run: its window is all "after".
+    const size_t lead = anchor.t_us == 0 ? 0 : anchor.budget / 4;
+    const size_t after = anchor.budget - lead;
+    if (open_) {
+      remaining_ += after;  // Overlapping windows merge.
+      return;
+    }
+    while (ring_weight_ > lead && !ring_.empty()) Evict();
+    int64_t from = 0;
+    if (!evicted_since_close_) {
+      // Nothing left out since the last window closed: this one continues it.
+      if (!windows_.empty()) {
+        from = windows_.back().from_us;
+        windows_.pop_back();
+      }
+    } else {
+      // Everything that ended after the last element left out is here.
+      from = std::min(last_evicted_us_ + 1, anchor.t_us);
+      Carry(from);
+    }
+    while (!ring_.empty()) {
+      LeftRing(ring_.front());
+      Keep(std::move(ring_.front()));
+      ring_.pop_front();
+    }
+    ring_weight_ = 0;
+    evicted_since_close_ = false;
+    open_ = true;
+    remaining_ = after;
+    open_from_us_ = from;
+    if (remaining_ == 0) Close(anchor.t_us);
+  }
+
+  void Close(int64_t now_us) {
+    windows_.push_back({open_from_us_, std::max(now_us, open_from_us_)});
+    open_ = false;
+    last_close_us_ = windows_.back().to_us;
+    evicted_since_close_ = false;
+  }
+
+  // What a window starting at from_us carries in: each lock's holder count and each clock's
+  // offset at that moment.
+  void Carry(int64_t from_us) {
+    for (LockState& l : locks_) {
+      if (!l.has_before) continue;
+      HolderCount h = l.before;
+      h.t_us = from_us;
+      h.carried = true;
+      holders_.push_back(std::move(h));
+    }
+    for (SeriesState& s : series_) {
+      if (s.has_before) s.samples.push_back({from_us, s.before_base_ms});
+    }
+  }
+
+  void Keep(Element el) {
+    switch (el.kind) {
+      case Kind::kOp: Thread(el.slot).ops.push_back(std::move(std::get<Op>(el.what))); break;
+      case Kind::kHold: Thread(el.slot).holds.push_back(std::move(std::get<Span>(el.what))); break;
+      case Kind::kSection:
+        Thread(el.slot).sections.push_back(std::move(std::get<Span>(el.what)));
+        break;
+      case Kind::kLease: nodes_[el.slot].leases.push_back(std::move(std::get<Lease>(el.what))); break;
+      case Kind::kExec: nodes_[el.slot].execs.push_back(std::move(std::get<Exec>(el.what))); break;
+      case Kind::kLoss:
+        nodes_[el.slot].losses.push_back(std::move(std::get<LeaseLoss>(el.what)));
+        break;
+      case Kind::kPttl: nodes_[el.slot].pttl.push_back(std::get<TtlPoint>(el.what)); break;
+      case Kind::kMessage: messages_.push_back(std::get<PubSubMessage>(el.what)); break;
+      case Kind::kHolders: holders_.push_back(std::move(std::get<HolderCount>(el.what))); break;
+      case Kind::kClock: series_[el.slot].samples.push_back(std::get<ClockSample>(el.what)); break;
+    }
+  }
+
+  // --- the end: lanes in their final order ------------------------------------------------
+
+  void Assemble(const FactsPass& f) {
+    Timeline& tl = result_;
+    tl.end_us = f.run_end_us();
+    tl.event_count = f.events();
+    tl.protocol_kind = f.protocol().kind;
+    tl.permits = static_cast<int>(f.protocol().permits);
+    tl.max_holders = max_holders_;
+
+    // Clients: the scenario's order first, then the rest in natural order.
+    for (const auto& [name, count] : options_.client_threads) tl.clients.push_back(name);
+    std::set<std::string, decltype(&NaturalLess)> clients(&NaturalLess);
+    for (const history::Process& p : f.processes()) {
+      if (p.client) clients.insert(std::string(f.names().Str(p.name)));
+    }
+    for (const std::string& name : clients) {
+      if (std::find(tl.clients.begin(), tl.clients.end(), name) == tl.clients.end()) {
+        tl.clients.push_back(name);
       }
     }
-  }
-
-  void OnMessage(const Event& e) {
-    const int c = ClientOf(e.process);
-    if (c != kNone) last_message_[c] = e.t_us;
-    if (c == kNone) return;
-    auto channel = channel_index_.find(e.op);
-    if (channel == channel_index_.end()) {
-      channel = channel_index_.emplace(e.op, static_cast<int>(tl_.channels.size())).first;
-      tl_.channels.push_back(e.op);
+    tl.client_uuids.resize(tl.clients.size());
+    for (size_t c = 0; c < tl.clients.size(); ++c) {
+      const Name name = f.names().Find(tl.clients[c]);
+      if (const auto it = first_uuid_.find(name); name != hn::kNone && it != first_uuid_.end()) {
+        tl.client_uuids[c] = it->second;
+      }
     }
-    tl_.messages.push_back({e.t_us, e.seq, c, channel->second, NodeOf(e.peer)});
-  }
 
-  // --- the end of the run closes whatever is still open ---
-
-  void Finish() {
-    Event end;
-    end.t_us = tl_.end_us;
-    end.seq = history_.size() > 0 ? history_.events().back().seq : 0;
-    for (size_t lane = 0; lane < tl_.threads.size(); ++lane) {
-      const int l = static_cast<int>(lane);
-      if (op_in_flight_[l] != kNone) EndOp(l, end, Outcome::kPending, "");
-      for (auto& [key, hs] : states_[l]) {
-        if (hs.section != kNone) {
-          EndSection(l, hs, end, "run end");
+    // Threads: by client, then index; the scenario's idle threads too.
+    std::vector<int> lane_of_thread(f.threads().size(), kNone);
+    for (size_t c = 0; c < tl.clients.size(); ++c) {
+      std::set<int> indices;
+      for (const auto& [name, count] : options_.client_threads) {
+        if (name != tl.clients[c]) continue;
+        for (int i = 0; i < count; ++i) indices.insert(i);
+      }
+      const Name name = f.names().Find(tl.clients[c]);
+      const int p = name == hn::kNone ? kNone : f.ProcessNamed(name);
+      if (p != kNone) {
+        const std::vector<int>& threads = f.processes()[p].threads;
+        for (size_t i = 0; i < threads.size(); ++i) {
+          if (threads[i] != kNone) indices.insert(static_cast<int>(i));
         }
-        if (hs.hold != kNone) {
-          Span& s = tl_.threads[l].holds[hs.hold];
-          s.to_us = tl_.end_us;
-          s.to_seq = end.seq;
-          s.ended_by = "run end";
-          hs.hold = kNone;
+      }
+      for (int i : indices) {
+        ThreadLane lane;
+        lane.process = tl.clients[c];
+        lane.thread = i;
+        lane.client = static_cast<int>(c);
+        lane.name = lane.process + ".t" + std::to_string(i);
+        if (p != kNone && static_cast<size_t>(i) < f.processes()[p].threads.size()) {
+          const int id = f.processes()[p].threads[i];
+          if (id != kNone) lane_of_thread[id] = static_cast<int>(tl.threads.size());
         }
+        tl.threads.push_back(std::move(lane));
       }
     }
-    for (size_t node = 0; node < tl_.nodes.size(); ++node) {
-      if (open_lease_[node] != kNone) CloseLease(static_cast<int>(node), end, "run end");
+
+    // Nodes: the scenario's first, then every process that ran commands, held keys, sent
+    // messages or had faults, in natural order.
+    for (size_t i = 0; i < options_.node_names.size(); ++i) {
+      NodeLane n;
+      n.name = options_.node_names[i];
+      if (i < options_.node_roles.size()) n.role = options_.node_roles[i];
+      tl.nodes.push_back(std::move(n));
     }
-    for (const auto& [key, index] : open_faults_) {
-      tl_.faults[index].to_us = tl_.end_us;
-      tl_.faults[index].end_seq = end.seq;
+    std::set<std::string, decltype(&NaturalLess)> nodes(&NaturalLess);
+    for (const NodeState& n : nodes_) nodes.insert(Str(n.name));
+    for (Name name : fault_processes_) nodes.insert(Str(name));
+    for (const std::string& name : nodes) {
+      if (tl.ClientIndex(name) != kNone || tl.NodeIndex(name) != kNone) continue;
+      NodeLane n;
+      n.name = name;
+      tl.nodes.push_back(std::move(n));
     }
-    // Sections that ended at a crash keep their crash; ones open at the end stay marked open.
-    for (ThreadLane& l : tl_.threads) {
-      for (Span& s : l.sections) {
-        if (s.ended_by == "run end") s.open = true;
+    std::vector<int> lane_of_node(nodes_.size(), kNone);
+    for (size_t s = 0; s < nodes_.size(); ++s) {
+      const std::string name = Str(nodes_[s].name);
+      if (tl.ClientIndex(name) == kNone) lane_of_node[s] = tl.NodeIndex(name);
+    }
+    auto thread_lane = [&](int id) { return id == kNone ? kNone : lane_of_thread[id]; };
+    auto node_lane = [&](int slot) { return slot == kNone ? kNone : lane_of_node[slot]; };
+
+    for (size_t id = 0; id < threads_.size() && id < lane_of_thread.size(); ++id) {
+      const int lane = lane_of_thread[id];
+      if (lane == kNone) continue;
+      ThreadState& ts = threads_[id];
+      ThreadLane& l = tl.threads[lane];
+      l.ops = std::move(ts.ops);
+      l.holds = std::move(ts.holds);
+      l.sections = std::move(ts.sections);
+      l.bins = std::move(ts.bins);
+      for (Op& op : l.ops) op.node = node_lane(op.node);
+      std::sort(l.ops.begin(), l.ops.end(),
+                [](const Op& a, const Op& b) { return a.invoke_seq < b.invoke_seq; });
+      auto by_start = [](const Span& a, const Span& b) { return a.from_seq < b.from_seq; };
+      std::sort(l.holds.begin(), l.holds.end(), by_start);
+      std::sort(l.sections.begin(), l.sections.end(), by_start);
+    }
+    for (size_t s = 0; s < nodes_.size(); ++s) {
+      const int lane = lane_of_node[s];
+      if (lane == kNone) continue;
+      NodeState& ns = nodes_[s];
+      NodeLane& n = tl.nodes[lane];
+      n.leases = std::move(ns.leases);
+      n.losses = std::move(ns.losses);
+      n.execs = std::move(ns.execs);
+      n.pttl = std::move(ns.pttl);
+      n.owned_us = std::move(ns.owned_us);
+      for (Lease& l : n.leases) l.owner_thread = thread_lane(l.owner_thread);
+      for (Exec& x : n.execs) x.thread = thread_lane(x.thread);
+      std::sort(n.leases.begin(), n.leases.end(),
+                [](const Lease& a, const Lease& b) { return a.from_seq < b.from_seq; });
+      std::sort(n.execs.begin(), n.execs.end(),
+                [](const Exec& a, const Exec& b) { return a.seq < b.seq; });
+      std::sort(n.losses.begin(), n.losses.end(),
+                [](const LeaseLoss& a, const LeaseLoss& b) { return a.seq < b.seq; });
+      std::stable_sort(n.pttl.begin(), n.pttl.end(),
+                       [](const TtlPoint& a, const TtlPoint& b) { return a.t_us < b.t_us; });
+    }
+
+    for (Name channel : channels_) tl.channels.push_back(Str(channel));
+    for (PubSubMessage m : messages_) {
+      m.client = tl.ClientIndex(Str(static_cast<Name>(m.client)));
+      if (m.client == kNone) continue;
+      m.node = node_lane(m.node);
+      tl.messages.push_back(m);
+    }
+    std::sort(tl.messages.begin(), tl.messages.end(),
+              [](const PubSubMessage& a, const PubSubMessage& b) { return a.seq < b.seq; });
+
+    tl.holders = std::move(holders_);
+    for (LockState& l : locks_) {
+      tl.locks.push_back(l.name);
+      tl.holder_bins.push_back(std::move(l.bins));
+    }
+
+    tl.faults = std::move(faults_);
+    tl.fault_count = fault_count_;
+    for (size_t i : rediscovers_) tl.faults[i].affects = tl.clients;
+
+    EstimateStart(&tl);
+    Clocks(&tl);
+
+    tl.whole_run = summarised_ == 0;
+    tl.summarised = summarised_;
+    tl.windows = tl.whole_run ? std::vector<DetailWindow>{{0, tl.end_us}} : std::move(windows_);
+    tl.bin_us = bin_us_;
+    tl.op_bins = std::move(op_bins_);
+  }
+
+  // True time 0 as Unix ms: from the scenario, else the clock reading most processes agree on
+  // at their first event (most clocks in a scenario are not skewed).
+  void EstimateStart(Timeline* tl) const {
+    if (options_.start_unix_ms) {
+      tl->start_unix_ms = *options_.start_unix_ms;
+      tl->clock_baseline_note = "offsets from the scenario's start_unix_ms";
+      return;
+    }
+    std::map<int64_t, int> votes;
+    for (const SeriesState& s : series_) ++votes[s.first_base_ms];
+    int best = 0;
+    for (const auto& [base, n] : votes) {
+      if (n > best) {
+        best = n;
+        tl->start_unix_ms = base;
       }
     }
-    // Clocks: clients first, then nodes, then anything else, each in natural order.
+    tl->clock_baseline_note =
+        "estimated: the history does not record the run's start, so offsets are relative to "
+        "the clock reading most processes agree on";
+  }
+
+  // Clocks: clients first, then nodes, then anything else, each in natural order.
+  void Clocks(Timeline* tl) {
+    const int64_t start = tl->start_unix_ms;
     std::vector<size_t> order(series_.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::vector<std::string> names;
+    for (const SeriesState& s : series_) names.push_back(Str(s.process));
     auto rank = [&](const std::string& p) {
-      if (const int c = tl_.ClientIndex(p); c != kNone) return c;
-      if (const int n = tl_.NodeIndex(p); n != kNone) return 100000 + n;
+      if (const int c = tl->ClientIndex(p); c != kNone) return c;
+      if (const int n = tl->NodeIndex(p); n != kNone) return 100000 + n;
       return 200000;
     };
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const int ra = rank(series_[a].process), rb = rank(series_[b].process);
+      const int ra = rank(names[a]), rb = rank(names[b]);
       if (ra != rb) return ra < rb;
-      return NaturalLess(series_[a].process, series_[b].process);
+      return NaturalLess(names[a], names[b]);
     });
     for (size_t i : order) {
-      ClockSeries s = std::move(series_[i]);
-      if (last_sample_[i].t_us > s.samples.back().t_us) s.samples.push_back(last_sample_[i]);
-      tl_.clocks.push_back(std::move(s));
+      SeriesState& s = series_[i];
+      ClockSeries c;
+      c.process = names[i];
+      c.samples = std::move(s.samples);
+      for (ClockSample& p : c.samples) p.offset_us = (p.offset_us - start) * 1000;
+      c.min_offset_us = (s.min_base_ms - start) * 1000;
+      c.max_offset_us = (s.max_base_ms - start) * 1000;
+      if (!s.seen.empty()) {
+        c.bin_min_us.resize(kBins);
+        c.bin_max_us.resize(kBins);
+        for (size_t b = 0; b < kBins; ++b) {
+          c.bin_min_us[b] = s.seen[b] ? (s.bin_min[b] - start) * 1000 : 0;
+          c.bin_max_us[b] = s.seen[b] ? (s.bin_max[b] - start) * 1000 : 0;
+        }
+        c.seen = std::move(s.seen);
+      }
+      tl->clocks.push_back(std::move(c));
     }
   }
 
-  const History& history_;
-  const TimelineOptions& options_;
-  Timeline tl_;
-  int64_t run_end_note_us_ = -1;
-  std::optional<int64_t> start_note_ms_;
-  int64_t lease_default_us_ = 30'000'000;
+  const TimelineOptions options_;
+  const FactsPass* pass_ = nullptr;
+  const history::Event* current_ = nullptr;  // The event being handled, during its callbacks
 
-  std::vector<std::map<std::pair<std::string, bool>, HoldState>> states_;  // (lock, read side)
-  std::vector<int> op_in_flight_;
-  std::vector<int64_t> op_lease_us_;
-  std::map<std::string, size_t> client_index_;
-  std::map<std::string, size_t> node_index_;
-  std::vector<std::vector<int>> client_lanes_;
-  std::vector<int64_t> last_exec_by_thread_;
-  std::vector<int64_t> last_exec_by_client_;
-  std::vector<int64_t> last_message_;
-  std::map<std::pair<std::string, int>, int> lane_cache_;
-  std::vector<int> open_lease_;
-  std::vector<std::pair<int64_t, int64_t>> pending_ttl_;
-  std::map<std::string, int> uuid_client_;
-  std::map<std::string, std::pair<int, int>> holders_;  // lock -> (holders, readers)
-  std::map<std::pair<std::string, std::string>, size_t> open_faults_;
-  std::map<std::string, int> clock_index_;
-  std::map<std::string, int> channel_index_;
-  std::vector<ClockSeries> series_;
-  std::vector<ClockSample> last_sample_;
+  // Windows.
+  std::vector<Anchor> anchors_;  // Known before the pass, by time
+  size_t next_anchor_ = 0;
+  size_t opened_ = 0;
+  size_t max_windows_ = 16;
+  size_t lead_budget_ = 0;
+  size_t other_budget_ = 0;
+  bool violations_ = false;
+  bool fault_seen_ = false;
+  std::vector<uint64_t> pinned_;
+  std::deque<Element> ring_;
+  size_t ring_weight_ = 0;
+  size_t ring_cap_ = 0;
+  bool open_ = false;
+  size_t remaining_ = 0;
+  int64_t open_from_us_ = 0;
+  std::vector<DetailWindow> windows_;
+  int64_t last_close_us_ = -1;
+  bool evicted_since_close_ = false;
+  int64_t last_evicted_us_ = -1;
+  size_t summarised_ = 0;
+
+  // Bins.
+  bool grid_set_ = false;
+  int64_t bin_us_ = 1000;
+  size_t binned_lanes_ = 0;
+  OpBins op_bins_;
+
+  // Lanes and what they keep, in the builder's own numbering.
+  std::vector<ThreadState> threads_;  // By facts thread id
+  std::vector<NodeState> nodes_;
+  std::vector<int> node_of_name_;
+  std::vector<ClientState> clients_;  // By Name
+  std::vector<LockState> locks_;      // In order of their first holder
+  std::vector<int> lock_slot_;        // By facts lock id
+  std::vector<SeriesState> series_;
+  std::vector<int> series_of_name_;
+  std::vector<Name> channels_;
+  std::vector<int> channel_of_name_;
+  std::vector<PubSubMessage> messages_;  // client = the client's Name until the end
+  std::vector<HolderCount> holders_;
+  int max_holders_ = 0;
+  std::map<std::string, Name, std::less<>> uuid_client_;
+  std::map<Name, std::string> first_uuid_;
+  std::vector<Fault> faults_;
+  size_t fault_count_ = 0;
+  std::map<std::pair<std::string, std::string>, size_t> open_faults_;  // (kind, key) -> index
+  std::vector<size_t> rediscovers_;
+  std::vector<Name> fault_processes_;
+
+  Timeline result_;
 };
 
-}  // namespace
+TimelineBuilder::TimelineBuilder(const TimelineOptions& options)
+    : impl_(std::make_unique<Impl>(options)) {}
+TimelineBuilder::~TimelineBuilder() = default;
+
+void TimelineBuilder::OnEvent(const history::FactsPass& f, const history::Event& e) {
+  impl_->OnEvent(f, e);
+}
+void TimelineBuilder::OnOpEnded(const history::FactsPass& f, const history::Op& op) {
+  impl_->OnOpEnded(f, op);
+}
+void TimelineBuilder::OnSpanStarted(const history::FactsPass& f, const history::Span& s) {
+  impl_->OnSpanStarted(f, s);
+}
+void TimelineBuilder::OnSpanEnded(const history::FactsPass& f, const history::Span& s) {
+  impl_->OnSpanEnded(f, s);
+}
+void TimelineBuilder::OnEventDone(const history::FactsPass&, const history::Event&) {
+  impl_->OnEventDone();
+}
+void TimelineBuilder::OnFinishing(const history::FactsPass& f) { impl_->OnFinishing(f); }
+void TimelineBuilder::OnFinish(const history::FactsPass& f) { impl_->OnFinish(f); }
+Timeline TimelineBuilder::Take() { return impl_->Take(); }
+
+Timeline BuildTimeline(const history::History& history, const TimelineOptions& options) {
+  history::FactsPass pass(&history.names(), history::FactsOptions{});
+  TimelineBuilder builder(options);
+  pass.AddObserver(&builder);
+  for (const history::Event& e : history.events()) pass.OnEvent(e);
+  pass.Finish();
+  Timeline timeline = builder.Take();
+  timeline.history_hash = history.HashHex();
+  return timeline;
+}
 
 const char* OutcomeName(Outcome o) {
   switch (o) {
@@ -869,8 +1362,20 @@ std::vector<int> Timeline::ThreadsOf(std::string_view process) const {
   return out;
 }
 
-Timeline BuildTimeline(const History& history, const TimelineOptions& options) {
-  return Builder(history, options).Build();
+bool Timeline::InDetail(int64_t from_us, int64_t to_us) const {
+  // Windows are few and in time order.
+  for (const DetailWindow& w : windows) {
+    if (to_us >= w.from_us && from_us <= w.to_us) return true;
+    if (w.from_us > to_us) break;
+  }
+  return false;
+}
+
+int Timeline::WindowNear(int64_t t_us) const {
+  for (size_t i = 0; i < windows.size(); ++i) {
+    if (t_us <= windows[i].to_us) return static_cast<int>(i);
+  }
+  return windows.empty() ? kNone : static_cast<int>(windows.size()) - 1;
 }
 
 }  // namespace lockstep::reports

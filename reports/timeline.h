@@ -1,31 +1,67 @@
-// The timeline: a History folded into the intervals a person reads off a swimlane diagram.
+// The timeline: a History folded into what a person reads off a swimlane diagram, in memory
+// bounded whatever the run's length.
 //
-// One pass over the events builds, per client thread, its operations (invoke..completion,
-// Jepsen's ok/fail/info), the spans in which it believed it held a lock (acquire ok that takes
-// its hold count from 0 to 1 .. the invoke of the release that takes it back to 0, a
-// forceUnlock, a crash of its process or the end of the run: the same rule as the
-// mutual_exclusion checker) and its critical sections (resource enter..exit); per Redis node,
-// who the lock key belongs to and its TTL; the faults; every clock's offset from true time; and
-// the number of believed holders per lock. The three report writers (html.cpp, trace.cpp,
-// markdown.cpp) only read this and the Verdict.
+// TimelineBuilder is an observer of the facts pass (history/facts.h), the same pass the checkers
+// observe, fed the same events:
 //
-// Like the checkers it reads only the History, so it works on a history loaded from a file.
-// Everything is kept in history order or sorted by name, never by pointer or hash, so the same
-// history always gives the same timeline.
+//   thread lanes   operations (invoke .. ok / fail / info, a crash, or still pending at the
+//                  end), holds (the pass's beliefs: what the thread believes it holds) and
+//                  critical sections (its accesses), exactly as the pass defines them; no rule
+//                  of its own
+//   node lanes     who the lock key belongs to on each node (from the lease events) and its
+//                  TTL, the commands with their replies (exec events), the lease losses
+//   the rest       faults, every clock's offset from true time, pub/sub messages (raw events)
+//                  and the number of believed holders per lock (the pass's beliefs)
+//
+// Detail windows. A long run has tens of millions of events, so the builder keeps detail (each
+// operation, hold, command ...) only inside windows, and bins everything:
+//
+//   - A window is anchored at a moment: the start of the run, a violation's from_us (given
+//     before the pass: the reports are made after the checkers), or a fault as the pass meets
+//     it. It holds the last budget/4 of detail that ended before its anchor (a ring of recent
+//     detail is kept for that) and the first 3/4 that ends after it; then it closes. Every
+//     element that overlaps a window in time is kept with it, so a window's detail is complete
+//     from its from_us to its to_us. Windows that touch merge.
+//   - At most `max_windows` anchors: the violations first (the lead one, the first of every
+//     other violated property, the rest in Verdict order; at most max_windows - 2 of them), the
+//     start of the run, then faults in the order they happen while slots remain.
+//   - Budgets are counted in trace events (an operation 1, a hold 2, a command 3 ...): the lead
+//     anchor (the lead violation; with none, both the start and the first fault) gets 3/8 of
+//     `detail_budget`, the others share what is left, so all windows together stay within it.
+//   - The events the lead violation names (`pinned_seqs`) are kept wherever they are, for the
+//     summary's sequence diagram.
+//   - Outside the windows, everything is summarised in kBins fixed-width time bins (the width
+//     doubles, merging bins pairwise, if the run outgrows them): per thread the time spent
+//     holding and waiting and the failed and unknown outcomes; per node the time its key was
+//     owned; per lock the most believed holders; per clock its lowest and highest offset; and
+//     the operations started and their outcomes. The bins cover the whole run, inside windows
+//     too.
+//
+// Like the checkers it reads only the History. Everything is kept in history order or sorted by
+// name, never by pointer or hash, so the same history always gives the same timeline.
 #ifndef LOCKSTEP_REPORTS_TIMELINE_H_
 #define LOCKSTEP_REPORTS_TIMELINE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
-#include "model/history.h"
+#include "history/facts.h"
+#include "history/history.h"
 
 namespace lockstep::reports {
 
 inline constexpr int kNone = -1;
+// Time bins over the whole run (see the header comment).
+inline constexpr size_t kBins = 2048;
+// Threads, nodes, locks and clocks binned at most (beyond: detail only).
+inline constexpr size_t kMaxBinnedLanes = 1024;
+// Faults kept (the rest are counted in Timeline::fault_count).
+inline constexpr size_t kFaultsKept = 10'000;
 
 // How an operation ended (Jepsen's vocabulary, plus the two ways of not ending).
 enum class Outcome : uint8_t { kOk, kFail, kInfo, kCrashed, kPending };
@@ -37,7 +73,7 @@ struct Op {
   int64_t from_us = 0;  // invoke
   int64_t to_us = 0;    // completion (or crash, or run end when pending)
   uint64_t invoke_seq = 0;
-  uint64_t end_seq = 0;  // == invoke_seq when nothing ended it
+  uint64_t end_seq = 0;  // The last event's seq when nothing ended it
   Outcome outcome = Outcome::kPending;
   std::string detail;  // "tryLock(wait=30000ms, lease=5000ms) -> acquired"
   int node = kNone;    // The node its last command ran on (Timeline::nodes index).
@@ -55,14 +91,24 @@ struct Span {
   std::string ended_by;  // "release", "force_unlock", "crash", "exit", "run end"
 };
 
+// A lane's binned summary: per bin (Timeline::bin_us wide), the microseconds spent holding and
+// waiting (acquire in flight), and the operations that failed or ended unknown there.
+struct LaneBins {
+  std::vector<uint32_t> hold_us;
+  std::vector<uint32_t> wait_us;
+  std::vector<uint16_t> failed;
+  std::vector<uint16_t> unknown;
+};
+
 struct ThreadLane {
   std::string name;     // "c1.t0"
   std::string process;  // "c1"
   int thread = 0;
   int client = 0;  // Timeline::clients index
-  std::vector<Op> ops;
-  std::vector<Span> holds;
-  std::vector<Span> sections;
+  std::vector<Op> ops;         // Detail: inside windows (or pinned), by invoke
+  std::vector<Span> holds;     // Detail, by start
+  std::vector<Span> sections;  // Detail, by start
+  LaneBins bins;               // The whole run (empty: not binned)
 };
 
 // The remaining TTL of the lock key at a moment: a reset (acquire, reentry, renew) or a PTTL
@@ -83,8 +129,12 @@ struct Lease {
   uint64_t from_seq = 0;
   uint64_t to_seq = 0;
   std::string ended_by;  // "released", "expired", "lost", "crash", "owners", "run end"
+  // Where the TTL was set (and the first observation, if it came before any reset).
   std::vector<TtlPoint> ttl;
 };
+
+// What a command did to the lock, for its colour.
+enum class ExecKind : uint8_t { kAcquired, kRefused, kUnlock, kRenewed, kOther };
 
 struct Exec {
   int64_t t_us = 0;
@@ -92,9 +142,11 @@ struct Exec {
   std::string op;    // acquire, unlock, renew, subscribe ...
   std::string peer;  // the client process
   std::string reply;
-  int thread = kNone;    // ThreadLane it belongs to, when the history says or it is clear
-  int op_index = kNone;  // index into that lane's ops
-  int64_t cause_us = 0;  // latest recorded cause on the client: the request left after this
+  ExecKind kind = ExecKind::kOther;
+  int thread = kNone;      // ThreadLane it belongs to, when the history says or it is clear
+  bool in_op = false;      // It ran for that thread's operation in flight ...
+  int64_t op_from_us = 0;  // ... which was invoked then.
+  int64_t cause_us = 0;    // latest recorded cause on the client: the request left after this
 };
 
 // A lease event that took the key away from its owners without a release: "expired" (the TTL
@@ -110,10 +162,11 @@ struct LeaseLoss {
 struct NodeLane {
   std::string name;
   std::string role;  // "master", "replica of n1", or "" when unknown
-  std::vector<Lease> leases;
-  std::vector<LeaseLoss> losses;
-  std::vector<Exec> execs;
-  std::vector<TtlPoint> pttl;  // PTTL replies (acquire refused: the key's remaining TTL)
+  std::vector<Lease> leases;       // Detail
+  std::vector<LeaseLoss> losses;   // Detail
+  std::vector<Exec> execs;         // Detail, in history order
+  std::vector<TtlPoint> pttl;      // Detail: PTTL replies (a refused acquire's remaining TTL)
+  std::vector<uint32_t> owned_us;  // Bins: microseconds the key had owners (empty: not binned)
 };
 
 struct Fault {
@@ -136,9 +189,15 @@ struct ClockSample {
 
 struct ClockSeries {
   std::string process;
-  std::vector<ClockSample> samples;  // Only where the offset changes (plus the first and last).
-  int64_t min_offset_us = 0;
+  // Detail: where the offset changes, inside windows (each window starts with the offset it
+  // carried in).
+  std::vector<ClockSample> samples;
+  int64_t min_offset_us = 0;  // Over the whole run
   int64_t max_offset_us = 0;
+  // Bins: the lowest and highest offset seen in each (equal and 0 where nothing was seen: see
+  // seen). Empty: not binned.
+  std::vector<int64_t> bin_min_us, bin_max_us;
+  std::vector<uint8_t> seen;
 };
 
 // The number of threads believing they hold `lock`, from t_us on.
@@ -148,7 +207,15 @@ struct HolderCount {
   uint64_t seq = 0;
   int count = 0;
   int readers = 0;        // of which read holds
-  bool conflict = false;  // more holders than the lock allows (see Builder::Conflict)
+  bool conflict = false;  // more holders than the lock allows
+  bool carried = false;   // Not a change: the count a window starts with
+};
+
+// A lock's believed holders per bin: the most at any moment of it, and whether that broke the
+// lock's promise then.
+struct HolderBins {
+  std::vector<uint16_t> max;
+  std::vector<uint8_t> conflict;
 };
 
 // A pub/sub message a client received. A long run has about one per acquisition, so the
@@ -161,8 +228,19 @@ struct PubSubMessage {
   int node = kNone;
 };
 
+// A stretch of true time kept in full detail.
+struct DetailWindow {
+  int64_t from_us = 0;
+  int64_t to_us = 0;
+};
+
+// Operations per bin, over the whole run: started (by invoke) and how they ended.
+struct OpBins {
+  std::vector<uint32_t> started, ok, failed, unknown;
+};
+
 struct Timeline {
-  int64_t end_us = 0;  // The run's end (from the "run" note, else the last event)
+  int64_t end_us = 0;  // The run's end (see history::FactsPass::run_end_us)
   size_t event_count = 0;
   std::string history_hash;
 
@@ -170,16 +248,26 @@ struct Timeline {
   std::vector<std::string> client_uuids;  // Parallel to clients ("" when unknown)
   std::vector<ThreadLane> threads;        // By client, then thread index
   std::vector<NodeLane> nodes;
-  std::vector<Fault> faults;         // In history order of their start
+  std::vector<Fault> faults;         // In history order of their start, at most kFaultsKept
+  size_t fault_count = 0;            // All of them
   std::vector<ClockSeries> clocks;   // Clients, then nodes
-  std::vector<HolderCount> holders;  // Every change, in history order
+  std::vector<HolderCount> holders;  // Detail: every change inside windows, in history order
   std::vector<std::string> locks;    // Locks that had holders, in order of appearance
-  std::vector<PubSubMessage> messages;
+  std::vector<HolderBins> holder_bins;  // Parallel to locks (empty past kMaxBinnedLanes)
+  std::vector<PubSubMessage> messages;  // Detail
   std::vector<std::string> channels;
   int max_holders = 0;
   // From the history's "protocol" note ("kind=rlock ... permits=1"), when it has one.
   std::string protocol_kind;
   int permits = 1;
+
+  // Where the detail is complete, in time order; whole_run when nothing was left out.
+  std::vector<DetailWindow> windows;
+  bool whole_run = true;
+  size_t summarised = 0;  // Elements left out of the detail (counted in the bins only)
+  // The bins: bin i covers [i * bin_us, (i + 1) * bin_us); kBins of them.
+  int64_t bin_us = 1;
+  OpBins op_bins;
 
   // The run's start as Unix ms (true time 0). When the history or scenario does not say, it is
   // estimated from the clocks (see clock_baseline_note).
@@ -191,6 +279,11 @@ struct Timeline {
   int ClientIndex(std::string_view name) const;
   // Indices of the lanes (threads and nodes) a process name stands for.
   std::vector<int> ThreadsOf(std::string_view process) const;
+  // Whether [from_us, to_us] meets a window (the detail there is complete).
+  bool InDetail(int64_t from_us, int64_t to_us) const;
+  // The window that contains t_us, else the first one after it, else the last one; kNone when
+  // there are none.
+  int WindowNear(int64_t t_us) const;
 };
 
 struct TimelineOptions {
@@ -200,9 +293,43 @@ struct TimelineOptions {
   std::vector<std::string> node_roles;                      // parallel to node_names
   std::vector<std::pair<std::string, int>> client_threads;  // name, thread count
   std::optional<int64_t> start_unix_ms;
+
+  // Where to keep detail (reports/report.h's DetailPlan fills these from the Verdict).
+  std::vector<int64_t> violation_anchors_us;  // In priority order: the first is the lead
+  std::vector<uint64_t> pinned_seqs;          // Events whose elements are always kept
+  size_t detail_budget = 400'000;             // Trace events' worth (kTraceDetailEvents)
+  size_t max_windows = 16;
 };
 
-Timeline BuildTimeline(const History& history, const TimelineOptions& options);
+// Builds the Timeline from the facts pass it observes. Add it to the pass, feed the pass every
+// event, call the pass's Finish(), then Take().
+class TimelineBuilder : public history::FactsObserver {
+ public:
+  explicit TimelineBuilder(const TimelineOptions& options);
+  ~TimelineBuilder() override;
+  TimelineBuilder(const TimelineBuilder&) = delete;
+  TimelineBuilder& operator=(const TimelineBuilder&) = delete;
+
+  // The node lanes, faults, clocks and messages come from the raw events.
+  bool WantsEvents() const override { return true; }
+  void OnEvent(const history::FactsPass& f, const history::Event& e) override;
+  void OnOpEnded(const history::FactsPass& f, const history::Op& op) override;
+  void OnSpanStarted(const history::FactsPass& f, const history::Span& s) override;
+  void OnSpanEnded(const history::FactsPass& f, const history::Span& s) override;
+  void OnEventDone(const history::FactsPass& f, const history::Event& e) override;
+  void OnFinishing(const history::FactsPass& f) override;
+  void OnFinish(const history::FactsPass& f) override;
+
+  // The timeline (history_hash left empty: the caller knows it). REQUIRES: the pass finished.
+  Timeline Take();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The timeline of an in-memory history (a facts pass of its own).
+Timeline BuildTimeline(const history::History& history, const TimelineOptions& options);
 
 // "c2" < "c10", "n1" < "n2": names compared with their digit runs as numbers.
 bool NaturalLess(std::string_view a, std::string_view b);

@@ -15,13 +15,21 @@
 // moves any slice that would not nest to an "(overlapping)" track of its own, so the property
 // holds by construction.
 //
+// Detail: every operation, hold, command, lease and message the timeline kept, that is
+// everything inside its detail windows (timeline.h). Outside them the trace has the faults, the
+// violations and counters from the timeline's bins: the believed holders per lock (the most in
+// each bin, so a moment with two holders is never lost), the operations started and how they
+// ended, and the offset of every skewed clock. So the counters cover the whole run.
+//
 // Timestamps are true time in microseconds. A flow starts at the latest recorded cause of the
 // request on the client (its invoke, a pub/sub message, its previous command), but at most 1 ms
 // before the command ran: the history records no send events.
 #include <algorithm>
 #include <cassert>
 #include <map>
+#include <ostream>
 #include <set>
+#include <sstream>
 
 #include "reports/report.h"
 #include "reports/text.h"
@@ -43,7 +51,8 @@ constexpr int kKey = 2;
 constexpr int kOverlap = 5000;
 int Tid(int pid, int n) { return pid * kTidsPerPid + n; }
 constexpr int64_t kMaxFlowLeadUs = 1000;
-constexpr int kCounterBins = 2000;
+// Clocks given an offset counter at most (the skewed ones, in the timeline's order).
+constexpr size_t kClockCounters = 32;
 
 // Time in half microseconds, so flow ends can sit inside 1 us slices and still sort exactly.
 using Half = int64_t;
@@ -54,12 +63,15 @@ std::string Ts(Half h) {
   return Format("%lld.5", static_cast<long long>((h - 1) / 2));
 }
 
+// An event's JSON lives in one arena (TraceWriter::arena_): a trace of 400,000 events would
+// otherwise cost as many string allocations, and twice its size when joined.
 struct TraceEvent {
   Half ts = 0;
   int order = 0;  // Ties at one ts: ends before begins, longer slices before shorter
   Half neg_dur = 0;
   uint64_t serial = 0;
-  std::string json;
+  size_t offset = 0;
+  size_t size = 0;
 };
 
 struct Slice {
@@ -78,8 +90,7 @@ class TraceWriter {
   TraceWriter(const Timeline& tl, const check::Verdict& verdict, const ReportMeta& meta)
       : tl_(tl), verdict_(verdict), meta_(meta) {}
 
-  std::string Render() {
-    ChooseDetailWindow();
+  void Render(std::ostream& out) {
     AssignPids();
     Metadata();
     Clients();
@@ -88,38 +99,17 @@ class TraceWriter {
     Violations();
     Counters();
     Messages();
-    for (auto& [track, slices] : x_slices_) WriteNested(track, slices);
-    return Finish();
+    for (auto& [track, slices] : x_slices_) {
+      WriteNested(track, slices);
+      std::vector<Slice>().swap(slices);  // Written: free it before the next track grows
+    }
+    Finish(out);
   }
 
  private:
-  // --- the window kept in full detail ---
+  // --- what the timeline kept in full detail ---
 
-  void ChooseDetailWindow() {
-    // Up to three trace events per history event (a command: its slice and both ends of its
-    // flow), so the window is chosen over history events with a third of the budget.
-    std::vector<int64_t> starts;
-    starts.reserve(tl_.event_count);
-    for (const ThreadLane& l : tl_.threads) {
-      for (const Op& op : l.ops) starts.push_back(op.from_us);
-      for (const Span& s : l.sections) starts.push_back(s.from_us);
-      for (const Span& s : l.holds) starts.push_back(s.from_us);
-    }
-    for (const NodeLane& n : tl_.nodes) {
-      for (const Exec& x : n.execs) {
-        starts.push_back(x.t_us);
-        starts.push_back(x.t_us);
-      }
-      for (const Lease& l : n.leases) starts.push_back(l.from_us);
-    }
-    for (const PubSubMessage& m : tl_.messages) starts.push_back(m.t_us);
-    for (const HolderCount& h : tl_.holders) starts.push_back(h.t_us);
-    std::sort(starts.begin(), starts.end());
-    window_ = ChooseWindow(starts, AnchorUs(tl_, verdict_), kTraceDetailEvents / 2, tl_.end_us);
-  }
-  bool InWindow(int64_t from_us, int64_t to_us) const {
-    return to_us >= window_.from_us && from_us <= window_.to_us;
-  }
+  bool InWindow(int64_t from_us, int64_t to_us) const { return tl_.InDetail(from_us, to_us); }
 
   void AssignPids() {
     int pid = kRunPid + 1;
@@ -134,8 +124,9 @@ class TraceWriter {
 
   // --- emitting ---
 
-  void Emit(Half ts, int order, Half dur, std::string json) {
-    events_.push_back({ts, order, -dur, serial_++, std::move(json)});
+  void Emit(Half ts, int order, Half dur, const std::string& json) {
+    events_.push_back({ts, order, -dur, serial_++, arena_.size(), json.size()});
+    arena_ += json;
   }
 
   static std::string Head(const std::string& name, const std::string& cat, char ph, Half ts,
@@ -210,7 +201,6 @@ class TraceWriter {
       const int pid = client_pid_[l.client];
       const int tid = Tid(pid, l.thread + 1);
       for (const Op& op : l.ops) {
-        if (!InWindow(op.from_us, op.to_us)) continue;
         Slice s;
         s.from = H(op.from_us);
         s.to = H(op.to_us);
@@ -227,7 +217,6 @@ class TraceWriter {
         AddSlice(std::move(s));
       }
       for (const Span& cs : l.sections) {
-        if (!InWindow(cs.from_us, cs.to_us)) continue;
         Slice s;
         s.from = H(cs.from_us);
         s.to = H(cs.to_us);
@@ -240,14 +229,13 @@ class TraceWriter {
         AddSlice(std::move(s));
       }
       for (const Span& h : l.holds) {
-        if (!InWindow(h.from_us, h.to_us)) continue;
         const uint64_t id = next_id_++;
         const std::string name = (h.read ? "reads " : "holds ") + h.lock;
         std::string b = Head(name, "hold", 'b', H(h.from_us), pid, tid);
         b += Format(",\"id\":%llu,\"args\":{\"thread\":", static_cast<unsigned long long>(id)) +
              JsonString(l.name) + ",\"ended_by\":" + JsonString(h.ended_by) + "," +
              Seqs(h.from_seq, h.to_seq) + "}}";
-        Emit(H(h.from_us), 2, 0, std::move(b));
+        Emit(H(h.from_us), 2, 0, b);
         std::string e = Head(name, "hold", 'e', H(h.to_us), pid, tid);
         e += Format(",\"id\":%llu}", static_cast<unsigned long long>(id));
         Emit(H(h.to_us), 1, 0, std::move(e));
@@ -260,7 +248,6 @@ class TraceWriter {
       const NodeLane& node = tl_.nodes[n];
       const int pid = node_pid_[n];
       for (const Lease& l : node.leases) {
-        if (!InWindow(l.from_us, l.to_us)) continue;
         Slice s;
         s.from = H(l.from_us);
         s.to = H(l.to_us);
@@ -287,8 +274,7 @@ class TraceWriter {
       while (i < node.execs.size()) {
         size_t j = i;
         while (j < node.execs.size() && node.execs[j].t_us == node.execs[i].t_us) ++j;
-        const Exec& first = node.execs[i];
-        if (InWindow(first.t_us, first.t_us)) ExecGroup(pid, node, i, j);
+        ExecGroup(pid, node, i, j);
         i = j;
       }
     }
@@ -321,12 +307,11 @@ class TraceWriter {
     const int pid = client_pid_[client];
     Half from = H(std::max(x.cause_us, x.t_us - kMaxFlowLeadUs));
     int tid = Tid(pid, kConnection);
-    if (x.thread != kNone && x.op_index != kNone) {
-      const Op& op = tl_.threads[x.thread].ops[x.op_index];
+    if (x.thread != kNone && x.in_op) {
       tid = Tid(pid, tl_.threads[x.thread].thread + 1);
       // Half a microsecond into the operation, so the flow binds to it and not to the slice
       // that ended at its invoke.
-      from = std::max(from, H(op.from_us) + 1);
+      from = std::max(from, H(x.op_from_us) + 1);
     } else {
       // A 1 us "send" slice on the connection track for the flow to start from.
       const auto key = std::make_pair(pid, from);
@@ -421,34 +406,71 @@ class TraceWriter {
     Emit(H(t_us), 5, 0, std::move(c));
   }
 
-  // Every change inside the window; outside it, the most holders per bin (so a moment with two
-  // holders is never lost to the summary).
+  // Every change the timeline kept (inside its windows); outside them, from its bins: the most
+  // holders per bin (so a moment with two holders is never lost to the summary), emitted where
+  // it changes.
   void Counters() {
-    for (const std::string& lock : tl_.locks) {
-      const int64_t bin_us = std::max<int64_t>(1, tl_.end_us / kCounterBins + 1);
-      std::map<int64_t, int> bins;  // bin start -> max
-      int last = 0;
-      int64_t last_bin = -1;
+    const int64_t w = tl_.bin_us;
+    auto outside = [&](size_t b) {
+      const int64_t t = static_cast<int64_t>(b) * w;
+      return t <= tl_.end_us && !InWindow(t, t);
+    };
+    for (size_t l = 0; l < tl_.locks.size(); ++l) {
+      const std::string& lock = tl_.locks[l];
       Counter(lock, 0, 0);
       for (const HolderCount& h : tl_.holders) {
-        if (h.lock != lock) continue;
-        if (InWindow(h.t_us, h.t_us)) {
-          Counter(lock, h.t_us, h.count);
-        } else {
-          const int64_t bin = h.t_us / bin_us * bin_us;
-          if (bin != last_bin) bins[bin] = last;  // the value carried into the bin
-          last_bin = bin;
-          bins[bin] = std::max(bins[bin], h.count);
-        }
-        last = h.count;
+        if (h.lock == lock) Counter(lock, h.t_us, h.count);
       }
-      for (const auto& [bin, max] : bins) Counter(lock, bin, max);
+      if (l >= tl_.holder_bins.size() || tl_.holder_bins[l].max.empty()) continue;
+      const std::vector<uint16_t>& max = tl_.holder_bins[l].max;
+      int last = -1;
+      for (size_t b = 0; b < max.size(); ++b) {
+        if (!outside(b)) {
+          last = -1;  // After a window, say the count again.
+          continue;
+        }
+        if (max[b] != last) Counter(lock, static_cast<int64_t>(b) * w, max[b]);
+        last = max[b];
+      }
+    }
+    // Operations per bin, the whole run.
+    const OpBins& ops = tl_.op_bins;
+    std::string last;
+    for (size_t b = 0; b < ops.started.size() && static_cast<int64_t>(b) * w <= tl_.end_us; ++b) {
+      const std::string args =
+          Format("{\"started\":%u,\"ok\":%u,\"fail\":%u,\"unknown\":%u}", ops.started[b],
+                 ops.ok[b], ops.failed[b], ops.unknown[b]);
+      if (args == last) continue;
+      last = args;
+      const int64_t t = static_cast<int64_t>(b) * w;
+      std::string c = Head("operations per " + Duration(w), "operations", 'C', H(t), kRunPid,
+                           kFaultTid);
+      c += ",\"args\":" + args + "}";
+      Emit(H(t), 5, 0, c);
+    }
+    // Skewed clocks' offsets per bin (lowest and highest), the whole run.
+    size_t clocks = 0;
+    for (const ClockSeries& c : tl_.clocks) {
+      if ((c.min_offset_us == 0 && c.max_offset_us == 0) || c.seen.empty()) continue;
+      if (++clocks > kClockCounters) break;
+      std::string previous;
+      for (size_t b = 0; b < c.seen.size() && static_cast<int64_t>(b) * w <= tl_.end_us; ++b) {
+        if (!c.seen[b]) continue;
+        const std::string args = Format("{\"min_ms\":%.3f,\"max_ms\":%.3f}", c.bin_min_us[b] / 1e3,
+                                        c.bin_max_us[b] / 1e3);
+        if (args == previous) continue;
+        previous = args;
+        const int64_t t = static_cast<int64_t>(b) * w;
+        std::string e = Head("clock offset(" + c.process + ")", "clock", 'C', H(t), kRunPid,
+                             kFaultTid);
+        e += ",\"args\":" + args + "}";
+        Emit(H(t), 5, 0, e);
+      }
     }
   }
 
   void Messages() {
     for (const PubSubMessage& m : tl_.messages) {
-      if (!InWindow(m.t_us, m.t_us)) continue;
       const int client = m.client;
       std::string i = Head("message " + tl_.channels[m.channel], "pubsub", 'i', H(m.t_us),
                            client_pid_[client], Tid(client_pid_[client], kConnection));
@@ -494,60 +516,61 @@ class TraceWriter {
     Emit(s.from, 3, s.to - s.from, std::move(x));
   }
 
-  std::string Finish() {
+  void Finish(std::ostream& out) {
     std::sort(events_.begin(), events_.end(), [](const TraceEvent& a, const TraceEvent& b) {
       if (a.ts != b.ts) return a.ts < b.ts;
       if (a.order != b.order) return a.order < b.order;
       if (a.neg_dur != b.neg_dur) return a.neg_dur < b.neg_dur;
       return a.serial < b.serial;
     });
-    std::string out;
-    size_t bytes = 256;
-    for (const std::string& m : metadata_) bytes += m.size() + 2;
-    for (const TraceEvent& e : events_) bytes += e.json.size() + 2;
-    out.reserve(bytes + 4096);
-    out += "{\"traceEvents\":[\n";
+    out << "{\"traceEvents\":[\n";
     bool first = true;
-    auto line = [&](const std::string& s) {
-      if (!first) out += ",\n";
+    auto line = [&](std::string_view s) {
+      if (!first) out << ",\n";
       first = false;
-      out += s;
+      out << s;
     };
     for (const std::string& m : metadata_) line(m);
-    for (const TraceEvent& e : events_) line(e.json);
-    out += "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{";
-    out += "\"scenario\":" + JsonString(meta_.scenario_name);
-    if (meta_.seed) out += Format(",\"seed\":%llu", static_cast<unsigned long long>(*meta_.seed));
-    out += ",\"version\":" + JsonString(meta_.version);
-    out += ",\"history_hash\":" + JsonString(tl_.history_hash);
-    out += Format(",\"history_events\":%zu", tl_.event_count);
-    out += Format(",\"end_us\":%lld", static_cast<long long>(tl_.end_us));
-    out += ",\"reproduce\":" + JsonString(meta_.reproduce);
-    out += Format(",\"detail_from_us\":%lld,\"detail_to_us\":%lld",
-                  static_cast<long long>(window_.from_us), static_cast<long long>(window_.to_us));
-    out += window_.whole_run ? ",\"summarised\":false"
-                             : ",\"summarised\":true,\"summary_note\":" +
-                                   JsonString(
-                                       "full detail only between detail_from_us and detail_to_us; "
-                                       "outside it only faults, violations and the holder count "
-                                       "(the most holders per " +
-                                       Duration(tl_.end_us / kCounterBins + 1) + " bin)");
-    out += Format(",\"overlapping_slices_moved\":%zu", overflowed_);
-    out += ",\"flows\":" + JsonString(
-                               "from the latest recorded cause on the client (at most 1 ms "
-                               "before the command ran) to the command on the node; the "
-                               "history has no send events");
-    out += "}}\n";
-    return out;
+    for (const TraceEvent& e : events_) line(std::string_view(arena_).substr(e.offset, e.size));
+    std::string tail = "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{";
+    tail += "\"scenario\":" + JsonString(meta_.scenario_name);
+    if (meta_.seed) tail += Format(",\"seed\":%llu", static_cast<unsigned long long>(*meta_.seed));
+    tail += ",\"version\":" + JsonString(meta_.version);
+    tail += ",\"history_hash\":" + JsonString(tl_.history_hash);
+    tail += Format(",\"history_events\":%zu", tl_.event_count);
+    tail += Format(",\"end_us\":%lld", static_cast<long long>(tl_.end_us));
+    tail += ",\"reproduce\":" + JsonString(meta_.reproduce);
+    tail += ",\"detail_windows\":[";
+    for (size_t i = 0; i < tl_.windows.size(); ++i) {
+      tail += Format("%s[%lld,%lld]", i ? "," : "", static_cast<long long>(tl_.windows[i].from_us),
+                     static_cast<long long>(tl_.windows[i].to_us));
+    }
+    tail += "]";
+    tail += tl_.whole_run
+                ? ",\"summarised\":false"
+                : ",\"summarised\":true,\"summary_note\":" +
+                      JsonString(Format("full detail only inside detail_windows (around the start, "
+                                        "every violation and fault; %zu elements left out); "
+                                        "outside them only faults, violations and counters per ",
+                                        tl_.summarised) +
+                                 Duration(tl_.bin_us) +
+                                 " bin (the most believed holders, operations, clock offsets)");
+    tail += Format(",\"overlapping_slices_moved\":%zu", overflowed_);
+    tail += ",\"flows\":" + JsonString(
+                                "from the latest recorded cause on the client (at most 1 ms "
+                                "before the command ran) to the command on the node; the "
+                                "history has no send events");
+    tail += "}}\n";
+    out << tail;
   }
 
   const Timeline& tl_;
   const check::Verdict& verdict_;
   const ReportMeta& meta_;
-  Window window_;
   std::vector<int> client_pid_, node_pid_;
   std::vector<std::string> metadata_;
   std::vector<TraceEvent> events_;
+  std::string arena_;
   std::map<std::pair<int, int>, std::vector<Slice>> x_slices_;
   std::set<std::pair<int, Half>> connection_sends_;
   uint64_t serial_ = 0;
@@ -557,9 +580,16 @@ class TraceWriter {
 
 }  // namespace
 
+void WriteTrace(const Timeline& timeline, const check::Verdict& verdict, const ReportMeta& meta,
+                std::ostream& out) {
+  TraceWriter(timeline, verdict, meta).Render(out);
+}
+
 std::string RenderTrace(const Timeline& timeline, const check::Verdict& verdict,
                         const ReportMeta& meta) {
-  return TraceWriter(timeline, verdict, meta).Render();
+  std::ostringstream out;
+  WriteTrace(timeline, verdict, meta, out);
+  return std::move(out).str();
 }
 
 }  // namespace lockstep::reports
