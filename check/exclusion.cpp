@@ -9,6 +9,23 @@ ExclusionChecker::ExclusionChecker(std::string_view property, bool accesses,
     : property_(property), accesses_(accesses), pairs_(options.max_violations),
       overs_(options.max_violations) {}
 
+bool ExclusionChecker::Applicable(const history::FactsPass& f) const {
+  return !f.protocol().latch();
+}
+
+bool ExclusionChecker::MayApply(const history::FactsPass& f) const {
+  return !f.protocol().latch();
+}
+
+bool ExclusionChecker::CountsPermits(const history::FactsPass& f) const {
+  return f.protocol().semaphore() && f.protocol().permits > 1;
+}
+
+std::optional<uint8_t> ExclusionChecker::PairKind(const Span& a, const Span& b) const {
+  if (a.shared && b.shared) return std::nullopt;
+  return 0;
+}
+
 void ExclusionChecker::OnSpanStarted(const history::FactsPass& f, const Span& s) {
   if (s.access != accesses_ || !MayApply(f)) return;
   if (!permits_mode_) permits_mode_ = CountsPermits(f);

@@ -24,13 +24,16 @@ class ExclusionChecker : public PropertyChecker {
   ExclusionChecker(std::string_view property, bool accesses, const CheckOptions& options);
 
   // Whether the property applies to the history's protocol at all (asked at the end), and
-  // whether it may (asked as the run goes: the protocol note comes before any operation).
-  virtual bool Applicable(const history::FactsPass& f) const = 0;
-  virtual bool MayApply(const history::FactsPass& f) const = 0;
-  // Whether it counts permits (semaphores with more than one) instead of judging pairs.
-  virtual bool CountsPermits(const history::FactsPass& f) const { (void)f; return false; }
+  // whether it may (asked as the run goes: the protocol note comes before any operation). By
+  // default: every protocol but count-down latches (an open latch lets every thread through).
+  virtual bool Applicable(const history::FactsPass& f) const;
+  virtual bool MayApply(const history::FactsPass& f) const;
+  // Whether it counts permits instead of judging pairs. By default: semaphores with more than
+  // one permit.
+  virtual bool CountsPermits(const history::FactsPass& f) const;
   // The kind of violation an overlapping pair (a started first) is, or nullopt if it is none.
-  virtual std::optional<uint8_t> PairKind(const history::Span& a, const history::Span& b) const = 0;
+  // By default every pair but two shared holds (two readers of a read-write lock) is kind 0.
+  virtual std::optional<uint8_t> PairKind(const history::Span& a, const history::Span& b) const;
   virtual Violation ExplainPair(const Narrator& n, const FindingKey& key,
                                 const OverlapPair& pair) const = 0;
 

@@ -17,16 +17,6 @@ class ResourceExclusion : public ExclusionChecker {
       : ExclusionChecker(kResourceExclusion, /*accesses=*/true, options) {}
 
  private:
-  bool Applicable(const history::FactsPass& f) const override { return !f.protocol().latch(); }
-  bool MayApply(const history::FactsPass& f) const override { return !f.protocol().latch(); }
-  bool CountsPermits(const history::FactsPass& f) const override {
-    return f.protocol().semaphore() && f.protocol().permits > 1;
-  }
-  std::optional<uint8_t> PairKind(const Span& a, const Span& b) const override {
-    if (a.shared && b.shared) return std::nullopt;  // Two readers.
-    return 0;
-  }
-
   Violation ExplainPair(const Narrator& n, const FindingKey&, const OverlapPair& p) const override {
     const Span& a = p.a;
     const Span& b = p.b;
