@@ -16,6 +16,7 @@
 #include "core/script_host.h"
 #include "core/server.h"
 #include "core/strings.h"
+#include "history/kinds.h"
 #include "history/notes.h"
 #include "locks/factory.h"
 #include "locks/scripts.h"
@@ -222,6 +223,7 @@ struct Simulation::Impl {
   Prng net_rng{2};
   history::Recorder recorder;
   Name lock_id = names::kNone;  // The scenario's lock name.
+  bool shows_permits = false;   // Acquire invokes note one permit (history/kinds.h).
   bool interrupted = false;
   TrueTime end_us = 0;
   std::vector<std::pair<std::string, std::string>> derived;
@@ -835,7 +837,7 @@ struct Simulation::Impl {
                                                      : history::AcquireCall::Mode::kTryLock;
     call.wait_us = w.wait_us;
     call.lease_us = w.lease_us;
-    if (scenario.protocol.kind == "semaphore") call.permits = 1;
+    if (shows_permits) call.permits = 1;
     Invoke(c, t, th.shared ? names::kAcquireRead : names::kAcquire, call, w.lease_us > 0,
            w.lease_us > 0 ? w.lease_us / 1000 : 0);
     c.protocol->Acquire(*c.outbox, t, args);
@@ -1292,6 +1294,8 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   s.lua_dir = lua_dir;
   s.rng = Prng(scenario.seed);
   s.net_rng = s.rng.Fork();
+  const history::ProtocolKind* kind = history::FindProtocolKind(scenario.protocol.kind);
+  s.shows_permits = kind != nullptr && kind->shows_permits;
 
   auto scripts = locks::LoadScripts(lua_dir, scenario.protocol.kind, scenario.protocol.version,
                                     scenario.protocol.script_files, error);
@@ -1397,8 +1401,9 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
                                           " ppm");
   }
   for (auto& c : s.clients) {
-    // The loader gives roles other than worker to the latch only.
-    assert(c->spec.role == ClientSpec::Role::kWorker || scenario.protocol.kind == "countdownlatch");
+    // The loader gives roles other than worker only to kinds that have them.
+    assert(c->spec.role == ClientSpec::Role::kWorker ||
+           history::FindProtocolKind(scenario.protocol.kind)->roles);
     const char* role = c->spec.role == ClientSpec::Role::kAwait       ? ", role await"
                        : c->spec.role == ClientSpec::Role::kCountDown ? ", role count_down"
                                                                       : "";
