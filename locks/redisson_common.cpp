@@ -45,7 +45,11 @@ Argv EvalArgv(const ScriptSet& scripts, const std::string& name,
               const std::vector<std::string>& keys, const std::vector<std::string>& args) {
   const auto body = scripts.bodies.find(name);
   assert(body != scripts.bodies.end());
-  Argv argv = {"EVAL", body->second, std::to_string(keys.size())};
+  Argv argv;
+  argv.reserve(3 + keys.size() + args.size());
+  argv.emplace_back("EVAL");
+  argv.push_back(body->second);
+  argv.push_back(std::to_string(keys.size()));
   argv.insert(argv.end(), keys.begin(), keys.end());
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;

@@ -153,20 +153,11 @@ class SpinLock final : public LockProtocol {
     return threads_[static_cast<size_t>(thread)];
   }
 
-  int64_t LatchTtlMs() const {
-    const int64_t ttl_ms =
-        (config_.timeout_us / 1000 + config_.retry_interval_us / 1000) * config_.retry_attempts;
-    return ttl_ms < 1 ? 1 : ttl_ms;
-  }
+  int64_t LatchTtlMs() const { return RedissonLatchTtlMs(config_); }
 
   Argv Eval(const std::string& script, const std::vector<std::string>& keys,
             const std::vector<std::string>& args) const {
-    const auto body = scripts_.bodies.find(script);
-    assert(body != scripts_.bodies.end());
-    Argv argv = {"EVAL", body->second, std::to_string(keys.size())};
-    argv.insert(argv.end(), keys.begin(), keys.end());
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
+    return EvalArgv(scripts_, script, keys, args);
   }
 
   void Finish(Outbox& out, uint64_t id, const Executor::Command& command, const Reply* reply,
