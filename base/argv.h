@@ -2,12 +2,17 @@
 #ifndef LOCKSTEP_BASE_ARGV_H_
 #define LOCKSTEP_BASE_ARGV_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace lockstep {
 
 using Argv = std::vector<std::string>;
+
+// A command that several hands hold without copying it: the client that may resend it and the
+// wire that carries it.
+using SharedArgv = std::shared_ptr<const Argv>;
 
 }  // namespace lockstep
 

@@ -69,8 +69,13 @@ class Outbox {
   // `thread` is the thread whose operation sends it (the renewed thread for a watchdog renew),
   // or -1 for the process's own commands (SUBSCRIBE, UNSUBSCRIBE, initialisation), so that
   // the history can tie each command on a node to one thread.
-  virtual void Send(int node, RequestId request, const Argv& argv, const std::string& label,
-                    int thread) = 0;
+  void Send(int node, RequestId request, Argv argv, const std::string& label, int thread) {
+    DoSend(node, request, std::make_shared<const Argv>(std::move(argv)), label, thread);
+  }
+  // The same for a command the protocol keeps to resend: every attempt shares the one copy.
+  void Send(int node, RequestId request, SharedArgv argv, const std::string& label, int thread) {
+    DoSend(node, request, std::move(argv), label, thread);
+  }
 
   // Fires OnTimer(timer) once after delay_us of this process's monotonic time.
   virtual void ArmTimer(TimerId timer, int64_t delay_us) = 0;
@@ -78,6 +83,11 @@ class Outbox {
 
   // Ends the current operation of `thread`.
   virtual void Complete(int thread, const OpResult& result) = 0;
+
+ protected:
+  // What Send does; a driver or an adapter supplies it.
+  virtual void DoSend(int node, RequestId request, SharedArgv argv, const std::string& label,
+                      int thread) = 0;
 
  private:
   RequestId last_request_ = 0;

@@ -336,7 +336,7 @@ class RedissonLockClient final : public LockProtocol {
         OnRenewDone(out, command.thread, reply);
         break;
       case CommandKind::kSubscribe:
-        OnSubscribeDone(out, id, command.argv.at(1), reply, timeout_detail);
+        OnSubscribeDone(out, id, command.argv->at(1), reply, timeout_detail);
         break;
       case CommandKind::kDelLatch:
         break;  // Fire and forget, as Redisson's writeAsync(DEL) is.

@@ -71,7 +71,7 @@ class RedissonExecutor {
   struct Command {
     Kind kind{};
     int thread = -1;        // The thread whose operation it is; -1 when none (client-wide).
-    Argv argv;
+    SharedArgv argv;        // Shared with the attempts on the wire.
     std::string label;      // The name in the history: "acquire", "renew", ...
     bool retry = false;     // Resend on response timeout.
     int attempt = 0;        // Resends so far.
@@ -94,7 +94,7 @@ class RedissonExecutor {
     Command& command = commands_[id];
     command.kind = kind;
     command.thread = thread;
-    command.argv = std::move(argv);
+    command.argv = std::make_shared<const Argv>(std::move(argv));
     command.label = std::move(label);
     command.retry = retry;
     Transmit(out, id);

@@ -240,10 +240,10 @@ class World {
     int64_t WallMs() override { return kStartUnixMs + world_->now_us_ / 1000; }
     Prng& Rng() override { return rng_; }
     int NodeCount() override { return static_cast<int>(world_->nodes_.size()); }
-    void Send(int node, RequestId request, const Argv& argv, const std::string& label,
-              int thread) override {
+    void DoSend(int node, RequestId request, SharedArgv argv, const std::string& label,
+                int thread) override {
       (void)thread;  // The test world keys commands by request id.
-      world_->OnSend(client_, node, request, argv, label);
+      world_->OnSend(client_, node, request, *argv, label);
     }
     void ArmTimer(TimerId timer, int64_t delay_us) override {
       assert(delay_us >= 0);

@@ -410,11 +410,13 @@ struct Simulation::Impl {
   }
 
   // Runs a client's command on a node and sends the reply back.
-  void NodeReceive(Node& n, Client& c, uint64_t incarnation, locks::RequestId request, Argv argv,
-                   Name label, int thread) {
+  void NodeReceive(Node& n, Client& c, uint64_t incarnation, locks::RequestId request,
+                   SharedArgv command_argv, Name label, int thread) {
     if (!n.up) return;  // Nobody listens: the client's timeout will notice.
-    Deliver(n.mailbox, [this, &n, &c, incarnation, request, argv = std::move(argv), label, thread] {
+    Deliver(n.mailbox, [this, &n, &c, incarnation, request, command_argv = std::move(command_argv),
+                        label, thread] {
       if (!n.up) return;
+      const Argv& argv = *command_argv;
       const int64_t now_ms = n.clock->WallMs(engine.now());
       Reply reply;
       Effects fx;
@@ -742,27 +744,6 @@ struct Simulation::Impl {
     int64_t WallMs() override { return c_.clock->WallMs(impl_.engine.now()); }
     Prng& Rng() override { return *c_.rng; }
     int NodeCount() override { return impl_.NodeCountOf(c_); }
-    void Send(int slot, locks::RequestId request, const Argv& argv, const std::string& label,
-              int thread) override {
-      assert(slot >= 0 && slot < NodeCount());
-      // A cluster is one Redis to the protocol; the cluster client routes by slot.
-      const int node_index = impl_.cluster != nullptr ? impl_.ClusterRoute(argv)
-                                                      : c_.slots[static_cast<size_t>(slot)];
-      assert(node_index >= 0 && static_cast<size_t>(node_index) < impl_.nodes.size());
-      Node& n = *impl_.nodes[static_cast<size_t>(node_index)];
-      const uint64_t incarnation = c_.incarnation;
-      Client* cp = &c_;
-      const Name label_id = impl_.Intern(label);
-      // The delivery refers to the simulation, not to this outbox: a restart replaces the
-      // outbox while the old process's commands are still on the wire.
-      Impl* impl = &impl_;
-      // The one copy of the command: it travels to the node by moves.
-      auto deliver = [impl, &n, cp, incarnation, request, argv = Argv(argv), label_id,
-                      thread]() mutable {
-        impl->NodeReceive(n, *cp, incarnation, request, std::move(argv), label_id, thread);
-      };
-      impl_.Send(c_.endpoint, n.endpoint, std::move(deliver));
-    }
     void ArmTimer(locks::TimerId timer, int64_t delay_us) override {
       Client* cp = &c_;
       const Engine::EventId id = impl_.ClientTimer(c_, delay_us, [cp, timer] {
@@ -779,6 +760,28 @@ struct Simulation::Impl {
     }
 
    private:
+    void DoSend(int slot, locks::RequestId request, SharedArgv argv, const std::string& label,
+                int thread) override {
+      assert(slot >= 0 && slot < NodeCount());
+      // A cluster is one Redis to the protocol; the cluster client routes by slot.
+      const int node_index = impl_.cluster != nullptr ? impl_.ClusterRoute(*argv)
+                                                      : c_.slots[static_cast<size_t>(slot)];
+      assert(node_index >= 0 && static_cast<size_t>(node_index) < impl_.nodes.size());
+      Node& n = *impl_.nodes[static_cast<size_t>(node_index)];
+      const uint64_t incarnation = c_.incarnation;
+      Client* cp = &c_;
+      const Name label_id = impl_.Intern(label);
+      // The delivery refers to the simulation, not to this outbox: a restart replaces the
+      // outbox while the old process's commands are still on the wire.
+      Impl* impl = &impl_;
+      // The command itself is shared with the protocol, which keeps it to resend.
+      auto deliver = [impl, &n, cp, incarnation, request, argv = std::move(argv), label_id,
+                      thread]() mutable {
+        impl->NodeReceive(n, *cp, incarnation, request, std::move(argv), label_id, thread);
+      };
+      impl_.Send(c_.endpoint, n.endpoint, std::move(deliver));
+    }
+
     Impl& impl_;
     Client& c_;
   };

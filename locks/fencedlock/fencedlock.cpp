@@ -120,12 +120,12 @@ class FencedLock final : public LockProtocol {
     int64_t WallMs() override { return real_->WallMs(); }
     Prng& Rng() override { return real_->Rng(); }
     int NodeCount() override { return real_->NodeCount(); }
-    void Send(int node, RequestId request, const Argv& argv, const std::string& label,
-              int thread) override {
+    void DoSend(int node, RequestId request, SharedArgv argv, const std::string& label,
+                int thread) override {
       if (label == "acquire") {
-        real_->Send(node, request, owner_->TokenAcquire(request, argv), label, thread);
+        real_->Send(node, request, owner_->TokenAcquire(request, *argv), label, thread);
       } else {
-        real_->Send(node, request, argv, label, thread);
+        real_->Send(node, request, std::move(argv), label, thread);
       }
     }
     void ArmTimer(TimerId timer, int64_t delay_us) override { real_->ArmTimer(timer, delay_us); }

@@ -140,11 +140,12 @@ class MultiLock final : public LockProtocol {
     int64_t WallMs() override { return real_->WallMs(); }
     Prng& Rng() override { return real_->Rng(); }
     int NodeCount() override { return 1; }
-    void Send(int node, RequestId request, const Argv& argv, const std::string& label,
-              int thread) override {
+    void DoSend(int node, RequestId request, SharedArgv argv, const std::string& label,
+                int thread) override {
       assert(node == 0);
       (void)node;
-      real_->Send(static_cast<int>(slot_), request * stride_ + slot_, argv, label, thread);
+      real_->Send(static_cast<int>(slot_), request * stride_ + slot_, std::move(argv), label,
+                  thread);
     }
     void ArmTimer(TimerId timer, int64_t delay_us) override {
       real_->ArmTimer(timer * stride_ + slot_, delay_us);

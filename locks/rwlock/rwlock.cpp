@@ -338,9 +338,9 @@ class RwLock final : public LockProtocol {
     int64_t WallMs() override { return real->WallMs(); }
     Prng& Rng() override { return real->Rng(); }
     int NodeCount() override { return real->NodeCount(); }
-    void Send(int node, RequestId request, const Argv& argv, const std::string& label,
-              int thread) override {
-      real->Send(node, request, argv, label, thread);
+    void DoSend(int node, RequestId request, SharedArgv argv, const std::string& label,
+                int thread) override {
+      real->Send(node, request, std::move(argv), label, thread);
     }
     void ArmTimer(TimerId timer, int64_t delay_us) override { real->ArmTimer(timer, delay_us); }
     void CancelTimer(TimerId timer) override { real->CancelTimer(timer); }
