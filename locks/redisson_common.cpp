@@ -6,6 +6,7 @@
 
 #include <cassert>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <utility>
@@ -41,8 +42,8 @@ std::string ResponseTimeoutDetail(const ClientConfig& config, int attempt, bool 
          ". Command: " + label;
 }
 
-Argv EvalArgv(const ScriptSet& scripts, const std::string& name,
-              const std::vector<std::string>& keys, const std::vector<std::string>& args) {
+Argv EvalArgv(const ScriptSet& scripts, const std::string& name, std::vector<std::string> keys,
+              std::vector<std::string> args) {
   const auto body = scripts.bodies.find(name);
   assert(body != scripts.bodies.end());
   Argv argv;
@@ -50,8 +51,10 @@ Argv EvalArgv(const ScriptSet& scripts, const std::string& name,
   argv.emplace_back("EVAL");
   argv.push_back(body->second);
   argv.push_back(std::to_string(keys.size()));
-  argv.insert(argv.end(), keys.begin(), keys.end());
-  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), std::make_move_iterator(keys.begin()),
+              std::make_move_iterator(keys.end()));
+  argv.insert(argv.end(), std::make_move_iterator(args.begin()),
+              std::make_move_iterator(args.end()));
   return argv;
 }
 
@@ -96,9 +99,16 @@ std::optional<Argv> RedissonLockKind::AcquireFailed(Outbox& out, int thread,
   return std::nullopt;
 }
 
+const std::string& RedissonLockKind::Field(int thread) const {
+  assert(thread >= 0 && thread < config_.threads);
+  if (fields_.empty()) fields_.resize(static_cast<size_t>(config_.threads));
+  std::string& field = fields_[static_cast<size_t>(thread)];
+  if (field.empty()) field = RLockField(config_.uuid, thread);
+  return field;
+}
+
 Argv RedissonLockKind::Renew(int thread, int64_t lease_ms) const {
-  return Eval("renew", {config_.lock_name},
-              {std::to_string(lease_ms), RLockField(config_.uuid, thread)});
+  return Eval("renew", {config_.lock_name}, {std::to_string(lease_ms), Field(thread)});
 }
 
 namespace {

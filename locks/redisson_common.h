@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "locks/protocol.h"
@@ -52,8 +53,8 @@ inline constexpr const char* kUnlockMessage = "0";
 inline constexpr const char* kReadUnlockMessage = "1";
 
 // EVAL <body of scripts[name]> <numkeys> keys... args... The script must be in the set.
-Argv EvalArgv(const ScriptSet& scripts, const std::string& name,
-              const std::vector<std::string>& keys, const std::vector<std::string>& args);
+Argv EvalArgv(const ScriptSet& scripts, const std::string& name, std::vector<std::string> keys,
+              std::vector<std::string> args);
 
 // The unlock latch TTL (current): (timeout + retryInterval) * retryAttempts ms, at least 1.
 int64_t RedissonLatchTtlMs(const ClientConfig& config);
@@ -82,6 +83,8 @@ class RedissonLockKind {
 
   const ClientConfig& config() const { return config_; }
   RedissonVersion version() const { return version_; }
+  // RLockField(uuid, thread), made once per thread.
+  const std::string& Field(int thread) const;
 
   // One acquire attempt of `thread` (tryAcquireAsync / tryAcquireOnceAsync): nil = acquired,
   // an integer = not acquired (a ttl in ms to wait, except for kTryLockNoWait where it only
@@ -111,15 +114,16 @@ class RedissonLockKind {
   virtual Argv Renew(int thread, int64_t lease_ms) const;
 
  protected:
-  Argv Eval(const std::string& name, const std::vector<std::string>& keys,
-            const std::vector<std::string>& args) const {
-    return EvalArgv(scripts_, name, keys, args);
+  Argv Eval(const std::string& name, std::vector<std::string> keys,
+            std::vector<std::string> args) const {
+    return EvalArgv(scripts_, name, std::move(keys), std::move(args));
   }
 
  private:
   const ClientConfig config_;
   const ScriptSet scripts_;
   const RedissonVersion version_;
+  mutable std::vector<std::string> fields_;  // By thread; empty until first asked.
 };
 
 // The shared state machine for `kind`. config must pass CheckRedissonConfig.

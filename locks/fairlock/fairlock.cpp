@@ -38,7 +38,7 @@ class FairLockKind final : public RedissonLockKind {
         thread_wait_ms_(config.fair_wait_timeout_us / 1000) {}
 
   Script Attempt(Outbox& out, int thread, const AcquireArgs& args, int64_t lease_ms) override {
-    const std::string field = RLockField(config().uuid, thread);
+    const std::string& field = Field(thread);
     const std::string now = std::to_string(out.WallMs());  // System.currentTimeMillis().
     const std::string lease = std::to_string(lease_ms);
     const std::vector<std::string> keys = {config().lock_name, queue_, timeouts_};
@@ -61,7 +61,7 @@ class FairLockKind final : public RedissonLockKind {
   }
 
   Argv Unlock(Outbox& out, int thread, int64_t lease_ms, const std::string& latch) override {
-    const std::string field = RLockField(config().uuid, thread);
+    const std::string& field = Field(thread);
     const std::string now = std::to_string(out.WallMs());
     if (version() == RedissonVersion::k3136) {
       return Eval("unlock", {config().lock_name, queue_, timeouts_, channel_prefix_},
@@ -89,7 +89,7 @@ class FairLockKind final : public RedissonLockKind {
     const int64_t wait_ms = WaitGiven(args) ? WaitTime(args) * options_.wait_unit_us / 1000
                                             : thread_wait_ms_;
     return Eval("acquire_failed", {queue_, timeouts_},
-                {RLockField(config().uuid, thread), std::to_string(wait_ms)});
+                {Field(thread), std::to_string(wait_ms)});
   }
 
  private:

@@ -27,7 +27,7 @@ class RLockKind final : public RedissonLockKind {
     (void)out;
     (void)args;
     return {Eval("acquire", {config().lock_name},
-                 {std::to_string(lease_ms), RLockField(config().uuid, thread)}),
+                 {std::to_string(lease_ms), Field(thread)}),
             "acquire"};
   }
 
@@ -42,7 +42,7 @@ class RLockKind final : public RedissonLockKind {
 
   Argv Unlock(Outbox& out, int thread, int64_t lease_ms, const std::string& latch) override {
     (void)out;
-    const std::string field = RLockField(config().uuid, thread);
+    const std::string& field = Field(thread);
     if (version() == RedissonVersion::k3136) {
       return Eval("unlock", {config().lock_name, channel_},
                   {kUnlockMessage, std::to_string(lease_ms), field});

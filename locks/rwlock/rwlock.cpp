@@ -63,7 +63,7 @@ class RwLockKind final : public RedissonLockKind {
   Script Attempt(Outbox& out, int thread, const AcquireArgs& args, int64_t lease_ms) override {
     (void)out;
     const std::string lease = std::to_string(lease_ms);
-    const std::string field = RLockField(config().uuid, thread);
+    const std::string& field = Field(thread);
     if (args.shared) {
       return {Eval("read_acquire",
                    {config().lock_name, RwLockTimeoutPrefix(config().lock_name, config().uuid,
@@ -90,7 +90,7 @@ class RwLockKind final : public RedissonLockKind {
     const bool v3136 = version() == RedissonVersion::k3136;
     const std::string latch_ttl = std::to_string(RedissonLatchTtlMs(config()));
     if (At(thread).op_side == Side::kRead) {
-      const std::string field = RLockField(config().uuid, thread);
+      const std::string& field = Field(thread);
       const std::string timeouts = RwLockTimeoutPrefix(name, config().uuid, thread);
       if (v3136) {
         return Eval("read_unlock", {name, channel_, timeouts, key_prefix_},
@@ -131,7 +131,7 @@ class RwLockKind final : public RedissonLockKind {
       const Side side = renewal_counts_.empty() ? LastSide(thread) : renewal_side_;
       if (side == Side::kRead) {
         return Eval("read_renew", {config().lock_name, key_prefix_},
-                    {lease, RLockField(config().uuid, thread)});
+                    {lease, Field(thread)});
       }
       return Eval("renew", {config().lock_name},
                   {lease, RwLockWriteField(config().uuid, thread)});

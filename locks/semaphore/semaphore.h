@@ -38,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "locks/protocol.h"
@@ -115,9 +116,9 @@ class SynchronizerKind {
   virtual void OnCrash();
 
  protected:
-  Argv Eval(const std::string& name, const std::vector<std::string>& keys,
-            const std::vector<std::string>& args) const {
-    return EvalArgv(scripts_, name, keys, args);
+  Argv Eval(const std::string& name, std::vector<std::string> keys,
+            std::vector<std::string> args) const {
+    return EvalArgv(scripts_, name, std::move(keys), std::move(args));
   }
 
  private:

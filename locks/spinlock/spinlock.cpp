@@ -155,9 +155,9 @@ class SpinLock final : public LockProtocol {
 
   int64_t LatchTtlMs() const { return RedissonLatchTtlMs(config_); }
 
-  Argv Eval(const std::string& script, const std::vector<std::string>& keys,
-            const std::vector<std::string>& args) const {
-    return EvalArgv(scripts_, script, keys, args);
+  Argv Eval(const std::string& script, std::vector<std::string> keys,
+            std::vector<std::string> args) const {
+    return EvalArgv(scripts_, script, std::move(keys), std::move(args));
   }
 
   void Finish(Outbox& out, uint64_t id, const Executor::Command& command, const Reply* reply,
