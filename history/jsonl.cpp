@@ -48,11 +48,10 @@ void AppendNumber(std::string* out, int64_t v) {
   out->append(buf, static_cast<size_t>(end - buf));
 }
 
-void AppendKey(std::string* out, std::string_view key) {
-  out->push_back(',');
-  out->push_back('"');
-  out->append(key);
-  out->append("\":");
+// Appends a literal, its length known at compile time: `,"key":` in one step.
+template <size_t N>
+void AppendLiteral(std::string* out, const char (&s)[N]) {
+  out->append(s, N - 1);
 }
 
 // A reader for the flat objects AppendJsonLine writes: string and integer values only.
@@ -242,65 +241,90 @@ class FlatJsonReader {
 
 }  // namespace
 
-void AppendJsonLine(const Event& e, const NameTable& names, std::string* out) {
-  out->append("{\"seq\":");
+namespace {
+
+// A name as a JSON string, from the cache when there is one (its quoted form made once).
+void AppendName(Name name, const NameTable& names, std::vector<std::string>* quoted,
+                std::string* out) {
+  if (quoted == nullptr) {
+    AppendJsonString(out, names.Str(name));
+    return;
+  }
+  if (name >= quoted->size()) quoted->resize(names.size());
+  std::string& q = (*quoted)[name];
+  if (q.empty()) AppendJsonString(&q, names.Str(name));
+  out->append(q);
+}
+
+void AppendLine(const Event& e, const NameTable& names, std::vector<std::string>* quoted,
+                std::string* out) {
+  AppendLiteral(out, "{\"seq\":");
   AppendNumber(out, static_cast<int64_t>(e.seq));
-  AppendKey(out, "t");
+  AppendLiteral(out, ",\"t\":");
   AppendNumber(out, e.t_us);
-  AppendKey(out, "type");
-  out->push_back('"');
+  AppendLiteral(out, ",\"type\":\"");
   out->append(TypeName(e.type));
   out->push_back('"');
   if (e.process != names::kNone) {
-    AppendKey(out, "process");
-    AppendJsonString(out, names.Str(e.process));
+    AppendLiteral(out, ",\"process\":");
+    AppendName(e.process, names, quoted, out);
   }
   if (e.thread >= 0) {
-    AppendKey(out, "thread");
+    AppendLiteral(out, ",\"thread\":");
     AppendNumber(out, e.thread);
   }
   if (e.op != names::kNone) {
-    AppendKey(out, "op");
-    AppendJsonString(out, names.Str(e.op));
+    AppendLiteral(out, ",\"op\":");
+    AppendName(e.op, names, quoted, out);
   }
   if (e.lock != names::kNone) {
-    AppendKey(out, "lock");
-    AppendJsonString(out, names.Str(e.lock));
+    AppendLiteral(out, ",\"lock\":");
+    AppendName(e.lock, names, quoted, out);
   }
   if (e.peer != names::kNone) {
-    AppendKey(out, "peer");
-    AppendJsonString(out, names.Str(e.peer));
+    AppendLiteral(out, ",\"peer\":");
+    AppendName(e.peer, names, quoted, out);
   }
   if (e.local_ms != 0) {
-    AppendKey(out, "local_ms");
+    AppendLiteral(out, ",\"local_ms\":");
     AppendNumber(out, e.local_ms);
   }
   if (e.has_value) {
-    AppendKey(out, "value");
+    AppendLiteral(out, ",\"value\":");
     AppendNumber(out, e.value);
   }
   const size_t before = out->size();
-  AppendKey(out, "detail");
+  AppendLiteral(out, ",\"detail\":\"");
   const size_t text_at = out->size();
   AppendDetailText(e, out);
   if (out->size() == text_at) {
     out->resize(before);  // No detail: the key is left out.
   } else {
-    // The detail was appended raw; escape it in place if it needs it (it rarely does).
+    // The detail was appended raw after its opening quote; escape it in place if it needs it
+    // (it rarely does).
     bool plain = true;
     for (size_t i = text_at; i < out->size() && plain; ++i) {
       plain = Plain(static_cast<unsigned char>((*out)[i]));
     }
     if (plain) {
-      out->insert(out->begin() + static_cast<std::ptrdiff_t>(text_at), '"');
       out->push_back('"');
     } else {
       const std::string raw = out->substr(text_at);
-      out->resize(text_at);
+      out->resize(text_at - 1);
       AppendJsonString(out, raw);
     }
   }
   out->push_back('}');
+}
+
+}  // namespace
+
+void AppendJsonLine(const Event& e, const NameTable& names, std::string* out) {
+  AppendLine(e, names, nullptr, out);
+}
+
+void JsonLineFormatter::Append(const Event& e, std::string* out) {
+  AppendLine(e, *names_, &quoted_, out);
 }
 
 bool ParseJsonLine(std::string_view line, NameTable* names, std::string* text, Event* e,

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "history/event.h"
 
@@ -22,6 +23,17 @@ namespace lockstep::history {
 
 // Appends the event's line, without the newline.
 void AppendJsonLine(const Event& e, const NameTable& names, std::string* out);
+
+// The same for a stream of events of one NameTable: each name's quoted form is made once.
+class JsonLineFormatter {
+ public:
+  explicit JsonLineFormatter(const NameTable* names) : names_(names) {}
+  void Append(const Event& e, std::string* out);
+
+ private:
+  const NameTable* names_;
+  std::vector<std::string> quoted_;  // By name; empty until the name is first written.
+};
 
 // Parses one line as AppendJsonLine writes it. Names are interned into *names; the detail's
 // text is unescaped into *text, which the event's `source` and detail refer to (so *text must

@@ -61,7 +61,7 @@ std::unique_ptr<HistoryWriter> HistoryWriter::Open(const std::string& path, Hist
 
 HistoryWriter::HistoryWriter(std::string path, HistoryFormat format, const NameTable* names,
                              std::unique_ptr<File> file)
-    : path_(std::move(path)), format_(format), names_(names), file_(std::move(file)),
+    : path_(std::move(path)), format_(format), lines_(names), file_(std::move(file)),
       hash_(kFnvOffset) {
   buffer_.reserve(kBufferBytes + 4096);
 }
@@ -71,7 +71,7 @@ HistoryWriter::~HistoryWriter() { Close(); }
 void HistoryWriter::OnEvent(const Event& e) {
   ++events_;
   const size_t start = buffer_.size();
-  AppendJsonLine(e, *names_, &buffer_);
+  lines_.Append(e, &buffer_);
   buffer_.push_back('\n');
   hash_ = FnvAppend(hash_, std::string_view(buffer_).substr(start));
   bytes_ += buffer_.size() - start;

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "history/event.h"
+#include "history/jsonl.h"
 
 namespace lockstep::history {
 
@@ -57,7 +58,7 @@ class HistoryWriter : public EventSink {
 
   std::string path_;
   HistoryFormat format_;
-  const NameTable* names_;
+  JsonLineFormatter lines_;
   std::unique_ptr<File> file_;
   std::string buffer_;
   std::string error_;
