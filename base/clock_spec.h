@@ -21,12 +21,16 @@ struct ClockSpec {
   struct Jump {
     TrueTime at_us = 0;
     int64_t by_us = 0;  // Positive: forward; negative: back.
+
+    bool operator==(const Jump&) const = default;
   };
   int64_t offset_us = 0;    // Wall clock minus true wall time at the start.
   double drift_ppm = 0;     // The clock runs (1 + drift_ppm / 1e6) times as fast as true time.
   std::vector<Jump> jumps;  // In any order; applied in time order.
   bool ntp = false;         // Slew offsets (initial and jumps) back toward the drift line.
   double slew_ppm = 500;    // Linux's maximum slew rate.
+
+  bool operator==(const ClockSpec&) const = default;
 };
 
 }  // namespace lockstep

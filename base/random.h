@@ -95,6 +95,8 @@ struct Distribution {
 
   static Distribution Fixed(double v) { return {Kind::kFixed, v, 0, 0}; }
 
+  bool operator==(const Distribution&) const = default;
+
   // Draws a non-negative duration in microseconds.
   int64_t Sample(Prng& rng) const {
     double v = 0;

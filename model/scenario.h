@@ -13,6 +13,7 @@
 
 #include "base/clock_spec.h"
 #include "base/random.h"
+#include "model/fuzz_spec.h"
 
 namespace lockstep {
 
@@ -25,6 +26,8 @@ struct NodeSpec {
   std::string replica_of;       // Empty for a master (or an independent node).
   enum class Persistence : uint8_t { kNone, kAofEverySec, kAofAlways } persistence =
       Persistence::kNone;
+
+  bool operator==(const NodeSpec&) const = default;
 };
 
 struct ClientSpec {
@@ -37,6 +40,8 @@ struct ClientSpec {
   int threads = 1;
   Role role = Role::kWorker;
   ClockSpec clock;
+
+  bool operator==(const ClientSpec&) const = default;
 };
 
 struct NetworkSpec {
@@ -48,10 +53,14 @@ struct NetworkSpec {
   bool reorder = false;
   // Per ordered pair ("c1->n1") overrides of the latency.
   std::map<std::string, Distribution> link_latency_us;
+
+  bool operator==(const NetworkSpec&) const = default;
 };
 
 struct ReplicationSpec {
   Distribution lag_us = Distribution::Fixed(1000);  // Master -> replica, per effect batch.
+
+  bool operator==(const ReplicationSpec&) const = default;
 };
 
 // The masters form one Redis Cluster: the 16384 hash slots are split among them as
@@ -59,12 +68,16 @@ struct ReplicationSpec {
 // each command to the master serving its key's slot.
 struct ClusterSpec {
   bool enabled = false;
+
+  bool operator==(const ClusterSpec&) const = default;
 };
 
 struct SentinelSpec {
   bool enabled = false;
   int64_t down_after_us = 30'000'000;       // Sentinel's down-after-milliseconds default.
   int64_t client_rediscover_us = 1'000'000;  // Clients learn the new master this much later.
+
+  bool operator==(const SentinelSpec&) const = default;
 };
 
 // Redisson's client configuration and the lock protocol's settings.
@@ -83,6 +96,8 @@ struct ProtocolSpec {
   int64_t fair_wait_timeout_us = 300'000'000;
   // Semaphores: the permits set when the run starts; count-down latches: the count.
   int64_t permits = 1;
+
+  bool operator==(const ProtocolSpec&) const = default;
 };
 
 struct WorkloadSpec {
@@ -95,6 +110,8 @@ struct WorkloadSpec {
   double read_ratio = 0;          // Read-write locks: the share of iterations that read.
   int64_t stagger_us = 0;         // Client i (0-based) starts its threads i * stagger later.
   int64_t ops_per_thread = 0;     // 0: unlimited (until the run ends).
+
+  bool operator==(const WorkloadSpec&) const = default;
 };
 
 struct FaultSpec {
@@ -105,6 +122,11 @@ struct FaultSpec {
     kClockJump,   // by_us on the target's wall clock
     kFailover,    // Sentinel promotes a replica of the target master now
     kLoseReplies, // replies from the target nodes are dropped during duration
+    // Network trouble on every link with an end in targets (and, when peers is not empty, the
+    // other end in peers), during duration:
+    kLatency,     // each message takes extra_us longer ("latency spike")
+    kLoss,        // each message is dropped with probability rate
+    kDuplicate,   // each message is delivered twice with probability rate
   };
   Kind kind = Kind::kPartition;
   int64_t at_us = 0;
@@ -113,7 +135,11 @@ struct FaultSpec {
   std::vector<std::string> peers;
   bool one_way = false;
   int64_t by_us = 0;
+  int64_t extra_us = 0;  // kLatency
+  double rate = 0;       // kLoss, kDuplicate: 0 to 1
   int line = 0;  // Where it was declared (for messages and reports).
+
+  bool operator==(const FaultSpec&) const = default;
 };
 
 // The protected resource every critical section writes to.
@@ -121,6 +147,8 @@ struct ResourceSpec {
   // The resource remembers the highest fencing token it has seen and rejects a write that
   // carries a lower one (only protocols that hand out tokens: the fenced lock).
   bool fencing = false;
+
+  bool operator==(const ResourceSpec&) const = default;
 };
 
 // Random pauses of client processes (GC): each client pauses after an interval drawn from
@@ -130,6 +158,8 @@ struct GcSpec {
   std::vector<std::string> clients;  // Empty: every client.
   Distribution every_us = Distribution::Fixed(10'000'000);
   Distribution pause_us = Distribution::Fixed(100'000);
+
+  bool operator==(const GcSpec&) const = default;
 };
 
 struct Scenario {
@@ -157,6 +187,11 @@ struct Scenario {
   // Expectations by property name (kProperties, model/scenario_toml.h). Properties not named
   // are kAny (reported, not judged).
   std::map<std::string, Expectation> expect;
+
+  // What `lockstep fuzz` varies when this scenario is its base ([fuzz]; ignored by `run`).
+  FuzzSpec fuzz;
+
+  bool operator==(const Scenario&) const = default;
 };
 
 }  // namespace lockstep

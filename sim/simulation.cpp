@@ -1246,6 +1246,11 @@ struct Simulation::Impl {
           });
         }
         break;
+      case K::kLatency:
+      case K::kLoss:
+      case K::kDuplicate:
+        // The loader does not produce these yet (the network windows come next).
+        break;
     }
   }
 
