@@ -26,7 +26,14 @@ std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& 
     recorder.AddSink(writer.get());
   }
   const auto start = std::chrono::steady_clock::now();
-  sim.Run(options.progress, options.progress_every_us, options.interrupted);
+  std::function<bool()> should_stop;
+  if (options.interrupted != nullptr || options.should_stop) {
+    should_stop = [&options] {
+      return (options.interrupted != nullptr && *options.interrupted) ||
+             (options.should_stop && options.should_stop());
+    };
+  }
+  sim.Run(options.progress, options.progress_every_us, should_stop);
   PipelineResult result;
   // The file is complete and closed before anyone reads it again.
   if (writer && !writer->Close()) {

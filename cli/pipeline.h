@@ -26,6 +26,9 @@ struct PipelineOptions {
   int64_t progress_every_us = 60'000'000;
   // Set non-zero (by a signal handler) to stop the run at the next event boundary.
   const volatile std::sig_atomic_t* interrupted = nullptr;
+  // Asked about every 1024 events, besides *interrupted: true stops the run there (a search's
+  // per-case event and time limits).
+  std::function<bool()> should_stop;
 };
 
 struct PipelineResult {

@@ -12,9 +12,9 @@
 
 #include <algorithm>
 #include <cassert>
-#include <csignal>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -74,11 +74,11 @@ class Engine {
   }
 
   // Runs events until the queue is empty or the next event is after `end`; then sets now to
-  // `end`. Returns false if `stop` was requested by an event, or *interrupted became non-zero
-  // (looked at every 1024 events).
-  bool RunUntil(TrueTime end, const volatile std::sig_atomic_t* interrupted = nullptr) {
+  // `end`. Returns false if `stop` was requested by an event, or `should_stop` (when given;
+  // asked every 1024 events) said so.
+  bool RunUntil(TrueTime end, const std::function<bool()>* should_stop = nullptr) {
     while (!queue_.empty() && !stop_) {
-      if (interrupted != nullptr && (events_run_ & 1023) == 0 && *interrupted) {
+      if (should_stop != nullptr && (events_run_ & 1023) == 0 && (*should_stop)()) {
         stop_ = true;
         break;
       }

@@ -1423,7 +1423,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
 }
 
 void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t progress_every_us,
-                     const volatile std::sig_atomic_t* interrupted) {
+                     const std::function<bool()>& should_stop) {
   Impl& s = *impl_;
   {
     history::Event e;
@@ -1484,7 +1484,7 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
   TrueTime next_report = progress_every_us;
   while (s.engine.now() < end) {
     const TrueTime until = std::min(end, next_report);
-    if (!s.engine.RunUntil(until, interrupted)) {
+    if (!s.engine.RunUntil(until, should_stop ? &should_stop : nullptr)) {
       s.interrupted = true;
       break;
     }

@@ -28,7 +28,6 @@
 #ifndef LOCKSTEP_SIM_SIMULATION_H_
 #define LOCKSTEP_SIM_SIMULATION_H_
 
-#include <csignal>
 #include <functional>
 #include <memory>
 #include <string>
@@ -53,12 +52,13 @@ class Simulation {
   history::Recorder& recorder();
 
   // Runs the whole scenario. `progress`, when given, is called about every `progress_every_us`
-  // of simulated time with the current true time (for a progress line). When *interrupted
-  // becomes non-zero (a signal handler sets it), the run stops at the next event boundary and
-  // records its end there; interrupted() then says so.
+  // of simulated time with the current true time (for a progress line). `should_stop`, when
+  // given, is asked about every 1024 events (an interrupt, or a case's event or time limit);
+  // when it answers true the run stops at that event boundary and records its end there;
+  // interrupted() then says so.
   void Run(const std::function<void(TrueTime)>& progress = nullptr,
            int64_t progress_every_us = 60'000'000,
-           const volatile std::sig_atomic_t* interrupted = nullptr);
+           const std::function<bool()>& should_stop = nullptr);
 
   uint64_t events_run() const;
   // The run's end: the scenario's duration, or where an interrupted run stopped.
