@@ -421,17 +421,20 @@ void WriteClients(Out& out, const Scenario& s) {
 void WriteNetwork(Out& out, const NetworkSpec& n) {
   const NetworkSpec defaults;
   if (n == defaults) return;
-  out.Header("[network]");
+  Pairs links;
+  for (const auto& [link, d] : n.link_latency_us) links.emplace_back(Key(link), DistText(d));
+  const std::string links_line = "links = " + InlineTable(links);
+  const bool links_table = links_line.size() > kLineWidth;  // [network.links], one per line.
+  NetworkSpec others = n;
+  others.link_latency_us.clear();
+  if (others != defaults || !links_table) out.Header("[network]");
   if (n.latency_us != defaults.latency_us) out.Set("latency_ms", DistText(n.latency_us));
   if (n.loss != defaults.loss) out.Set("loss", NumberText(n.loss));
   if (n.duplicate != defaults.duplicate) out.Set("duplicate", NumberText(n.duplicate));
   if (n.reorder != defaults.reorder) out.Set("reorder", Bool(n.reorder));
-  if (n.link_latency_us.empty()) return;
-  Pairs links;
-  for (const auto& [link, d] : n.link_latency_us) links.emplace_back(Key(link), DistText(d));
-  const std::string line = "links = " + InlineTable(links);
-  if (line.size() <= kLineWidth) {
-    out.Line(line);
+  if (links.empty()) return;
+  if (!links_table) {
+    out.Line(links_line);
     return;
   }
   out.Header("[network.links]");
