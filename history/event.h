@@ -13,7 +13,7 @@
 //             client thread whose operation sent it, -1 for the process's own commands)
 //   message   a pub/sub message reached a client (op = the channel)
 //   fault     a fault started or ended (op = partition, heal, crash, restart, pause, resume,
-//             clock_jump, failover, promote, lose_replies ...)
+//             clock_jump, failover, promote, lose_replies, latency, loss, duplicate ...)
 //   resource  a thread entered or left the protected resource (op = enter/exit)
 //   lease     a lock key's state changed on a node (op = acquired, released, expired, lost,
 //             owners; the detail lists the key's owner fields, or its count)
@@ -133,6 +133,17 @@ struct LoseRepliesFault {
   std::string_view node;
 };
 
+// Fault latency / loss / duplicate and their _end (latency_end ...): a window of network
+// trouble on every link with an end in `targets` (with peers: only the links between a target
+// and a peer), recorded by "sim" when it opens and when it closes, with the same text:
+// "extra=200ms targets=c1,c2 peers=n1" (latency), "rate=0.25 targets=n1" (loss, duplicate).
+struct NetworkFault {
+  int64_t extra_us = 0;      // latency: the delay added to each message.
+  double rate = 0;           // loss, duplicate: the probability per message, 0 to 1.
+  std::string_view targets;  // Comma-separated names.
+  std::string_view peers;    // Comma-separated names; empty: every link of the targets.
+};
+
 // Note run: "end_us=60000000 seed=1 scenario=contention-10".
 struct RunNote {
   int64_t end_us = 0;
@@ -181,8 +192,8 @@ struct RediscoverNote {
 
 using Detail = std::variant<NoDetail, Text, StockText, AcquireCall, ReplyDetail, Owners, Access,
                             Write, PauseFault, PartitionFault, ClockJumpFault, FailoverFault,
-                            PromoteFault, LoseRepliesFault, RunNote, ProtocolNote, ClusterNote,
-                            ClientNote, RoleNote, DoneNote, RediscoverNote>;
+                            PromoteFault, LoseRepliesFault, NetworkFault, RunNote, ProtocolNote,
+                            ClusterNote, ClientNote, RoleNote, DoneNote, RediscoverNote>;
 
 // --- the event -------------------------------------------------------------------------------
 

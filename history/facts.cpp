@@ -67,6 +67,7 @@ const char* ImpairmentName(Impairment kind) {
     case kPaused: return "paused";
     case kPartitioned: return "partitioned";
     case kDeaf: return "losing replies";
+    case kSlowOrLossy: return "on slow or lossy links";
     default: return "?";
   }
 }
@@ -947,6 +948,18 @@ void FactsPass::OnFaultEvent(const Event& e) {
       break;
     case names::kLoseReplies: StartImpairment(process, kDeaf, e.t_us); break;
     case names::kLoseRepliesEnd: EndImpairment(process, kDeaf, e.t_us); break;
+    // Messages that arrive late or not at all keep a process from taking part as a partition
+    // does; duplicated ones do not (everything still arrives), so duplicate is no impairment.
+    case names::kLatency:
+    case names::kLoss:
+      if (p.network_windows_open++ == 0) StartImpairment(process, kSlowOrLossy, e.t_us);
+      break;
+    case names::kLatencyEnd:
+    case names::kLossEnd:
+      if (p.network_windows_open > 0 && --p.network_windows_open == 0) {
+        EndImpairment(process, kSlowOrLossy, e.t_us);
+      }
+      break;
     default: break;
   }
   for (FactsObserver* o : observers_) o->OnFault(*this, faults_.back());

@@ -95,7 +95,11 @@ enum class EndCause : uint8_t { kRunEnd, kRelease, kForceUnlock, kCrash, kExit }
 // kOwners: the key still exists but its set of owner fields changed (a reader joined or left).
 enum class LeaseKind : uint8_t { kAcquired, kReleased, kExpired, kLost, kOwners };
 enum class GapEnd : uint8_t { kRunEnd, kStoppedHolding, kReacquired, kCrash };
-enum Impairment : uint8_t { kDown, kPaused, kPartitioned, kDeaf, kImpairmentKinds };
+// kSlowOrLossy: a latency or loss window (history/event.h, NetworkFault) was open on the links
+// of the process that recorded it ("sim": every process, as for a partition).
+enum Impairment : uint8_t {
+  kDown, kPaused, kPartitioned, kDeaf, kSlowOrLossy, kImpairmentKinds
+};
 const char* ImpairmentName(Impairment kind);
 const char* OutcomeName(Outcome outcome);  // "ok", "fail", "info (unknown)", ...
 
@@ -117,7 +121,10 @@ struct Process {
   bool down = false;
   bool paused = false;
   std::vector<int> threads;  // By thread index: thread id, or kNone.
-  std::array<int64_t, kImpairmentKinds> impaired_since_us{-1, -1, -1, -1};
+  std::array<int64_t, kImpairmentKinds> impaired_since_us{-1, -1, -1, -1, -1};
+  // Latency and loss windows this process recorded that are still open: they may overlap, and
+  // the kSlowOrLossy stretch ends with the last of them.
+  int network_windows_open = 0;
   // Every impaired stretch that has ended, sorted by from_us (open ones are in
   // impaired_since_us).
   std::vector<ImpairedSpan> impaired;

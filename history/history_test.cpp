@@ -83,6 +83,18 @@ TEST_CASE("every typed detail writes the simulator's text and reads back to the 
        "replies from n3 are lost"},
       {Typed(EventType::kFault, names::kLoseRepliesEnd, LoseRepliesFault{"n3"}),
        "replies from n3 flow again"},
+      {Typed(EventType::kFault, names::kLatency, NetworkFault{200'000, 0, "c1,c2", "n1"}),
+       "extra=200ms targets=c1,c2 peers=n1"},
+      {Typed(EventType::kFault, names::kLatencyEnd, NetworkFault{1'500, 0, "n1", ""}),
+       "extra=1.500ms targets=n1"},
+      {Typed(EventType::kFault, names::kLoss, NetworkFault{0, 0.25, "c1", "n1,n2"}),
+       "rate=0.25 targets=c1 peers=n1,n2"},
+      {Typed(EventType::kFault, names::kLossEnd, NetworkFault{0, 1, "c1", ""}),
+       "rate=1 targets=c1"},
+      {Typed(EventType::kFault, names::kDuplicate, NetworkFault{0, 0.1, "n1", ""}),
+       "rate=0.1 targets=n1"},
+      {Typed(EventType::kFault, names::kDuplicateEnd, NetworkFault{0, 0.1, "n1", "c3"}),
+       "rate=0.1 targets=n1 peers=c3"},
       {Typed(EventType::kFault, names::kCrash, StockText{}), "process killed"},
       {Typed(EventType::kFault, names::kRestart, StockText{}), "process restarted"},
       {Typed(EventType::kFault, names::kResume, StockText{}), "resumed"},
@@ -111,6 +123,38 @@ TEST_CASE("every typed detail writes the simulator's text and reads back to the 
     decoded.detail = back;
     CHECK(DetailText(decoded) == c.text);
     RoundTrip(c.event, &names);
+  }
+}
+
+TEST_CASE("a network window's text reads back to its fields; other text stays free text") {
+  const Detail latency =
+      DecodeDetail(EventType::kFault, names::kLatency, "extra=2.500ms targets=c1,n2 peers=n1");
+  const NetworkFault* l = std::get_if<NetworkFault>(&latency);
+  REQUIRE(l != nullptr);
+  CHECK(l->extra_us == 2'500);
+  CHECK(l->targets == "c1,n2");
+  CHECK(l->peers == "n1");
+  // A rate that is not exactly representable reads back to the same double.
+  const double rate = 0.1 + 0.2;
+  Event e = Typed(EventType::kFault, names::kDuplicate, NetworkFault{0, rate, "c1", ""});
+  const std::string text = DetailText(e);
+  const Detail back = DecodeDetail(EventType::kFault, names::kDuplicate, text);
+  REQUIRE(std::holds_alternative<NetworkFault>(back));
+  CHECK(std::get<NetworkFault>(back).rate == rate);
+  std::vector<std::string> names_seen;
+  ForEachNetworkFaultName(NetworkFault{0, 1, "c1,n1", "n1,c2"},
+                          [&](std::string_view name) { names_seen.emplace_back(name); });
+  CHECK(names_seen == std::vector<std::string>{"c1", "n1", "c2"});
+  for (const auto& [op, bad] : std::vector<std::pair<Name, std::string>>{
+           {names::kLatency, "rate=0.5 targets=c1"},    // latency speaks of extra
+           {names::kLoss, "extra=5ms targets=c1"},      // loss of rate
+           {names::kLoss, "rate=1.5 targets=c1"},       // not a probability
+           {names::kLoss, "rate=0.5 targets="},         // no targets
+           {names::kLoss, "rate=0.5 targets=c1 peers="},
+           {names::kDuplicate, "rate=0.5"},
+           {names::kLatency, "extra=5 targets=c1"}}) {  // ms is written
+    INFO(bad);
+    CHECK(std::holds_alternative<Text>(DecodeDetail(EventType::kFault, op, bad)));
   }
 }
 

@@ -60,6 +60,12 @@ enum : Name {
   kPromote,
   kLoseReplies,
   kLoseRepliesEnd,
+  kLatency,
+  kLatencyEnd,
+  kLoss,
+  kLossEnd,
+  kDuplicate,
+  kDuplicateEnd,
   // Notes.
   kRun,
   kProtocol,

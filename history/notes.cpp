@@ -1,6 +1,7 @@
 #include "history/notes.h"
 
 #include <cctype>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 
@@ -193,6 +194,23 @@ void AppendInt(std::string* out, int64_t v) {
   out->append(buf, static_cast<size_t>(n));
 }
 
+// The shortest text that reads back as the same double ("0.25", "1"): to_chars' shortest form
+// is the same with every standard library, and ParseRate reads it back exactly.
+void AppendRate(std::string* out, double v) {
+  char buf[32];
+  const auto result = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, result.ptr);
+}
+
+// A rate as AppendRate writes it, from 0 to 1; nullopt for anything else.
+std::optional<double> ParseRate(std::string_view text) {
+  double v = 0;
+  const auto result = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (result.ec != std::errc() || result.ptr != text.data() + text.size()) return std::nullopt;
+  if (!(v >= 0 && v <= 1)) return std::nullopt;
+  return v;
+}
+
 // The typed detail as text. Visiting by overload: one line per kind.
 struct Encoder {
   const Event& e;
@@ -273,6 +291,21 @@ struct Encoder {
     out->append("replies from ");
     out->append(l.node);
     out->append(e.op == names::kLoseRepliesEnd ? " flow again" : " are lost");
+  }
+  void operator()(const NetworkFault& n) const {
+    if (e.op == names::kLatency || e.op == names::kLatencyEnd) {
+      out->append("extra=");
+      AppendMs(out, n.extra_us);
+    } else {
+      out->append("rate=");
+      AppendRate(out, n.rate);
+    }
+    out->append(" targets=");
+    out->append(n.targets);
+    if (!n.peers.empty()) {
+      out->append(" peers=");
+      out->append(n.peers);
+    }
   }
   void operator()(const RunNote& r) const {
     out->append("end_us=");
@@ -389,6 +422,43 @@ Detail DecodeFault(Name op, std::string_view text) {
       const std::string_view tail = op == names::kLoseReplies ? " are lost" : " flow again";
       if (rest.size() <= tail.size() || rest.substr(rest.size() - tail.size()) != tail) break;
       return LoseRepliesFault{rest.substr(0, rest.size() - tail.size())};
+    }
+    case names::kLatency:
+    case names::kLatencyEnd:
+    case names::kLoss:
+    case names::kLossEnd:
+    case names::kDuplicate:
+    case names::kDuplicateEnd: {
+      NetworkFault n;
+      std::string_view rest = text;
+      // The first word, as the encoder writes it for this op.
+      const size_t space = rest.find(' ');
+      if (space == std::string_view::npos) break;
+      std::string_view first = rest.substr(0, space);
+      rest.remove_prefix(space);
+      if (op == names::kLatency || op == names::kLatencyEnd) {
+        if (!Eat(&first, "extra=")) break;
+        const auto extra = ParseMs(first);
+        if (!extra || *extra <= 0) break;
+        n.extra_us = *extra;
+      } else {
+        if (!Eat(&first, "rate=")) break;
+        const auto rate = ParseRate(first);
+        if (!rate) break;
+        n.rate = *rate;
+      }
+      if (!Eat(&rest, " targets=")) break;
+      const size_t peers_at = rest.find(" peers=");
+      n.targets = rest.substr(0, peers_at);
+      if (peers_at != std::string_view::npos) {
+        n.peers = rest.substr(peers_at + 7);
+        if (n.peers.empty()) break;
+      }
+      if (n.targets.empty() || n.targets.find(' ') != std::string_view::npos ||
+          n.peers.find(' ') != std::string_view::npos) {
+        break;
+      }
+      return n;
     }
     default: break;
   }

@@ -10,6 +10,8 @@
 #define LOCKSTEP_HISTORY_NOTES_H_
 
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -88,6 +90,9 @@ std::optional<RoleNote> AsRoleNote(const Event& note);
 // Partition faults: calls f(name) for each process named on either side, in order, once each.
 template <class F>
 void ForEachPartitionName(const PartitionFault& p, F f);
+// Network windows (latency, loss, duplicate): the same for the targets, then the peers.
+template <class F>
+void ForEachNetworkFaultName(const NetworkFault& n, F f);
 
 // "-12", "0", "42" as an int64 (no sign other than '-', no spaces); nullopt on anything else
 // or on overflow.
@@ -105,11 +110,13 @@ void ForEachOwnerField(std::string_view list, F f) {
   }
 }
 
+namespace internal {
+// Calls f(name) for each name in the comma-separated lists, in order, once each.
 template <class F>
-void ForEachPartitionName(const PartitionFault& p, F f) {
+void ForEachListedName(std::initializer_list<std::string_view> lists, F f) {
   std::string_view seen[64];
   size_t n_seen = 0;
-  for (std::string_view side : {p.side_a, p.side_b}) {
+  for (std::string_view side : lists) {
     while (!side.empty()) {
       const size_t comma = side.find(',');
       const std::string_view name = Trim(side.substr(0, comma));
@@ -122,6 +129,17 @@ void ForEachPartitionName(const PartitionFault& p, F f) {
       f(name);
     }
   }
+}
+}  // namespace internal
+
+template <class F>
+void ForEachPartitionName(const PartitionFault& p, F f) {
+  internal::ForEachListedName({p.side_a, p.side_b}, f);
+}
+
+template <class F>
+void ForEachNetworkFaultName(const NetworkFault& n, F f) {
+  internal::ForEachListedName({n.targets, n.peers}, f);
 }
 
 }  // namespace lockstep::history
