@@ -67,8 +67,8 @@ constexpr std::string_view kProtocolKeys[] = {
 constexpr std::string_view kWorkloadKeys[] = {"mode",     "wait_ms", "lease_ms",      "critical_ms",
                                               "think_ms", "reentry", "ops_per_thread",
                                               "read_ratio", "stagger_ms"};
-constexpr std::string_view kFaultKeys[] = {"kind",  "at_ms",   "duration_ms", "targets",
-                                           "peers", "one_way", "by_ms"};
+constexpr std::string_view kFaultKeys[] = {"kind",    "at_ms", "duration_ms", "targets", "peers",
+                                           "one_way", "by_ms", "extra_ms",    "rate"};
 constexpr std::string_view kGcKeys[] = {"enabled", "clients", "every_ms", "pause_ms"};
 constexpr std::string_view kChecksKeys[] = {"liveness_bound_ms"};
 constexpr std::string_view kResourceKeys[] = {"fencing"};
@@ -125,7 +125,16 @@ constexpr FaultKindInfo kFaultKinds[] = {
     {"clock_jump", FaultSpec::Kind::kClockJump, {"targets", "by_ms"}},
     {"failover", FaultSpec::Kind::kFailover, {"targets"}},
     {"lose_replies", FaultSpec::Kind::kLoseReplies, {"duration_ms", "targets"}},
+    {"latency", FaultSpec::Kind::kLatency, {"duration_ms", "targets", "peers", "extra_ms"}},
+    {"loss", FaultSpec::Kind::kLoss, {"duration_ms", "targets", "peers", "rate"}},
+    {"duplicate", FaultSpec::Kind::kDuplicate, {"duration_ms", "targets", "peers", "rate"}},
 };
+
+// The kinds that trouble the links of their targets for a while (FaultSpec::Kind).
+bool IsNetworkWindow(FaultSpec::Kind kind) {
+  return kind == FaultSpec::Kind::kLatency || kind == FaultSpec::Kind::kLoss ||
+         kind == FaultSpec::Kind::kDuplicate;
+}
 
 // Process names the history uses for itself. "sentinel" may also appear in a partition.
 constexpr std::string_view kSentinelName = "sentinel";
@@ -476,6 +485,9 @@ class Loader {
   void ParseWorkload(const toml::table& t, WorkloadSpec* workload);
   void ParseFaults(const toml::table& root, Scenario* s);
   void ParseFault(const toml::table& t, const std::string& path, FaultSpec* fault);
+  void CheckPeers(const toml::table& t, const std::string& path,
+                  const std::vector<std::string>& targets, std::string_view if_empty,
+                  std::string_view if_in_targets);
   void ParseGc(const toml::table& t, GcSpec* gc);
   void ParseExpect(const toml::table& t, std::map<std::string, Expectation>* expect);
   void Declare(const std::string& name, const toml::source_region& where, const std::string& key,
@@ -1317,7 +1329,8 @@ void Loader::ParseFault(const toml::table& t, const std::string& path, FaultSpec
   }
   const bool needs_duration = kind.kind == FaultSpec::Kind::kPartition ||
                               kind.kind == FaultSpec::Kind::kPause ||
-                              kind.kind == FaultSpec::Kind::kLoseReplies;
+                              kind.kind == FaultSpec::Kind::kLoseReplies ||
+                              IsNetworkWindow(kind.kind);
   if (needs_duration) {
     Require(t, "duration_ms", path, owner + " needs duration_ms, how long it lasts");
     if (auto v = DurationUs(t, "duration_ms", path, Sign::kPositive)) fault->duration_us = *v;
@@ -1348,26 +1361,62 @@ void Loader::ParseFault(const toml::table& t, const std::string& path, FaultSpec
   if (kind.kind == FaultSpec::Kind::kPartition) {
     Require(t, "peers", path, "a partition needs peers, the names on the other side");
     fault->peers = NameList(t, "peers", path, Want::kPartitionSide, "");
-    if (const toml::node* n = t.get("peers"); n != nullptr && n->is_array()) {
-      const toml::array& peers = *n->as_array();
-      if (peers.empty()) {
-        Problem(n->source(), Child(path, "peers"), "must name at least one node or client");
-      }
-      for (size_t i = 0; i < peers.size(); ++i) {
-        const auto* peer = peers.get(i)->as_string();
-        if (peer != nullptr && std::find(fault->targets.begin(), fault->targets.end(),
-                                         peer->get()) != fault->targets.end()) {
-          Problem(peer->source(), Element(Child(path, "peers"), i),
-                  "'" + peer->get() + "' is on both sides of the partition (also in targets)");
+    CheckPeers(t, path, fault->targets, "must name at least one node or client",
+               "is on both sides of the partition (also in targets)");
+    if (auto v = Bool(t, "one_way", path)) fault->one_way = *v;
+  }
+  if (IsNetworkWindow(kind.kind)) {
+    // Peers are optional here: without them every link of a target is affected.
+    fault->peers = NameList(t, "peers", path, Want::kProcess, owner + " takes nodes and clients");
+    CheckPeers(t, path, fault->targets,
+               "must name at least one node or client; leave peers out to affect every link of "
+               "the targets",
+               "is also in targets; peers are the other ends of the targets' links");
+  }
+  if (kind.kind == FaultSpec::Kind::kLatency) {
+    Require(t, "extra_ms", path, "a latency fault needs extra_ms, the delay added to each message");
+    if (auto v = DurationUs(t, "extra_ms", path, Sign::kPositive)) fault->extra_us = *v;
+  }
+  if (kind.kind == FaultSpec::Kind::kLoss || kind.kind == FaultSpec::Kind::kDuplicate) {
+    Require(t, "rate", path,
+            owner + " needs rate, the probability that it strikes a message (0 to 1)");
+    if (const toml::node* n = t.get("rate")) {
+      const std::string key = Child(path, "rate");
+      if (const std::optional<double> rate = Number(*n, key)) {
+        if (*rate <= 0 || *rate > 1) {
+          Problem(n->source(), key,
+                  "must be a probability greater than 0 and at most 1, got " +
+                      FormatNumber(*rate) +
+                      (*rate == 0 ? "; a rate of 0 does nothing, remove the fault" : ""));
+        } else {
+          fault->rate = *rate;
         }
       }
     }
-    if (auto v = Bool(t, "one_way", path)) fault->one_way = *v;
   }
   if (kind.kind == FaultSpec::Kind::kClockJump) {
     Require(t, "by_ms", path, "a clock_jump needs by_ms, how far the wall clocks move");
     if (auto v = DurationUs(t, "by_ms", path, Sign::kNonZero, "a jump of 0 ms does nothing")) {
       fault->by_us = *v;
+    }
+  }
+}
+
+// A fault's peers, when it has them as an array: not empty, and none of them in targets.
+// `if_empty` and `if_in_targets` say what is wrong in this kind's words.
+void Loader::CheckPeers(const toml::table& t, const std::string& path,
+                        const std::vector<std::string>& targets, std::string_view if_empty,
+                        std::string_view if_in_targets) {
+  const toml::node* n = t.get("peers");
+  if (n == nullptr || !n->is_array()) return;
+  const toml::array& peers = *n->as_array();
+  if (peers.empty()) Problem(n->source(), Child(path, "peers"), std::string(if_empty));
+  for (size_t i = 0; i < peers.size(); ++i) {
+    const auto* peer = peers.get(i)->as_string();
+    if (peer != nullptr &&
+        std::find(targets.begin(), targets.end(), peer->get()) != targets.end()) {
+      Problem(peer->source(), Element(Child(path, "peers"), i),
+              "'" + peer->get() + "' " + std::string(if_in_targets));
     }
   }
 }

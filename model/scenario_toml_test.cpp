@@ -704,6 +704,142 @@ TEST_CASE("faults: required keys, kinds and the run's bounds", "[scenario][error
   CHECK(s.faults[1].line == 2);
 }
 
+TEST_CASE("network windows: latency, loss and duplicate faults", "[scenario][network]") {
+  const Scenario s = LoadGood(
+      "[[nodes]]\n[[clients]]\ncount = 2\n"
+      "[[faults]]\nkind = \"latency\"\nat_ms = 1000\nduration_ms = 2000\nextra_ms = 0.25\n"
+      "targets = [\"n1\"]\n"
+      "[[faults]]\nkind = \"loss\"\nat_ms = 2000\nduration_ms = 500\nrate = 1\n"
+      "targets = [\"c1\", \"n1\"]\npeers = [\"c2\"]\n"
+      "[[faults]]\nkind = \"duplicate\"\nat_ms = 0\nduration_ms = 1\nrate = 0.05\n"
+      "targets = [\"c2\"]\n");
+  REQUIRE(s.faults.size() == 3);
+  const FaultSpec& latency = s.faults[0];
+  CHECK(latency.kind == FaultSpec::Kind::kLatency);
+  CHECK(latency.at_us == 1'000'000);
+  CHECK(latency.duration_us == 2'000'000);
+  CHECK(latency.extra_us == 250);
+  CHECK(latency.rate == 0);
+  CHECK(latency.targets == std::vector<std::string>{"n1"});
+  CHECK(latency.peers.empty());
+  const FaultSpec& loss = s.faults[1];
+  CHECK(loss.kind == FaultSpec::Kind::kLoss);
+  CHECK(loss.duration_us == 500'000);
+  CHECK(loss.rate == 1);
+  CHECK(loss.extra_us == 0);
+  CHECK(loss.targets == std::vector<std::string>{"c1", "n1"});
+  CHECK(loss.peers == std::vector<std::string>{"c2"});
+  const FaultSpec& duplicate = s.faults[2];
+  CHECK(duplicate.kind == FaultSpec::Kind::kDuplicate);
+  CHECK(duplicate.rate == 0.05);
+  CHECK(duplicate.duration_us == 1'000);
+  CHECK(duplicate.targets == std::vector<std::string>{"c2"});
+}
+
+TEST_CASE("network windows: each mistake", "[scenario][network][errors]") {
+  const std::string head = "duration_ms = 10000\n[[nodes]]\n[[clients]]\ncount = 2\n";  // 1-4.
+  auto fault = [&](const std::string& body) { return head + "[[faults]]\n" + body; };  // 5-.
+  const std::string no_extra =
+      fault("kind = \"latency\"\nat_ms = 1\nduration_ms = 5\ntargets = [\"n1\"]\n");
+  const std::string zero_extra = fault(
+      "kind = \"latency\"\nat_ms = 1\nduration_ms = 5\nextra_ms = 0\ntargets = [\"n1\"]\n");
+  const std::string unit_extra = fault(
+      "kind = \"latency\"\nat_ms = 1\nduration_ms = 5\nextra_ms = \"5ms\"\n"
+      "targets = [\"n1\"]\n");
+  const std::string no_duration =
+      fault("kind = \"loss\"\nat_ms = 1\nrate = 0.5\ntargets = [\"n1\"]\n");
+  const std::string zero_duration = fault(
+      "kind = \"duplicate\"\nat_ms = 1\nduration_ms = 0\nrate = 0.5\ntargets = [\"n1\"]\n");
+  const std::string no_rate =
+      fault("kind = \"loss\"\nat_ms = 1\nduration_ms = 5\ntargets = [\"n1\"]\n");
+  const std::string zero_rate = fault(
+      "kind = \"loss\"\nat_ms = 1\nduration_ms = 5\nrate = 0\ntargets = [\"n1\"]\n");
+  const std::string big_rate = fault(
+      "kind = \"duplicate\"\nat_ms = 1\nduration_ms = 5\nrate = 1.5\ntargets = [\"n1\"]\n");
+  const std::string text_rate = fault(
+      "kind = \"duplicate\"\nat_ms = 1\nduration_ms = 5\nrate = \"0.5\"\n"
+      "targets = [\"n1\"]\n");
+  const std::string no_targets =
+      fault("kind = \"loss\"\nat_ms = 1\nduration_ms = 5\nrate = 0.5\n");
+  const std::string empty_targets =
+      fault("kind = \"loss\"\nat_ms = 1\nduration_ms = 5\nrate = 0.5\ntargets = []\n");
+  const std::string empty_peers = fault(
+      "kind = \"loss\"\nat_ms = 1\nduration_ms = 5\nrate = 0.5\ntargets = [\"n1\"]\n"
+      "peers = []\n");
+  const std::string peer_in_targets = fault(
+      "kind = \"latency\"\nat_ms = 1\nduration_ms = 5\nextra_ms = 5\n"
+      "targets = [\"n1\", \"c1\"]\npeers = [\"c2\", \"c1\"]\n");
+  const std::string unknown_peer = fault(
+      "kind = \"latency\"\nat_ms = 1\nduration_ms = 5\nextra_ms = 5\n"
+      "targets = [\"n1\"]\npeers = [\"c3\"]\n");
+  const std::string sentinel_peer =
+      fault("kind = \"loss\"\nat_ms = 1\nduration_ms = 5\nrate = 1\ntargets = [\"n1\"]\n"
+            "peers = [\"sentinel\"]\n") +
+      "[sentinel]\nenabled = true\n";
+  const std::string rate_on_latency = fault(
+      "kind = \"latency\"\nat_ms = 1\nduration_ms = 5\nextra_ms = 5\nrate = 0.5\n"
+      "targets = [\"n1\"]\n");
+  const std::string extra_on_loss = fault(
+      "kind = \"loss\"\nat_ms = 1\nduration_ms = 5\nextra_ms = 5\nrate = 0.5\n"
+      "targets = [\"n1\"]\n");
+  const std::string one_way = fault(
+      "kind = \"duplicate\"\nat_ms = 1\nduration_ms = 5\nrate = 0.5\ntargets = [\"n1\"]\n"
+      "one_way = true\n");
+  const std::string typo = fault(
+      "kind = \"loss\"\nat_ms = 1\nduration_ms = 5\nrat = 0.5\ntargets = [\"n1\"]\n");
+  const std::string kind_typo = fault(
+      "kind = \"latncy\"\nat_ms = 1\nduration_ms = 5\nextra_ms = 5\ntargets = [\"n1\"]\n");
+  const std::string outside = fault(
+      "kind = \"latency\"\nat_ms = 10000\nduration_ms = 5\nextra_ms = 5\n"
+      "targets = [\"n1\"]\n");
+  CheckBadCases({
+      {"latency without extra_ms", no_extra.c_str(), 5, 1, "faults[0].extra_ms",
+       "missing; a latency fault needs extra_ms, the delay added to each message"},
+      {"an extra_ms of 0", zero_extra.c_str(), 9, 12, "faults[0].extra_ms",
+       "must be greater than 0"},
+      {"an extra_ms with its unit", unit_extra.c_str(), 9, 12, "faults[0].extra_ms",
+       "must be a number, got string"},
+      {"loss without duration_ms", no_duration.c_str(), 5, 1, "faults[0].duration_ms",
+       "missing; a 'loss' fault needs duration_ms, how long it lasts"},
+      {"a duration_ms of 0", zero_duration.c_str(), 8, 15, "faults[0].duration_ms",
+       "must be greater than 0"},
+      {"loss without rate", no_rate.c_str(), 5, 1, "faults[0].rate",
+       "missing; a 'loss' fault needs rate, the probability that it strikes a message (0 to 1)"},
+      {"a rate of 0", zero_rate.c_str(), 9, 8, "faults[0].rate",
+       "must be a probability greater than 0 and at most 1, got 0; a rate of 0 does nothing, "
+       "remove the fault"},
+      {"a rate above 1", big_rate.c_str(), 9, 8, "faults[0].rate",
+       "must be a probability greater than 0 and at most 1, got 1.5"},
+      {"a rate in quotes", text_rate.c_str(), 9, 8, "faults[0].rate",
+       "must be a number, got string (write 0.5 without the quotes)"},
+      {"no targets", no_targets.c_str(), 5, 1, "faults[0].targets",
+       "missing; a 'loss' fault needs targets"},
+      {"empty targets", empty_targets.c_str(), 10, 11, "faults[0].targets",
+       "must name at least one node or client"},
+      {"empty peers", empty_peers.c_str(), 11, 9, "faults[0].peers",
+       "must name at least one node or client; leave peers out to affect every link of the "
+       "targets"},
+      {"a peer that is a target", peer_in_targets.c_str(), 11, 16, "faults[0].peers[1]",
+       "'c1' is also in targets; peers are the other ends of the targets' links"},
+      {"an unknown peer", unknown_peer.c_str(), 11, 10, "faults[0].peers[0]",
+       "no node or client is named 'c3'; did you mean 'c1'?"},
+      {"the Sentinel as a peer", sentinel_peer.c_str(), 11, 10, "faults[0].peers[0]",
+       "no node or client is named 'sentinel'"},
+      {"rate on a latency fault", rate_on_latency.c_str(), 10, 1, "faults[0].rate",
+       "is not used by a 'latency' fault; a 'latency' fault takes: kind, at_ms, duration_ms, "
+       "targets, peers, extra_ms"},
+      {"extra_ms on a loss fault", extra_on_loss.c_str(), 9, 1, "faults[0].extra_ms",
+       "is not used by a 'loss' fault; a 'loss' fault takes: kind, at_ms, duration_ms, targets, "
+       "peers, rate"},
+      {"one_way on a duplicate fault", one_way.c_str(), 11, 1, "faults[0].one_way",
+       "is not used by a 'duplicate' fault"},
+      {"a typo in rate", typo.c_str(), 9, 1, "faults[0].rat", "unknown key; did you mean 'rate'?"},
+      {"a typo in the kind", kind_typo.c_str(), 6, 8, "faults[0].kind",
+       "unknown fault kind 'latncy'; did you mean 'latency'?"},
+      {"a window after the run", outside.c_str(), 7, 9, "faults[0].at_ms", "is outside the run"},
+  });
+}
+
 TEST_CASE("protocol kinds, versions and script files", "[scenario][errors]") {
   // Every kind the loader knows loads with each of its script names (issue 4 adds kinds to
   // kProtocolKinds; this keeps each new entry loadable).

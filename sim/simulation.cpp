@@ -253,6 +253,19 @@ struct Simulation::Impl {
   };
   std::vector<Partition> partitions;
 
+  // Latency, loss and duplicate faults: while a window is active it applies to every message
+  // sent on a link with one end in `a` and, unless `every_peer`, the other end in `b`.
+  struct NetworkWindow {
+    FaultSpec::Kind kind = FaultSpec::Kind::kLatency;
+    std::vector<bool> a, b;  // By endpoint: the targets, the peers.
+    bool every_peer = true;  // No peers given: every link of a target.
+    int64_t extra_us = 0;    // kLatency
+    double rate = 0;         // kLoss, kDuplicate
+    bool active = false;
+  };
+  std::vector<NetworkWindow> windows;
+  int windows_active = 0;  // Send looks at the windows only while one is active.
+
   // The highest fencing token the protected resource has accepted.
   int64_t resource_token_max = 0;
 
@@ -325,6 +338,13 @@ struct Simulation::Impl {
     return false;
   }
 
+  bool Applies(const NetworkWindow& w, int from, int to) const {
+    const auto f = static_cast<size_t>(from), t = static_cast<size_t>(to);
+    if (!w.active) return false;
+    if (w.every_peer) return w.a[f] || w.a[t];
+    return (w.a[f] && w.b[t]) || (w.b[f] && w.a[t]);
+  }
+
   int64_t Latency(int from, int to) {
     // At least a microsecond: a reply never arrives at the instant it was asked for, or a
     // client that retries "at once" (PTTL 0) would spin without time moving.
@@ -334,13 +354,35 @@ struct Simulation::Impl {
   // Delivers `deliver` at endpoint `to` after the link's latency, unless the message is lost
   // or a partition cuts the link when it is sent or when it arrives. `deliver` is a closure
   // that owns the message; a duplicated message is delivered by a copy of it.
+  //
+  // A network window active when the message is sent adds its latency, or drops or duplicates
+  // it with its rate. Windows draw from net_rng only for the messages they apply to, so that a
+  // scenario without them draws exactly what it drew before they existed.
   template <typename Deliver>
   void Send(int from, int to, Deliver deliver) {
     if (Blocked(from, to)) return;
     if (net_rng.Bernoulli(scenario.network.loss)) return;
-    const int copies = net_rng.Bernoulli(scenario.network.duplicate) ? 2 : 1;
+    bool duplicated = net_rng.Bernoulli(scenario.network.duplicate);
+    int64_t extra_us = 0;
+    if (windows_active > 0) {
+      for (const NetworkWindow& w : windows) {
+        if (!Applies(w, from, to)) continue;
+        switch (w.kind) {
+          case FaultSpec::Kind::kLatency: extra_us += w.extra_us; break;
+          case FaultSpec::Kind::kLoss:
+            if (net_rng.Bernoulli(w.rate)) return;
+            break;
+          case FaultSpec::Kind::kDuplicate:
+            if (net_rng.Bernoulli(w.rate)) duplicated = true;
+            break;
+          default: assert(false && "only network faults make windows");
+        }
+      }
+    }
+    assert(extra_us >= 0);
+    const int copies = duplicated ? 2 : 1;
     for (int i = 0; i < copies; ++i) {
-      TrueTime at = engine.now() + Latency(from, to);
+      TrueTime at = engine.now() + Latency(from, to) + extra_us;
       if (!scenario.network.reorder) {
         // TCP: a connection delivers in order, so a message never overtakes an earlier one.
         TrueTime& last = last_arrival[Link(from, to)];
@@ -1248,10 +1290,44 @@ struct Simulation::Impl {
         break;
       case K::kLatency:
       case K::kLoss:
-      case K::kDuplicate:
-        // The loader does not produce these yet (the network windows come next).
-        break;
+      case K::kDuplicate: OpenNetworkWindow(f); break;
     }
+  }
+
+  // Records the window's start now and its end after its duration, with the same detail.
+  void OpenNetworkWindow(const FaultSpec& f) {
+    using K = FaultSpec::Kind;
+    assert(f.kind == K::kLatency || f.kind == K::kLoss || f.kind == K::kDuplicate);
+    assert(!f.targets.empty() && f.duration_us > 0);
+    NetworkWindow w;
+    w.kind = f.kind;
+    w.a = Side(f.targets);
+    w.b = Side(f.peers);
+    w.every_peer = f.peers.empty();
+    w.extra_us = f.kind == K::kLatency ? f.extra_us : 0;
+    w.rate = f.kind == K::kLatency ? 0 : f.rate;
+    assert(w.extra_us >= 0 && w.rate >= 0 && w.rate <= 1);
+    w.active = true;
+    windows.push_back(std::move(w));
+    ++windows_active;
+    const size_t index = windows.size() - 1;
+    const Name start = f.kind == K::kLatency ? names::kLatency
+                       : f.kind == K::kLoss  ? names::kLoss
+                                             : names::kDuplicate;
+    const Name end = f.kind == K::kLatency ? names::kLatencyEnd
+                     : f.kind == K::kLoss  ? names::kLossEnd
+                                           : names::kDuplicateEnd;
+    const std::string targets = Join(f.targets), peers = Join(f.peers);
+    const int64_t extra_us = windows[index].extra_us;
+    const double rate = windows[index].rate;
+    Fault(names::kSim, start, history::NetworkFault{extra_us, rate, targets, peers},
+          f.duration_us / 1000, true);
+    engine.After(f.duration_us, [this, index, end, extra_us, rate, targets, peers] {
+      assert(windows[index].active && windows_active > 0);
+      windows[index].active = false;
+      --windows_active;
+      Fault(names::kSim, end, history::NetworkFault{extra_us, rate, targets, peers});
+    });
   }
 
   void Pause(const std::string& name, int64_t duration_us, bool gc) {

@@ -331,6 +331,154 @@ TEST_CASE("exec events name the client thread, so a fair lock with threads is ju
   }
 }
 
+// --- network windows (latency, loss and duplicate faults) ---
+
+namespace {
+
+// One client thread on one node, one way latency fixed at 500 us, and a window of `kind` on
+// n1's links from 5 s to 15 s.
+Scenario WithWindow(lockstep::FaultSpec::Kind kind) {
+  Scenario s = Basic(9);
+  s.clients.resize(1);
+  s.clients[0].threads = 1;
+  s.network.latency_us = lockstep::Distribution::Fixed(500);
+  s.workload.think_us = lockstep::Distribution::Fixed(100'000);
+  lockstep::FaultSpec f;
+  f.kind = kind;
+  f.at_us = 5'000'000;
+  f.duration_us = 10'000'000;
+  f.targets = {"n1"};
+  f.extra_us = kind == lockstep::FaultSpec::Kind::kLatency ? 50'000 : 0;
+  f.rate = kind == lockstep::FaultSpec::Kind::kLatency ? 0 : 1;
+  s.faults.push_back(f);
+  return s;
+}
+
+constexpr int64_t kWindowFromUs = 5'000'000;
+constexpr int64_t kWindowToUs = 15'000'000;
+
+// The window's start and end faults: when, the value (ms) and the detail.
+void CheckWindowRecorded(const History& h, const std::string& op, const std::string& detail) {
+  int starts = 0, ends = 0;
+  for (const TextEvent& e : Text(h)) {
+    if (e.type != EventType::kFault) continue;
+    CHECK(e.process == "sim");
+    CHECK(e.detail == detail);
+    if (e.op == op) {
+      ++starts;
+      CHECK(e.t_us == kWindowFromUs);
+      CHECK(e.value == 10'000);
+    } else if (e.op == op + "_end") {
+      ++ends;
+      CHECK(e.t_us == kWindowToUs);
+    }
+  }
+  CHECK(starts == 1);
+  CHECK(ends == 1);
+}
+
+}  // namespace
+
+TEST_CASE("a latency window adds its extra to every message on the target's links",
+          "[sim][network]") {
+  auto sim = RunOf(WithWindow(lockstep::FaultSpec::Kind::kLatency));
+  CheckWindowRecorded(sim->history(), "latency", "extra=50ms targets=n1");
+  // Each acquisition is one round trip: the command's hop, then the reply's. Each hop takes the
+  // link's 500 us, plus 50 ms when it is sent inside the window. Acquisitions invoked just
+  // before or after the window straddle its edge and are left out.
+  int inside = 0, outside = 0;
+  int64_t invoked_us = -1, executed_us = -1;
+  for (const TextEvent& e : Text(sim->history())) {
+    if (e.type == EventType::kInvoke && e.op == "acquire") {
+      invoked_us = e.t_us;
+      executed_us = -1;
+    } else if (e.type == EventType::kExec && e.op == "acquire" && invoked_us >= 0) {
+      executed_us = e.t_us;
+    } else if (e.type == EventType::kOk && e.op == "acquire" && executed_us >= 0) {
+      const bool in = invoked_us >= kWindowFromUs && invoked_us < kWindowToUs - 200'000;
+      const bool out = invoked_us < kWindowFromUs - 200'000 || invoked_us >= kWindowToUs + 200'000;
+      const int64_t hop_us = in ? 50'500 : 500;
+      if (in || out) {
+        CHECK(executed_us - invoked_us == hop_us);
+        CHECK(e.t_us - executed_us == hop_us);
+        ++(in ? inside : outside);
+      }
+      invoked_us = executed_us = -1;
+    }
+  }
+  CHECK(inside > 10);
+  CHECK(outside > 10);
+}
+
+TEST_CASE("a loss window of rate 1 drops every message, so the client times out",
+          "[sim][network]") {
+  Scenario s = WithWindow(lockstep::FaultSpec::Kind::kLoss);
+  s.protocol.retry_attempts = 0;  // The first timeout ends the operation (3 s, the default).
+  auto sim = RunOf(s);
+  CheckWindowRecorded(sim->history(), "loss", "rate=1 targets=n1");
+  int execs_inside = 0, timeouts_inside = 0, ok_after = 0;
+  for (const TextEvent& e : Text(sim->history())) {
+    // A command sent just before the window may still arrive in its first 500 us.
+    const bool inside = e.t_us > kWindowFromUs + 500 && e.t_us < kWindowToUs;
+    if (e.type == EventType::kExec && inside) ++execs_inside;
+    if (e.type == EventType::kInfo && inside) ++timeouts_inside;
+    if (e.type == EventType::kOk && e.op == "acquire" && e.t_us > kWindowToUs) ++ok_after;
+  }
+  CHECK(execs_inside == 0);
+  CHECK(timeouts_inside > 0);
+  CHECK(ok_after > 10);  // Messages flow again after the window.
+}
+
+TEST_CASE("a duplicate window of rate 1 delivers every message twice", "[sim][network]") {
+  auto sim = RunOf(WithWindow(lockstep::FaultSpec::Kind::kDuplicate));
+  CheckWindowRecorded(sim->history(), "duplicate", "rate=1 targets=n1");
+  // A command runs once per copy that arrives: twice for a command sent inside the window,
+  // once outside it. The exec's value is the command's request id.
+  std::map<int64_t, std::pair<int, int64_t>> runs;  // request id -> (runs, first run's time)
+  for (const TextEvent& e : Text(sim->history())) {
+    if (e.type != EventType::kExec || e.peer != "c1" || !e.has_value) continue;
+    auto [it, fresh] = runs.try_emplace(e.value, 0, e.t_us);
+    ++it->second.first;
+  }
+  int twice = 0, once = 0;
+  for (const auto& [request, seen] : runs) {
+    const auto [count, first_us] = seen;
+    if (first_us > kWindowFromUs + 500 && first_us < kWindowToUs) {
+      CHECK(count == 2);
+      ++twice;
+    } else if (first_us < kWindowFromUs || first_us > kWindowToUs + 500) {
+      CHECK(count == 1);
+      ++once;
+    }
+  }
+  CHECK(twice > 10);
+  CHECK(once > 10);
+}
+
+TEST_CASE("network windows apply only to the links between targets and peers",
+          "[sim][network][determinism]") {
+  // c1 and c2 share n1; the window slows only c1 <-> n1.
+  Scenario s = WithWindow(lockstep::FaultSpec::Kind::kLatency);
+  s.clients.resize(2);
+  s.clients[1] = s.clients[0];
+  s.clients[1].name = "c2";
+  s.faults[0].peers = {"c1"};
+  auto sim = RunOf(s);
+  CheckWindowRecorded(sim->history(), "latency", "extra=50ms targets=n1 peers=c1");
+  int c2_in_window = 0;
+  int64_t invoked_us = -1;
+  for (const TextEvent& e : Text(sim->history())) {
+    if (e.process != "c2" || e.op != "acquire") continue;
+    if (e.type == EventType::kInvoke) invoked_us = e.t_us;
+    if (e.type == EventType::kOk && invoked_us >= kWindowFromUs && e.t_us < kWindowToUs) {
+      // Fast unless it had to wait for c1's release, which the window slows.
+      if (e.t_us - invoked_us == 1'000) ++c2_in_window;
+    }
+  }
+  CHECK(c2_in_window > 0);
+  CHECK(RunOf(s)->history().Hash() == sim->history().Hash());
+}
+
 // --- the engine ---
 
 using lockstep::sim::Callback;
