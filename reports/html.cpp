@@ -124,6 +124,9 @@ class HtmlWriter {
     for (const ThreadLane& l : tl_.threads) {
       for (const Span& h : l.holds) any_read_ = any_read_ || h.read;
     }
+    for (const Fault& f : tl_.faults) {
+      any_network_ = any_network_ || std::string_view(FaultClass(f.kind)) == "f-net";
+    }
     drawn_.assign(tl_.threads.size(), false);
     size_t n = 0;
     auto draw = [&](int lane) {
@@ -456,6 +459,9 @@ class HtmlWriter {
   void Legend(std::string* o) {
     const char* read =
         any_read_ ? "<span><i class=\"sw hold read\"></i>holding to read</span>" : "";
+    const char* network =
+        any_network_ ? "<span><i class=\"sw f-net\"></i>slow, lossy or duplicating links</span>"
+                     : "";
     *o += std::string(
               "<div class=\"legend\">"
               "<span><i class=\"sw op-ok\"></i>acquire/release ok</span>"
@@ -469,8 +475,8 @@ class HtmlWriter {
           "<span><i class=\"sw f-pause\"></i>pause</span>"
           "<span><i class=\"sw f-crash\"></i>crashed</span>"
           "<span><i class=\"sw f-partition\"></i>partitioned</span>"
-          "<span><i class=\"sw f-lose\"></i>replies lost</span>"
-          "<span><i class=\"sw viol\"></i>violation</span>"
+          "<span><i class=\"sw f-lose\"></i>replies lost</span>" +
+          network + "<span><i class=\"sw viol\"></i>violation</span>"
           "</div>\n";
   }
 
@@ -577,6 +583,7 @@ class HtmlWriter {
     if (kind == "crash") return "f-crash";
     if (kind == "partition") return "f-partition";
     if (kind == "lose_replies") return "f-lose";
+    if (kind == "latency" || kind == "loss" || kind == "duplicate") return "f-net";
     if (kind == "clock_jump") return "f-jump";
     if (kind == "rediscover") return "f-note";
     return "f-failover";
@@ -1281,6 +1288,7 @@ class HtmlWriter {
   std::vector<int> thread_y_, node_y_;  // kNone: not drawn
   std::vector<bool> drawn_;
   bool any_read_ = false;  // some hold is a read hold (the legend then explains them)
+  bool any_network_ = false;  // some fault is a latency, loss or duplicate window (the same)
   size_t hidden_threads_ = 0;
   int clients_header_y_ = 0, nodes_header_y_ = 0, holders_y_ = 0, clock_y_ = 0, height_ = 0;
   int clock_h_ = kClockLaneHeight;
@@ -1342,6 +1350,7 @@ svg text{font:11px "DejaVu Sans",sans-serif;fill:#333}
 .f-crash rect,.sw.f-crash{fill:#222;fill-opacity:.42;background:#2228}
 .f-partition rect,.sw.f-partition{fill:#8e44ad;fill-opacity:.2;background:#8e44ad44}
 .f-lose rect,.sw.f-lose{fill:#e67e22;fill-opacity:.28;background:#e67e2255}
+.f-net rect,.sw.f-net{fill:#16a085;fill-opacity:.22;background:#16a08544}
 .fault rect.band{fill-opacity:.7}
 .f-jump line{stroke:#8e24aa}.f-failover line{stroke:#c2185b}.f-note line{stroke:#888;stroke-dasharray:3 3}
 .flabel{font-size:10.5px;fill:#333}.flabel.instant{fill:#6a1b9a}
@@ -1362,7 +1371,7 @@ svg text{font:11px "DejaVu Sans",sans-serif;fill:#333}
 .otick{text-anchor:middle;font-size:9px;fill:#888}.ogrid{stroke:#eee}.olabel{font-size:8px;fill:#666}
 .ohold{fill:#2c7fb8}.owait{fill:#999}.ofail{fill:#FFAA26}.oinfo{fill:#e05fa0}.oowned{fill:#59a14f}.oviol{fill:#d62728}
 .ofault{fill-opacity:.8}.ofault.f-pause{fill:#999}.ofault.f-crash{fill:#222}.ofault.f-partition{fill:#8e44ad}
-.ofault.f-lose{fill:#e67e22}.ofault.f-jump{fill:#8e24aa}.ofault.f-failover{fill:#c2185b}.ofault.f-note{fill:#bbb}
+.ofault.f-lose{fill:#e67e22}.ofault.f-net{fill:#16a085}.ofault.f-jump{fill:#8e24aa}.ofault.f-failover{fill:#c2185b}.ofault.f-note{fill:#bbb}
 .owindow{fill:none;stroke:#8a5a00;stroke-dasharray:3 2}.otrace{fill:#8a5a00;fill-opacity:.06;stroke:none}
 #overview-view{fill:#1f77b4;fill-opacity:.08;stroke:#1f77b4;stroke-width:1.5px}
 )css";

@@ -734,6 +734,14 @@ class TimelineBuilder::Impl {
         {hn::kRestart, hn::kCrash},
         {hn::kResume, hn::kPause},
         {hn::kLoseRepliesEnd, hn::kLoseReplies},
+        {hn::kLatencyEnd, hn::kLatency},
+        {hn::kLossEnd, hn::kLoss},
+        {hn::kDuplicateEnd, hn::kDuplicate},
+    };
+    // Partitions and network windows are recorded by "sim"; their text tells them apart.
+    auto keyed_by_text = [](Name op) {
+      return op == hn::kPartition || op == hn::kLatency || op == hn::kLoss ||
+             op == hn::kDuplicate;
     };
     const std::string process = Str(e.process);
     const std::string text = history::DetailText(e);
@@ -744,7 +752,7 @@ class TimelineBuilder::Impl {
     }
     if (const auto end = kEnds.find(e.op); end != kEnds.end()) {
       const std::string kind = Str(end->second);
-      const std::string key = end->second == hn::kPartition ? text : process;
+      const std::string key = keyed_by_text(end->second) ? text : process;
       auto it = open_faults_.find({kind, key});
       if (it == open_faults_.end() && end->second == hn::kPartition) {
         // A heal that names no open partition ends the first one still open.
@@ -768,7 +776,8 @@ class TimelineBuilder::Impl {
     }
     fault_seen_ = true;
     const bool band = e.op == hn::kPartition || e.op == hn::kCrash || e.op == hn::kPause ||
-                      e.op == hn::kLoseReplies;
+                      e.op == hn::kLoseReplies || e.op == hn::kLatency || e.op == hn::kLoss ||
+                      e.op == hn::kDuplicate;
     Fault f;
     f.kind = Str(e.op);
     f.process = process;
@@ -781,6 +790,12 @@ class TimelineBuilder::Impl {
       if (const auto* p = std::get_if<history::PartitionFault>(&e.detail)) {
         history::ForEachPartitionName(*p, [&](std::string_view name) { f.affects.emplace_back(name); });
       }
+    } else if (const auto* n = std::get_if<history::NetworkFault>(&e.detail);
+               n != nullptr && keyed_by_text(e.op)) {
+      // "loss rate=0.5 targets=c1 peers=n1", over the lanes of the targets and the peers.
+      f.label = f.kind + " " + text;
+      history::ForEachNetworkFaultName(
+          *n, [&](std::string_view name) { f.affects.emplace_back(name); });
     } else if (e.op == hn::kFailover) {
       f.label = "failover (" + text + ")";
       // Every node's role may change: the band covers the node lanes (affects empty).
@@ -791,7 +806,7 @@ class TimelineBuilder::Impl {
     }
     const std::string kind = f.kind;
     if (KeepFault(std::move(f)) && band) {
-      open_faults_[{kind, e.op == hn::kPartition ? text : process}] = faults_.size() - 1;
+      open_faults_[{kind, keyed_by_text(e.op) ? text : process}] = faults_.size() - 1;
     }
     if (e.op == hn::kCrash) {
       if (const int node = FindNode(e.process); node != kNone && nodes_[node].has_open) {
