@@ -50,7 +50,7 @@ constexpr std::string_view kRootKeys[] = {"name",          "description", "seed"
                                           "start_unix_ms", "nodes",       "clients",  "network",
                                           "replication",   "sentinel",    "protocol", "workload",
                                           "faults",        "gc",          "checks",   "expect",
-                                          "resource",      "cluster"};
+                                          "resource",      "cluster",     "fuzz"};
 constexpr std::string_view kNodeKeys[] = {"name", "persistence", "replica_of", "clock"};
 constexpr std::string_view kClientKeys[] = {"name", "count", "name_prefix", "threads", "role",
                                             "clock"};
@@ -72,6 +72,12 @@ constexpr std::string_view kFaultKeys[] = {"kind",    "at_ms", "duration_ms", "t
 constexpr std::string_view kGcKeys[] = {"enabled", "clients", "every_ms", "pause_ms"};
 constexpr std::string_view kChecksKeys[] = {"liveness_bound_ms"};
 constexpr std::string_view kResourceKeys[] = {"fencing"};
+constexpr std::string_view kFuzzKeys[] = {
+    "faults",   "fault_count", "fault_duration_ms", "clock_jump_ms", "drift_ppm",
+    "latency_spike_ms", "loss_rate", "duplicate_rate", "clients", "threads",
+    "lease_ms", "wait_ms", "critical_ms", "think_ms", "replication_lag_ms",
+    "versions", "max_events", "max_case_s"};
+constexpr std::string_view kRangeKeys[] = {"min", "max"};
 
 // Where each key belongs, for "'lease_ms' belongs in [workload]" when a key lands under the
 // wrong header (the commonest TOML mistake: a top-level key written after a [table]).
@@ -94,6 +100,7 @@ constexpr Section kSections[] = {
     {"in a [[clients]] table", kClientKeys},
     {"in a [[faults]] table", kFaultKeys},
     {"in a clock table", kClockKeys},
+    {"in [fuzz]", kFuzzKeys},
 };
 
 constexpr std::string_view kPersistenceNames[] = {"none", "aof-everysec", "aof-always"};
@@ -473,6 +480,20 @@ class Loader {
                                    const std::string& path);
   std::vector<std::string> NameList(const toml::table& t, std::string_view key,
                                     const std::string& path, Want want, std::string rule);
+  // [fuzz] ranges: a number (min = max) or { min = X, max = Y } with min <= max. Each bound is
+  // read as the Range says: an integer or a number within [lo, hi], or milliseconds of the
+  // given sign, converted to microseconds as DurationUs converts them.
+  struct RangeRule {
+    enum class Unit : uint8_t { kInteger, kNumber, kMillis } unit = Unit::kNumber;
+    double lo = 0;
+    double hi = 0;
+    std::string_view what;  // "a probability", for kNumber
+    Sign sign = Sign::kNonNegative;  // For kMillis.
+  };
+  std::optional<double> RangeBound(const toml::node& n, const std::string& key,
+                                   const RangeRule& rule);
+  std::optional<FuzzRange> Range(const toml::table& t, std::string_view key,
+                                 const std::string& path, const RangeRule& rule);
 
   // Sections, in the order Scenario declares them.
   void ParseRoot(const toml::table& root, Scenario* s);
@@ -490,6 +511,7 @@ class Loader {
                   std::string_view if_in_targets);
   void ParseGc(const toml::table& t, GcSpec* gc);
   void ParseExpect(const toml::table& t, std::map<std::string, Expectation>* expect);
+  void ParseFuzz(const toml::table& t, FuzzSpec* fuzz);
   void Declare(const std::string& name, const toml::source_region& where, const std::string& key,
                bool is_node, size_t index);
 
@@ -511,6 +533,13 @@ class Loader {
   std::optional<toml::source_region> cluster_where_;           // The [cluster] table.
   std::optional<toml::source_region> sentinel_enabled_where_;  // sentinel.enabled = true.
   std::optional<toml::source_region> protocol_kind_where_;     // protocol.kind.
+  // fuzz.versions entries, checked against the protocol kind's versions in phase 2.
+  struct VersionUse {
+    std::string version;
+    toml::source_region where;
+    std::string key;
+  };
+  std::vector<VersionUse> fuzz_version_uses_;
 };
 
 void Loader::Record(const toml::source_region& where, std::string key, std::string message,
@@ -864,6 +893,86 @@ std::vector<std::string> Loader::NameList(const toml::table& t, std::string_view
   return names;
 }
 
+std::optional<double> Loader::RangeBound(const toml::node& n, const std::string& key,
+                                         const RangeRule& rule) {
+  using Unit = RangeRule::Unit;
+  if (rule.unit == Unit::kMillis) {
+    const std::optional<double> ms = Millis(n, key, rule.sign);
+    if (!ms) return std::nullopt;
+    return static_cast<double>(std::llround(*ms * 1000));
+  }
+  const std::string range = "between " + FormatNumber(rule.lo) + " and " + FormatNumber(rule.hi);
+  if (rule.unit == Unit::kInteger) {
+    const auto* i = n.as_integer();
+    if (i == nullptr) {
+      std::string message = "must be an integer " + range + ", got " + std::string(TypeName(n)) +
+                            QuotedNumberHint(n);
+      if (const auto* f = n.as_floating_point(); f != nullptr && std::trunc(f->get()) == f->get()) {
+        message += " (write " + FormatNumber(f->get()) + " without the '.0')";
+      }
+      Problem(n.source(), key, std::move(message));
+      return std::nullopt;
+    }
+    const double v = static_cast<double>(i->get());
+    if (v < rule.lo || v > rule.hi) {
+      Problem(n.source(), key, "must be " + range + ", got " + std::to_string(i->get()));
+      return std::nullopt;
+    }
+    return v;
+  }
+  const std::optional<double> v = Number(n, key);
+  if (!v) return std::nullopt;
+  if (*v < rule.lo || *v > rule.hi) {
+    Problem(n.source(), key,
+            "must be " + std::string(rule.what) + " " + range + ", got " + FormatNumber(*v));
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<FuzzRange> Loader::Range(const toml::table& t, std::string_view key,
+                                       const std::string& path, const RangeRule& rule) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return std::nullopt;
+  const std::string k = Child(path, key);
+  if (n->is_number() || n->is_string()) {
+    const std::optional<double> v = RangeBound(*n, k, rule);
+    if (!v) return std::nullopt;
+    return FuzzRange{*v, *v};
+  }
+  const toml::table* range = n->as_table();
+  if (range == nullptr) {
+    Problem(n->source(), k,
+            "must be a number or a range such as { min = 1, max = 5 }, got " +
+                std::string(TypeName(*n)));
+    return std::nullopt;
+  }
+  bool ok = CheckKeys(*range, k, kRangeKeys, "a range");
+  std::optional<double> bounds[2];
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string_view bound = kRangeKeys[i];
+    const toml::node* b = range->get(bound);
+    if (b == nullptr) {
+      Missing(*range, Child(k, bound),
+              "a range is written { min = 1, max = 5 }, or as one number for a fixed value");
+      ok = false;
+      continue;
+    }
+    bounds[i] = RangeBound(*b, Child(k, bound), rule);
+    ok = ok && bounds[i].has_value();
+  }
+  if (!ok) return std::nullopt;
+  if (*bounds[1] < *bounds[0]) {
+    // In the file's units: milliseconds for a duration.
+    const double scale = rule.unit == RangeRule::Unit::kMillis ? 1000 : 1;
+    Problem(range->get("max")->source(), Child(k, "max"),
+            "must not be less than min (" + FormatNumber(*bounds[0] / scale) + "), got " +
+                FormatNumber(*bounds[1] / scale));
+    return std::nullopt;
+  }
+  return FuzzRange{*bounds[0], *bounds[1]};
+}
+
 void Loader::Declare(const std::string& name, const toml::source_region& where,
                      const std::string& key, bool is_node, size_t index) {
   for (std::string_view reserved : kReservedNames) {
@@ -935,6 +1044,7 @@ void Loader::ParseRoot(const toml::table& root, Scenario* s) {
     if (auto v = Bool(*t, "fencing", "resource")) s->resource.fencing = *v;
   }
   if (const toml::table* t = SubTable(root, "expect", "")) ParseExpect(*t, &s->expect);
+  if (const toml::table* t = SubTable(root, "fuzz", "")) ParseFuzz(*t, &s->fuzz);
 }
 
 void Loader::ParseNodes(const toml::table& root, Scenario* s) {
@@ -1463,6 +1573,112 @@ void Loader::ParseExpect(const toml::table& t, std::map<std::string, Expectation
   }
 }
 
+void Loader::ParseFuzz(const toml::table& t, FuzzSpec* fuzz) {
+  using Unit = RangeRule::Unit;
+  CheckKeys(t, "fuzz", kFuzzKeys, "[fuzz]");
+  if (const toml::table* faults = SubTable(t, "faults", "fuzz")) {
+    for (auto&& [k, v] : *faults) {
+      const std::string kind(k.str());
+      const std::string key = Child("fuzz.faults", kind);
+      if (std::find(kFuzzFaultKinds.begin(), kFuzzFaultKinds.end(), kind) ==
+          kFuzzFaultKinds.end()) {
+        Problem(k.source(), key,
+                "unknown fault kind; " + DidYouMean(kind, kFuzzFaultKinds) +
+                    "[fuzz] faults takes: " + Join(kFuzzFaultKinds));
+        continue;
+      }
+      const std::optional<double> weight = Number(v, key);
+      if (!weight) continue;
+      if (*weight < 0) {
+        Problem(v.source(), key,
+                "must not be negative, got " + FormatNumber(*weight) +
+                    "; a weight of 0 keeps the kind out");
+        continue;
+      }
+      fuzz->faults[kind] = *weight;
+    }
+  }
+  if (auto r = Range(t, "fault_count", "fuzz", {Unit::kInteger, 0, kMaxFaults, "", {}})) {
+    fuzz->fault_count = *r;
+  }
+  const RangeRule positive_ms{Unit::kMillis, 0, 0, "", Sign::kPositive};
+  const RangeRule non_negative_ms{Unit::kMillis, 0, 0, "", Sign::kNonNegative};
+  if (auto r = Range(t, "fault_duration_ms", "fuzz", positive_ms)) fuzz->fault_duration_us = *r;
+  if (auto r = Range(t, "clock_jump_ms", "fuzz", positive_ms)) fuzz->clock_jump_us = *r;
+  const RangeRule drift{Unit::kNumber, 0, kMaxDriftPpm, "a drift in ppm", {}};
+  if (auto r = Range(t, "drift_ppm", "fuzz", drift)) fuzz->drift_ppm = *r;
+  if (auto r = Range(t, "latency_spike_ms", "fuzz", positive_ms)) fuzz->latency_spike_us = *r;
+  const RangeRule probability{Unit::kNumber, 0, 1, "a probability", {}};
+  if (auto r = Range(t, "loss_rate", "fuzz", probability)) fuzz->loss_rate = *r;
+  if (auto r = Range(t, "duplicate_rate", "fuzz", probability)) fuzz->duplicate_rate = *r;
+  fuzz->clients = Range(t, "clients", "fuzz", {Unit::kInteger, 1, kMaxClients, "", {}});
+  fuzz->threads = Range(t, "threads", "fuzz", {Unit::kInteger, 1, kMaxThreadsPerClient, "", {}});
+  fuzz->lease_us = Range(t, "lease_ms", "fuzz", positive_ms);
+  fuzz->wait_us = Range(t, "wait_ms", "fuzz", non_negative_ms);
+  fuzz->critical_us = Range(t, "critical_ms", "fuzz", non_negative_ms);
+  fuzz->think_us = Range(t, "think_ms", "fuzz", non_negative_ms);
+  fuzz->replication_lag_us = Range(t, "replication_lag_ms", "fuzz", non_negative_ms);
+  if (const toml::node* n = t.get("versions")) {
+    const toml::array* versions = n->as_array();
+    if (versions == nullptr) {
+      Problem(n->source(), "fuzz.versions",
+              "must be an array of protocol versions, e.g. [\"v3.13.6\", \"current\"], got " +
+                  std::string(TypeName(*n)));
+    } else if (versions->empty()) {
+      Problem(n->source(), "fuzz.versions",
+              "must name at least one version; leave versions out to keep the base's");
+    }
+    for (size_t i = 0; versions != nullptr && i < versions->size(); ++i) {
+      const toml::node& element = *versions->get(i);
+      const std::string key = Element("fuzz.versions", i);
+      const std::optional<std::string> version = String(element, key);
+      if (!version) continue;
+      if (std::find(std::begin(kProtocolVersions), std::end(kProtocolVersions), *version) ==
+          std::end(kProtocolVersions)) {
+        Problem(element.source(), key,
+                "unknown protocol version '" + *version + "'; " +
+                    DidYouMean(*version, kProtocolVersions) +
+                    "known protocol versions: " + Join(kProtocolVersions));
+        continue;
+      }
+      if (std::find(fuzz->versions.begin(), fuzz->versions.end(), *version) !=
+          fuzz->versions.end()) {
+        Problem(element.source(), key, "'" + *version + "' is listed twice");
+        continue;
+      }
+      fuzz_version_uses_.push_back({*version, element.source(), key});
+      fuzz->versions.push_back(*version);
+    }
+  }
+  if (auto v = Integer(t, "max_events", "fuzz", 1, std::numeric_limits<int64_t>::max())) {
+    fuzz->max_events = *v;
+  }
+  if (const toml::node* n = t.get("max_case_s")) {
+    if (const std::optional<double> v = Number(*n, "fuzz.max_case_s")) {
+      // The same bound as any duration, in seconds: far past any case worth waiting for.
+      const double max_s = static_cast<double>(kMaxDurationMs) / 1000;
+      if (*v <= 0 || *v > max_s) {
+        Problem(n->source(), "fuzz.max_case_s",
+                "must be greater than 0 and at most " + FormatNumber(max_s) +
+                    " (seconds of wall time per case), got " + FormatNumber(*v));
+      } else {
+        fuzz->max_case_s = *v;
+      }
+    }
+  }
+  // Weights that are all 0 leave nothing to draw a fault from.
+  if (const toml::node* n = t.get("faults"); n != nullptr && n->is_table() &&
+                                             !fuzz->faults.empty() && fuzz->fault_count.max > 0) {
+    const bool all_zero = std::all_of(fuzz->faults.begin(), fuzz->faults.end(),
+                                      [](const auto& kind) { return kind.second == 0; });
+    if (all_zero) {
+      Problem(n->source(), "fuzz.faults",
+              "every weight is 0, so no fault can be drawn; give a kind a weight above 0, or "
+              "set fault_count = 0");
+    }
+  }
+}
+
 // ---- Phase 2: references -----------------------------------------------------------------
 
 std::string Loader::DeclaredNames() const {
@@ -1562,6 +1778,16 @@ void Loader::CheckReferences(const Scenario& s) {
                        ? " (line " + std::to_string(protocol_kind_where_->begin.line) + ")"
                        : std::string(" (the default)")) +
                   "; every kind takes role = \"worker\", the default; remove the key");
+    }
+  }
+  // fuzz.versions: a kind Redisson added after 3.13.6 exists only as "current".
+  if (kind != nullptr && !kind->added_in.empty()) {
+    for (const VersionUse& use : fuzz_version_uses_) {
+      if (use.version == "current") continue;
+      Problem(use.where, use.key,
+              "'" + std::string(kind->name) +
+                  "' exists only as \"current\" (Redisson added it in " +
+                  std::string(kind->added_in) + "); list only \"current\", or leave versions out");
     }
   }
   for (const TimeUse& use : time_uses_) {

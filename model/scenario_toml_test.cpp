@@ -353,7 +353,7 @@ TEST_CASE("unknown keys list the allowed keys and suggest the closest", "[scenar
        "clients[0].seed", "'seed' belongs at the top level, above the first [table] header"},
       {"a workload key in [protocol]", "[[nodes]]\n[[clients]]\n[protocol]\nwait_ms = 5\n", 4, 1,
        "protocol.wait_ms", "'wait_ms' belongs in [workload]"},
-      {"nothing close", "zzz = 1\n[[nodes]]\n[[clients]]\n", 1, 1, "zzz",
+      {"nothing close", "qqqq = 1\n[[nodes]]\n[[clients]]\n", 1, 1, "qqqq",
        "unknown key; the top level takes: name, description, seed,"},
       {"a typo in a clock", "[[nodes]]\nclock = { ofset_ms = 3 }\n[[clients]]\n", 2, 11,
        "nodes[0].clock.ofset_ms", "did you mean 'offset_ms'? a clock takes: offset_ms,"},
@@ -837,6 +837,158 @@ TEST_CASE("network windows: each mistake", "[scenario][network][errors]") {
       {"a typo in the kind", kind_typo.c_str(), 6, 8, "faults[0].kind",
        "unknown fault kind 'latncy'; did you mean 'latency'?"},
       {"a window after the run", outside.c_str(), 7, 9, "faults[0].at_ms", "is outside the run"},
+  });
+}
+
+TEST_CASE("[fuzz]: every key, its units and its defaults", "[scenario][fuzz]") {
+  // Absent, the table keeps FuzzSpec's defaults; `run` ignores it either way.
+  CHECK(LoadGood("[[nodes]]\n[[clients]]\n").fuzz == lockstep::FuzzSpec{});
+  CHECK(LoadGood("[[nodes]]\n[[clients]]\n[fuzz]\n").fuzz == lockstep::FuzzSpec{});
+  const Scenario s = LoadGood(
+      "[[nodes]]\n[[clients]]\n"
+      "[fuzz]\n"
+      "faults = { client_pause = 3, partition = 1.5, failover = 0 }\n"
+      "fault_count = { min = 1, max = 6 }\n"
+      "fault_duration_ms = { min = 0.5, max = 2000 }\n"
+      "clock_jump_ms = 1500\n"
+      "drift_ppm = { min = 0, max = 500 }\n"
+      "latency_spike_ms = { min = 100, max = 3000.0004 }\n"
+      "loss_rate = { min = 0, max = 1 }\n"
+      "duplicate_rate = 0.25\n"
+      "clients = { min = 2, max = 8 }\n"
+      "threads = 3\n"
+      "lease_ms = { min = 1000, max = 30000 }\n"
+      "wait_ms = 0\n"
+      "critical_ms = { min = 10, max = 200 }\n"
+      "think_ms = { min = 0, max = 100 }\n"
+      "replication_lag_ms = 5\n"
+      "versions = [\"v3.13.6\", \"current\"]\n"
+      "max_events = 1000000\n"
+      "max_case_s = 2.5\n");
+  const lockstep::FuzzSpec& f = s.fuzz;
+  CHECK(f.faults == std::map<std::string, double>{
+                        {"client_pause", 3}, {"partition", 1.5}, {"failover", 0}});
+  CHECK(f.fault_count == lockstep::FuzzRange{1, 6});
+  CHECK(f.fault_duration_us == lockstep::FuzzRange{500, 2'000'000});
+  CHECK(f.clock_jump_us == lockstep::FuzzRange{1'500'000, 1'500'000});
+  CHECK(f.drift_ppm == lockstep::FuzzRange{0, 500});
+  // Rounded to whole microseconds, as every duration in a scenario.
+  CHECK(f.latency_spike_us == lockstep::FuzzRange{100'000, 3'000'000});
+  CHECK(f.loss_rate == lockstep::FuzzRange{0, 1});
+  CHECK(f.duplicate_rate == lockstep::FuzzRange{0.25, 0.25});
+  CHECK(f.clients == lockstep::FuzzRange{2, 8});
+  CHECK(f.threads == lockstep::FuzzRange{3, 3});
+  CHECK(f.lease_us == lockstep::FuzzRange{1'000'000, 30'000'000});
+  CHECK(f.wait_us == lockstep::FuzzRange{0, 0});
+  CHECK(f.critical_us == lockstep::FuzzRange{10'000, 200'000});
+  CHECK(f.think_us == lockstep::FuzzRange{0, 100'000});
+  CHECK(f.replication_lag_us == lockstep::FuzzRange{5'000, 5'000});
+  CHECK(f.versions == std::vector<std::string>{"v3.13.6", "current"});
+  CHECK(f.max_events == 1'000'000);
+  CHECK(f.max_case_s == 2.5);
+  // Everything else in the scenario is as it would be without [fuzz].
+  Scenario without = LoadGood("[[nodes]]\n[[clients]]\n");
+  without.fuzz = s.fuzz;
+  CHECK(without == s);
+}
+
+TEST_CASE("[fuzz]: each mistake", "[scenario][fuzz][errors]") {
+  const std::string head = "[[nodes]]\n[[clients]]\n[fuzz]\n";  // Lines 1-3; the key on 4.
+  struct Fuzz {
+    std::string text;
+    explicit Fuzz(const std::string& line) : text("[[nodes]]\n[[clients]]\n[fuzz]\n" + line) {}
+  };
+  const Fuzz unknown_kind("faults = { client_paus = 1 }\n");
+  const Fuzz negative_weight("faults = { partition = -1 }\n");
+  const Fuzz text_weight("faults = { partition = \"2\" }\n");
+  const Fuzz all_zero("faults = { partition = 0, node_crash = 0 }\n");
+  const Fuzz faults_array("faults = [\"partition\"]\n");
+  const Fuzz float_count("fault_count = 2.0\n");
+  const Fuzz big_count("fault_count = { min = 0, max = 20000 }\n");
+  const Fuzz negative_count("fault_count = -1\n");
+  const Fuzz reversed("fault_count = { min = 5, max = 2 }\n");
+  const Fuzz no_max("fault_count = { min = 5 }\n");
+  const Fuzz range_typo("fault_count = { min = 1, mx = 2 }\n");
+  const Fuzz range_array("fault_count = [1, 2]\n");
+  const Fuzz zero_duration("fault_duration_ms = { min = 0, max = 10 }\n");
+  const Fuzz reversed_ms("latency_spike_ms = { min = 500, max = 0.5 }\n");
+  const Fuzz huge_ms("clock_jump_ms = 1e13\n");
+  const Fuzz big_drift("drift_ppm = { min = 1, max = 600000 }\n");
+  const Fuzz big_rate("loss_rate = { min = 0.5, max = 1.5 }\n");
+  const Fuzz no_clients("clients = 0\n");
+  const Fuzz many_threads("threads = { min = 1, max = 257 }\n");
+  const Fuzz zero_lease("lease_ms = 0\n");
+  const Fuzz negative_wait("wait_ms = { min = -1, max = 5 }\n");
+  const Fuzz unknown_version("versions = [\"v3.13.7\"]\n");
+  const Fuzz twice("versions = [\"current\", \"current\"]\n");
+  const Fuzz no_versions("versions = []\n");
+  const Fuzz zero_events("max_events = 0\n");
+  const Fuzz zero_case("max_case_s = 0\n");
+  const Fuzz typo("fault_cont = 3\n");
+  const std::string current_only =
+      "[[nodes]]\n[[clients]]\n[protocol]\nkind = \"fencedlock\"\n[fuzz]\n"
+      "versions = [\"current\", \"v3.13.6\"]\n";
+  const std::string misplaced = "[[nodes]]\n[[clients]]\n[workload]\nfault_count = 2\n";
+  CheckBadCases({
+      {"an unknown fault kind", unknown_kind.text.c_str(), 4, 12, "fuzz.faults.client_paus",
+       "unknown fault kind; did you mean 'client_pause'? [fuzz] faults takes: partition, "
+       "partition_one_way, node_pause"},
+      {"a negative weight", negative_weight.text.c_str(), 4, 24, "fuzz.faults.partition",
+       "must not be negative, got -1; a weight of 0 keeps the kind out"},
+      {"a weight in quotes", text_weight.text.c_str(), 4, 24, "fuzz.faults.partition",
+       "must be a number, got string (write 2 without the quotes)"},
+      {"every weight 0", all_zero.text.c_str(), 4, 10, "fuzz.faults",
+       "every weight is 0, so no fault can be drawn"},
+      {"faults as an array", faults_array.text.c_str(), 4, 10, "fuzz.faults",
+       "must be a table"},
+      {"a fractional count", float_count.text.c_str(), 4, 15, "fuzz.fault_count",
+       "must be an integer between 0 and 10000, got float (write 2 without the '.0')"},
+      {"a count above the limit", big_count.text.c_str(), 4, 32, "fuzz.fault_count.max",
+       "must be between 0 and 10000, got 20000"},
+      {"a negative count", negative_count.text.c_str(), 4, 15, "fuzz.fault_count",
+       "must be between 0 and 10000, got -1"},
+      {"min above max", reversed.text.c_str(), 4, 32, "fuzz.fault_count.max",
+       "must not be less than min (5), got 2"},
+      {"a range without max", no_max.text.c_str(), 4, 15, "fuzz.fault_count.max",
+       "missing; a range is written { min = 1, max = 5 }, or as one number for a fixed value"},
+      {"a typo in a range", range_typo.text.c_str(), 4, 26, "fuzz.fault_count.mx",
+       "unknown key; did you mean 'max'? a range takes: min, max"},
+      {"a range as an array", range_array.text.c_str(), 4, 15, "fuzz.fault_count",
+       "must be a number or a range such as { min = 1, max = 5 }, got array"},
+      {"a duration of 0", zero_duration.text.c_str(), 4, 29, "fuzz.fault_duration_ms.min",
+       "must be greater than 0"},
+      {"durations reversed", reversed_ms.text.c_str(), 4, 39, "fuzz.latency_spike_ms.max",
+       "must not be less than min (500), got 0.5"},
+      {"a duration past the limit", huge_ms.text.c_str(), 4, 17, "fuzz.clock_jump_ms",
+       "must be at most 1000000000000 (about 31 years)"},
+      {"a drift past the limit", big_drift.text.c_str(), 4, 30, "fuzz.drift_ppm.max",
+       "must be a drift in ppm between 0 and 500000, got 600000"},
+      {"a rate above 1", big_rate.text.c_str(), 4, 32, "fuzz.loss_rate.max",
+       "must be a probability between 0 and 1, got 1.5"},
+      {"no clients", no_clients.text.c_str(), 4, 11, "fuzz.clients",
+       "must be between 1 and 1024, got 0"},
+      {"too many threads", many_threads.text.c_str(), 4, 28, "fuzz.threads.max",
+       "must be between 1 and 256, got 257"},
+      {"a lease of 0", zero_lease.text.c_str(), 4, 12, "fuzz.lease_ms", "must be greater than 0"},
+      {"a negative wait", negative_wait.text.c_str(), 4, 19, "fuzz.wait_ms.min",
+       "must not be negative, got -1"},
+      {"an unknown version", unknown_version.text.c_str(), 4, 13, "fuzz.versions[0]",
+       "unknown protocol version 'v3.13.7'; did you mean 'v3.13.6'? known protocol versions: "
+       "v3.13.6, current"},
+      {"a version twice", twice.text.c_str(), 4, 24, "fuzz.versions[1]",
+       "'current' is listed twice"},
+      {"no versions", no_versions.text.c_str(), 4, 12, "fuzz.versions",
+       "must name at least one version; leave versions out to keep the base's"},
+      {"max_events of 0", zero_events.text.c_str(), 4, 14, "fuzz.max_events",
+       "must be at least 1, got 0"},
+      {"max_case_s of 0", zero_case.text.c_str(), 4, 14, "fuzz.max_case_s",
+       "must be greater than 0 and at most 1000000000 (seconds of wall time per case), got 0"},
+      {"a typo in [fuzz]", typo.text.c_str(), 4, 1, "fuzz.fault_cont",
+       "unknown key; did you mean 'fault_count'? [fuzz] takes: faults, fault_count"},
+      {"a version the kind lacks", current_only.c_str(), 6, 24, "fuzz.versions[1]",
+       "'fencedlock' exists only as \"current\" (Redisson added it in 3.19.0)"},
+      {"a [fuzz] key in [workload]", misplaced.c_str(), 4, 1, "workload.fault_count",
+       "unknown key; 'fault_count' belongs in [fuzz]"},
   });
 }
 
