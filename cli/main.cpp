@@ -21,6 +21,8 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"run", "simulate a scenario file, check the history, compare with its [expect]",
      lockstep::cli::RunMain},
+    {"fuzz", "search fault schedules around a base scenario; shrink failures to a file",
+     lockstep::cli::FuzzMain},
     {"report", "rebuild report.html, trace.json and summary.md from a saved history",
      lockstep::cli::ReportMain},
     {"emu", "run redis-cli style commands from stdin on the emulated Redis 7.0",

@@ -21,6 +21,9 @@ int EmuMain(const std::vector<std::string>& args);
 int EvalMain(const std::vector<std::string>& args);
 // lockstep run SCENARIO [--seed N] [--out DIR]: simulate, check, compare with [expect].
 int RunMain(const std::vector<std::string>& args);
+// lockstep fuzz BASE [--cases N] [--jobs N]: search variations of a base scenario for a broken
+// property and shrink each failure to a minimal scenario file.
+int FuzzMain(const std::vector<std::string>& args);
 // lockstep report HISTORY [--scenario FILE] [--out DIR]: check a saved history again and write
 // report.html, trace.json and summary.md.
 int ReportMain(const std::vector<std::string>& args);

@@ -1,0 +1,646 @@
+// lockstep fuzz: searches fault schedules and workloads around a base scenario, and shrinks
+// each failure to a minimal scenario file that `lockstep run` reproduces.
+#include <signal.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/subcommands.h"
+#include "fuzz/case.h"
+#include "fuzz/run.h"
+#include "fuzz/search.h"
+#include "fuzz/shrink.h"
+#include "history/jsonl.h"
+#include "model/scenario_toml.h"
+#include "model/scenario_write.h"
+#include "sim/simulation.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace lockstep::cli {
+
+namespace {
+
+const char* kFuzzHelp =
+    "usage: lockstep fuzz BASE.toml [--cases N | --time-budget S] [--jobs N] [options]\n"
+    "\n"
+    "Searches variations of a base scenario for a run that breaks a property the base\n"
+    "expects to hold ([expect] ... = \"hold\"): fault schedules (partitions, pauses,\n"
+    "crashes, clock jumps and drift, failovers, lost replies, latency spikes, message\n"
+    "loss and duplication), client and thread counts, lease, wait and think times, as the\n"
+    "base's [fuzz] table allows (docs/fuzzing.md; without one, every fault kind that\n"
+    "applies). Case I of seed S is the same on every machine. Cases run in this process\n"
+    "on --jobs threads, without a history; each is bounded in events and wall time.\n"
+    "\n"
+    "A failure is shrunk while the same property still breaks (fewer faults, a shorter\n"
+    "run, fewer clients and threads, no noise, earlier, shorter and round faults) and\n"
+    "written as a scenario file whose [expect] names the broken property, with the\n"
+    "reports of its run: DIR/<property>/<name>.toml, report.html, trace.json, summary.md.\n"
+    "`lockstep run` on that file reproduces the violation (exit 0); commit it as a\n"
+    "regression test.\n"
+    "\n"
+    "Exit status: 0 nothing found, 1 a violation found and written (or a corpus case\n"
+    "still fails), 2 bad input, 130 interrupted.\n"
+    "\n"
+    "Examples:\n"
+    "  lockstep fuzz scenarios/contention-10.toml --cases 500\n"
+    "  lockstep fuzz my-lock.toml --time-budget 300 --keep-going --junit fuzz.xml\n"
+    "  lockstep fuzz my-lock.toml --shard 2/8 --cases 2000 --corpus fuzz-corpus/\n"
+    "\n"
+    "Options";
+
+std::string DefaultLuaDir() {
+  if (const char* env = std::getenv("LOCKSTEP_LUA_DIR")) return env;
+  return LOCKSTEP_LUA_DIR;
+}
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void OnInterrupt(int) { g_interrupted = 1; }
+
+std::string ShellQuote(const std::string& s) {
+  if (!s.empty() && s.find_first_of(" \t'\"$`\\;&|<>()*?") == std::string::npos) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+std::string XmlEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') {
+          out += ' ';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string Seconds(int64_t us) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f s", static_cast<double>(us) / 1e6);
+  return buf;
+}
+
+std::string SizeText(const fuzz::CaseSize& size, const Scenario& materialized) {
+  int threads = 0;
+  for (const ClientSpec& c : materialized.clients) threads += c.threads;
+  auto count = [](size_t n, const char* what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
+  return count(materialized.faults.size(), "fault") + " (" + std::to_string(size.faults) +
+         " drawn), " + count(materialized.clients.size(), "client") + ", " +
+         count(static_cast<size_t>(threads), "thread") + ", " + Seconds(size.duration_us);
+}
+
+// The progress line: one line rewritten on a terminal, a line every 10 s otherwise.
+class Progress {
+ public:
+  explicit Progress(bool quiet) : quiet_(quiet), tty_(isatty(fileno(stderr)) != 0) {}
+  void Show(const std::string& text, bool force = false) {
+    if (quiet_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (tty_) {
+      std::fprintf(stderr, "\r%-78.78s", text.c_str());
+      shown_ = true;
+    } else if (force || now - last_ >= std::chrono::seconds(10)) {
+      std::fprintf(stderr, "%s\n", text.c_str());
+      last_ = now;
+    }
+  }
+  void Clear() {
+    if (tty_ && shown_) std::fprintf(stderr, "\r%78s\r", "");
+    shown_ = false;
+  }
+
+ private:
+  bool quiet_;
+  bool tty_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+// What became of one failure, for the summary, --json and --junit.
+struct Written {
+  std::string property;
+  std::string kind;
+  std::string from;  // "search" or "corpus"
+  uint64_t index = 0;
+  std::string file;        // The shrunk scenario file.
+  std::string report_dir;  // Its run's reports.
+  std::string reproduce;
+  std::string explanation;
+  std::string original_size, shrunk_size;
+  int steps = 0, tries = 0;
+  bool reproduced = false;
+};
+
+// Runs `lockstep run FILE --out DIR -q` in process (the same code a user runs) and returns its
+// exit status; its printed summary goes to DIR/summary.txt as usual, not to our stdout.
+int RunQuietly(const std::string& file, const std::string& out_dir, const std::string& lua_dir) {
+  std::ostringstream captured;
+  std::streambuf* old = std::cout.rdbuf(captured.rdbuf());
+  int status = kExitFailed;
+  try {
+    status = RunMain({file, "--out", out_dir, "--lua-dir", lua_dir, "-q"});
+  } catch (...) {
+    std::cout.rdbuf(old);
+    throw;
+  }
+  std::cout.rdbuf(old);
+  return status;
+}
+
+bool WriteFile(const std::string& path, const std::string& text, std::string* error) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) {
+    *error = "cannot write " + path;
+    return false;
+  }
+  return true;
+}
+
+uint64_t Fnv1a(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+int FuzzMain(const std::vector<std::string>& args) {
+  std::string file, out_dir, lua_dir = DefaultLuaDir(), shard_text, junit_path, json_path,
+                             corpus_dir;
+  uint64_t seed = 1, cases = 0;
+  double time_budget = 0;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int64_t max_events = 0;
+  double max_case_s = 0;
+  int max_shrink = 2000;
+  bool keep_going = false, quiet = false;
+  po::options_description desc(kFuzzHelp);
+  desc.add_options()("help,h", "show this help")(
+      "seed", po::value(&seed)->default_value(seed), "the search's seed (cases derive from it)")(
+      "cases", po::value(&cases),
+      "cases to run (per shard); default 1000 unless --time-budget is given")(
+      "time-budget", po::value(&time_budget), "stop starting cases after S seconds of wall time")(
+      "keep-going", po::bool_switch(&keep_going),
+      "collect every distinct failure (property and rule) instead of stopping at the first")(
+      "jobs,j", po::value(&jobs)->default_value(jobs), "cases run at once (default: every core)")(
+      "shard", po::value(&shard_text),
+      "I/N: run only cases I, I+N, I+2N ... (0 <= I < N), for N machines or CI jobs")(
+      "out", po::value(&out_dir), "output directory (default: lockstep-out/fuzz-<name>-seed<S>)")(
+      "corpus", po::value(&corpus_dir),
+      "replay every scenario file in DIR first, and store each shrunk failure there")(
+      "junit", po::value(&junit_path), "write JUnit XML: one testcase per watched property")(
+      "json", po::value(&json_path), "write a machine-readable summary (docs/fuzzing.md)")(
+      "max-events", po::value(&max_events),
+      "per-case limit on simulator events (default: [fuzz] max_events)")(
+      "max-case-s", po::value(&max_case_s),
+      "per-case limit in wall seconds (default: [fuzz] max_case_s)")(
+      "max-shrink", po::value(&max_shrink)->default_value(max_shrink),
+      "candidates a shrink may run (0: write the failing case unshrunk)")(
+      "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
+      "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
+      "quiet,q", po::bool_switch(&quiet), "no progress line");
+  po::options_description hidden;
+  hidden.add_options()("base", po::value(&file));
+  po::positional_options_description positional;
+  positional.add("base", 1);
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "lockstep fuzz: " << e.what() << "\n(see lockstep fuzz --help)\n";
+    return kExitBadInput;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return kExitOk;
+  }
+  if (file.empty()) {
+    std::cerr << "lockstep fuzz: which base scenario? e.g. lockstep fuzz scenarios/contention-10.toml\n";
+    return kExitBadInput;
+  }
+  uint64_t shard_index = 0, shard_count = 1;
+  if (!shard_text.empty()) {
+    unsigned long long i = 0, n = 0;
+    char extra = 0;
+    if (std::sscanf(shard_text.c_str(), "%llu/%llu%c", &i, &n, &extra) != 2 || n == 0 || i >= n ||
+        shard_text.find('-') != std::string::npos) {
+      std::cerr << "lockstep fuzz: --shard takes I/N with 0 <= I < N (e.g. 0/4 ... 3/4), not '"
+                << shard_text << "'\n";
+      return kExitBadInput;
+    }
+    shard_index = i;
+    shard_count = n;
+  }
+  if (jobs < 1 || jobs > 1024) {
+    std::cerr << "lockstep fuzz: --jobs must be between 1 and 1024\n";
+    return kExitBadInput;
+  }
+  if (vm.count("time-budget") && !(time_budget > 0)) {
+    std::cerr << "lockstep fuzz: --time-budget must be a positive number of seconds\n";
+    return kExitBadInput;
+  }
+  if (vm.count("cases") && cases == 0) {
+    std::cerr << "lockstep fuzz: --cases must be positive\n";
+    return kExitBadInput;
+  }
+  if (!vm.count("cases") && !vm.count("time-budget")) cases = 1000;
+  if (max_shrink < 0) {
+    std::cerr << "lockstep fuzz: --max-shrink must not be negative\n";
+    return kExitBadInput;
+  }
+
+  ScenarioError load_error;
+  std::optional<Scenario> loaded = LoadScenarioFile(file, &load_error);
+  if (!loaded) {
+    std::cerr << load_error.ToString() << "\n";
+    return kExitBadInput;
+  }
+  const Scenario base = std::move(*loaded);
+  if (vm.count("max-events") && max_events <= 0) {
+    std::cerr << "lockstep fuzz: --max-events must be positive\n";
+    return kExitBadInput;
+  }
+  if (vm.count("max-case-s") && !(max_case_s > 0)) {
+    std::cerr << "lockstep fuzz: --max-case-s must be positive\n";
+    return kExitBadInput;
+  }
+  const std::vector<std::string> watch = fuzz::HoldProperties(base);
+  if (watch.empty()) {
+    std::cerr << file << ": the base expects no property to hold, so there is nothing to search "
+              << "for; add e.g. [expect] mutual_exclusion = \"hold\"\n";
+    return kExitBadInput;
+  }
+  std::string error;
+  std::optional<fuzz::FuzzPlan> plan = fuzz::MakePlan(base, &error);
+  if (!plan) {
+    std::cerr << file << ": " << error << "\n";
+    return kExitBadInput;
+  }
+  if (!sim::Simulation::Create(base, lua_dir, &error)) {
+    std::cerr << file << ": " << error << "\n";
+    return kExitBadInput;
+  }
+  if (out_dir.empty()) out_dir = "lockstep-out/fuzz-" + base.name + "-seed" + std::to_string(seed);
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) {
+    std::cerr << "lockstep fuzz: cannot create " << out_dir << ": " << ec.message() << "\n";
+    return kExitBadInput;
+  }
+  if (!corpus_dir.empty()) {
+    fs::create_directories(corpus_dir, ec);
+    if (ec) {
+      std::cerr << "lockstep fuzz: cannot create " << corpus_dir << ": " << ec.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+
+  fuzz::CaseLimits limits;
+  limits.max_events = vm.count("max-events") ? max_events : base.fuzz.max_events;
+  limits.max_wall_s = vm.count("max-case-s") ? max_case_s : base.fuzz.max_case_s;
+
+  g_interrupted = 0;
+  struct sigaction action {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old_int {}, old_term {};
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+  struct RestoreSignals {
+    struct sigaction a, b;
+    ~RestoreSignals() {
+      sigaction(SIGINT, &a, nullptr);
+      sigaction(SIGTERM, &b, nullptr);
+    }
+  } restore{old_int, old_term};
+
+  std::cout << "base       " << base.name << " (" << file << ")\n"
+            << "watching   ";
+  for (size_t i = 0; i < watch.size(); ++i) std::cout << (i ? ", " : "") << watch[i];
+  std::cout << "\nsearch     seed " << seed;
+  if (shard_count > 1) std::cout << ", shard " << shard_index << "/" << shard_count;
+  if (cases > 0) std::cout << ", " << cases << " cases";
+  if (time_budget > 0) std::cout << ", budget " << time_budget << " s";
+  std::cout << ", " << jobs << " jobs" << (keep_going ? ", keep going" : ", until the first failure")
+            << "\n" << std::flush;
+
+  Progress progress(quiet);
+  std::vector<Written> written;
+
+  // Regression mode: the corpus's files first. Each expects the property it once broke to be
+  // violated; a file that still breaks it is a failure found again.
+  int corpus_replayed = 0, corpus_failing = 0;
+  if (!corpus_dir.empty()) {
+    std::vector<fs::path> files;
+    for (const fs::directory_entry& entry : fs::directory_iterator(corpus_dir, ec)) {
+      if (entry.path().extension() == ".toml") files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& path : files) {
+      ScenarioError corpus_error;
+      std::optional<Scenario> c = LoadScenarioFile(path.string(), &corpus_error);
+      if (!c) {
+        std::cerr << "lockstep fuzz: corpus file skipped: " << corpus_error.ToString() << "\n";
+        continue;
+      }
+      std::vector<std::string> expected;
+      for (const auto& [property, want] : c->expect) {
+        if (want == Expectation::kViolated) expected.push_back(property);
+      }
+      ++corpus_replayed;
+      fuzz::CaseOutcome outcome = fuzz::RunCase(*c, expected, lua_dir, limits);
+      if (outcome.status != fuzz::CaseStatus::kFail) continue;
+      ++corpus_failing;
+      Written w;
+      w.property = outcome.broken.front();
+      w.kind = outcome.first_kind.front();
+      w.from = "corpus";
+      w.file = path.string();
+      w.explanation = outcome.first_explanation.front();
+      w.reproduce = "lockstep run " + ShellQuote(path.string());
+      w.reproduced = true;
+      written.push_back(w);
+    }
+    std::cout << "corpus     " << corpus_replayed << " file(s) replayed from " << corpus_dir << ", "
+              << corpus_failing << " still fail\n";
+  }
+
+  fuzz::SearchResult found;
+  if (corpus_failing == 0 || keep_going) {
+    fuzz::SearchOptions options;
+    options.fuzz_seed = seed;
+    options.cases = cases;
+    options.time_budget_s = time_budget;
+    options.keep_going = keep_going;
+    options.jobs = jobs;
+    options.shard_index = shard_index;
+    options.shard_count = shard_count;
+    options.lua_dir = lua_dir;
+    options.limits = limits;
+    options.interrupted = &g_interrupted;
+    found = fuzz::Search(base, *plan, watch, options, [&](const fuzz::SearchStatus& s) {
+      char line[160];
+      std::snprintf(line, sizeof(line), "[fuzz %llu cases, %.1f/s, %llu failing, %llu over limit, %.0f s]",
+                    static_cast<unsigned long long>(s.cases_done),
+                    s.wall_s > 0 ? static_cast<double>(s.cases_done) / s.wall_s : 0.0,
+                    static_cast<unsigned long long>(s.failures),
+                    static_cast<unsigned long long>(s.over_limit), s.wall_s);
+      progress.Show(line);
+    });
+    progress.Clear();
+    const fuzz::SearchStatus& s = found.status;
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  "cases      %llu in %.2f s wall (%.1f per s), %llu failing, %llu over their limit%s\n",
+                  static_cast<unsigned long long>(s.cases_done), s.wall_s,
+                  s.wall_s > 0 ? static_cast<double>(s.cases_done) / s.wall_s : 0.0,
+                  static_cast<unsigned long long>(s.failures),
+                  static_cast<unsigned long long>(s.over_limit),
+                  found.interrupted ? " (interrupted)" : found.budget_spent ? " (time budget spent)" : "");
+    std::cout << line;
+    for (uint64_t index : found.over_limit_cases) {
+      std::cout << "           case " << index << " ran past its limit ("
+                << limits.max_events << " events or " << limits.max_wall_s << " s)\n";
+    }
+    for (const auto& [index, message] : found.errors) {
+      std::cout << "           case " << index << " could not run: " << message << "\n";
+    }
+  }
+
+  // Shrink and write each failure.
+  for (size_t n = 0; n < found.failures.size() && !g_interrupted; ++n) {
+    const fuzz::Failure& failure = found.failures[n];
+    const Scenario original = fuzz::Materialize(base, failure.c);
+    fuzz::ShrinkOptions shrink;
+    shrink.jobs = jobs;
+    shrink.lua_dir = lua_dir;
+    shrink.limits = limits;
+    std::atomic<bool> cancel{false};
+    shrink.limits.cancel = &cancel;
+    shrink.max_tries = max_shrink;
+    shrink.progress = [&](int steps, int tries) {
+      if (g_interrupted) cancel.store(true);
+      char line[160];
+      std::snprintf(line, sizeof(line), "[shrink %s: %d steps, %d candidates tried]",
+                    failure.property.c_str(), steps, tries);
+      progress.Show(line);
+    };
+    fuzz::ShrinkResult shrunk =
+        max_shrink > 0
+            ? fuzz::Shrink(base, failure.c, failure.outcome, failure.property, watch, shrink)
+            : fuzz::ShrinkResult{failure.c, failure.outcome, 0, 0};
+    progress.Clear();
+    Scenario result = fuzz::Materialize(base, shrunk.shrunk);
+    result.name = base.name + "-" + failure.property;
+    result.description = "found by lockstep fuzz from " + base.name + ": " + failure.property +
+                         " breaks";
+    result.expect = {{failure.property, Expectation::kViolated}};
+
+    const std::string dir = out_dir + "/" + failure.property +
+                            (keep_going && !failure.kind.empty() ? "-" + failure.kind : "");
+    fs::create_directories(dir, ec);
+    const std::string path = dir + "/" + result.name + ".toml";
+    std::string explanation;
+    for (size_t i = 0; i < shrunk.outcome.broken.size(); ++i) {
+      if (shrunk.outcome.broken[i] == failure.property) explanation = shrunk.outcome.first_explanation[i];
+    }
+    Written w;
+    w.property = failure.property;
+    w.kind = failure.kind;
+    w.from = "search";
+    w.index = failure.index;
+    w.file = path;
+    w.report_dir = dir;
+    w.explanation = explanation;
+    w.original_size = SizeText(fuzz::SizeOf(failure.c), original);
+    w.shrunk_size = SizeText(fuzz::SizeOf(shrunk.shrunk), result);
+    w.steps = shrunk.steps;
+    w.tries = shrunk.tries;
+    w.reproduce = "lockstep run " + ShellQuote(path);
+
+    std::ostringstream header;
+    header << "Found by lockstep fuzz: " << failure.property << " breaks.\n"
+           << "  base      " << file << " (scenario " << base.name << ")\n"
+           << "  search    seed " << seed << ", case " << failure.index;
+    if (shard_count > 1) header << " (shard " << shard_index << "/" << shard_count << ")";
+    header << "\n"
+           << "  shrunk    in " << shrunk.steps << " steps (" << shrunk.tries
+           << " candidates tried)\n"
+           << "  from      " << w.original_size << "\n"
+           << "  to        " << w.shrunk_size << "\n"
+           << "  reproduce lockstep run " << result.name << ".toml\n"
+           << "\n"
+           << "First violation: " << explanation;
+    ScenarioWriteOptions write;
+    write.header = header.str();
+    write.directory = dir;
+    if (!WriteFile(path, ScenarioToToml(result, write), &error)) {
+      std::cerr << "lockstep fuzz: " << error << "\n";
+      return kExitFailed;
+    }
+    // The reports of the shrunk run come from `lockstep run` itself, which also proves that the
+    // file reproduces the violation (its [expect] says "violated").
+    w.reproduced = RunQuietly(path, dir, lua_dir) == kExitOk;
+    if (!corpus_dir.empty()) {
+      write.directory = corpus_dir;
+      const std::string text = ScenarioToToml(result, write);
+      char hash[20];
+      std::snprintf(hash, sizeof(hash), "%08llx",
+                    static_cast<unsigned long long>(Fnv1a(text) & 0xffffffffull));
+      const std::string corpus_path = corpus_dir + "/" + result.name + "-" + hash + ".toml";
+      if (!WriteFile(corpus_path, text, &error)) {
+        std::cerr << "lockstep fuzz: " << error << "\n";
+      }
+    }
+    written.push_back(w);
+  }
+
+  for (const Written& w : written) {
+    std::cout << "FAILURE    " << w.property << (w.from == "corpus" ? " (corpus)" : "") << "\n"
+              << "  first    " << w.explanation << "\n";
+    if (w.from == "search") {
+      std::cout << "  case     " << w.index << ": " << w.original_size << "\n"
+                << "  shrunk   " << w.shrunk_size << " (" << w.steps << " steps, " << w.tries
+                << " tried)\n"
+                << "  file     " << w.file << "\n"
+                << "  reports  " << w.report_dir << "/report.html, trace.json, summary.md\n";
+      if (!w.reproduced) {
+        std::cout << "  WARNING  `lockstep run` on the file did not reproduce the violation; "
+                  << "see " << w.report_dir << "/summary.txt\n";
+      }
+    }
+    std::cout << "  reproduce " << w.reproduce << "\n";
+  }
+
+  const bool failed = !written.empty();
+  if (!json_path.empty()) {
+    std::ostringstream j;
+    const fuzz::SearchStatus& s = found.status;
+    j << "{\n  \"base\": " << JsonString(file) << ",\n  \"scenario\": " << JsonString(base.name)
+      << ",\n  \"seed\": " << seed << ",\n  \"shard\": {\"index\": " << shard_index
+      << ", \"count\": " << shard_count << "},\n  \"watched\": [";
+    for (size_t i = 0; i < watch.size(); ++i) j << (i ? ", " : "") << JsonString(watch[i]);
+    char rate[64];
+    std::snprintf(rate, sizeof(rate), "%.2f", s.wall_s > 0 ? static_cast<double>(s.cases_done) / s.wall_s : 0.0);
+    char wall[64];
+    std::snprintf(wall, sizeof(wall), "%.3f", s.wall_s);
+    j << "],\n  \"cases\": " << s.cases_done << ",\n  \"wall_s\": " << wall
+      << ",\n  \"cases_per_s\": " << rate << ",\n  \"over_limit\": " << s.over_limit
+      << ",\n  \"interrupted\": " << (found.interrupted ? "true" : "false")
+      << ",\n  \"corpus\": {\"replayed\": " << corpus_replayed << ", \"failing\": " << corpus_failing
+      << "},\n  \"failures\": [";
+    for (size_t i = 0; i < written.size(); ++i) {
+      const Written& w = written[i];
+      j << (i ? "," : "") << "\n    {\"property\": " << JsonString(w.property)
+        << ", \"rule\": " << JsonString(w.kind) << ", \"from\": " << JsonString(w.from)
+        << ", \"case\": " << w.index << ", \"file\": " << JsonString(w.file)
+        << ", \"reports\": " << JsonString(w.report_dir) << ", \"reproduce\": " << JsonString(w.reproduce)
+        << ", \"reproduced\": " << (w.reproduced ? "true" : "false")
+        << ", \"first_violation\": " << JsonString(w.explanation)
+        << ", \"original\": " << JsonString(w.original_size)
+        << ", \"shrunk\": " << JsonString(w.shrunk_size) << ", \"shrink_steps\": " << w.steps
+        << ", \"shrink_tries\": " << w.tries << "}";
+    }
+    j << (written.empty() ? "" : "\n  ") << "],\n  \"result\": " << JsonString(failed ? "fail" : "pass")
+      << "\n}\n";
+    if (!WriteFile(json_path, j.str(), &error)) {
+      std::cerr << "lockstep fuzz: " << error << "\n";
+      return kExitFailed;
+    }
+  }
+  if (!junit_path.empty()) {
+    std::ostringstream x;
+    int failures = 0;
+    for (const std::string& property : watch) {
+      failures += std::any_of(written.begin(), written.end(),
+                              [&](const Written& w) { return w.property == property; });
+    }
+    char wall[64];
+    std::snprintf(wall, sizeof(wall), "%.3f", found.status.wall_s);
+    x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites>\n  <testsuite name=\"" << XmlEscape("lockstep fuzz " + base.name)
+      << "\" tests=\"" << watch.size() << "\" failures=\"" << failures << "\" time=\"" << wall
+      << "\">\n"
+      << "    <properties><property name=\"seed\" value=\"" << seed << "\"/><property name=\"cases\" value=\""
+      << found.status.cases_done << "\"/><property name=\"shard\" value=\"" << shard_index << "/"
+      << shard_count << "\"/></properties>\n";
+    for (const std::string& property : watch) {
+      x << "    <testcase classname=\"" << XmlEscape("lockstep.fuzz." + base.name) << "\" name=\""
+        << XmlEscape(property) << "\">";
+      bool any = false;
+      for (const Written& w : written) {
+        if (w.property != property) continue;
+        any = true;
+        x << "\n      <failure message=\"" << XmlEscape(property + " violated; shrunk file " + w.file)
+          << "\" type=\"" << XmlEscape(w.kind) << "\">" << XmlEscape(w.explanation)
+          << "\nfile: " << XmlEscape(w.file) << "\nreproduce: " << XmlEscape(w.reproduce)
+          << "</failure>";
+      }
+      x << (any ? "\n    " : "") << "</testcase>\n";
+    }
+    x << "  </testsuite>\n</testsuites>\n";
+    if (!WriteFile(junit_path, x.str(), &error)) {
+      std::cerr << "lockstep fuzz: " << error << "\n";
+      return kExitFailed;
+    }
+  }
+  if (g_interrupted || found.interrupted) {
+    std::cout << "result     INTERRUPTED" << (failed ? " (the failures above were written)" : "") << "\n";
+    return kExitInterrupted;
+  }
+  if (failed) {
+    std::cout << "result     FAIL: " << written.size() << " failure(s) written under " << out_dir << "\n";
+    return kExitFailed;
+  }
+  std::cout << "result     PASS: no watched property broke in " << found.status.cases_done
+            << " cases\n";
+  return kExitOk;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,77 @@
+#include "fuzz/run.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "cli/pipeline.h"
+#include "history/names.h"
+#include "sim/simulation.h"
+
+namespace lockstep::fuzz {
+
+std::vector<std::string> HoldProperties(const Scenario& s) {
+  std::vector<std::string> out;
+  for (std::string_view p : history::kProperties) {
+    auto it = s.expect.find(std::string(p));
+    if (it != s.expect.end() && it->second == Expectation::kHold) out.emplace_back(p);
+  }
+  return out;
+}
+
+CaseOutcome RunCase(const Scenario& s, const std::vector<std::string>& watch,
+                    const std::string& lua_dir, const CaseLimits& limits) {
+  CaseOutcome out;
+  const auto start = std::chrono::steady_clock::now();
+  std::string error;
+  std::unique_ptr<sim::Simulation> sim = sim::Simulation::Create(s, lua_dir, &error);
+  if (!sim) {
+    out.status = CaseStatus::kError;
+    out.error = error;
+    return out;
+  }
+  cli::PipelineOptions options;
+  options.history = history::HistoryFormat::kNone;
+  options.progress_every_us = s.duration_us + 1;  // No progress calls.
+  bool over = false;
+  const auto deadline =
+      start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(limits.max_wall_s));
+  sim::Simulation* raw = sim.get();
+  options.should_stop = [&] {
+    if (limits.cancel != nullptr && limits.cancel->load(std::memory_order_relaxed)) {
+      out.cancelled = true;
+      return true;
+    }
+    if (static_cast<int64_t>(raw->events_run()) >= limits.max_events ||
+        std::chrono::steady_clock::now() >= deadline) {
+      over = true;
+      return true;
+    }
+    return false;
+  };
+  std::optional<cli::PipelineResult> result = cli::RunPipeline(*sim, s, options, &error);
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!result) {
+    out.status = CaseStatus::kError;
+    out.error = error;
+    return out;
+  }
+  out.events = result->engine_events;
+  if (over || out.cancelled) {
+    out.status = CaseStatus::kOverLimit;
+    return out;
+  }
+  for (const check::PropertyResult& r : result->verdict.results) {
+    if (!r.violated) continue;
+    if (std::find(watch.begin(), watch.end(), r.property) == watch.end()) continue;
+    out.broken.push_back(r.property);
+    const check::Violation* first = r.violations.empty() ? nullptr : &r.violations.front();
+    out.first_kind.push_back(first ? first->kind : "");
+    out.first_explanation.push_back(first ? first->explanation : "");
+    out.first_to_us.push_back(first ? first->to_us : s.duration_us);
+  }
+  out.status = out.broken.empty() ? CaseStatus::kPass : CaseStatus::kFail;
+  return out;
+}
+
+}  // namespace lockstep::fuzz

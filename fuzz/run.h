@@ -1,0 +1,51 @@
+// Runs one fuzz case: a Scenario through the simulator and the online checkers, no history
+// kept, within an event and a wall-time limit, and says which watched properties it broke.
+#ifndef LOCKSTEP_FUZZ_RUN_H_
+#define LOCKSTEP_FUZZ_RUN_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "check/verdict.h"
+#include "model/scenario.h"
+
+namespace lockstep::fuzz {
+
+struct CaseLimits {
+  int64_t max_events = 50'000'000;  // Engine events.
+  double max_wall_s = 60;
+  const std::atomic<bool>* cancel = nullptr;  // Set: stop at once (the search is over).
+};
+
+enum class CaseStatus : uint8_t {
+  kPass,       // No watched property broke.
+  kFail,       // At least one did.
+  kOverLimit,  // Stopped at its event or time limit (or cancelled); not judged.
+  kError,      // Could not be set up (a script that does not load, say).
+};
+
+struct CaseOutcome {
+  CaseStatus status = CaseStatus::kPass;
+  bool cancelled = false;
+  // The watched properties that were violated, in kProperties order; for each, the rule of its
+  // first violation ("overlap") and that violation's explanation and end.
+  std::vector<std::string> broken;
+  std::vector<std::string> first_kind;
+  std::vector<std::string> first_explanation;
+  std::vector<int64_t> first_to_us;
+  std::string error;
+  uint64_t events = 0;
+  double wall_s = 0;
+};
+
+// The properties `s` expects to hold: what a search watches.
+std::vector<std::string> HoldProperties(const Scenario& s);
+
+CaseOutcome RunCase(const Scenario& s, const std::vector<std::string>& watch,
+                    const std::string& lua_dir, const CaseLimits& limits);
+
+}  // namespace lockstep::fuzz
+
+#endif  // LOCKSTEP_FUZZ_RUN_H_

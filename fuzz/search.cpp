@@ -1,0 +1,135 @@
+#include "fuzz/search.h"
+
+#include <chrono>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace lockstep::fuzz {
+
+namespace {
+
+constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
+
+struct Worker {
+  std::atomic<uint64_t> k{kNone};  // The case it runs (its number within the shard).
+  std::atomic<bool> cancel{false};
+};
+
+}  // namespace
+
+SearchResult Search(const Scenario& base, const FuzzPlan& plan,
+                    const std::vector<std::string>& watch, const SearchOptions& options,
+                    const std::function<void(const SearchStatus&)>& progress,
+                    double progress_every_s) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  SearchResult result;
+  std::mutex mu;  // Guards result.
+  std::map<std::string, Failure> distinct;  // Keep-going: by "property/rule".
+  std::atomic<uint64_t> next{0};
+  std::atomic<uint64_t> stop_after{kNone};  // First-failure mode: the smallest failing k.
+  std::atomic<bool> stop_all{false};
+  const int jobs = std::max(1, options.jobs);
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (int i = 0; i < jobs; ++i) workers.push_back(std::make_unique<Worker>());
+
+  auto work = [&](Worker& w) {
+    CaseLimits limits = options.limits;
+    limits.cancel = &w.cancel;
+    while (!stop_all.load()) {
+      const uint64_t k = next.fetch_add(1);
+      if (options.cases > 0 && k >= options.cases) break;
+      if (k > stop_after.load()) break;
+      w.k.store(k);
+      const uint64_t index = options.shard_index + k * options.shard_count;
+      FuzzCase c = DrawCase(base, plan, options.fuzz_seed, index);
+      CaseOutcome outcome = RunCase(Materialize(base, c), watch, options.lua_dir, limits);
+      w.k.store(kNone);
+      if (outcome.cancelled) {
+        w.cancel.store(false);
+        continue;  // Not judged: the search no longer needs it.
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      ++result.status.cases_done;
+      if (outcome.status == CaseStatus::kOverLimit) {
+        ++result.status.over_limit;
+        if (result.over_limit_cases.size() < 20) result.over_limit_cases.push_back(index);
+      } else if (outcome.status == CaseStatus::kError) {
+        if (result.errors.size() < 20) result.errors.emplace_back(index, outcome.error);
+      } else if (outcome.status == CaseStatus::kFail) {
+        ++result.status.failures;
+        Failure f;
+        f.index = index;
+        f.c = std::move(c);
+        f.property = outcome.broken.front();
+        f.kind = outcome.first_kind.front();
+        f.outcome = std::move(outcome);
+        if (options.keep_going) {
+          const std::string key = f.property + "/" + f.kind;
+          auto it = distinct.find(key);
+          if (it == distinct.end() || it->second.index > f.index) distinct[key] = std::move(f);
+        } else {
+          uint64_t seen = stop_after.load();
+          while (k < seen && !stop_after.compare_exchange_weak(seen, k)) {
+          }
+          if (result.failures.empty() || result.failures.front().index > f.index) {
+            result.failures.assign(1, std::move(f));
+          }
+        }
+      }
+    }
+  };
+
+  std::vector<std::thread> threads;
+  std::atomic<int> running{jobs};
+  for (int i = 0; i < jobs; ++i) {
+    threads.emplace_back([&, i] {
+      work(*workers[static_cast<size_t>(i)]);
+      --running;
+    });
+  }
+  auto last_progress = start;
+  while (running.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto now = Clock::now();
+    const double wall = std::chrono::duration<double>(now - start).count();
+    bool cancel_all = false;
+    if (options.interrupted != nullptr && *options.interrupted) {
+      result.interrupted = true;
+      cancel_all = true;
+    }
+    if (options.time_budget_s > 0 && wall >= options.time_budget_s) {
+      result.budget_spent = true;
+      cancel_all = true;
+    }
+    if (cancel_all) stop_all.store(true);
+    const uint64_t bound = stop_after.load();
+    for (auto& w : workers) {
+      const uint64_t k = w->k.load();
+      if (k != kNone && (cancel_all || k > bound)) w->cancel.store(true);
+    }
+    if (progress && std::chrono::duration<double>(now - last_progress).count() >= progress_every_s) {
+      last_progress = now;
+      SearchStatus status;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        status = result.status;
+      }
+      status.wall_s = wall;
+      progress(status);
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  if (options.keep_going) {
+    for (auto& [key, f] : distinct) result.failures.push_back(std::move(f));
+    std::sort(result.failures.begin(), result.failures.end(),
+              [](const Failure& a, const Failure& b) { return a.index < b.index; });
+  }
+  result.status.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+}  // namespace lockstep::fuzz

@@ -1,0 +1,69 @@
+// The search: cases drawn from (base, fuzz seed, index), run on every core, until a watched
+// property breaks (or the case count, the time budget or an interrupt ends it).
+//
+// With `shard` I/N this process runs the case indexes I, I + N, I + 2N ...: N processes with
+// the same seed search disjoint cases. In first-failure mode the failure reported is the one
+// with the smallest index among the cases run, whatever the number of jobs: once a case fails,
+// no case after it is started, and the ones before it that are still running are finished.
+#ifndef LOCKSTEP_FUZZ_SEARCH_H_
+#define LOCKSTEP_FUZZ_SEARCH_H_
+
+#include <atomic>
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fuzz/case.h"
+#include "fuzz/run.h"
+
+namespace lockstep::fuzz {
+
+struct SearchOptions {
+  uint64_t fuzz_seed = 1;
+  uint64_t cases = 0;        // Per shard; 0: no limit (then a time budget is needed).
+  double time_budget_s = 0;  // 0: none.
+  bool keep_going = false;   // Collect distinct failures instead of stopping at the first.
+  int jobs = 1;
+  uint64_t shard_index = 0;
+  uint64_t shard_count = 1;
+  std::string lua_dir;
+  CaseLimits limits;         // Per case (cancel is set by the search).
+  const volatile std::sig_atomic_t* interrupted = nullptr;
+};
+
+struct SearchStatus {
+  uint64_t cases_done = 0;
+  uint64_t failures = 0;
+  uint64_t over_limit = 0;
+  double wall_s = 0;
+};
+
+struct Failure {
+  uint64_t index = 0;
+  FuzzCase c;
+  CaseOutcome outcome;
+  std::string property;  // The first watched property it broke.
+  std::string kind;      // Its first violation's rule.
+};
+
+struct SearchResult {
+  SearchStatus status;
+  // First-failure mode: at most one. Keep-going: one per (property, rule), the smallest index.
+  std::vector<Failure> failures;
+  std::vector<uint64_t> over_limit_cases;  // The first 20.
+  std::vector<std::pair<uint64_t, std::string>> errors;  // Cases that could not be set up.
+  bool interrupted = false;
+  bool budget_spent = false;
+};
+
+// `progress` is called from the search's own thread about every `progress_every_s`.
+SearchResult Search(const Scenario& base, const FuzzPlan& plan,
+                    const std::vector<std::string>& watch, const SearchOptions& options,
+                    const std::function<void(const SearchStatus&)>& progress,
+                    double progress_every_s = 0.5);
+
+}  // namespace lockstep::fuzz
+
+#endif  // LOCKSTEP_FUZZ_SEARCH_H_
