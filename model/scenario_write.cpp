@@ -71,8 +71,7 @@ std::optional<double> ParsedNumber(const std::string& text) {
   return v;
 }
 
-// A distribution parameter (or a [fuzz] range bound) in milliseconds: the loader keeps the
-// double ms * 1000, unrounded. us / 1000 is not always a double m with m * 1000 == us (both
+// A distribution parameter in milliseconds: the loader keeps the double ms * 1000, unrounded. us / 1000 is not always a double m with m * 1000 == us (both
 // operations round), so the doubles around it are tried too, and the exact one with the
 // shortest text wins; when none is exact, the closest.
 std::string MillisText(double us) {
@@ -220,9 +219,17 @@ std::string DistText(const Distribution& d) {
   return InlineTable(pairs);
 }
 
+// A [fuzz] range bound in milliseconds. The loader rounds it to whole microseconds, as it does
+// any duration, so a whole number of microseconds is written as its exact decimal; anything else
+// (which no file gives) as the nearest double.
+std::string RangeMillisText(double us) {
+  if (std::trunc(us) == us && std::abs(us) < 9e18) return DurationText(static_cast<int64_t>(us));
+  return MillisText(us);
+}
+
 // A [fuzz] range: one number when min = max, else { min = X, max = Y }.
 std::string RangeText(const FuzzRange& r, bool is_ms) {
-  const auto text = [&](double v) { return is_ms ? MillisText(v) : NumberText(v); };
+  const auto text = [&](double v) { return is_ms ? RangeMillisText(v) : NumberText(v); };
   if (r.min == r.max) return text(r.min);
   return InlineTable({{"min", text(r.min)}, {"max", text(r.max)}});
 }

@@ -12,7 +12,8 @@
 // for Scenario::file and FaultSpec::line (which say where the text came from), for every s the
 // loader can produce. The file speaks milliseconds and the Scenario microseconds, so each time is
 // written as the shortest number that the loader converts back to exactly the same value
-// (integers: ms * 1000 rounded; distribution parameters: the double ms * 1000). A value no file
+// (integer times and [fuzz] ranges: ms * 1000 rounded to the microsecond; distribution
+// parameters: the double ms * 1000, unrounded). A value no file
 // can produce (a distribution parameter that is not ms * 1000 of any double ms, a field that the
 // kind does not use) is written as the nearest value a file can give, or not at all.
 #ifndef LOCKSTEP_MODEL_SCENARIO_WRITE_H_

@@ -355,9 +355,9 @@ TEST_CASE("every fault kind, the network window kinds and [fuzz] are written", "
                                    "threads = { min = 1, max = 8 }\n"
                                    "versions = [\"current\"]\nmax_case_s = 2.5\n"));
 
-  // The kinds the loader takes today come back, each with the keys it uses.
+  // Every kind comes back, each with the keys it uses.
   s.fuzz = {};
-  s.faults.clear();
+  s.faults = {latency, loss, duplicate};
   for (FaultSpec::Kind kind :
        {FaultSpec::Kind::kPartition, FaultSpec::Kind::kCrash, FaultSpec::Kind::kPause,
         FaultSpec::Kind::kClockJump, FaultSpec::Kind::kFailover, FaultSpec::Kind::kLoseReplies}) {
