@@ -6,10 +6,9 @@
 // parameters are a millisecond number times 1000, as the loader computes them; integer times any
 // whole microsecond), names unique across nodes and clients, references to declared names,
 // faults with the targets their kind takes, roles only for the count-down latch, a cluster only
-// without replicas, Sentinel and the multi-master kinds.
+// without replicas, Sentinel and the multi-master kinds, and a [fuzz] table whose ranges are in
+// order and whose versions the protocol kind has.
 //
-// Not generated yet: the [fuzz] table (FuzzSpec). The writer writes it, but the loader did not
-// read it when this test was written.
 //
 // CTest pins rapidcheck's seed (RC_PARAMS, CMakeLists.txt); set RC_PARAMS to explore others.
 #include <catch2/catch.hpp>
@@ -20,6 +19,7 @@
 #include <cassert>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -343,6 +343,64 @@ FaultSpec GenFault(const Scenario& s, const Names& names) {
   return f;
 }
 
+// A [fuzz] range from min to max with both bounds drawn by `bound` (sometimes one number).
+lockstep::FuzzRange Range(const std::function<double()>& bound) {
+  const double x = bound();
+  const double y = *gen::arbitrary<bool>() ? x : bound();
+  return {std::min(x, y), std::max(x, y)};
+}
+
+// [fuzz] ranges of times are whole microseconds (the loader rounds them as any duration).
+double RangeUs(int64_t min) { return static_cast<double>(Us(min, kMaxUs)); }
+
+lockstep::FuzzSpec GenFuzz(const lockstep::history::ProtocolKind& kind) {
+  lockstep::FuzzSpec f;
+  if (*gen::arbitrary<bool>()) {
+    for (std::string_view k : lockstep::kFuzzFaultKinds) {
+      if (*gen::arbitrary<bool>()) f.faults[std::string(k)] = Decimal(100, 2);
+    }
+  }
+  const auto count = [](int64_t lo, int64_t hi) {
+    return [lo, hi] { return static_cast<double>(*gen::inRange<int64_t>(lo, hi + 1)); };
+  };
+  if (*gen::arbitrary<bool>()) f.fault_count = Range(count(0, lockstep::kMaxFaults));
+  // Weights that are all 0 leave nothing to draw a fault from.
+  const bool all_zero = std::all_of(f.faults.begin(), f.faults.end(),
+                                    [](const auto& kv) { return kv.second == 0; });
+  if (!f.faults.empty() && all_zero && f.fault_count.max > 0) f.faults.begin()->second = 1;
+  if (*gen::arbitrary<bool>()) f.fault_duration_us = Range([] { return RangeUs(1); });
+  if (*gen::arbitrary<bool>()) f.clock_jump_us = Range([] { return RangeUs(1); });
+  if (*gen::arbitrary<bool>()) {
+    f.drift_ppm = Range([] { return Decimal(lockstep::kMaxDriftPpm, 3); });
+  }
+  if (*gen::arbitrary<bool>()) f.latency_spike_us = Range([] { return RangeUs(1); });
+  if (*gen::arbitrary<bool>()) f.loss_rate = Range([] { return Decimal(1, 4); });
+  if (*gen::arbitrary<bool>()) f.duplicate_rate = Range([] { return Decimal(1, 4); });
+  if (*gen::arbitrary<bool>()) f.clients = Range(count(1, lockstep::kMaxClients));
+  if (*gen::arbitrary<bool>()) f.threads = Range(count(1, lockstep::kMaxThreadsPerClient));
+  if (*gen::arbitrary<bool>()) f.lease_us = Range([] { return RangeUs(1); });
+  if (*gen::arbitrary<bool>()) f.wait_us = Range([] { return RangeUs(0); });
+  if (*gen::arbitrary<bool>()) f.critical_us = Range([] { return RangeUs(0); });
+  if (*gen::arbitrary<bool>()) f.think_us = Range([] { return RangeUs(0); });
+  if (*gen::arbitrary<bool>()) f.replication_lag_us = Range([] { return RangeUs(0); });
+  if (*gen::arbitrary<bool>()) {
+    // Kinds newer than 3.13.6 exist only as "current".
+    for (std::string_view v : lockstep::kProtocolVersions) {
+      if ((kind.added_in.empty() || v == "current") && *gen::arbitrary<bool>()) {
+        f.versions.emplace_back(v);
+      }
+    }
+    if (f.versions.empty()) f.versions.emplace_back("current");
+    if (*gen::arbitrary<bool>()) std::reverse(f.versions.begin(), f.versions.end());
+  }
+  if (*gen::arbitrary<bool>()) f.max_events = *gen::inRange<int64_t>(1, INT64_MAX);
+  if (*gen::arbitrary<bool>()) {
+    f.max_case_s = Decimal(1e6, 3);
+    if (f.max_case_s == 0) f.max_case_s = 0.5;
+  }
+  return f;
+}
+
 Scenario GenScenario() {
   Scenario s;
   s.name = Text(/*non_empty=*/true);
@@ -429,6 +487,7 @@ Scenario GenScenario() {
           *gen::element(Expectation::kHold, Expectation::kViolated, Expectation::kAny);
     }
   }
+  if (*gen::arbitrary<bool>()) s.fuzz = GenFuzz(kind);
   return s;
 }
 
