@@ -69,9 +69,15 @@ TimeDraw DrawTime(Prng& rng, const FuzzRange& r) {
   return t;
 }
 
+// A distribution parameter as a scenario file gives it: the file's milliseconds times 1000, so
+// that the case written out and loaded again is the same case.
+double FileParameter(int64_t us) { return (static_cast<double>(us) / 1000.0) * 1000.0; }
+
 Distribution ToDistribution(const TimeDraw& t) {
-  if (t.exponential) return Distribution{Distribution::Kind::kExponential, static_cast<double>(t.us), 0, 0};
-  return Distribution::Fixed(static_cast<double>(t.us));
+  if (t.exponential) {
+    return Distribution{Distribution::Kind::kExponential, FileParameter(t.us), 0, 0};
+  }
+  return Distribution::Fixed(FileParameter(t.us));
 }
 
 double MeanOf(const Distribution& d) {
@@ -89,9 +95,9 @@ double MeanOf(const Distribution& d) {
 }
 
 Distribution FixedAtMean(const Distribution& d) {
-  Distribution f = Distribution::Fixed(std::round(MeanOf(d)));
-  if (d.cap > 0 && f.a > d.cap) f.a = d.cap;
-  return f;
+  double mean = std::round(MeanOf(d));
+  if (d.cap > 0 && mean > d.cap) mean = std::floor(d.cap);
+  return Distribution::Fixed(FileParameter(static_cast<int64_t>(mean)));
 }
 
 // A client name not taken by any node or client: c<k> for the smallest k from `from` up.
@@ -139,10 +145,6 @@ std::optional<FuzzPlan> MakePlan(const Scenario& base, std::string* error) {
   if (plan.total_weight <= 0 && base.fuzz.fault_count.max > 0) {
     *error = "fuzz.faults: every weight is 0, so no fault can be drawn; set fault_count = 0 to "
              "fuzz without faults";
-    return std::nullopt;
-  }
-  if (WorkerCount(base) == 0) {
-    *error = "the base has no worker clients to vary";
     return std::nullopt;
   }
   return plan;
@@ -306,7 +308,7 @@ Scenario Materialize(const Scenario& base, const FuzzCase& c) {
   if (c.critical) s.workload.critical_us = ToDistribution(*c.critical);
   if (c.think) s.workload.think_us = ToDistribution(*c.think);
   if (c.replication_lag_us) {
-    s.replication.lag_us = Distribution::Fixed(static_cast<double>(*c.replication_lag_us));
+    s.replication.lag_us = Distribution::Fixed(FileParameter(*c.replication_lag_us));
   }
   if (c.fixed_base_times) {
     if (!c.critical) s.workload.critical_us = FixedAtMean(s.workload.critical_us);

@@ -274,9 +274,9 @@ ShrinkResult Shrink(const Scenario& base, const FuzzCase& failing, const CaseOut
       // Everything before the one taken was run and did not fail.
       const int looked = index < 0 ? static_cast<int>(candidates.size()) : index;
       for (int i = 0; i < looked; ++i) passed.insert(Key(candidates[static_cast<size_t>(i)]));
-      result.tries += index < 0 ? static_cast<int>(candidates.size())
-                                : ((index / std::max(1, options.jobs)) + 1) * std::max(1, options.jobs);
-      result.tries = std::min(result.tries, options.max_tries);
+      // Counted as one job would have run them (a batch may run one or two more), so that
+      // the count, the limit and so the result do not depend on the number of jobs.
+      result.tries += index < 0 ? static_cast<int>(candidates.size()) : index + 1;
       if (index >= 0) {
         result.shrunk = std::move(candidates[static_cast<size_t>(index)]);
         result.outcome = std::move(found);

@@ -31,7 +31,7 @@ struct ShrinkResult {
   FuzzCase shrunk;
   CaseOutcome outcome;  // Of the shrunk case.
   int steps = 0;        // Smaller cases accepted.
-  int tries = 0;        // Candidates run.
+  int tries = 0;        // Candidates run, as one job runs them (in order, up to the one taken).
 };
 
 ShrinkResult Shrink(const Scenario& base, const FuzzCase& failing, const CaseOutcome& outcome,
