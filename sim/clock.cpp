@@ -101,6 +101,9 @@ TrueTime Clock::FirstTrueTimeWallExceeds(int64_t wall_us, TrueTime from) const {
     const double need = (static_cast<double>(wall_us) + 1 - it->wall_us) / it->rate;
     TrueTime x = it->start + static_cast<TrueTime>(std::ceil(need));
     if (x < seg_start) x = seg_start;
+    // Past the segment's end the answer is not in this segment. Stepping down from there one
+    // microsecond at a time would walk back through the whole gap of a forward jump.
+    if (x > seg_end) x = seg_end;
     // Floating point: step to the exact first microsecond.
     while (x > seg_start && WallUs(x - 1) > wall_us) --x;
     while (x < seg_end && WallUs(x) <= wall_us) ++x;
