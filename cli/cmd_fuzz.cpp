@@ -445,8 +445,21 @@ int FuzzMain(const std::vector<std::string>& args) {
                   found.interrupted ? " (interrupted)" : found.budget_spent ? " (time budget spent)" : "");
     std::cout << line;
     for (uint64_t index : found.over_limit_cases) {
-      std::cout << "           case " << index << " ran past its limit ("
-                << limits.max_events << " events or " << limits.max_wall_s << " s)\n";
+      // Written out, so that what ran away can be run and looked at on its own.
+      const std::string dir = out_dir + "/over-limit";
+      fs::create_directories(dir, ec);
+      Scenario c = fuzz::Materialize(base, fuzz::DrawCase(base, *plan, seed, index));
+      c.name = base.name + "-case-" + std::to_string(index);
+      ScenarioWriteOptions write;
+      write.header = "Case " + std::to_string(index) + " of lockstep fuzz " + file + " --seed " +
+                     std::to_string(seed) + ": it ran past its limit of " +
+                     std::to_string(limits.max_events) + " simulator events or " +
+                     std::to_string(limits.max_wall_s) + " s of wall time.";
+      write.directory = dir;
+      const std::string path = dir + "/" + c.name + ".toml";
+      if (!WriteFile(path, ScenarioToToml(c, write), &error)) std::cerr << "lockstep fuzz: " << error << "\n";
+      std::cout << "           case " << index << " ran past its limit (" << limits.max_events
+                << " events or " << limits.max_wall_s << " s): " << path << "\n";
     }
     for (const auto& [index, message] : found.errors) {
       std::cout << "           case " << index << " could not run: " << message << "\n";
