@@ -364,6 +364,7 @@ int FuzzMain(const std::vector<std::string>& args) {
             << "watching   ";
   for (size_t i = 0; i < watch.size(); ++i) std::cout << (i ? ", " : "") << watch[i];
   std::cout << "\nsearch     seed " << seed;
+  if (!corpus_dir.empty() && !keep_going) std::cout << " (unless a corpus file still fails)";
   if (shard_count > 1) std::cout << ", shard " << shard_index << "/" << shard_count;
   if (cases > 0) std::cout << ", " << cases << " cases";
   if (time_budget > 0) std::cout << ", budget " << time_budget << " s";
@@ -395,6 +396,13 @@ int FuzzMain(const std::vector<std::string>& args) {
       }
       ++corpus_replayed;
       fuzz::CaseOutcome outcome = fuzz::RunCase(*c, expected, lua_dir, limits);
+      if (outcome.status == fuzz::CaseStatus::kOverLimit) {
+        std::cerr << "lockstep fuzz: corpus file " << path.string()
+                  << " ran past its limit and was not judged\n";
+      } else if (outcome.status == fuzz::CaseStatus::kError) {
+        std::cerr << "lockstep fuzz: corpus file " << path.string() << " could not run: "
+                  << outcome.error << "\n";
+      }
       if (outcome.status != fuzz::CaseStatus::kFail) continue;
       ++corpus_failing;
       Written w;
@@ -451,10 +459,11 @@ int FuzzMain(const std::vector<std::string>& args) {
       Scenario c = fuzz::Materialize(base, fuzz::DrawCase(base, *plan, seed, index));
       c.name = base.name + "-case-" + std::to_string(index);
       ScenarioWriteOptions write;
+      char limit[128];
+      std::snprintf(limit, sizeof(limit), "%lld simulator events or %g s of wall time",
+                    static_cast<long long>(limits.max_events), limits.max_wall_s);
       write.header = "Case " + std::to_string(index) + " of lockstep fuzz " + file + " --seed " +
-                     std::to_string(seed) + ": it ran past its limit of " +
-                     std::to_string(limits.max_events) + " simulator events or " +
-                     std::to_string(limits.max_wall_s) + " s of wall time.";
+                     std::to_string(seed) + ": it ran past its limit of " + limit + ".";
       write.directory = dir;
       const std::string path = dir + "/" + c.name + ".toml";
       if (!WriteFile(path, ScenarioToToml(c, write), &error)) std::cerr << "lockstep fuzz: " << error << "\n";
@@ -462,7 +471,17 @@ int FuzzMain(const std::vector<std::string>& args) {
                 << " events or " << limits.max_wall_s << " s): " << path << "\n";
     }
     for (const auto& [index, message] : found.errors) {
-      std::cout << "           case " << index << " could not run: " << message << "\n";
+      const std::string dir = out_dir + "/errors";
+      fs::create_directories(dir, ec);
+      Scenario c = fuzz::Materialize(base, fuzz::DrawCase(base, *plan, seed, index));
+      c.name = base.name + "-case-" + std::to_string(index);
+      ScenarioWriteOptions write;
+      write.header = "Case " + std::to_string(index) + " of lockstep fuzz " + file + " --seed " +
+                     std::to_string(seed) + " could not run: " + message;
+      write.directory = dir;
+      const std::string path = dir + "/" + c.name + ".toml";
+      if (!WriteFile(path, ScenarioToToml(c, write), &error)) std::cerr << "lockstep fuzz: " << error << "\n";
+      std::cout << "           case " << index << " could not run: " << message << ": " << path << "\n";
     }
   }
 
@@ -527,11 +546,10 @@ int FuzzMain(const std::vector<std::string>& args) {
            << " candidates tried)\n"
            << "  from      " << w.original_size << "\n"
            << "  to        " << w.shrunk_size << "\n"
-           << "  reproduce lockstep run " << result.name << ".toml\n"
-           << "\n"
-           << "First violation: " << explanation;
+           << "  reproduce lockstep run ";
+    const std::string header_end = "\n\nFirst violation: " + explanation;
     ScenarioWriteOptions write;
-    write.header = header.str();
+    write.header = header.str() + result.name + ".toml" + header_end;
     write.directory = dir;
     if (!WriteFile(path, ScenarioToToml(result, write), &error)) {
       std::cerr << "lockstep fuzz: " << error << "\n";
@@ -542,11 +560,14 @@ int FuzzMain(const std::vector<std::string>& args) {
     w.reproduced = RunQuietly(path, dir, lua_dir) == kExitOk;
     if (!corpus_dir.empty()) {
       write.directory = corpus_dir;
-      const std::string text = ScenarioToToml(result, write);
       char hash[20];
       std::snprintf(hash, sizeof(hash), "%08llx",
-                    static_cast<unsigned long long>(Fnv1a(text) & 0xffffffffull));
-      const std::string corpus_path = corpus_dir + "/" + result.name + "-" + hash + ".toml";
+                    static_cast<unsigned long long>(
+                        Fnv1a(ScenarioToToml(result, write)) & 0xffffffffull));
+      const std::string corpus_name = result.name + "-" + hash + ".toml";
+      write.header = header.str() + corpus_name + header_end;
+      const std::string text = ScenarioToToml(result, write);
+      const std::string corpus_path = corpus_dir + "/" + corpus_name;
       if (!WriteFile(corpus_path, text, &error)) {
         std::cerr << "lockstep fuzz: " << error << "\n";
       }
@@ -585,6 +606,11 @@ int FuzzMain(const std::vector<std::string>& args) {
     std::snprintf(wall, sizeof(wall), "%.3f", s.wall_s);
     j << "],\n  \"cases\": " << s.cases_done << ",\n  \"wall_s\": " << wall
       << ",\n  \"cases_per_s\": " << rate << ",\n  \"over_limit\": " << s.over_limit
+      << ",\n  \"over_limit_cases\": [";
+    for (size_t i = 0; i < found.over_limit_cases.size(); ++i) {
+      j << (i ? ", " : "") << found.over_limit_cases[i];
+    }
+    j << "],\n  \"errors\": " << found.errors.size()
       << ",\n  \"interrupted\": " << (found.interrupted ? "true" : "false")
       << ",\n  \"corpus\": {\"replayed\": " << corpus_replayed << ", \"failing\": " << corpus_failing
       << "},\n  \"failures\": [";
@@ -648,8 +674,20 @@ int FuzzMain(const std::vector<std::string>& args) {
     return kExitInterrupted;
   }
   if (failed) {
-    std::cout << "result     FAIL: " << written.size() << " failure(s) written under " << out_dir << "\n";
+    const bool all_corpus = std::all_of(written.begin(), written.end(),
+                                        [](const Written& w) { return w.from == "corpus"; });
+    std::cout << "result     FAIL: " << written.size() << " failure(s) "
+              << (all_corpus ? "replayed from " + corpus_dir : "written under " + out_dir) << "\n";
     return kExitFailed;
+  }
+  if (!found.errors.empty()) {
+    const bool internal = std::any_of(found.errors.begin(), found.errors.end(), [](const auto& e) {
+      return e.second.rfind("internal error", 0) == 0;
+    });
+    std::cout << "result     ERROR: " << found.errors.size() << " case(s) could not run (see above); "
+              << (internal ? "an internal error is a bug in lockstep: please report it with the file above\n"
+                           : "fix the base or its [fuzz] table\n");
+    return kExitBadInput;
   }
   std::cout << "result     PASS: no watched property broke in " << found.status.cases_done
             << " cases\n";

@@ -199,6 +199,7 @@ FuzzCase DrawCase(const Scenario& base, const FuzzPlan& plan, uint64_t fuzz_seed
       case kClockDrift: {
         const int64_t ppm = std::max<int64_t>(1, UniformIn(rng, spec.drift_ppm));
         f.magnitude = rng.Bernoulli(0.5) ? ppm : -ppm;
+        f.at_us = 0;  // A drift lasts the whole run.
         break;
       }
       case kFailover:

@@ -18,8 +18,10 @@ std::vector<std::string> HoldProperties(const Scenario& s) {
   return out;
 }
 
-CaseOutcome RunCase(const Scenario& s, const std::vector<std::string>& watch,
-                    const std::string& lua_dir, const CaseLimits& limits) {
+namespace {
+
+CaseOutcome RunCaseOrThrow(const Scenario& s, const std::vector<std::string>& watch,
+                           const std::string& lua_dir, const CaseLimits& limits) {
   CaseOutcome out;
   const auto start = std::chrono::steady_clock::now();
   std::string error;
@@ -72,6 +74,22 @@ CaseOutcome RunCase(const Scenario& s, const std::vector<std::string>& watch,
   }
   out.status = out.broken.empty() ? CaseStatus::kPass : CaseStatus::kFail;
   return out;
+}
+
+}  // namespace
+
+CaseOutcome RunCase(const Scenario& s, const std::vector<std::string>& watch,
+                    const std::string& lua_dir, const CaseLimits& limits) {
+  // A case that throws is a bug in lockstep, not in the user's lock; it must cost that case,
+  // not the search (and the failures already found with it).
+  try {
+    return RunCaseOrThrow(s, watch, lua_dir, limits);
+  } catch (const std::exception& e) {
+    CaseOutcome out;
+    out.status = CaseStatus::kError;
+    out.error = std::string("internal error: ") + e.what();
+    return out;
+  }
 }
 
 }  // namespace lockstep::fuzz

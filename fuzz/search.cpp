@@ -128,6 +128,9 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
     std::sort(result.failures.begin(), result.failures.end(),
               [](const Failure& a, const Failure& b) { return a.index < b.index; });
   }
+  // In index order, not in the order the jobs finished them.
+  std::sort(result.over_limit_cases.begin(), result.over_limit_cases.end());
+  std::sort(result.errors.begin(), result.errors.end());
   result.status.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return result;
 }

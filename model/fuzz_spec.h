@@ -29,7 +29,7 @@ struct FuzzRange {
 // The fault kinds a case may draw, by the name the [fuzz] table's `faults` keys use. Each maps to
 // a FaultSpec (or, for clock_drift, to a target's ClockSpec::drift_ppm).
 inline constexpr std::array<std::string_view, 16> kFuzzFaultKinds = {
-    "partition",            // two-way, between a random split of the processes
+    "partition",            // two-way: one node cut from everyone, or one client from some nodes
     "partition_one_way",    // the same, one direction only
     "node_pause",           // pause fault on a node (SIGSTOP)
     "client_pause",         // pause fault on a client process (GC)
@@ -69,7 +69,8 @@ struct FuzzSpec {
   FuzzRange duplicate_rate{0.1, 1};
 
   // Workload and topology. Absent: the base's value, unchanged. Drawn uniformly (integers for
-  // counts); a time range gives each case either a fixed value or an exponential with that mean.
+  // counts); critical and think ranges give each case either a fixed value or an exponential with
+  // that mean; the others give fixed values. `threads` applies to worker clients.
   std::optional<FuzzRange> clients;          // File: `clients`. Worker clients in the case.
   std::optional<FuzzRange> threads;          // File: `threads`. Threads per client.
   std::optional<FuzzRange> lease_us;         // File: `lease_ms`.

@@ -1242,11 +1242,17 @@ struct Simulation::Impl {
       }
       case K::kCrash:
         for (const std::string& name : f.targets) {
+          // A process that is down cannot crash again, and a second restart would start a
+          // process that is already running: a crash of a crashed process changes nothing.
+          if (Node* n = FindNode(name); n != nullptr && !n->up) continue;
+          if (Client* c = FindClient(name); c != nullptr && !c->up) continue;
           Fault(Intern(name), names::kCrash, history::StockText{});
           if (Node* n = FindNode(name)) CrashNode(*n);
           if (Client* c = FindClient(name)) CrashClient(*c);
           if (f.duration_us > 0) {
             engine.After(f.duration_us, [this, name] {
+              if (Node* n = FindNode(name); n != nullptr && n->up) return;
+              if (Client* c = FindClient(name); c != nullptr && c->up) return;
               Fault(Intern(name), names::kRestart, history::StockText{});
               if (Node* n = FindNode(name)) RestartNode(*n);
               if (Client* c = FindClient(name)) {

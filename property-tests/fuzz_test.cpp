@@ -1,0 +1,215 @@
+// Establishes that `lockstep fuzz` keeps its promises:
+//  - every case it draws is a scenario the loader accepts (written out and read back equal);
+//  - a case depends on (base, seed, index) alone;
+//  - for every broken user script in scenarios/testdata/broken-scripts/, a search from a base
+//    without the scenario's hand-made trouble (its links and faults) finds the property the
+//    script breaks within a stated budget, and the shrunk file is small and reproduces;
+//  - on a base that is safe for its stock protocol (property-tests/fuzz-bases/), a search of a
+//    fixed budget reports nothing: no false alarms.
+// rapidcheck's seed is pinned in CTest (CMakeLists.txt), so every run tests the same cases.
+#include <catch2/catch.hpp>
+#include <rapidcheck.h>
+#include <rapidcheck/catch.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fuzz/case.h"
+#include "fuzz/run.h"
+#include "fuzz/search.h"
+#include "fuzz/shrink.h"
+#include "model/scenario_toml.h"
+#include "model/scenario_write.h"
+
+namespace fs = std::filesystem;
+
+namespace lockstep::fuzz {
+namespace {
+
+const std::string kSource = LOCKSTEP_SOURCE_DIR;
+const std::string kLuaDir = kSource + "/lua";
+
+Scenario Load(const std::string& path) {
+  ScenarioError error;
+  std::optional<Scenario> s = LoadScenarioFile(path, &error);
+  INFO(error.ToString());
+  REQUIRE(s.has_value());
+  return *s;
+}
+
+// A broken-script scenario as a fuzz base: no hand-made trouble (its slow links and faults
+// gone), and what it shows to be violated expected to hold instead.
+Scenario FuzzBaseOf(const std::string& broken_toml, std::vector<std::string>* broken) {
+  Scenario s = Load(broken_toml);
+  s.faults.clear();
+  s.network.link_latency_us.clear();
+  for (auto& [property, want] : s.expect) {
+    if (want == Expectation::kViolated) {
+      broken->push_back(property);
+      want = Expectation::kHold;
+    }
+  }
+  return s;
+}
+
+// Equal but for where the text came from.
+void Normalize(Scenario* s) {
+  s->file.clear();
+  for (FaultSpec& f : s->faults) f.line = 0;
+}
+
+std::vector<std::string> BrokenScriptScenarios() {
+  std::vector<std::string> out;
+  for (const auto& entry : fs::directory_iterator(kSource + "/scenarios/testdata/broken-scripts")) {
+    const fs::path toml = entry.path() / "broken.toml";
+    if (entry.is_directory() && fs::exists(toml)) out.push_back(toml.string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_CASE("every drawn case is a valid scenario that survives the file round trip", "[fuzz]") {
+  const std::vector<std::string> bases = {
+      kSource + "/scenarios/contention-10.toml",
+      kSource + "/scenarios/failover-unreplicated.toml",
+      kSource + "/scenarios/redlock-five-safe.toml",
+      kSource + "/scenarios/latch-countdown.toml",
+      kSource + "/scenarios/rwlock-readers-writer.toml",
+  };
+  for (const std::string& path : bases) {
+    Scenario base = Load(path);
+    // Everything the [fuzz] table can vary, varied.
+    base.fuzz.fault_count = {0, 8};
+    base.fuzz.clients = FuzzRange{1, 6};
+    base.fuzz.threads = FuzzRange{1, 3};
+    base.fuzz.lease_us = FuzzRange{1000, 5'000'000};
+    base.fuzz.wait_us = FuzzRange{0, 5'000'000};
+    base.fuzz.critical_us = FuzzRange{0, 200'000};
+    base.fuzz.think_us = FuzzRange{0, 200'000};
+    base.fuzz.replication_lag_us = FuzzRange{0, 50'000};
+    std::string error;
+    const std::optional<FuzzPlan> plan = MakePlan(base, &error);
+    INFO(path << ": " << error);
+    REQUIRE(plan.has_value());
+    rc::prop("case " + path, [&](uint64_t seed, uint32_t index) {
+      const FuzzCase c = DrawCase(base, *plan, seed, index);
+      RC_ASSERT(c == DrawCase(base, *plan, seed, index));  // (base, seed, index) alone.
+      Scenario s = Materialize(base, c);
+      const std::string text = ScenarioToToml(s, {});
+      ScenarioError load_error;
+      std::optional<Scenario> back = LoadScenarioString(text, "case.toml", &load_error);
+      if (!back) RC_FAIL(load_error.ToString() + "\n" + text);
+      Normalize(&s);
+      Normalize(&*back);
+      if (!(*back == s)) {
+        std::string where;
+        if (!(back->clients == s.clients)) where += " clients";
+        if (!(back->nodes == s.nodes)) where += " nodes";
+        if (!(back->workload == s.workload)) where += " workload";
+        if (!(back->network == s.network)) where += " network";
+        if (!(back->replication == s.replication)) where += " replication";
+        if (!(back->protocol == s.protocol)) where += " protocol";
+        if (!(back->gc == s.gc)) where += " gc";
+        if (!(back->fuzz == s.fuzz)) where += " fuzz";
+        if (!(back->faults == s.faults)) where += " faults";
+        RC_FAIL("read back differs in" + where + ":\n" + text);
+      }
+    });
+  }
+}
+
+TEST_CASE("a search finds each broken script's violation and shrinks it to a small file",
+          "[fuzz]") {
+  // The budget: cases searched and shrink candidates run per kind; the bound on the result.
+  constexpr uint64_t kCases = 400;
+  constexpr int kShrinkTries = 400;
+  constexpr int kMaxFaults = 2;
+  constexpr int kMaxClients = 4;
+  const fs::path out = fs::temp_directory_path() / "lockstep-fuzz-test";
+  fs::create_directories(out);
+  for (const std::string& path : BrokenScriptScenarios()) {
+    DYNAMIC_SECTION(path) {
+      std::vector<std::string> broken;
+      const Scenario base = FuzzBaseOf(path, &broken);
+      REQUIRE(!broken.empty());
+      std::string error;
+      const std::optional<FuzzPlan> plan = MakePlan(base, &error);
+      REQUIRE(plan.has_value());
+      SearchOptions options;
+      options.fuzz_seed = 1;
+      options.cases = kCases;
+      options.jobs = 2;
+      options.lua_dir = kLuaDir;
+      const std::vector<std::string> watch = HoldProperties(base);
+      const SearchResult found = Search(base, *plan, watch, options, nullptr);
+      REQUIRE(found.failures.size() == 1);
+      const Failure& failure = found.failures.front();
+      INFO("case " << failure.index << " broke " << failure.property);
+      CHECK(std::find(broken.begin(), broken.end(), failure.property) != broken.end());
+
+      ShrinkOptions shrink;
+      shrink.jobs = 2;
+      shrink.lua_dir = kLuaDir;
+      shrink.max_tries = kShrinkTries;
+      const ShrinkResult shrunk =
+          Shrink(base, failure.c, failure.outcome, failure.property, watch, shrink);
+      Scenario result = Materialize(base, shrunk.shrunk);
+      result.expect = {{failure.property, Expectation::kViolated}};
+      const Scenario original = Materialize(base, failure.c);
+      CHECK(static_cast<int>(result.faults.size()) <= kMaxFaults);
+      CHECK(static_cast<int>(result.clients.size()) <= kMaxClients);
+      CHECK(result.faults.size() <= original.faults.size());
+      CHECK(result.clients.size() <= original.clients.size());
+      CHECK(result.duration_us <= original.duration_us);
+
+      // Written, read back and run as `lockstep run` would: the violation is still there.
+      const fs::path dir = out / fs::path(path).parent_path().filename();
+      fs::create_directories(dir);
+      ScenarioWriteOptions write;
+      write.directory = dir.string();
+      const fs::path file = dir / "shrunk.toml";
+      std::ofstream(file) << ScenarioToToml(result, write);
+      const Scenario reloaded = Load(file.string());
+      const CaseOutcome again = RunCase(reloaded, {failure.property}, kLuaDir, CaseLimits{});
+      CHECK(again.status == CaseStatus::kFail);
+    }
+  }
+}
+
+TEST_CASE("on a base that is safe for its stock protocol a search finds nothing", "[fuzz]") {
+  constexpr uint64_t kCases = 150;
+  const fs::path dir = kSource + "/property-tests/fuzz-bases";
+  std::vector<std::string> bases;
+  if (fs::exists(dir)) {
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().extension() == ".toml") bases.push_back(entry.path().string());
+    }
+  }
+  std::sort(bases.begin(), bases.end());
+  REQUIRE(!bases.empty());
+  for (const std::string& path : bases) {
+    DYNAMIC_SECTION(path) {
+      const Scenario base = Load(path);
+      std::string error;
+      const std::optional<FuzzPlan> plan = MakePlan(base, &error);
+      INFO(error);
+      REQUIRE(plan.has_value());
+      SearchOptions options;
+      options.fuzz_seed = 1;
+      options.cases = kCases;
+      options.jobs = 2;
+      options.lua_dir = kLuaDir;
+      const SearchResult found = Search(base, *plan, HoldProperties(base), options, nullptr);
+      for (const Failure& f : found.failures) {
+        FAIL_CHECK("case " << f.index << " broke " << f.property << ": "
+                            << f.outcome.first_explanation.front());
+      }
+      CHECK(found.status.cases_done == kCases);
+      CHECK(found.status.over_limit == 0);
+      CHECK(found.errors.empty());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::fuzz
