@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/common.h"
 #include "cli/subcommands.h"
 #include "fuzz/case.h"
 #include "fuzz/run.h"
@@ -58,20 +59,8 @@ const char* kFuzzHelp =
     "\n"
     "Options";
 
-std::string DefaultLuaDir() {
-  if (const char* env = std::getenv("LOCKSTEP_LUA_DIR")) return env;
-  return LOCKSTEP_LUA_DIR;
-}
-
 volatile std::sig_atomic_t g_interrupted = 0;
 void OnInterrupt(int) { g_interrupted = 1; }
-
-std::string ShellQuote(const std::string& s) {
-  if (!s.empty() && s.find_first_of(" \t'\"$`\\;&|<>()*?") == std::string::npos) return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 std::string JsonString(std::string_view s) {
   std::string out = "\"";
@@ -108,12 +97,6 @@ std::string XmlEscape(std::string_view s) {
     }
   }
   return out;
-}
-
-std::string Seconds(int64_t us) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.3f s", static_cast<double>(us) / 1e6);
-  return buf;
 }
 
 std::string SizeText(const fuzz::CaseSize& size, const Scenario& materialized) {
@@ -244,22 +227,8 @@ int FuzzMain(const std::vector<std::string>& args) {
       "quiet,q", po::bool_switch(&quiet), "no progress line");
   po::options_description hidden;
   hidden.add_options()("base", po::value(&file));
-  po::positional_options_description positional;
-  positional.add("base", 1);
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "lockstep fuzz: " << e.what() << "\n(see lockstep fuzz --help)\n";
-    return kExitBadInput;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return kExitOk;
-  }
+  if (std::optional<int> done = ParseArgs("fuzz", args, desc, hidden, "base", &vm)) return *done;
   if (file.empty()) {
     std::cerr << "lockstep fuzz: which base scenario? e.g. lockstep fuzz scenarios/contention-10.toml\n";
     return kExitBadInput;

@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "check/check.h"
+#include "cli/common.h"
 #include "cli/subcommands.h"
 #include "history/jsonl.h"
 #include "history/notes.h"
@@ -45,18 +46,6 @@ const char* kReportHelp =
     "\n"
     "Options";
 
-std::string DefaultLuaDir() {
-  if (const char* env = std::getenv("LOCKSTEP_LUA_DIR")) return env;
-  return LOCKSTEP_LUA_DIR;
-}
-
-std::string ShellQuote(const std::string& s) {
-  if (s.find_first_of(" \t'\"$`\\") == std::string::npos) return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 // The run note's end_us: the duration the run was asked for (the notes come first).
 class RunNoteReader : public history::EventSink {
  public:
@@ -83,22 +72,8 @@ int ReportMain(const std::vector<std::string>& args) {
       "quiet,q", po::bool_switch(&quiet), "print nothing on success");
   po::options_description hidden;
   hidden.add_options()("history", po::value(&history_path));
-  po::positional_options_description positional;
-  positional.add("history", 1);
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "lockstep report: " << e.what() << "\n(see lockstep report --help)\n";
-    return kExitBadInput;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return kExitOk;
-  }
+  if (std::optional<int> done = ParseArgs("report", args, desc, hidden, "history", &vm)) return *done;
   if (history_path.empty()) {
     std::cerr
         << "lockstep report: which history? e.g. lockstep report lockstep-out/x/history.jsonl\n";

@@ -15,6 +15,7 @@
 
 #include "check/check.h"
 #include "cli/pipeline.h"
+#include "cli/common.h"
 #include "cli/subcommands.h"
 #include "history/jsonl.h"
 #include "history/writer.h"
@@ -71,17 +72,6 @@ const char* kRunHelp =
     "\n"
     "Options";
 
-std::string Seconds(int64_t us) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.3f s", static_cast<double>(us) / 1e6);
-  return buf;
-}
-
-std::string DefaultLuaDir() {
-  if (const char* env = std::getenv("LOCKSTEP_LUA_DIR")) return env;
-  return LOCKSTEP_LUA_DIR;
-}
-
 long PeakRssKb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -92,13 +82,6 @@ long PeakRssKb() {
 volatile std::sig_atomic_t g_interrupted = 0;
 
 void OnInterrupt(int) { g_interrupted = 1; }
-
-std::string ShellQuote(const std::string& s) {
-  if (s.find_first_of(" \t'\"$`\\") == std::string::npos) return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 }  // namespace
 
@@ -120,22 +103,8 @@ int RunMain(const std::vector<std::string>& args) {
       "quiet,q", po::bool_switch(&quiet), "no progress line");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value(&file));
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "lockstep run: " << e.what() << "\n(see lockstep run --help)\n";
-    return kExitBadInput;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return kExitOk;
-  }
+  if (std::optional<int> done = ParseArgs("run", args, desc, hidden, "scenario", &vm)) return *done;
   if (file.empty()) {
     std::cerr << "lockstep run: which scenario? e.g. lockstep run scenarios/contention-10.toml\n";
     return kExitBadInput;

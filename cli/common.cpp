@@ -1,0 +1,54 @@
+#include "cli/common.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/subcommands.h"
+
+namespace po = boost::program_options;
+
+namespace lockstep::cli {
+
+std::string DefaultLuaDir() {
+  if (const char* env = std::getenv("LOCKSTEP_LUA_DIR")) return env;
+  return LOCKSTEP_LUA_DIR;
+}
+
+std::string ShellQuote(const std::string& s) {
+  if (!s.empty() && s.find_first_of(" \t'\"$`\\;&|<>()*?") == std::string::npos) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string Seconds(int64_t us) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f s", static_cast<double>(us) / 1e6);
+  return buf;
+}
+
+std::optional<int> ParseArgs(const std::string& command, const std::vector<std::string>& args,
+                             const po::options_description& desc,
+                             const po::options_description& hidden, const char* positional_name,
+                             po::variables_map* vm) {
+  po::positional_options_description positional;
+  positional.add(positional_name, 1);
+  po::options_description all;
+  all.add(desc).add(hidden);
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), *vm);
+    po::notify(*vm);
+  } catch (const std::exception& e) {
+    std::cerr << "lockstep " << command << ": " << e.what() << "\n(see lockstep " << command
+              << " --help)\n";
+    return kExitBadInput;
+  }
+  if (vm->count("help")) {
+    std::cout << desc << "\n";
+    return kExitOk;
+  }
+  return std::nullopt;
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,35 @@
+// What the subcommands share: where the default scripts are, how a path is quoted for a shell,
+// how a time is printed, and the command-line parsing every subcommand does the same way.
+#ifndef LOCKSTEP_CLI_COMMON_H_
+#define LOCKSTEP_CLI_COMMON_H_
+
+#include <boost/program_options.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lockstep::cli {
+
+// $LOCKSTEP_LUA_DIR, or the source tree's lua/ folder.
+std::string DefaultLuaDir();
+
+// `s` as one shell word: unchanged when that is safe, else in single quotes.
+std::string ShellQuote(const std::string& s);
+
+// "1.250 s" for 1,250,000 us.
+std::string Seconds(int64_t us);
+
+// Parses `args` for `lockstep <command>`: the options of `desc` and one positional argument
+// stored through `positional_name` (declared by the caller in `hidden`). Returns the exit status
+// when the command is to end here (--help printed: 0; a bad flag reported: 2), else nullopt.
+std::optional<int> ParseArgs(const std::string& command, const std::vector<std::string>& args,
+                             const boost::program_options::options_description& desc,
+                             const boost::program_options::options_description& hidden,
+                             const char* positional_name,
+                             boost::program_options::variables_map* vm);
+
+}  // namespace lockstep::cli
+
+#endif  // LOCKSTEP_CLI_COMMON_H_
