@@ -1,7 +1,7 @@
 // Benchmark: what the simulator costs beyond the lock scripts it runs.
 //
 // In one process, each case a fresh Simulation through the same pipeline `lockstep run` uses
-// (cli/pipeline.h: the facts pass and every checker, and the history file unless it is not
+// (pipeline/pipeline.h: the facts pass and every checker, and the history file unless it is not
 // kept):
 //   0. contention-10 for one simulated hour with nothing reading its events (the simulator
 //      alone: what the checkers and the writer add is cases 1 and 2 minus this);
@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "core/server.h"
 #include "history/event.h"
 #include "model/scenario_toml.h"
@@ -130,11 +130,11 @@ std::optional<CaseResult> RunCase(const std::string& name, Scenario scenario, co
   std::string error;
   std::unique_ptr<sim::Simulation> sim;
   ScriptCount count;
-  cli::PipelineOptions options;
+  PipelineOptions options;
   options.history = format;
   options.history_path = dir + "/" + history::HistoryFileName(format);
   std::filesystem::create_directories(dir);
-  std::optional<cli::PipelineResult> run;
+  std::optional<PipelineResult> run;
   double best_wall_s = 0;
   long peak_kb = 0;
   for (int round = 0; round < repeat; ++round) {
@@ -157,7 +157,7 @@ std::optional<CaseResult> RunCase(const std::string& name, Scenario scenario, co
       run->engine_events = sim->events_run();
       run->end_us = sim->end_us();
     } else {
-      run = cli::RunPipeline(*sim, scenario, options, &error);
+      run = RunPipeline(*sim, scenario, options, &error);
     }
     if (!run) {
       std::cerr << "bench_sim: " << name << ": " << error << "\n";

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "check/check.h"
-#include "cli/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
 #include "history/jsonl.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "cli/pipeline.h"
+#include "pipeline/pipeline.h"
 #include "history/names.h"
 #include "sim/simulation.h"
 
@@ -31,7 +31,7 @@ CaseOutcome RunCaseOrThrow(const Scenario& s, const std::vector<std::string>& wa
     out.error = error;
     return out;
   }
-  cli::PipelineOptions options;
+  PipelineOptions options;
   options.history = history::HistoryFormat::kNone;
   options.progress_every_us = s.duration_us + 1;  // No progress calls.
   bool over = false;
@@ -51,7 +51,7 @@ CaseOutcome RunCaseOrThrow(const Scenario& s, const std::vector<std::string>& wa
     }
     return false;
   };
-  std::optional<cli::PipelineResult> result = cli::RunPipeline(*sim, s, options, &error);
+  std::optional<PipelineResult> result = RunPipeline(*sim, s, options, &error);
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result) {
     out.status = CaseStatus::kError;

@@ -2,8 +2,8 @@
 // the checkers (the facts pass and every property) and, unless the history is not kept, to a
 // history file, as they happen. `lockstep run`, the benchmarks and searches over many cases
 // share it, so that what they measure or find is what `run` does.
-#ifndef LOCKSTEP_CLI_PIPELINE_H_
-#define LOCKSTEP_CLI_PIPELINE_H_
+#ifndef LOCKSTEP_PIPELINE_PIPELINE_H_
+#define LOCKSTEP_PIPELINE_PIPELINE_H_
 
 #include <csignal>
 #include <cstdint>
@@ -16,7 +16,7 @@
 #include "model/scenario.h"
 #include "sim/simulation.h"
 
-namespace lockstep::cli {
+namespace lockstep {
 
 struct PipelineOptions {
   history::HistoryFormat history = history::HistoryFormat::kJsonl;
@@ -50,6 +50,6 @@ std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& 
 // The checkers' options a scenario implies.
 check::CheckOptions CheckOptionsOf(const Scenario& scenario);
 
-}  // namespace lockstep::cli
+}  // namespace lockstep
 
-#endif  // LOCKSTEP_CLI_PIPELINE_H_
+#endif  // LOCKSTEP_PIPELINE_PIPELINE_H_

@@ -1,9 +1,9 @@
-#include "cli/pipeline.h"
+#include "pipeline/pipeline.h"
 
 #include <chrono>
 #include <memory>
 
-namespace lockstep::cli {
+namespace lockstep {
 
 check::CheckOptions CheckOptionsOf(const Scenario& scenario) {
   check::CheckOptions options;
@@ -51,4 +51,4 @@ std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& 
   return result;
 }
 
-}  // namespace lockstep::cli
+}  // namespace lockstep
