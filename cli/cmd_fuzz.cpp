@@ -211,7 +211,8 @@ int FuzzMain(const std::vector<std::string>& args) {
       "jobs,j", po::value(&jobs)->default_value(jobs), "cases run at once (default: every core)")(
       "shard", po::value(&shard_text),
       "I/N: run only cases I, I+N, I+2N ... (0 <= I < N), for N machines or CI jobs")(
-      "out", po::value(&out_dir), "output directory (default: lockstep-out/fuzz-<name>-seed<S>)")(
+      "out", po::value(&out_dir),
+      "output directory (default: lockstep-out/fuzz-<name>-seed<S>[-shard<I>of<N>])")(
       "corpus", po::value(&corpus_dir),
       "replay every scenario file in DIR first, and store each shrunk failure there")(
       "junit", po::value(&junit_path), "write JUnit XML: one testcase per watched property")(
@@ -295,7 +296,13 @@ int FuzzMain(const std::vector<std::string>& args) {
     std::cerr << file << ": " << error << "\n";
     return kExitBadInput;
   }
-  if (out_dir.empty()) out_dir = "lockstep-out/fuzz-" + base.name + "-seed" + std::to_string(seed);
+  if (out_dir.empty()) {
+    out_dir = "lockstep-out/fuzz-" + base.name + "-seed" + std::to_string(seed);
+    // Shards run side by side on one machine must not share a folder.
+    if (shard_count > 1) {
+      out_dir += "-shard" + std::to_string(shard_index) + "of" + std::to_string(shard_count);
+    }
+  }
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) {
