@@ -22,6 +22,7 @@
 #include "history/jsonl.h"
 #include "model/scenario_toml.h"
 #include "model/scenario_write.h"
+#include "reports/text.h"
 #include "sim/simulation.h"
 
 namespace po = boost::program_options;
@@ -61,24 +62,6 @@ const char* kFuzzHelp =
 
 volatile std::sig_atomic_t g_interrupted = 0;
 void OnInterrupt(int) { g_interrupted = 1; }
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
 
 std::string XmlEscape(std::string_view s) {
   std::string out;
@@ -177,15 +160,6 @@ bool WriteFile(const std::string& path, const std::string& text, std::string* er
     return false;
   }
   return true;
-}
-
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ull;
-  }
-  return h;
 }
 
 }  // namespace
@@ -428,36 +402,26 @@ int FuzzMain(const std::vector<std::string>& args) {
                   static_cast<unsigned long long>(s.over_limit),
                   found.interrupted ? " (interrupted)" : found.budget_spent ? " (time budget spent)" : "");
     std::cout << line;
-    for (uint64_t index : found.over_limit_cases) {
-      // Written out, so that what ran away can be run and looked at on its own.
-      const std::string dir = out_dir + "/over-limit";
+    // Written out, so that what ran away or failed to run can be run and looked at on its own.
+    auto write_case = [&](uint64_t index, const std::string& folder, const std::string& why) {
+      const std::string dir = out_dir + "/" + folder;
       fs::create_directories(dir, ec);
       Scenario c = fuzz::Materialize(base, fuzz::DrawCase(base, *plan, seed, index));
       c.name = base.name + "-case-" + std::to_string(index);
       ScenarioWriteOptions write;
-      char limit[128];
-      std::snprintf(limit, sizeof(limit), "%lld simulator events or %g s of wall time",
-                    static_cast<long long>(limits.max_events), limits.max_wall_s);
       write.header = "Case " + std::to_string(index) + " of lockstep fuzz " + file + " --seed " +
-                     std::to_string(seed) + ": it ran past its limit of " + limit + ".";
+                     std::to_string(seed) + " " + why;
       write.directory = dir;
       const std::string path = dir + "/" + c.name + ".toml";
       if (!WriteFile(path, ScenarioToToml(c, write), &error)) std::cerr << "lockstep fuzz: " << error << "\n";
-      std::cout << "           case " << index << " ran past its limit (" << limits.max_events
-                << " events or " << limits.max_wall_s << " s): " << path << "\n";
-    }
+      std::cout << "           case " << index << " " << why << ": " << path << "\n";
+    };
+    char limit[128];
+    std::snprintf(limit, sizeof(limit), "ran past its limit of %lld simulator events or %g s of wall time",
+                  static_cast<long long>(limits.max_events), limits.max_wall_s);
+    for (uint64_t index : found.over_limit_cases) write_case(index, "over-limit", limit);
     for (const auto& [index, message] : found.errors) {
-      const std::string dir = out_dir + "/errors";
-      fs::create_directories(dir, ec);
-      Scenario c = fuzz::Materialize(base, fuzz::DrawCase(base, *plan, seed, index));
-      c.name = base.name + "-case-" + std::to_string(index);
-      ScenarioWriteOptions write;
-      write.header = "Case " + std::to_string(index) + " of lockstep fuzz " + file + " --seed " +
-                     std::to_string(seed) + " could not run: " + message;
-      write.directory = dir;
-      const std::string path = dir + "/" + c.name + ".toml";
-      if (!WriteFile(path, ScenarioToToml(c, write), &error)) std::cerr << "lockstep fuzz: " << error << "\n";
-      std::cout << "           case " << index << " could not run: " << message << ": " << path << "\n";
+      write_case(index, "errors", "could not run: " + message);
     }
   }
 
@@ -539,7 +503,7 @@ int FuzzMain(const std::vector<std::string>& args) {
       char hash[20];
       std::snprintf(hash, sizeof(hash), "%08llx",
                     static_cast<unsigned long long>(
-                        Fnv1a(ScenarioToToml(result, write)) & 0xffffffffull));
+                        history::FnvAppend(history::kFnvOffset, ScenarioToToml(result, write)) & 0xffffffffull));
       const std::string corpus_name = result.name + "-" + hash + ".toml";
       write.header = header.str() + corpus_name + header_end;
       const std::string text = ScenarioToToml(result, write);
@@ -572,10 +536,10 @@ int FuzzMain(const std::vector<std::string>& args) {
   if (!json_path.empty()) {
     std::ostringstream j;
     const fuzz::SearchStatus& s = found.status;
-    j << "{\n  \"base\": " << JsonString(file) << ",\n  \"scenario\": " << JsonString(base.name)
+    j << "{\n  \"base\": " << reports::JsonString(file) << ",\n  \"scenario\": " << reports::JsonString(base.name)
       << ",\n  \"seed\": " << seed << ",\n  \"shard\": {\"index\": " << shard_index
       << ", \"count\": " << shard_count << "},\n  \"watched\": [";
-    for (size_t i = 0; i < watch.size(); ++i) j << (i ? ", " : "") << JsonString(watch[i]);
+    for (size_t i = 0; i < watch.size(); ++i) j << (i ? ", " : "") << reports::JsonString(watch[i]);
     char rate[64];
     std::snprintf(rate, sizeof(rate), "%.2f", s.wall_s > 0 ? static_cast<double>(s.cases_done) / s.wall_s : 0.0);
     char wall[64];
@@ -592,17 +556,17 @@ int FuzzMain(const std::vector<std::string>& args) {
       << "},\n  \"failures\": [";
     for (size_t i = 0; i < written.size(); ++i) {
       const Written& w = written[i];
-      j << (i ? "," : "") << "\n    {\"property\": " << JsonString(w.property)
-        << ", \"rule\": " << JsonString(w.kind) << ", \"from\": " << JsonString(w.from)
-        << ", \"case\": " << w.index << ", \"file\": " << JsonString(w.file)
-        << ", \"reports\": " << JsonString(w.report_dir) << ", \"reproduce\": " << JsonString(w.reproduce)
+      j << (i ? "," : "") << "\n    {\"property\": " << reports::JsonString(w.property)
+        << ", \"rule\": " << reports::JsonString(w.kind) << ", \"from\": " << reports::JsonString(w.from)
+        << ", \"case\": " << w.index << ", \"file\": " << reports::JsonString(w.file)
+        << ", \"reports\": " << reports::JsonString(w.report_dir) << ", \"reproduce\": " << reports::JsonString(w.reproduce)
         << ", \"reproduced\": " << (w.reproduced ? "true" : "false")
-        << ", \"first_violation\": " << JsonString(w.explanation)
-        << ", \"original\": " << JsonString(w.original_size)
-        << ", \"shrunk\": " << JsonString(w.shrunk_size) << ", \"shrink_steps\": " << w.steps
+        << ", \"first_violation\": " << reports::JsonString(w.explanation)
+        << ", \"original\": " << reports::JsonString(w.original_size)
+        << ", \"shrunk\": " << reports::JsonString(w.shrunk_size) << ", \"shrink_steps\": " << w.steps
         << ", \"shrink_tries\": " << w.tries << "}";
     }
-    j << (written.empty() ? "" : "\n  ") << "],\n  \"result\": " << JsonString(failed ? "fail" : "pass")
+    j << (written.empty() ? "" : "\n  ") << "],\n  \"result\": " << reports::JsonString(failed ? "fail" : "pass")
       << "\n}\n";
     if (!WriteFile(json_path, j.str(), &error)) {
       std::cerr << "lockstep fuzz: " << error << "\n";

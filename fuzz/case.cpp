@@ -11,28 +11,6 @@ namespace lockstep::fuzz {
 
 namespace {
 
-// kFuzzFaultKinds indexes, by name, so that the code below reads as the list does.
-enum FaultKind : int {
-  kPartition,
-  kPartitionOneWay,
-  kNodePause,
-  kClientPause,
-  kNodeCrash,
-  kNodeCrashRestart,
-  kClientCrash,
-  kClientCrashRestart,
-  kClockJumpForward,
-  kClockJumpBackward,
-  kClockDrift,
-  kFailover,
-  kLoseReplies,
-  kLatencySpike,
-  kMessageLoss,
-  kMessageDuplication,
-  kFaultKindCount
-};
-static_assert(kFaultKindCount == static_cast<int>(kFuzzFaultKinds.size()));
-
 bool HasReplicatedMaster(const Scenario& s) {
   for (const NodeSpec& n : s.nodes) {
     if (!n.replica_of.empty()) return true;

@@ -18,7 +18,29 @@
 
 namespace lockstep::fuzz {
 
-// One drawn fault. `kind` indexes kFuzzFaultKinds (model/fuzz_spec.h).
+// kFuzzFaultKinds indexes, by name, so that code reads as the list does.
+enum FaultKind : int {
+  kPartition,
+  kPartitionOneWay,
+  kNodePause,
+  kClientPause,
+  kNodeCrash,
+  kNodeCrashRestart,
+  kClientCrash,
+  kClientCrashRestart,
+  kClockJumpForward,
+  kClockJumpBackward,
+  kClockDrift,
+  kFailover,
+  kLoseReplies,
+  kLatencySpike,
+  kMessageLoss,
+  kMessageDuplication,
+  kFaultKindCount
+};
+static_assert(kFaultKindCount == static_cast<int>(kFuzzFaultKinds.size()));
+
+// One drawn fault. `kind` indexes kFuzzFaultKinds (model/fuzz_spec.h): a FaultKind.
 struct FaultDraw {
   int kind = 0;
   int64_t at_us = 0;

@@ -13,15 +13,11 @@ namespace {
 constexpr int64_t kMs = 1000;
 constexpr int64_t kSecond = 1'000'000;
 
-// kFuzzFaultKinds indexes whose magnitude is a time (rounded like times).
+// Kinds whose magnitude is a time (rounded like times), and those whose magnitude is a rate.
 bool MagnitudeIsTime(int kind) {
-  const std::string_view name = kFuzzFaultKinds[static_cast<size_t>(kind)];
-  return name == "clock_jump_forward" || name == "clock_jump_backward" || name == "latency_spike";
+  return kind == kClockJumpForward || kind == kClockJumpBackward || kind == kLatencySpike;
 }
-bool MagnitudeIsRate(int kind) {
-  const std::string_view name = kFuzzFaultKinds[static_cast<size_t>(kind)];
-  return name == "message_loss" || name == "message_duplication";
-}
+bool MagnitudeIsRate(int kind) { return kind == kMessageLoss || kind == kMessageDuplication; }
 
 // Every value of rapidcheck's shrink sequence.
 template <typename T>

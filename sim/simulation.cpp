@@ -1251,8 +1251,6 @@ struct Simulation::Impl {
           if (Client* c = FindClient(name)) CrashClient(*c);
           if (f.duration_us > 0) {
             engine.After(f.duration_us, [this, name] {
-              if (Node* n = FindNode(name); n != nullptr && n->up) return;
-              if (Client* c = FindClient(name); c != nullptr && c->up) return;
               Fault(Intern(name), names::kRestart, history::StockText{});
               if (Node* n = FindNode(name)) RestartNode(*n);
               if (Client* c = FindClient(name)) {
