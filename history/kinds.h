@@ -50,6 +50,7 @@ struct ProtocolKind {
   bool roles = false;          // Its clients may take roles (await, count_down) beyond worker.
   bool shows_permits = false;  // Its acquire invokes write "permits=<n>" (semaphores).
   bool majority = false;       // kQuorum: a majority of the masters suffices (RedLock).
+  bool ttl_lease = false;      // The lease is the key's TTL (SET PX, EXPIRE): it must be > 0.
 };
 
 inline constexpr ProtocolKind kProtocolKinds[] = {
@@ -76,9 +77,15 @@ inline constexpr ProtocolKind kProtocolKinds[] = {
      .scripts = {"acquire", "unlock", "renew", "force_unlock"},
      .added_in = "3.15.0",
      .sources = {{{"spinlock", ""}, {"rlock", "", {"renew"}}}}},
-    {.name = "setnx-px", .scripts = {"unlock_compare_and_delete"}, .sources = {{{"plain", "."}}}},
-    {.name = "setnx-expire", .scripts = {"unlock_compare_and_delete"}, .sources = {{{"plain", "."}}}},
-    {.name = "get-del", .sources = {{{"plain", "."}}}},
+    {.name = "setnx-px",
+     .scripts = {"unlock_compare_and_delete"},
+     .sources = {{{"plain", "."}}},
+     .ttl_lease = true},
+    {.name = "setnx-expire",
+     .scripts = {"unlock_compare_and_delete"},
+     .sources = {{{"plain", "."}}},
+     .ttl_lease = true},
+    {.name = "get-del", .sources = {{{"plain", "."}}}, .ttl_lease = true},
     // The write side's watchdog is RLock's renew with the field "<uuid>:<tid>:write".
     {.name = "rwlock",
      .cls = KindClass::kRw,

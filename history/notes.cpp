@@ -109,7 +109,7 @@ std::optional<AcquireCall> DecodeAcquireCall(std::string_view s) {
     const size_t end = s.find_first_of(",)");
     if (end == std::string_view::npos) return std::nullopt;
     const auto lease = ParseMs(s.substr(0, end));
-    if (!lease || *lease <= 0) return std::nullopt;
+    if (!lease || *lease == -1) return std::nullopt;  // -1 is written "no lease".
     call.lease_us = *lease;
     s.remove_prefix(end);
   } else {
@@ -227,7 +227,7 @@ struct Encoder {
       AppendMs(out, c.wait_us);
       out->append(", ");
     }
-    if (c.lease_us > 0) {
+    if (c.lease_us != -1) {  // The driver writes -1 for a lease the client does not take.
       out->append("lease=");
       AppendMs(out, c.lease_us);
     } else {
@@ -622,11 +622,12 @@ std::string_view FreeText(const Event& e) {
 int64_t AcquireWaitUs(const Event& invoke) {
   if (const AcquireCall* c = std::get_if<AcquireCall>(&invoke.detail)) {
     if (c->mode == AcquireCall::Mode::kLock) return kForeverUs;
-    return c->wait_us < 0 ? kForeverUs : c->wait_us;  // Redisson treats a negative wait as "forever".
+    // tryLock(wait) with a wait of 0 or less makes one attempt (Redisson's `time <= 0`).
+    return std::max<int64_t>(c->wait_us, 0);
   }
   const std::string_view text = FreeText(invoke);
   if (const auto wait = ParseLooseDurationUs(TextValue(text, "wait="))) {
-    return *wait < 0 ? kForeverUs : *wait;
+    return std::max<int64_t>(*wait, 0);
   }
   if (text.substr(0, 4) == "lock") return kForeverUs;
   return 0;

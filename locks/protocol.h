@@ -94,6 +94,20 @@ class Outbox {
   TimerId last_timer_ = 0;
 };
 
+// A scenario's times are microseconds; the modelled caller passes a whole number of
+// milliseconds as (n, MILLISECONDS) and any other value as (n, MICROSECONDS). So -1 ms and -1 us
+// are both the API's -1, "none given", which lock() and tryLock(wait) pass for the lease.
+inline bool IsApiMinusOne(int64_t us) { return us == -1 || us == -1000; }
+// unit.toMillis(value): Java's long division, which truncates toward zero as C++'s does.
+inline int64_t ToMillis(int64_t us) { return us / 1000; }
+// Whether Redisson takes a leaseTime (or waitTime) as given: until 3.17.1 the test was
+// `!= -1`, so 0, negative and sub-millisecond values reach the scripts as toMillis(value)
+// (PEXPIRE with 0 or less deletes the lock at once); since 3.17.1 it is `> 0`, and anything
+// else means none (the watchdog; no wait).
+inline bool ApiValueGiven(bool before_3_17_1, int64_t us) {
+  return before_3_17_1 ? !IsApiMinusOne(us) : us > 0;
+}
+
 // Arguments of an acquisition, as Redisson's API takes them.
 struct AcquireArgs {
   enum class Mode : uint8_t {
@@ -102,8 +116,8 @@ struct AcquireArgs {
     kTryLockNoWait,   // tryLock(): one attempt, no subscription.
   };
   Mode mode = Mode::kTryLock;
-  int64_t wait_us = 0;
-  int64_t lease_us = -1;  // -1: none given (watchdog).
+  int64_t wait_us = 0;    // Any value the API takes; see ApiValueGiven.
+  int64_t lease_us = -1;  // -1: none given (watchdog); any other value the API takes.
   bool shared = false;    // The read side of a read-write lock.
   int64_t permits = 1;    // Semaphores: how many permits.
 };

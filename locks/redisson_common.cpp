@@ -133,7 +133,7 @@ class RedissonLockClient final : public LockProtocol {
     assert(t.phase == Phase::kIdle && "one operation at a time per thread");
     t = Thread{};
     t.args = args;
-    t.remaining_us = args.wait_us;
+    t.remaining_us = ToMillis(args.wait_us) * 1000;  // time = unit.toMillis(waitTime).
     t.mark_us = out.MonoUs();
     SendAttempt(out, thread);
     Flush(out);
@@ -321,9 +321,9 @@ class RedissonLockClient final : public LockProtocol {
   }
 
   bool ExplicitLease(const AcquireArgs& args) const {
-    // 3.13.6 tests leaseTime != -1, so a lease of 0 reaches the script (PEXPIRE 0 deletes the
-    // lock at once); 3.17.1 made it leaseTime > 0.
-    return version_ == Version::k3136 ? args.lease_us >= 0 : args.lease_us > 0;
+    // 3.13.6 tests leaseTime != -1, so a lease of 0 or less reaches the script (PEXPIRE with
+    // it deletes the lock at once); 3.17.1 made it leaseTime > 0.
+    return ApiValueGiven(version_ == Version::k3136, args.lease_us);
   }
 
   // A command ended: with a reply, or (reply == nullptr) with a timeout after its last attempt.
@@ -401,7 +401,7 @@ class RedissonLockClient final : public LockProtocol {
     Thread& t = threads_[thread];
     t.phase = Phase::kAttempting;
     if (ExplicitLease(t.args)) {
-      t.lease_ms = t.args.lease_us / 1000;  // unit.toMillis(leaseTime).
+      t.lease_ms = ToMillis(t.args.lease_us);  // unit.toMillis(leaseTime).
     } else {
       // 3.13.6 sends lockWatchdogTimeout; current sends the shared internalLockLeaseTime,
       // which still holds an earlier explicit lease until a full unlock resets it.

@@ -30,6 +30,46 @@ struct NodeSpec {
   bool operator==(const NodeSpec&) const = default;
 };
 
+struct WorkloadSpec {
+  enum class Mode : uint8_t { kLock, kTryLock } mode = Mode::kTryLock;
+  // What the thread passes to the API, in microseconds: lock()'s and tryLock()'s leaseTime and
+  // tryLock()'s waitTime. Any value the client accepts: 0, negative and sub-millisecond ones
+  // reach the client as Redisson's would (locks::LeaseGiven). -1 (and -1000, -1 ms, which the
+  // loader stores as -1) is what lock() and tryLock(wait) pass: no explicit lease.
+  int64_t wait_us = 10'000'000;   // tryLock wait; ignored by lock().
+  int64_t lease_us = -1;          // -1: no explicit lease (the watchdog renews).
+  Distribution critical_us = Distribution::Fixed(100'000);
+  Distribution think_us = Distribution::Fixed(100'000);
+  int reentry = 1;                // Acquisitions nested per iteration (2 = reentrant).
+  double read_ratio = 0;          // Read-write locks: the share of iterations that read.
+  // Read-write locks: kDrawn draws each iteration's side with read_ratio; a client group can
+  // fix it (kRead, kWrite) instead.
+  enum class Side : uint8_t { kDrawn, kRead, kWrite } side = Side::kDrawn;
+  int64_t stagger_us = 0;         // Client i (0-based) starts its threads i * stagger later.
+  int64_t ops_per_thread = 0;     // 0: unlimited (until the run ends).
+
+  bool operator==(const WorkloadSpec&) const = default;
+};
+
+// A [[clients]] group's own workload: each field it sets replaces [workload]'s for the group's
+// clients (Apply); the others come from [workload].
+struct WorkloadOverride {
+  std::optional<WorkloadSpec::Mode> mode;
+  std::optional<int64_t> wait_us;
+  std::optional<int64_t> lease_us;
+  std::optional<Distribution> critical_us;
+  std::optional<Distribution> think_us;
+  std::optional<int> reentry;
+  std::optional<WorkloadSpec::Side> side;
+  std::optional<int64_t> stagger_us;
+  std::optional<int64_t> ops_per_thread;
+
+  bool operator==(const WorkloadOverride&) const = default;
+};
+
+// `base` with every field that `o` sets replaced.
+WorkloadSpec Apply(const WorkloadSpec& base, const WorkloadOverride& o);
+
 struct ClientSpec {
   // What the process's threads do. kWorker is the workload loop of every kind (think ->
   // acquire -> critical section -> release); a count-down latch also takes threads that only
@@ -40,6 +80,7 @@ struct ClientSpec {
   int threads = 1;
   Role role = Role::kWorker;
   ClockSpec clock;
+  WorkloadOverride workload;    // The group's own workload fields, if any.
 
   bool operator==(const ClientSpec&) const = default;
 };
@@ -98,20 +139,6 @@ struct ProtocolSpec {
   int64_t permits = 1;
 
   bool operator==(const ProtocolSpec&) const = default;
-};
-
-struct WorkloadSpec {
-  enum class Mode : uint8_t { kLock, kTryLock } mode = Mode::kTryLock;
-  int64_t wait_us = 10'000'000;   // tryLock wait; ignored by lock().
-  int64_t lease_us = -1;          // -1: no explicit lease (the watchdog renews).
-  Distribution critical_us = Distribution::Fixed(100'000);
-  Distribution think_us = Distribution::Fixed(100'000);
-  int reentry = 1;                // Acquisitions nested per iteration (2 = reentrant).
-  double read_ratio = 0;          // Read-write locks: the share of iterations that read.
-  int64_t stagger_us = 0;         // Client i (0-based) starts its threads i * stagger later.
-  int64_t ops_per_thread = 0;     // 0: unlimited (until the run ends).
-
-  bool operator==(const WorkloadSpec&) const = default;
 };
 
 struct FaultSpec {
@@ -177,7 +204,7 @@ struct Scenario {
   ClusterSpec cluster;
   SentinelSpec sentinel;
   ProtocolSpec protocol;
-  WorkloadSpec workload;
+  WorkloadSpec workload;         // [workload]; a client's own is Apply(workload, client.workload).
   ResourceSpec resource;
   std::vector<FaultSpec> faults;
   GcSpec gc;

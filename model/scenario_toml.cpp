@@ -52,8 +52,10 @@ constexpr std::string_view kRootKeys[] = {"name",          "description", "seed"
                                           "faults",        "gc",          "checks",   "expect",
                                           "resource",      "cluster",     "fuzz"};
 constexpr std::string_view kNodeKeys[] = {"name", "persistence", "replica_of", "clock"};
-constexpr std::string_view kClientKeys[] = {"name", "count", "name_prefix", "threads", "role",
-                                            "clock"};
+constexpr std::string_view kClientKeys[] = {
+    "name",     "count",   "name_prefix", "threads",     "role",         "clock",
+    "mode",     "wait_ms", "lease_ms",    "critical_ms", "think_ms",     "reentry",
+    "ops_per_thread",      "stagger_ms",  "side"};
 constexpr std::string_view kClockKeys[] = {"offset_ms", "drift_ppm", "ntp", "slew_ppm", "jumps"};
 constexpr std::string_view kJumpKeys[] = {"at_ms", "by_ms"};
 constexpr std::string_view kNetworkKeys[] = {"latency_ms", "loss", "duplicate", "reorder", "links"};
@@ -111,6 +113,9 @@ constexpr std::string_view kRoleNames[] = {"worker", "await", "count_down"};
 constexpr ClientSpec::Role kRoleValues[] = {ClientSpec::Role::kWorker, ClientSpec::Role::kAwait,
                                             ClientSpec::Role::kCountDown};
 // The only kind whose clients take roles other than "worker".
+constexpr std::string_view kSideNames[] = {"read", "write"};
+constexpr WorkloadSpec::Side kSideValues[] = {WorkloadSpec::Side::kRead,
+                                              WorkloadSpec::Side::kWrite};
 constexpr std::string_view kModeNames[] = {"trylock", "lock"};
 constexpr WorkloadSpec::Mode kModeValues[] = {WorkloadSpec::Mode::kTryLock,
                                               WorkloadSpec::Mode::kLock};
@@ -428,6 +433,13 @@ class Loader {
     toml::source_region where;
     std::string key;
   };
+  // A workload key whose validity depends on protocol.kind (side, a lease of 0 or less),
+  // checked in phase 2.
+  struct WorkloadUse {
+    int64_t lease_us = 0;
+    toml::source_region where;
+    std::string key;
+  };
   enum class Sign : uint8_t { kAny, kNonNegative, kPositive, kNonZero };
 
   // What a recorded problem is, so that a missing key can give way to an unknown key in the
@@ -504,6 +516,8 @@ class Loader {
   void ParseSentinel(const toml::table& t, SentinelSpec* sentinel);
   void ParseProtocol(const toml::table& t, ProtocolSpec* protocol);
   void ParseWorkload(const toml::table& t, WorkloadSpec* workload);
+  // The fields [workload] and a [[clients]] group both take.
+  void ParseWorkloadFields(const toml::table& t, const std::string& path, WorkloadOverride* o);
   void ParseFaults(const toml::table& root, Scenario* s);
   void ParseFault(const toml::table& t, const std::string& path, FaultSpec* fault);
   void CheckPeers(const toml::table& t, const std::string& path,
@@ -529,6 +543,8 @@ class Loader {
   std::vector<ReplicaUse> replica_uses_;
   std::vector<TimeUse> time_uses_;
   std::vector<RoleUse> role_uses_;
+  std::vector<WorkloadUse> side_uses_;
+  std::vector<WorkloadUse> lease_uses_;  // Leases of 0 or less (not -1: none given).
   // What a [cluster] cannot be combined with, found where it is written (checked in phase 2).
   std::optional<toml::source_region> cluster_where_;           // The [cluster] table.
   std::optional<toml::source_region> sentinel_enabled_where_;  // sentinel.enabled = true.
@@ -1129,6 +1145,11 @@ void Loader::ParseClients(const toml::table& root, Scenario* s) {
       }
     }
     ParseClock(*t, path, &client.clock);
+    ParseWorkloadFields(*t, path, &client.workload);
+    if (auto side = Choice(*t, "side", path, kSideNames, "side")) {
+      client.workload.side = kSideValues[*side];
+      side_uses_.push_back({0, t->get("side")->source(), Child(path, "side")});
+    }
 
     const std::optional<std::string> name = String(*t, "name", path);
     if (name && t->contains("count")) {
@@ -1363,27 +1384,33 @@ void Loader::ParseProtocol(const toml::table& t, ProtocolSpec* protocol) {
 
 void Loader::ParseWorkload(const toml::table& t, WorkloadSpec* workload) {
   CheckKeys(t, "workload", kWorkloadKeys, "[workload]");
-  if (auto m = Choice(t, "mode", "workload", kModeNames, "workload mode")) {
-    workload->mode = kModeValues[*m];
-  }
-  if (auto v = DurationUs(t, "wait_ms", "workload", Sign::kNonNegative)) workload->wait_us = *v;
-  if (auto v = DurationUs(t, "lease_ms", "workload", Sign::kPositive,
-                          "omit lease_ms for no lease (the watchdog then renews the lock)")) {
-    workload->lease_us = *v;
-  }
-  if (auto d = Dist(t, "critical_ms", "workload")) workload->critical_us = *d;
-  if (auto d = Dist(t, "think_ms", "workload")) workload->think_us = *d;
-  if (auto v = Integer(t, "reentry", "workload", 1, kMaxReentry)) {
-    workload->reentry = static_cast<int>(*v);
-  }
-  if (auto v = DurationUs(t, "stagger_ms", "workload", Sign::kNonNegative)) {
-    workload->stagger_us = *v;
-  }
+  WorkloadOverride fields;
+  ParseWorkloadFields(t, "workload", &fields);
+  *workload = Apply(*workload, fields);
   if (auto v = NumberIn(t, "read_ratio", "workload", 0, 1, "a fraction")) {
     workload->read_ratio = *v;
   }
-  if (auto v = Integer(t, "ops_per_thread", "workload", 0, std::numeric_limits<int64_t>::max())) {
-    workload->ops_per_thread = *v;
+}
+
+void Loader::ParseWorkloadFields(const toml::table& t, const std::string& path,
+                                 WorkloadOverride* o) {
+  if (auto m = Choice(t, "mode", path, kModeNames, "workload mode")) o->mode = kModeValues[*m];
+  // Any wait and lease Redisson's API takes: 0, negative and sub-millisecond values reach the
+  // client, which treats them as its version does (docs/protocols.md, "Leases and waits").
+  if (auto v = DurationUs(t, "wait_ms", path, Sign::kAny)) o->wait_us = *v;
+  if (auto v = DurationUs(t, "lease_ms", path, Sign::kAny)) {
+    // -1 ms is what lock() and tryLock(wait) pass: no lease, as when the key is left out.
+    o->lease_us = *v == -1000 ? -1 : *v;
+    if (*o->lease_us <= 0 && *o->lease_us != -1) {
+      lease_uses_.push_back({*o->lease_us, t.get("lease_ms")->source(), Child(path, "lease_ms")});
+    }
+  }
+  if (auto d = Dist(t, "critical_ms", path)) o->critical_us = *d;
+  if (auto d = Dist(t, "think_ms", path)) o->think_us = *d;
+  if (auto v = Integer(t, "reentry", path, 1, kMaxReentry)) o->reentry = static_cast<int>(*v);
+  if (auto v = DurationUs(t, "stagger_ms", path, Sign::kNonNegative)) o->stagger_us = *v;
+  if (auto v = Integer(t, "ops_per_thread", path, 0, std::numeric_limits<int64_t>::max())) {
+    o->ops_per_thread = *v;
   }
 }
 
@@ -1780,6 +1807,24 @@ void Loader::CheckReferences(const Scenario& s) {
                   "; every kind takes role = \"worker\", the default; remove the key");
     }
   }
+  // A fixed side is for read-write locks, the only kind with two.
+  if (kind != nullptr && kind->cls != history::KindClass::kRw) {
+    for (const WorkloadUse& use : side_uses_) {
+      Problem(use.where, use.key,
+              "side (read or write) is for protocol kind rwlock only, and protocol.kind is '" +
+                  s.protocol.kind + "'; remove the key");
+    }
+  }
+  // The SET NX locks send the lease as the key's TTL, which must be positive.
+  if (kind != nullptr && kind->ttl_lease) {
+    for (const WorkloadUse& use : lease_uses_) {
+      Problem(use.where, use.key,
+              "'" + s.protocol.kind + "' sends the lease as the key's TTL, which must be above 0 " +
+                  "(SET ... PX refuses 0 or less with 'ERR invalid expire time in 'set' " +
+                  "command'; EXPIRE with 0 or less deletes the key); give lease_ms above 0, or " +
+                  "leave it out for the default TTL (protocol.watchdog_timeout_ms)");
+    }
+  }
   // fuzz.versions: a kind Redisson added after 3.13.6 exists only as "current".
   if (kind != nullptr && !kind->added_in.empty()) {
     for (const VersionUse& use : fuzz_version_uses_) {
@@ -1866,6 +1911,20 @@ std::optional<Scenario> Loader::Load(const toml::table& root, ScenarioError* err
 }
 
 }  // namespace
+
+WorkloadSpec Apply(const WorkloadSpec& base, const WorkloadOverride& o) {
+  WorkloadSpec w = base;
+  if (o.mode) w.mode = *o.mode;
+  if (o.wait_us) w.wait_us = *o.wait_us;
+  if (o.lease_us) w.lease_us = *o.lease_us;
+  if (o.critical_us) w.critical_us = *o.critical_us;
+  if (o.think_us) w.think_us = *o.think_us;
+  if (o.reentry) w.reentry = *o.reentry;
+  if (o.side) w.side = *o.side;
+  if (o.stagger_us) w.stagger_us = *o.stagger_us;
+  if (o.ops_per_thread) w.ops_per_thread = *o.ops_per_thread;
+  return w;
+}
 
 std::optional<Scenario> LoadScenarioString(std::string_view text, const std::string& source_name,
                                            ScenarioError* error) {

@@ -309,9 +309,8 @@ TEST_CASE("malformed fixtures: exact file, position, key and message", "[scenari
        "critical_ms, think_ms, reentry, ops_per_thread, read_ratio, stagger_ms"},
       {"wrong_type.toml", 6, 11, "clients[0].threads",
        "must be an integer, got string (write 4 without the quotes)"},
-      {"negative_duration.toml", 9, 12, "workload.lease_ms",
-       "must not be negative, got -1; omit lease_ms for no lease (the watchdog then renews the "
-       "lock)"},
+      {"negative_duration.toml", 9, 14, "workload.stagger_ms",
+       "must not be negative, got -1"},
       {"unknown_protocol.toml", 7, 8, "protocol.kind",
        "unknown protocol kind 'rlok'; did you mean 'rlock'? known protocol kinds: rlock, fairlock, redlock, multilock, fencedlock, spinlock, setnx-px, setnx-expire, get-del, rwlock, semaphore, countdownlatch"},
   };
@@ -416,10 +415,19 @@ TEST_CASE("values out of range", "[scenario][errors]") {
   CheckBadCases({
       {"a zero run", "duration_ms = 0\n[[nodes]]\n[[clients]]\n", 1, 15, "duration_ms",
        "must be greater than 0"},
-      {"a negative wait", "[[nodes]]\n[[clients]]\n[workload]\nwait_ms = -1\n", 4, 11,
-       "workload.wait_ms", "must not be negative, got -1"},
-      {"a zero lease", "[[nodes]]\n[[clients]]\n[workload]\nlease_ms = 0\n", 4, 12,
-       "workload.lease_ms", "must be greater than 0; omit lease_ms for no lease"},
+      {"a negative stagger", "[[nodes]]\n[[clients]]\n[workload]\nstagger_ms = -1\n", 4, 14,
+       "workload.stagger_ms", "must not be negative, got -1"},
+      {"a zero lease as a SET NX TTL",
+       "[[nodes]]\n[[clients]]\n[protocol]\nkind = \"setnx-px\"\n[workload]\nlease_ms = 0\n", 6,
+       12, "workload.lease_ms", "'setnx-px' sends the lease as the key's TTL, which must be above 0"},
+      {"a negative lease as a SET NX TTL, in a client group",
+       "[[nodes]]\n[[clients]]\nlease_ms = -5\n[protocol]\nkind = \"get-del\"\n", 3, 12,
+       "clients[0].lease_ms", "ERR invalid expire time in 'set' command"},
+      {"a side on a lock with one side",
+       "[[nodes]]\n[[clients]]\nside = \"read\"\n", 3, 8, "clients[0].side",
+       "side (read or write) is for protocol kind rwlock only, and protocol.kind is 'rlock'"},
+      {"an unknown side", "[[nodes]]\n[[clients]]\nside = \"reader\"\n[protocol]\nkind = \"rwlock\"\n",
+       3, 8, "clients[0].side", "unknown side 'reader'"},
       {"a probability above 1", "[[nodes]]\n[[clients]]\n[network]\nloss = 1.5\n", 4, 8,
        "network.loss", "must be a probability between 0 and 1, got 1.5"},
       {"a negative probability", "[[nodes]]\n[[clients]]\n[network]\nduplicate = -0.1\n", 4, 13,
@@ -1040,12 +1048,12 @@ TEST_CASE("the first problem in the file is the one reported", "[scenario][error
   CheckBadCases({
       {"file order wins over the loader's order",
        "[[nodes]]\n[[clients]]\n[[faults]]\nkind = \"crash\"\nat_ms = -1\ntargets = [\"c1\"]\n"
-       "[workload]\nwait_ms = -1\n",
+       "[workload]\nstagger_ms = -1\n",
        5, 9, "faults[0].at_ms", "must not be negative"},
       {"references are checked only once every table is right",
        "[[nodes]]\n[[clients]]\n[[faults]]\nkind = \"crash\"\nat_ms = 1\ntargets = [\"zz\"]\n"
-       "[workload]\nwait_ms = -1\n",
-       8, 11, "workload.wait_ms", "must not be negative"},
+       "[workload]\nstagger_ms = -1\n",
+       8, 14, "workload.stagger_ms", "must not be negative"},
   });
 }
 
@@ -1208,7 +1216,7 @@ TEST_CASE("client roles: the latch's awaiting and counting-down threads", "[scen
        "kind = \"semaphore\"\n",
        4, 8, "clients[1].role", "protocol.kind is 'semaphore' (line 6)"},
       {"the role is checked once everything else is right",
-       "[[nodes]]\n[[clients]]\nrole = \"await\"\n[workload]\nwait_ms = -1\n", 5, 11,
-       "workload.wait_ms", "must not be negative"},
+       "[[nodes]]\n[[clients]]\nrole = \"await\"\n[workload]\nstagger_ms = -1\n", 5, 14,
+       "workload.stagger_ms", "must not be negative"},
   });
 }

@@ -369,7 +369,8 @@ bool IsNamePrefix(std::string_view prefix) {
 }
 
 bool SameButName(const ClientSpec& a, const ClientSpec& b) {
-  return a.threads == b.threads && a.role == b.role && a.clock == b.clock;
+  return a.threads == b.threads && a.role == b.role && a.clock == b.clock &&
+         a.workload == b.workload;
 }
 
 // Clients as the loader declares them: a `count` group of k clients with prefix P is named
@@ -400,6 +401,23 @@ std::pair<std::string, size_t> GroupAt(const std::vector<ClientSpec>& clients, s
   return best;
 }
 
+// A lease as the loader reads it back: -1 (none given) is written as -1 ms, which it stores
+// as -1.
+std::string LeaseText(int64_t lease_us) { return lease_us == -1 ? "-1" : DurationText(lease_us); }
+
+// The workload fields a [[clients]] group sets for itself.
+void WriteWorkloadOverride(Out& out, const WorkloadOverride& o) {
+  if (o.mode) out.Set("mode", Quote(kModeNames[static_cast<size_t>(*o.mode)]));
+  if (o.side) out.Set("side", Quote(*o.side == WorkloadSpec::Side::kRead ? "read" : "write"));
+  if (o.wait_us) out.Set("wait_ms", DurationText(*o.wait_us));
+  if (o.lease_us) out.Set("lease_ms", LeaseText(*o.lease_us));
+  if (o.critical_us) out.Set("critical_ms", DistText(*o.critical_us));
+  if (o.think_us) out.Set("think_ms", DistText(*o.think_us));
+  if (o.reentry) out.Set("reentry", std::to_string(*o.reentry));
+  if (o.ops_per_thread) out.Set("ops_per_thread", std::to_string(*o.ops_per_thread));
+  if (o.stagger_us) out.Set("stagger_ms", DurationText(*o.stagger_us));
+}
+
 void WriteClients(Out& out, const Scenario& s) {
   const ClientSpec defaults;
   std::map<std::string, int> generated;  // The loader's numbering, per prefix.
@@ -421,6 +439,7 @@ void WriteClients(Out& out, const Scenario& s) {
     if (client.role != defaults.role) {
       out.Set("role", Quote(kRoleNames[static_cast<size_t>(client.role)]));
     }
+    WriteWorkloadOverride(out, client.workload);
     WriteClock(out, client.clock);
   }
 }
@@ -489,7 +508,7 @@ void WriteWorkload(Out& out, const WorkloadSpec& w) {
   if (w.mode != defaults.mode) out.Set("mode", Quote(kModeNames[static_cast<size_t>(w.mode)]));
   if (w.wait_us != defaults.wait_us) out.Set("wait_ms", DurationText(w.wait_us));
   // -1 (no lease) is the default and has no spelling: the key is left out.
-  if (w.lease_us != defaults.lease_us) out.Set("lease_ms", DurationText(w.lease_us));
+  if (w.lease_us != defaults.lease_us) out.Set("lease_ms", LeaseText(w.lease_us));
   if (w.critical_us != defaults.critical_us) out.Set("critical_ms", DistText(w.critical_us));
   if (w.think_us != defaults.think_us) out.Set("think_ms", DistText(w.think_us));
   if (w.reentry != defaults.reentry) out.Set("reentry", std::to_string(w.reentry));

@@ -20,6 +20,8 @@ using lockstep::Scenario;
 using lockstep::ScenarioError;
 using lockstep::ScenarioToToml;
 using lockstep::ScenarioWriteOptions;
+using lockstep::WorkloadOverride;
+using lockstep::WorkloadSpec;
 
 namespace {
 
@@ -393,4 +395,44 @@ TEST_CASE("long lists and tables break over lines and still load", "[scenario][w
   CHECK_THAT(text, Catch::Contains("\n\n[network.links]\n\"c1->n1\" = 7\n"));
   CHECK_THAT(text, !Catch::Contains("[network]"));
   CHECK_THAT(text, Catch::Contains("targets = [\n  \"c1\",\n"));
+}
+
+TEST_CASE("client groups' own workloads and every lease come back", "[scenario][write]") {
+  Scenario s = Load(
+      "[[nodes]]\n"
+      "[[clients]]\ncount = 2\nside = \"read\"\nlease_ms = 0\n"
+      "[[clients]]\nname = \"w\"\nside = \"write\"\nmode = \"lock\"\nwait_ms = -1\n"
+      "lease_ms = -1\ncritical_ms = { dist = \"uniform\", min = 1, max = 5 }\nthink_ms = 7\n"
+      "reentry = 2\nops_per_thread = 3\nstagger_ms = 0.5\n"
+      "[[clients]]\ncount = 2\n"
+      "[protocol]\nkind = \"rwlock\"\nversion = \"v3.13.6\"\n"
+      "[workload]\nlease_ms = -0.5\nwait_ms = 0\n",
+      "groups.toml");
+  REQUIRE(s.clients.size() == 5);
+  CHECK(s.workload.lease_us == -500);
+  CHECK(s.workload.wait_us == 0);
+  CHECK(s.clients[0].workload.side == WorkloadSpec::Side::kRead);
+  CHECK(s.clients[0].workload.lease_us == 0);
+  CHECK(s.clients[1].workload == s.clients[0].workload);
+  CHECK(s.clients[2].workload.lease_us == -1);  // -1 ms: Redisson's "none given".
+  CHECK(s.clients[2].workload.wait_us == -1000);
+  CHECK(s.clients[3].workload == WorkloadOverride{});
+
+  const WorkloadSpec w = lockstep::Apply(s.workload, s.clients[2].workload);
+  CHECK(w.mode == WorkloadSpec::Mode::kLock);
+  CHECK(w.side == WorkloadSpec::Side::kWrite);
+  CHECK(w.lease_us == -1);
+  CHECK(w.critical_us == Distribution{Distribution::Kind::kUniform, 1000, 5000, 0});
+  CHECK(w.think_us == Distribution::Fixed(7000));
+  CHECK(w.reentry == 2);
+  CHECK(w.ops_per_thread == 3);
+  CHECK(w.stagger_us == 500);
+  // What a group leaves out comes from [workload].
+  CHECK(lockstep::Apply(s.workload, s.clients[0].workload).wait_us == 0);
+  CHECK(lockstep::Apply(s.workload, s.clients[3].workload) == s.workload);
+
+  const std::string text = RequireRoundTrip(s, "");
+  CHECK_THAT(text, Catch::Contains("count = 2\nside = \"read\"\nlease_ms = 0\n"));
+  CHECK_THAT(text, Catch::Contains("lease_ms = -1\n"));
+  CHECK_THAT(text, Catch::Contains("[workload]\nwait_ms = 0\nlease_ms = -0.5\n"));
 }

@@ -49,6 +49,7 @@ using lockstep::Expectation;
 using lockstep::FaultSpec;
 using lockstep::NodeSpec;
 using lockstep::Scenario;
+using lockstep::WorkloadOverride;
 using lockstep::WorkloadSpec;
 
 fs::path RepoRoot() { return fs::path(LOCKSTEP_SOURCE_DIR).lexically_normal(); }
@@ -232,7 +233,32 @@ void GenNodes(Scenario* s, bool cluster, Names* names) {
 // Clients as a file declares them: named ones and `count` groups, numbered per prefix as the
 // loader numbers them, so that the writer has groups to find (and names that only look like
 // a group's).
-void GenClients(Scenario* s, bool roles, Names* names) {
+// A group's own workload fields, each set or not; side only where the kind has two, a lease of
+// 0 or less only where the kind takes one.
+WorkloadOverride GenWorkloadOverride(const lockstep::history::ProtocolKind& kind) {
+  WorkloadOverride o;
+  if (*gen::arbitrary<bool>()) return o;
+  if (*gen::arbitrary<bool>()) {
+    o.mode = *gen::element(WorkloadSpec::Mode::kLock, WorkloadSpec::Mode::kTryLock);
+  }
+  if (*gen::arbitrary<bool>()) o.wait_us = Us(-kMaxUs, kMaxUs);
+  if (*gen::arbitrary<bool>()) {
+    o.lease_us = kind.ttl_lease ? *gen::element<int64_t>(-1, Us(1, kMaxUs)) : Us(-kMaxUs, kMaxUs);
+    if (*o.lease_us == -1000) o.lease_us = -1;  // -1 ms is stored as -1, "none given".
+  }
+  if (*gen::arbitrary<bool>()) o.critical_us = Dist();
+  if (*gen::arbitrary<bool>()) o.think_us = Dist();
+  if (*gen::arbitrary<bool>()) o.reentry = *gen::inRange(1, lockstep::kMaxReentry + 1);
+  if (kind.cls == lockstep::history::KindClass::kRw && *gen::arbitrary<bool>()) {
+    o.side = *gen::element(WorkloadSpec::Side::kRead, WorkloadSpec::Side::kWrite);
+  }
+  if (*gen::arbitrary<bool>()) o.stagger_us = Us(0, kMaxUs);
+  if (*gen::arbitrary<bool>()) o.ops_per_thread = *gen::inRange<int64_t>(0, INT64_MAX);
+  return o;
+}
+
+void GenClients(Scenario* s, const lockstep::history::ProtocolKind& kind, Names* names) {
+  const bool roles = kind.roles;
   std::map<std::string, int> generated;
   const int declarations = *gen::inRange(1, 5);
   for (int i = 0; i < declarations; ++i) {
@@ -244,6 +270,7 @@ void GenClients(Scenario* s, bool roles, Names* names) {
                                   ClientSpec::Role::kCountDown);
     }
     client.clock = Clock(s->duration_us);
+    client.workload = GenWorkloadOverride(kind);
     std::vector<std::string> new_names;
     if (*gen::arbitrary<bool>()) {
       static const std::vector<std::string> kNames = {"c", "w", "late", "x.y-"};
@@ -425,7 +452,7 @@ Scenario GenScenario() {
 
   Names names;
   GenNodes(&s, cluster, &names);
-  GenClients(&s, kind.roles, &names);
+  GenClients(&s, kind, &names);
 
   if (*gen::arbitrary<bool>()) s.network.latency_us = Dist();
   if (*gen::arbitrary<bool>()) s.network.loss = Decimal(1, 4);
@@ -458,8 +485,11 @@ Scenario GenScenario() {
 
   WorkloadSpec& w = s.workload;
   w.mode = *gen::element(WorkloadSpec::Mode::kLock, WorkloadSpec::Mode::kTryLock);
-  if (*gen::arbitrary<bool>()) w.wait_us = Us(0, kMaxUs);
-  if (*gen::arbitrary<bool>()) w.lease_us = Us(1, kMaxUs);
+  if (*gen::arbitrary<bool>()) w.wait_us = Us(-kMaxUs, kMaxUs);
+  if (*gen::arbitrary<bool>()) {
+    w.lease_us = kind.ttl_lease ? Us(1, kMaxUs) : Us(-kMaxUs, kMaxUs);
+    if (w.lease_us == -1000) w.lease_us = -1;  // -1 ms is stored as -1, "none given".
+  }
   if (*gen::arbitrary<bool>()) w.critical_us = Dist();
   if (*gen::arbitrary<bool>()) w.think_us = Dist();
   w.reentry = *gen::inRange(1, lockstep::kMaxReentry + 1);

@@ -198,6 +198,7 @@ struct Client {
   std::string name;
   Name id = names::kNone;
   ClientSpec spec;
+  WorkloadSpec workload;  // [workload] with the client's group's own fields applied.
   std::unique_ptr<Clock> clock;
   std::unique_ptr<Prng> rng;
   std::string uuid;
@@ -223,6 +224,8 @@ struct Simulation::Impl {
   Prng net_rng{2};
   history::Recorder recorder;
   Name lock_id = names::kNone;  // The scenario's lock name.
+  // Redisson before 3.17.1 takes any lease but -1 as given (locks::ApiValueGiven).
+  bool lease_before_3_17_1 = false;
   bool shows_permits = false;   // Acquire invokes note one permit (history/kinds.h).
   bool interrupted = false;
   TrueTime end_us = 0;
@@ -866,10 +869,46 @@ struct Simulation::Impl {
     Record(e);
   }
 
+  // The derived parameters' words for a lease as the client takes it.
+  std::string LeaseText(int64_t lease_us) const {
+    if (!locks::ApiValueGiven(lease_before_3_17_1, lease_us)) {
+      return "none (watchdog " + Ms(scenario.protocol.watchdog_timeout_us) + ")";
+    }
+    if (lease_us > 0 && lease_us % 1000 == 0) return Ms(lease_us);
+    return Ms(lease_us) + " (the scripts get toMillis: " +
+           std::to_string(locks::ToMillis(lease_us)) + " ms)";
+  }
+
+  // ", own workload: side read, lease 500ms" for a client whose group sets its own fields.
+  std::string OwnWorkloadText(const WorkloadOverride& o) const {
+    std::string text;
+    const auto add = [&text](const std::string& item) {
+      text += (text.empty() ? ", own workload: " : ", ") + item;
+    };
+    if (o.mode) add(*o.mode == WorkloadSpec::Mode::kLock ? "mode lock" : "mode trylock");
+    if (o.side) add(*o.side == WorkloadSpec::Side::kRead ? "side read" : "side write");
+    if (o.wait_us) add("wait " + Ms(*o.wait_us));
+    if (o.lease_us) add("lease " + LeaseText(*o.lease_us));
+    if (o.critical_us) add("critical_ms");
+    if (o.think_us) add("think_ms");
+    if (o.reentry) add("reentry " + std::to_string(*o.reentry));
+    if (o.ops_per_thread) add("ops_per_thread " + std::to_string(*o.ops_per_thread));
+    if (o.stagger_us) add("stagger " + Ms(*o.stagger_us));
+    return text;
+  }
+
   void StartAcquire(Client& c, int t) {
-    const WorkloadSpec& w = scenario.workload;
+    const WorkloadSpec& w = c.workload;
     ThreadState& th = c.threads[static_cast<size_t>(t)];
-    if (th.holds == 0) th.shared = w.read_ratio > 0 && c.rng->Bernoulli(w.read_ratio);
+    if (th.holds == 0) {
+      switch (w.side) {
+        case WorkloadSpec::Side::kDrawn:
+          th.shared = w.read_ratio > 0 && c.rng->Bernoulli(w.read_ratio);
+          break;
+        case WorkloadSpec::Side::kRead: th.shared = true; break;
+        case WorkloadSpec::Side::kWrite: th.shared = false; break;
+      }
+    }
     locks::AcquireArgs args;
     args.shared = th.shared;
     args.permits = 1;
@@ -881,10 +920,13 @@ struct Simulation::Impl {
     call.mode = w.mode == WorkloadSpec::Mode::kLock ? history::AcquireCall::Mode::kLock
                                                      : history::AcquireCall::Mode::kTryLock;
     call.wait_us = w.wait_us;
-    call.lease_us = w.lease_us;
+    // The lease the thread may count on, when the client takes one as given: toMillis of the
+    // caller's value, which 3.13.6 passes on even when it is 0 or negative.
+    const bool lease_given = locks::ApiValueGiven(lease_before_3_17_1, w.lease_us);
+    call.lease_us = lease_given ? w.lease_us : -1;
     if (shows_permits) call.permits = 1;
-    Invoke(c, t, th.shared ? names::kAcquireRead : names::kAcquire, call, w.lease_us > 0,
-           w.lease_us > 0 ? w.lease_us / 1000 : 0);
+    Invoke(c, t, th.shared ? names::kAcquireRead : names::kAcquire, call, lease_given,
+           lease_given ? locks::ToMillis(w.lease_us) : 0);
     c.protocol->Acquire(*c.outbox, t, args);
   }
 
@@ -926,7 +968,7 @@ struct Simulation::Impl {
   // again (see StartClient, Think).
   void Next(Client& c, int t, Name op, locks::OpResult::Status status) {
     ThreadState& th = c.threads[static_cast<size_t>(t)];
-    const WorkloadSpec& w = scenario.workload;
+    const WorkloadSpec& w = c.workload;
     using S = locks::OpResult::Status;
     switch (c.spec.role) {
       case ClientSpec::Role::kWorker: break;
@@ -973,7 +1015,7 @@ struct Simulation::Impl {
     }
     if (th.shared) e.detail = history::Access{true};
     Record(e);
-    const int64_t critical = scenario.workload.critical_us.Sample(*c.rng);
+    const int64_t critical = c.workload.critical_us.Sample(*c.rng);
     ClientTimer(c, critical, [this, &c, t] {
       history::Event x;
       x.type = EventType::kResource;
@@ -1006,7 +1048,7 @@ struct Simulation::Impl {
   // threads) or a countDown (counting-down threads).
   void Think(Client& c, int t) {
     ThreadState& th = c.threads[static_cast<size_t>(t)];
-    if (scenario.workload.ops_per_thread > 0 && th.iterations >= scenario.workload.ops_per_thread) {
+    if (c.workload.ops_per_thread > 0 && th.iterations >= c.workload.ops_per_thread) {
       // This thread is done. A counting-down thread says so: the checkers then know it will
       // not count the latch down any more (workers record nothing, as they always have).
       if (c.spec.role == ClientSpec::Role::kCountDown) {
@@ -1015,12 +1057,12 @@ struct Simulation::Impl {
         e.process = c.id;
         e.thread = t;
         e.op = names::kDone;
-        e.detail = history::DoneNote{scenario.workload.ops_per_thread};
+        e.detail = history::DoneNote{c.workload.ops_per_thread};
         Record(e);
       }
       return;
     }
-    const int64_t think = scenario.workload.think_us.Sample(*c.rng);
+    const int64_t think = c.workload.think_us.Sample(*c.rng);
     if (c.spec.role == ClientSpec::Role::kCountDown) {
       ClientTimer(c, think, [this, &c, t] { StartRelease(c, t); });
       return;
@@ -1038,7 +1080,7 @@ struct Simulation::Impl {
   // Starts (or restarts) a client process. A restarted process is a new RedissonClient with a
   // new UUID, as a real restart would be.
   void StartClient(Client& c, bool restart) {
-    const int64_t stagger = restart ? 0 : scenario.workload.stagger_us * c.index;
+    const int64_t stagger = restart ? 0 : c.workload.stagger_us * c.index;
     if (restart || c.uuid.empty()) c.uuid = UuidFrom(*c.rng);
     locks::ClientConfig config;
     config.uuid = c.uuid;
@@ -1457,6 +1499,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
     c->index = static_cast<int>(i);
     c->name = scenario.clients[i].name;
     c->spec = scenario.clients[i];
+    c->workload = Apply(scenario.workload, c->spec.workload);
     c->clock = clock_of(c->name, c->spec.clock);
     c->rng = std::make_unique<Prng>(s.rng.Fork());
     c->slots = masters;
@@ -1477,9 +1520,8 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   for (const auto& [name, body] : s.scripts.bodies) {
     d.emplace_back("script " + name, ScriptHost::Sha1Hex(body) + " " + s.scripts.files[name]);
   }
-  d.emplace_back("lease", scenario.workload.lease_us > 0
-                              ? Ms(scenario.workload.lease_us)
-                              : "none (watchdog " + Ms(scenario.protocol.watchdog_timeout_us) + ")");
+  s.lease_before_3_17_1 = scenario.protocol.version == history::kProtocolVersions[0];
+  d.emplace_back("lease", s.LeaseText(scenario.workload.lease_us));
   for (auto& n : s.nodes) {
     std::string role =
         n->master >= 0 ? "replica of " + s.nodes[static_cast<size_t>(n->master)]->name : "master";
@@ -1497,7 +1539,8 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
                                                                       : "";
     d.emplace_back("client " + c->name, std::to_string(c->spec.threads) + " thread(s)" + role +
                                             ", uuid " + c->uuid + ", clock offset " +
-                                            Ms(c->spec.clock.offset_us));
+                                            Ms(c->spec.clock.offset_us) +
+                                            s.OwnWorkloadText(c->spec.workload));
   }
   return std::unique_ptr<Simulation>(new Simulation(std::move(impl)));
 }

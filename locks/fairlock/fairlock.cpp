@@ -105,7 +105,7 @@ class FairLockKind final : public RedissonLockKind {
   }
 
   bool ExplicitLease(const AcquireArgs& args) const {
-    return version() == RedissonVersion::k3136 ? args.lease_us >= 0 : args.lease_us > 0;
+    return ApiValueGiven(version() == RedissonVersion::k3136, args.lease_us);
   }
 
   // ARGV[3] of "acquire": tryLockInnerAsync's `wait`. Without an explicit lease,

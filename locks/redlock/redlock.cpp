@@ -47,7 +47,7 @@ class MultiLock final : public LockProtocol {
     t = Thread{};
     t.args = args;
     if (args.mode == AcquireArgs::Mode::kLock && version_ == Version::k3136) {
-      t.loop_wait_ms = LockLoopWaitMs(out, LeaseMs(args));  // Drawn once (3.13.6).
+      t.loop_wait_ms = LockLoopWaitMs(out, args.lease_us);  // Drawn once (3.13.6).
     }
     StartTry(out, thread);
     Leave(out);
@@ -219,22 +219,16 @@ class MultiLock final : public LockProtocol {
     return options_.redlock ? n - (n / 2 + 1) : 0;
   }
 
-  static int64_t LeaseMs(const AcquireArgs& args) {
-    return args.lease_us < 0 ? -1 : args.lease_us / 1000;
-  }
-
-  // lockInterruptibly's wait for each tryLock.
-  int64_t LockLoopWaitMs(Outbox& out, int64_t lease_ms) {
+  // lockInterruptibly's wait for each tryLock (`lease_us` as the caller gave it).
+  int64_t LockLoopWaitMs(Outbox& out, int64_t lease_us) {
     const int64_t base_ms = static_cast<int64_t>(Nodes()) * 1500;
     const auto random = [&out](int64_t lo, int64_t hi) {  // nextLong(lo, hi): [lo, hi).
       return lo < hi ? out.Rng().UniformInt(lo, hi - 1) : lo;
     };
-    if (version_ == Version::k3136) {
-      if (lease_ms == -1) return base_ms;
-      if (lease_ms <= 2000) return 2000;
-    } else if (lease_ms <= 0) {
-      return base_ms;
-    }
+    // 3.13.6: leaseTime == -1; today: leaseTime <= 0.
+    if (!ApiValueGiven(version_ == Version::k3136, lease_us)) return base_ms;
+    const int64_t lease_ms = ToMillis(lease_us);
+    if (lease_ms <= 2000) return 2000;
     return lease_ms <= base_ms ? random(lease_ms / 2, lease_ms) : random(base_ms, lease_ms);
   }
 
@@ -303,22 +297,31 @@ class MultiLock final : public LockProtocol {
 
   void StartTry(Outbox& out, int thread) {
     Thread& t = threads_[static_cast<size_t>(thread)];
-    int64_t wait_ms = -1;
-    int64_t lease_ms = -1;
+    // tryLock(waitTime, leaseTime) as the caller passes them (see ApiValueGiven).
+    int64_t wait_us = -1;
+    int64_t lease_us = -1;
     switch (t.args.mode) {
       case AcquireArgs::Mode::kTryLockNoWait:
         break;  // tryLock() is tryLock(-1, -1).
       case AcquireArgs::Mode::kTryLock:
-        wait_ms = t.args.wait_us < 0 ? -1 : t.args.wait_us / 1000;
-        lease_ms = LeaseMs(t.args);
+        wait_us = t.args.wait_us;
+        lease_us = t.args.lease_us;
         break;
       case AcquireArgs::Mode::kLock:
-        lease_ms = LeaseMs(t.args);
-        wait_ms = version_ == Version::k3136 ? t.loop_wait_ms : LockLoopWaitMs(out, lease_ms);
+        // lockInterruptibly passes a given lease on as toMillis(leaseTime) MILLISECONDS.
+        lease_us = ApiValueGiven(version_ == Version::k3136, t.args.lease_us)
+                       ? ToMillis(t.args.lease_us) * 1000
+                       : -1;
+        wait_us = (version_ == Version::k3136 ? t.loop_wait_ms
+                                              : LockLoopWaitMs(out, t.args.lease_us)) *
+                  1000;
         break;
     }
-    t.has_wait = version_ == Version::k3136 ? wait_ms != -1 : wait_ms > 0;
-    t.has_lease = version_ == Version::k3136 ? lease_ms != -1 : lease_ms > 0;
+    const bool before_3_17_1 = version_ == Version::k3136;
+    t.has_wait = ApiValueGiven(before_3_17_1, wait_us);
+    t.has_lease = ApiValueGiven(before_3_17_1, lease_us);
+    const int64_t wait_ms = ToMillis(wait_us);
+    const int64_t lease_ms = ToMillis(lease_us);
     t.lease_ms = lease_ms;
     t.new_lease_ms = t.has_lease ? (t.has_wait ? wait_ms * 2 : lease_ms) : -1;
     const int64_t remain_ms = t.has_wait ? wait_ms : -1;
@@ -352,7 +355,9 @@ class MultiLock final : public LockProtocol {
       args.mode = AcquireArgs::Mode::kTryLock;
       const int64_t remain_us = t.has_wait ? t.remain_us : -1000;
       args.wait_us = std::min(t.lock_wait_ms * 1000, remain_us);
-      args.lease_us = t.new_lease_ms < 0 ? -1 : t.new_lease_ms * 1000;
+      // newLeaseTime in MILLISECONDS: -1 is none; 3.13.6 computes 2 * waitTime for a given
+      // lease, which a negative waitTime makes negative (the member's PEXPIRE deletes it).
+      args.lease_us = t.has_lease ? t.new_lease_ms * 1000 : -1;
     }
     Member& m = members_[static_cast<size_t>(member)];
     m.lock->Acquire(*m.outbox, thread, args);

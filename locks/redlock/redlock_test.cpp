@@ -429,3 +429,31 @@ TEST_CASE("RedLock: a reentrant hold releases with 0 (still held), then 1", "[re
   CHECK_FALSE(done.result.has_value);
   CHECK_THAT(done.result.detail, Contains("member errors ignored"));
 }
+
+TEST_CASE("MultiLock 3.13.6: a negative wait with a lease gives members a negative lease",
+          "[redlock]") {
+  // tryLock(-2 ms, 5 s): leaseTime != -1 and waitTime != -1, so newLeaseTime = 2 * toMillis(wait)
+  // = -4 ms, which each member's acquire script passes to PEXPIRE: the key is deleted at once.
+  // remainTime (-2 ms) is spent after the first member, so the attempt unlocks it and fails.
+  World world(3);
+  const int a = AddMultiLock(world, "A", "v3.13.6");
+  world.Acquire(a, 0, TryLock(-2 * kMs, 5 * kSecond));
+  world.RunFor(kSecond);
+  const auto& sent = world.Sent(a, "acquire");
+  REQUIRE(sent.size() == 1);
+  CHECK(sent.at(0).argv.at(4) == "-4");  // EVAL body 1 lock <lease> <field>
+  CHECK(world.Exec({"EXISTS", "lock"}, 0) == Int(0));
+  const auto done = Done(world, a);
+  CHECK(done.result.status == Status::kFail);
+  CHECK(done.result.detail == "wait time elapsed");
+
+  // Today's client tests > 0: a negative wait is no wait, and the lease is the caller's.
+  World today(3);
+  const int b = AddMultiLock(today, "B", "current");
+  today.Acquire(b, 0, TryLock(-2 * kMs, 5 * kSecond));
+  today.RunFor(kSecond);
+  CHECK(Done(today, b).result.status == Status::kOk);
+  for (int node = 0; node < 3; ++node) {
+    CHECK(today.Exec({"PTTL", "lock"}, node) == Int(4000));  // The 5 s lease, 1 s later.
+  }
+}

@@ -791,3 +791,56 @@ TEST_CASE("RLock: LoadScripts reads the folder, applies overrides, and explains 
     CHECK_THAT(error, Contains("missing script(s): renew"));
   }
 }
+
+TEST_CASE("RLock: every lease the API takes reaches the script as its version sends it",
+          "[rlock]") {
+  // (lease as the caller gives it, 3.13.6's script ARGV[1], current's ARGV[1]). 3.13.6 tests
+  // leaseTime != -1 and sends toMillis(lease); current (3.17.1+) tests leaseTime > 0 and sends
+  // the watchdog timeout otherwise. -1 ms and -1 us are both the API's -1.
+  struct Case {
+    int64_t lease_us;
+    std::string v3136;
+    std::string current;
+  };
+  const std::vector<Case> cases = {
+      {-1, "30000", "30000"},      {-1000, "30000", "30000"}, {0, "0", "30000"},
+      {-5000, "-5", "30000"},      {500, "0", "0"},           {-1500, "-1", "30000"},
+      {1999, "1", "1"},            {5000, "5", "5"},
+  };
+  for (const Case& c : cases) {
+    for (const std::string version : {"v3.13.6", "current"}) {
+      INFO(version << ", lease " << c.lease_us << " us");
+      World world;
+      const int a = AddClient(world, "A", version);
+      world.Acquire(a, 0, TryLock(0, c.lease_us));
+      world.RunFor(0);
+      const std::vector<std::string> tail = Tail(world.Sent(a, "acquire").at(0).argv);
+      CHECK(tail.at(2) == (version == "v3.13.6" ? c.v3136 : c.current));
+      // The script answers nil whatever the lease: the caller holds, as far as it knows.
+      CHECK(Done(world, a, 0).result.status == Status::kOk);
+      const bool deleted = std::stoll(tail.at(2)) <= 0;
+      CHECK(world.Exec({"EXISTS", "lock"}) == Int(deleted ? 0 : 1));
+      // A lease the client takes as given has no watchdog; one it does not, has.
+      world.RunUntil(15 * kSecond);
+      const bool watchdog = version == "v3.13.6" ? c.v3136 == "30000" : c.current == "30000";
+      CHECK((world.CountSent(a, "renew") > 0) == watchdog);
+    }
+  }
+}
+
+TEST_CASE("RLock: tryLock with a wait of 0 or less makes one attempt", "[rlock]") {
+  for (const int64_t wait_us : {int64_t{0}, int64_t{-1000}, int64_t{-5000}, int64_t{-1}}) {
+    for (const std::string version : {"v3.13.6", "current"}) {
+      INFO(version << ", wait " << wait_us << " us");
+      World world;
+      const int a = AddClient(world, "A", version);
+      const int b = AddClient(world, "B", version);
+      world.Acquire(a, 0, Lock());
+      world.RunFor(0);
+      world.Acquire(b, 0, TryLock(wait_us));
+      world.RunFor(kSecond);
+      CHECK(Done(world, b, 0).result.status == Status::kFail);
+      CHECK(world.CountSent(b, "acquire") == 1);
+    }
+  }
+}

@@ -267,7 +267,7 @@ class RwLockKind final : public RedissonLockKind {
 
   bool ExplicitLease(const AcquireArgs& args) const {
     // As the shared machine decides it: 3.13.6 leaseTime != -1, current leaseTime > 0.
-    return version() == RedissonVersion::k3136 ? args.lease_us >= 0 : args.lease_us > 0;
+    return ApiValueGiven(version() == RedissonVersion::k3136, args.lease_us);
   }
 
   const std::string channel_;
