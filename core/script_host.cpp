@@ -1885,9 +1885,10 @@ void PushReply(lua_State* L, const Reply& r, int resp) {
       return;
     }
     case Reply::Type::kInteger:
-      // Lua integers, not Redis's lua_pushnumber doubles: Lua 5.4 would print a float 2 as
-      // "2.0", and Redisson builds key names from these numbers. Beyond 2^53 a double keeps
-      // Lua 5.1's rounding.
+      // Lua integers, not Redis's lua_pushnumber doubles, as for every integral number the
+      // host creates (docs/fidelity.md, "Integers stay integers"). Either subtype prints as
+      // Redis prints the double (lockstep's Lua prints every number with "%.14g"). Beyond
+      // 2^53 a double keeps Lua 5.1's rounding.
       if (r.integer >= -static_cast<int64_t>(kTwo53) && r.integer <= static_cast<int64_t>(kTwo53)) {
         lua_pushinteger(L, r.integer);
       } else {
