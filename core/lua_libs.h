@@ -6,8 +6,9 @@
 //  - cjson.encode writes object members in lockstep's fixed key order (PushKeysInFixedOrder)
 //    instead of Lua 5.1's hash order, so output never depends on Lua 5.4's per-process hash
 //    seed;
-//  - numbers these libraries create that are integral (and below 2^53) are Lua 5.4 integers, so
-//    that tostring and .. print them as Lua 5.1 would ("101", not "101.0").
+//  - numbers these libraries create that are integral (and at most 2^53) are Lua 5.4 integers,
+//    like every integral number the script host creates (docs/fidelity.md, "Integers stay
+//    integers"); both subtypes print as Lua 5.1 prints the double.
 //
 // Every function here is a lua_CFunction or is called from one; none lets a C++ exception escape.
 #ifndef LOCKSTEP_CORE_LUA_LIBS_H_
@@ -46,7 +47,8 @@ bool IsProxy(lua_State* L, int idx);
 size_t FormatNumberLua51(lua_Number n, char buf[32]);
 
 // Pushes a double as a Lua 5.4 integer when it is integral, not -0 and |d| <= 2^53, otherwise as
-// a float. Lua 5.1 has only doubles; this keeps 5.4's tostring from adding ".0".
+// a float. Lua 5.1 has only doubles; the host's numbers are integers where that is exact, so
+// that arithmetic on them is Lua 5.4's integer arithmetic, as on the script's own literals.
 void PushNumberLua51(lua_State* L, double d);
 
 }  // namespace lockstep::lualib

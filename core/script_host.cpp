@@ -1382,23 +1382,19 @@ void PushInnerWrapper(lua_State* L, int src, const char* name, lua_CFunction wra
 
 // --- string, Lua 5.1 flavour ---
 
-// Lua 5.1's string functions read numeric arguments with luaL_checkint (a float is truncated)
-// and string arguments with lua_tolstring (a number prints as "%.14g"). Lua 5.4's reject 2.5
-// as an index and print 3.0 as "3.0". This wrapper converts the arguments the 5.1 way and calls
-// 5.4's function (upvalue 1); upvalue 2 is the bit mask of numeric argument positions.
+// Lua 5.1's string functions read numeric arguments with luaL_checkint (a float is truncated);
+// Lua 5.4's reject 2.5 as an index. This wrapper truncates those arguments the 5.1 way and calls
+// 5.4's function (upvalue 1); upvalue 3 is the bit mask of numeric argument positions (bit i
+// for argument i; bit 31 also stands for every later one). A number given as a string argument
+// needs nothing: lockstep's Lua converts it with "%.14g" as 5.1 does.
 int Lua51StringCall(lua_State* L) {
   const auto numeric = static_cast<uint32_t>(lua_tointeger(L, lua_upvalueindex(3)));
   const int top = lua_gettop(L);
   for (int i = 1; i <= top; ++i) {
-    if (lua_type(L, i) != LUA_TNUMBER) continue;
-    if (i < 32 && (numeric & (1u << i)) != 0) {
-      if (!lua_isinteger(L, i)) {
-        lua_pushinteger(L, static_cast<int>(static_cast<uint32_t>(
-                               static_cast<uint64_t>(TruncateLikeX86(lua_tonumber(L, i))))));
-        lua_replace(L, i);
-      }
-    } else {
-      PushStringLua51(L, i);
+    const bool numeric_arg = ((numeric >> std::min(i, 31)) & 1u) != 0;
+    if (numeric_arg && lua_type(L, i) == LUA_TNUMBER && !lua_isinteger(L, i)) {
+      lua_pushinteger(L, static_cast<int>(static_cast<uint32_t>(
+                             static_cast<uint64_t>(TruncateLikeX86(lua_tonumber(L, i))))));
       lua_replace(L, i);
     }
   }
@@ -1885,9 +1881,10 @@ void PushReply(lua_State* L, const Reply& r, int resp) {
       return;
     }
     case Reply::Type::kInteger:
-      // Lua integers, not Redis's lua_pushnumber doubles: Lua 5.4 would print a float 2 as
-      // "2.0", and Redisson builds key names from these numbers. Beyond 2^53 a double keeps
-      // Lua 5.1's rounding.
+      // Lua integers, not Redis's lua_pushnumber doubles, as for every integral number the
+      // host creates (docs/fidelity.md, "Integers stay integers"). Either subtype prints as
+      // Redis prints the double (lockstep's Lua prints every number with "%.14g"). Beyond
+      // 2^53 a double keeps Lua 5.1's rounding.
       if (r.integer >= -static_cast<int64_t>(kTwo53) && r.integer <= static_cast<int64_t>(kTwo53)) {
         lua_pushinteger(L, r.integer);
       } else {
@@ -2226,7 +2223,8 @@ void HostState::BuildSandbox() {
   // string
   lua_newtable(L);
   CopyFields(L, string54, {"dump"});
-  // Which arguments are numbers (bit i = argument i); the others are strings.
+  // Which arguments are numbers (bit i = argument i, bit 31 = arguments 31 and later); the
+  // others are strings.
   constexpr uint32_t kAll = ~1u;
   const std::pair<const char*, uint32_t> kStringFunctions[] = {
       {"byte", 1u << 2 | 1u << 3}, {"char", kAll},        {"find", 1u << 3},

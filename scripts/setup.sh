@@ -5,14 +5,19 @@
 #   LOCKSTEP_SANITIZE=1 bash scripts/setup.sh   # ... into build-asan/ with ASan + UBSan
 #   LOCKSTEP_WERROR=1 bash scripts/setup.sh     # ... with warnings as errors (the test command)
 #
-# Every dependency is a Debian bookworm package. --no-install-recommends keeps liblua5.4-dev
-# from pulling in autotools; pkg-config is listed explicitly for the same reason.
+# Every dependency is a Debian bookworm package. --no-install-recommends keeps out what the
+# packages merely recommend; pkg-config is listed explicitly because it is only a Recommends.
+#
+# Lua is the exception: lockstep compiles Debian's lua5.4 *source* package itself, with a patch
+# of its own (core/lua-patches/, docs/building.md). The source is fetched once, with
+# `apt-get source` (which needs a deb-src entry, added here in a file of its own, and dpkg-dev
+# to unpack it and apply Debian's patches), into third_party/lua5.4/, which git ignores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  build-essential cmake pkg-config
-  catch2 librapidcheck-dev libhiredis-dev liblua5.4-dev libboost-program-options-dev
+  build-essential dpkg-dev patch cmake pkg-config
+  catch2 librapidcheck-dev libhiredis-dev libboost-program-options-dev
   libtomlplusplus-dev zlib1g-dev redis-server redis-tools
 )
 
@@ -31,6 +36,45 @@ if [ "${#missing[@]}" -gt 0 ]; then
   # The redis-server package starts a service on port 6379 where systemd runs; lockstep never
   # uses that one (tests start their own servers on free ports).
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Debian's lua5.4 source, as Debian 12 ships it (5.4.4 with Debian's patches applied).
+lua_dir=third_party/lua5.4
+if [ ! -f "$lua_dir/src/lobject.c" ]; then
+  echo "setup: fetching Debian's lua5.4 source into $lua_dir"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: $lua_dir is missing and this is not root; run as root once to fetch it" >&2
+    exit 2
+  fi
+  if ! apt-cache showsrc lua5.4 2>/dev/null | grep -q '^Package: lua5.4$'; then
+    # The same suites as the machine's binary entries (bookworm, -updates, -security).
+    cat >/etc/apt/sources.list.d/lockstep-deb-src.sources <<'SOURCES'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+    apt-get update -q
+  fi
+  mkdir -p third_party
+  fetch=$(mktemp -d third_party/.lua-fetch.XXXXXX)
+  # Sandbox user root: the download goes into this private folder, which _apt cannot write.
+  (cd "$fetch" && apt-get source -q -o APT::Sandbox::User=root lua5.4)
+  unpacked=$(find "$fetch" -mindepth 1 -maxdepth 1 -type d -name 'lua5.4-*')
+  [ -n "$unpacked" ] && [ -f "$unpacked/src/lobject.c" ] || {
+    echo "setup: apt-get source lua5.4 did not unpack a source tree" >&2
+    exit 1
+  }
+  rm -rf "$lua_dir"
+  mv "$unpacked" "$lua_dir"
+  rm -rf "$fetch"
 fi
 
 if [ "${LOCKSTEP_SANITIZE:-0}" = 1 ]; then
