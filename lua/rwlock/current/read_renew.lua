@@ -17,9 +17,9 @@
 --   0  none does; nothing changed for lock i (the client cancels renewal for it)
 --
 -- Redisson 4.4.0 .. HEAD. Known bugs kept: none.
--- Portability: hash counts go through tonumber() before they bound the loop, so the key is
--- built from an integer in Lua 5.4 too. (Redisson's own text loops over the raw HGET string,
--- which Lua 5.4 would turn into a float loop and keys ending in ":1.0".)
+-- As Redisson's text, the loop runs over the raw HGET string: Lua 5.1 (and lockstep's host,
+-- which prints numbers as 5.1 does) builds ":rwlock_timeout:1", where a stock Lua 5.4 would
+-- loop over floats and build ":rwlock_timeout:1.0".
 
 local lease = ARGV[1]
 local argIndex = 2
@@ -34,10 +34,10 @@ for k = 1, #KEYS, 2 do
     for _ = 1, nameCount do
         local lockName = ARGV[argIndex]
         argIndex = argIndex + 1
-        local count = tonumber(redis.call('hget', name, lockName))
-        if count ~= nil then
+        local counter = redis.call('hget', name, lockName)
+        if counter ~= false then
             anyHeld = true
-            for n = count, 1, -1 do
+            for n = counter, 1, -1 do
                 redis.call('pexpire', prefix .. ':' .. lockName .. ':rwlock_timeout:' .. n, lease)
             end
         end
