@@ -99,13 +99,20 @@ class Recorder {
     return history_.Append(e).seq;
   }
 
+  // A command or script that ran on a node for a client thread; `request` is the request id
+  // the simulator writes as the exec's value (the same id twice: a duplicated delivery).
   uint64_t Exec(int64_t t, const std::string& node, const std::string& thread,
-                const std::string& label, const std::string& reply) {
+                const std::string& label, const std::string& reply,
+                std::optional<int64_t> request = std::nullopt) {
     TextEvent e = At(t, EventType::kExec, node, label);
     e.peer = thread.substr(0, thread.find('.'));
     e.thread = std::stoi(thread.substr(thread.find(".t") + 2));
     e.lock = "lock";
     e.detail = reply;
+    if (request) {
+      e.has_value = true;
+      e.value = *request;
+    }
     return history_.Append(e).seq;
   }
 

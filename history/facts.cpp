@@ -44,6 +44,12 @@ void ProtocolInfo::SetKind(std::string k) {
   kind = std::move(k);
   const ProtocolKind* known = FindProtocolKind(kind);
   majority = known != nullptr && known->majority;
+  compare_and_delete = false;
+  if (known != nullptr) {
+    for (std::string_view script : known->scripts) {
+      if (script == "unlock_compare_and_delete") compare_and_delete = true;
+    }
+  }
   if (kind.empty()) {
     cls = Class::kUnknown;
   } else if (known == nullptr) {
@@ -383,6 +389,7 @@ void FactsPass::OnNote(const Event& e) {
       protocol_seen_ = true;
       ProtocolInfo& p = protocol_;
       p.SetKind(std::string(note->kind));
+      p.version = std::string(note->version);
       p.fencing = note->fencing;
       p.permits = note->permits;
       p.nodes = note->nodes > 0 ? note->nodes : 0;

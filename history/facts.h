@@ -62,6 +62,7 @@ struct FactsOptions {
 // What the "protocol" note says about the lock the history exercised.
 struct ProtocolInfo {
   std::string kind;          // Empty: no note (judged as an RLock).
+  std::string version;       // "v3.13.6", "current", or empty (no note, or none written).
   bool fencing = false;
   int64_t permits = 1;       // Semaphores.
   int nodes = 0;             // RedLock/MultiLock: masters (0: unknown).
@@ -83,6 +84,9 @@ struct ProtocolInfo {
   bool quorum_kind() const { return cls == Class::kQuorum; }
   // Kinds whose key's presence does not mean "held by someone" and that have no owners.
   bool ownerless() const { return cls == Class::kSemaphore || cls == Class::kLatch; }
+  // The kind unlocks with the plain compare-and-delete script (1: deleted, 0: not the
+  // caller's key), not with a Redisson unlock script (nil / 0 / 1).
+  bool compare_and_delete = false;
 };
 
 // n/2 + 1: RedLock's quorum, and how many of its nodes a multi-node lock should be obtainable
@@ -377,6 +381,10 @@ class FactsPass : public EventSink {
   const std::vector<LossRecord>& LossesSinceBelief(int thread, int lock, bool shared) const;
   // The seq of the last lease event that recorded the thread's field as there, or kOpenSeq.
   Seq LastGiven(int thread, int lock) const;
+  // The thread whose owner field ("<uuid>:<thread+1>", perhaps with a suffix such as ":write")
+  // this is, by the uuid its client announces now, or kNone (another client, a dead
+  // incarnation, a hash's other fields such as "mode").
+  int OwnerThread(std::string_view field) const;
   // The lock's nodes seen so far in lease events, in the order they appeared.
   const std::vector<int>& NodesOfLock(int lock) const { return lock_nodes_[lock]; }
   // Nodes seen in lease events of any lock, and promotions seen so far.
@@ -419,7 +427,6 @@ class FactsPass : public EventSink {
   bool Releasing(int thread, int lock) const;
   int Alive(int thread, int lock) const;
   int Quorum() const { return protocol_.quorum; }
-  int OwnerThread(std::string_view field) const;
   template <class F>
   void ForLocksOfResource(int thread, int lock, F f);
 
