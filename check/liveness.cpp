@@ -9,6 +9,9 @@
 // (b) "waited_while_free": an acquire in flight while its lock is free on the node its commands
 //     went to, for a continuous stretch longer than B while neither the node, the client nor the
 //     whole system was impaired. RedLock/MultiLock: free on at least a quorum of its nodes.
+//     Semaphores, "waited_with_free_permits": free = the node's count (its lease events) is at
+//     least the permits the acquire asks for. Latches, "waited_while_open": an await while the
+//     latch is open there (no key, or a count <= 0).
 // (c) "stuck": an operation of a live, unpaused process that never completes, invoked more than
 //     B + its wait before the end of the run.
 // (d) Orphans: the node keeps something taken that no thread believing it holds the lock
@@ -58,7 +61,7 @@ constexpr size_t kMaxOrphanThreadsNamed = 6;  // Per orphan: its owners, then wa
 
 enum LivenessKind : uint8_t {
   kNoTakeover, kWaitedWhileFree, kStuck, kOrphanedLock, kLeakedPermits, kOrphanedLatch,
-  kUnobtainable
+  kUnobtainable, kWaitedWithFreePermits, kWaitedWhileOpen
 };
 
 uint64_t Key(int a, int b) {
@@ -311,6 +314,18 @@ struct FreeSpan {
   LeaseKind opened_kind = LeaseKind::kReleased;  // this one,
   Seq opened_seq = 0;    // at this seq,
   uint64_t opened_id = 0;  // with this id.
+  int64_t count = 0;     // Semaphores and latches: the node's count from then on.
+};
+
+// Semaphores and latches: the node's count from from_us (its lease events; no key counts 0).
+struct CountSpan {
+  int64_t from_us = 0;
+  int64_t to_us = kForever;
+  int64_t count = 0;
+  bool opened = false;  // Set by a lease event (else the count since the start of the run).
+  LeaseKind kind = LeaseKind::kReleased;
+  Seq seq = 0;
+  uint64_t id = 0;
 };
 
 // What a kept finding needs for its explanation.
@@ -336,6 +351,15 @@ class Liveness : public PropertyChecker {
   void OnEvent(const FactsPass& f, const history::Event& e) override {
     if (e.t_us > now_us_) Advance(f, e.t_us);
     now_us_ = e.t_us;
+    if (e.type != history::EventType::kLease) {
+      // A semaphore script that changes how many permits there are (addPermits, drainPermits):
+      // the node records the count it left in the lease event right after its exec, and that
+      // change is the total's, not permits taken or given back (rule d).
+      resize_node_ = history::names::kNone;
+      if (e.type == history::EventType::kExec && f.protocol().semaphore() && ResizesPermits(f, e.op)) {
+        resize_node_ = e.process;
+      }
+    }
     if (e.type == history::EventType::kNote && e.op == history::names::kRole) {
       // Counting-down processes, as their role notes (at the run's start) name them.
       if (const auto role = history::AsRoleNote(e); role && role->role == Role::kCountDown) {
@@ -453,12 +477,10 @@ class Liveness : public PropertyChecker {
       }
     }
     // (b)
-    if (!f.protocol().ownerless()) {
-      if (f.protocol().quorum > 0) {
-        CheckQuorumWait(f, op);
-      } else {
-        CheckWait(f, op);
-      }
+    if (f.protocol().quorum > 0 && !f.protocol().ownerless()) {
+      CheckQuorumWait(f, op);
+    } else if (!f.protocol().semaphore() || op.permits > 0) {
+      CheckWait(f, op);
     }
     Prune(op.lock);  // After (b): the stretches it waited through are no longer needed.
     // (d) synchronizers: an acquire ok takes permits (or a pass that owes a count-down).
@@ -549,10 +571,20 @@ class Liveness : public PropertyChecker {
                                                                            : std::optional<int64_t>(0);
       if (count) {
         SyncState& st = SyncOf(le.lock);
+        if (resize_node_ != history::names::kNone && f.processes()[le.node].name == resize_node_) {
+          st.resized += *count - std::max<int64_t>(st.count, 0);
+        }
         st.count = *count;
         st.node = le.node;
         sync_touched_.push_back(le.lock);
+        // (b) for semaphores and latches: the node's count from now on.
+        CountState& cs = counts_[Key(le.node, le.lock)];
+        cs.current.to_us = le.t_us;
+        if (cs.current.to_us > cs.current.from_us) cs.closed.push_back(cs.current);
+        cs.current = CountSpan{le.t_us, kForever, *count, true, le.kind, le.seq, le.id};
+        Prune(le.lock);
       }
+      resize_node_ = history::names::kNone;
     } else {
       OwnerKey& key = LockOf(le.lock).keys[le.node];
       key.present = le.kind == LeaseKind::kAcquired || le.kind == LeaseKind::kOwners;
@@ -687,7 +719,9 @@ class Liveness : public PropertyChecker {
       const std::vector<int>& nodes = f.NodesOfLock(w.op.lock);
       if (nodes.size() != 1) continue;
       if (w.node == kNone) {
-        // The lock had no node when the acquire ended: it was free there throughout.
+        // The lock had no node when the acquire ended: it was free there throughout (a
+        // semaphore without a key has no permits).
+        if (f.protocol().semaphore()) continue;
         WaitFinding(f, w.op, nodes[0], w.op.invoke_us, w.op.end_us, {FreeSpan{}});
       } else if (w.node == nodes[0]) {
         AddFinding(w.key, std::move(w.payload));
@@ -744,12 +778,18 @@ class Liveness : public PropertyChecker {
     FreeSpan span;  // The current one, while free.
     std::deque<FreeSpan> closed;
   };
+  struct CountState {
+    CountSpan current;
+    std::deque<CountSpan> closed;  // Back to the oldest acquisition in flight.
+  };
   struct Counter {
     bool up = true;
     int done = 0;
   };
   struct SyncState {
     int64_t count = -1;  // The node's count; -1 until the key first appears.
+    // Semaphores: permits that addPermits / drainPermits added (or took away) on the node.
+    int64_t resized = 0;
     int node = kNone;
     std::map<int, int64_t> held;  // Thread -> permits (latch: passes not yet counted down).
     int64_t held_total = 0;
@@ -801,6 +841,11 @@ class Liveness : public PropertyChecker {
     if (std::find(touched_.begin(), touched_.end(), lock) == touched_.end()) touched_.push_back(lock);
   }
   static bool Roles(const FactsPass& f) { return f.protocol().latch() && f.roles(); }
+  // The exec labels of the semaphore scripts that change how many permits there are.
+  static bool ResizesPermits(const FactsPass& f, history::Name label) {
+    const std::string_view s = f.names().Str(label);
+    return s == "add_permits" || s == "drain_permits";
+  }
 
   template <class F>
   void ForOrphansOf(int lock, F f) {
@@ -919,6 +964,10 @@ class Liveness : public PropertyChecker {
       if (static_cast<int>(key & 0xffffffffu) != lock) continue;
       while (!fs.closed.empty() && fs.closed.front().to_us < oldest) fs.closed.pop_front();
     }
+    for (auto& [key, cs] : counts_) {
+      if (static_cast<int>(key & 0xffffffffu) != lock) continue;
+      while (!cs.closed.empty() && cs.closed.front().to_us < oldest) cs.closed.pop_front();
+    }
     if (static_cast<size_t>(lock) < quorum_.size()) {
       std::deque<FreeSpan>& spans = quorum_[lock].spans;
       while (!spans.empty() && spans.front().to_us < oldest) spans.pop_front();
@@ -950,13 +999,7 @@ class Liveness : public PropertyChecker {
       const int64_t from_us = k == 0 ? op.invoke_us : nodes[k].first;
       const int64_t to_us = k + 1 < nodes.size() ? nodes[k + 1].first : op.end_us;
       if (to_us - from_us <= bound_us_) continue;
-      std::vector<FreeSpan> spans;
-      if (auto it = free_.find(Key(nodes[k].second, op.lock)); it != free_.end()) {
-        spans.assign(it->second.closed.begin(), it->second.closed.end());
-        if (it->second.free) spans.push_back(it->second.span);
-      } else {
-        spans.push_back(FreeSpan{});  // Never created on that node.
-      }
+      const std::vector<FreeSpan> spans = FreeSpansOn(f, op, nodes[k].second);
       if (sole) {
         SoleWait w;
         w.op = ref;
@@ -967,6 +1010,48 @@ class Liveness : public PropertyChecker {
       }
       if (WaitFinding(f, ref, nodes[k].second, from_us, to_us, spans)) return;
     }
+  }
+
+  // The stretches when `op`'s lock was free on `node`, as far back as they are kept: for locks,
+  // from a lease event that removed the key to the next that recorded it; for semaphores, while
+  // the node's count was at least the permits `op` asks for; for latches, while it was open
+  // (no key, or a count <= 0). A node without lease events for the lock never had the key.
+  std::vector<FreeSpan> FreeSpansOn(const FactsPass& f, const Op& op, int node) const {
+    std::vector<FreeSpan> spans;
+    if (!f.protocol().ownerless()) {
+      if (auto it = free_.find(Key(node, op.lock)); it != free_.end()) {
+        spans.assign(it->second.closed.begin(), it->second.closed.end());
+        if (it->second.free) spans.push_back(it->second.span);
+      } else {
+        spans.push_back(FreeSpan{});  // Never created on that node.
+      }
+      return spans;
+    }
+    const bool semaphore = f.protocol().semaphore();
+    auto free = [&](int64_t count) { return semaphore ? count >= op.permits : count <= 0; };
+    std::vector<CountSpan> counts;
+    if (auto it = counts_.find(Key(node, op.lock)); it != counts_.end()) {
+      counts.assign(it->second.closed.begin(), it->second.closed.end());
+      counts.push_back(it->second.current);
+    } else {
+      counts.push_back(CountSpan{});  // No key there so far: a count of 0.
+    }
+    // Consecutive stretches that are all free make one, named by the event that began it.
+    for (const CountSpan& c : counts) {
+      if (!free(c.count)) continue;
+      if (!spans.empty() && spans.back().to_us == c.from_us) {
+        spans.back().to_us = c.to_us;
+        continue;
+      }
+      spans.push_back(FreeSpan{c.from_us, c.to_us, c.opened, c.kind, c.seq, c.id, c.count});
+    }
+    return spans;
+  }
+
+  LivenessKind WaitKind(const FactsPass& f) const {
+    return f.protocol().semaphore() ? kWaitedWithFreePermits
+           : f.protocol().latch()   ? kWaitedWhileOpen
+                                    : kWaitedWhileFree;
   }
 
   // Looks for a stretch longer than B in [from_us, to_us] while `op` waited on `node` and the
@@ -982,7 +1067,7 @@ class Liveness : public PropertyChecker {
       if (b - a <= bound_us_) continue;
       const auto stretch = LongestUnimpaired(f, a, b, {node, f.ProcessOfThread(op.thread), f.sim_process()});
       if (stretch.second - stretch.first <= bound_us_) continue;
-      const FindingKey key{stretch.first, op.invoke_seq, kWaitedWhileFree, static_cast<int64_t>(op.id),
+      const FindingKey key{stretch.first, op.invoke_seq, WaitKind(f), static_cast<int64_t>(op.id),
                            node, s.opened ? static_cast<int64_t>(s.opened_id) : kNone};
       Payload p;
       p.to_us = stretch.second;
@@ -1273,7 +1358,7 @@ class Liveness : public PropertyChecker {
       if (static_cast<size_t>(l) >= sync_.size()) continue;
       SyncState& st = sync_[l];
       const int64_t excess = st.count < 0 ? 0
-                             : semaphore  ? f.protocol().permits - st.count - st.held_total
+                             : semaphore  ? f.protocol().permits + st.resized - st.count - st.held_total
                                           : st.count - st.held_total;
       // Without roles, a latch count nobody has begun to count down waits for counters the
       // history cannot see; only a crash of a thread that would have counted it down orphans
@@ -1499,7 +1584,9 @@ class Liveness : public PropertyChecker {
   Violation Explain(const Narrator& n, const FindingKey& key, const Payload& p) const {
     switch (key.kind) {
       case kNoTakeover: return ExplainNoTakeover(n, p);
-      case kWaitedWhileFree: return ExplainWait(n, key, p);
+      case kWaitedWhileFree:
+      case kWaitedWithFreePermits:
+      case kWaitedWhileOpen: return ExplainWait(n, key, p);
       case kStuck: return ExplainStuck(n, p);
       case kUnobtainable: return ExplainUnobtainable(n, p);
       default: return ExplainOrphan(n, p);
@@ -1552,18 +1639,53 @@ class Liveness : public PropertyChecker {
     const std::string& who = n.Thread(op.thread);
     const history::ProtocolInfo& protocol = n.facts().protocol();
     Violation v;
-    v.kind = "waited_while_free";
     v.to_us = p.to_us;
     v.threads = {who};
     v.events = {op.invoke_seq};
     const std::string where = p.node != kNone ? n.ProcessName(p.node)
                                               : "at least " + std::to_string(protocol.quorum) + " of its " +
                                                     std::to_string(protocol.nodes) + " nodes (a quorum)";
+    const std::string stretch = " from " + Seconds(key.from_us) + " to " + Seconds(p.to_us) + ": " +
+                                Seconds(p.to_us - key.from_us) + ", longer than the liveness bound of " +
+                                Seconds(bound_us_) + ".";
+    if (key.kind == kWaitedWithFreePermits || key.kind == kWaitedWhileOpen) {
+      const bool semaphore = key.kind == kWaitedWithFreePermits;
+      v.kind = semaphore ? "waited_with_free_permits" : "waited_while_open";
+      v.explanation = who + " was waiting to " + (semaphore ? "acquire " : "await ") + n.Lock(op.lock) + " (" +
+                      op.DetailText() + ", invoked at " + Seconds(op.invoke_us) + ") while " +
+                      (semaphore ? "the semaphore had enough free permits" : "the latch was open (count 0)") +
+                      " on " + where + stretch;
+      if (p.freed.opened) {
+        v.events.push_back(p.freed.opened_seq);
+        v.explanation += semaphore ? " Its count there became " + std::to_string(p.freed.count) + " at " +
+                                         Seconds(p.freed.from_us) + "."
+                                   : std::string(" The latch's count there ") +
+                                         (p.freed.opened_kind == LeaseKind::kReleased
+                                              ? "reached 0 (the key was deleted)"
+                                              : "became " + std::to_string(p.freed.count)) +
+                                         " at " + Seconds(p.freed.from_us) + ".";
+      } else if (!semaphore) {
+        v.explanation += " The latch had no count there since the run began.";
+      }
+      v.explanation += semaphore ? " A waiter is woken by the message a release publishes; it missed it, "
+                                   "or none was published."
+                                 : " An awaiting thread is woken by the message the count-down to 0 "
+                                   "publishes; it missed it, or none was published.";
+      if (op.end_seq != kOpenSeq) {
+        v.events.push_back(op.end_seq);
+        v.explanation += " The " + std::string(semaphore ? "acquire" : "await") + " ended in " +
+                         std::string(history::OutcomeName(op.outcome)) + " at " + Seconds(op.end_us) + ".";
+      } else {
+        v.explanation += std::string(" The ") + (semaphore ? "acquire" : "await") +
+                         " was still waiting when the run ended.";
+      }
+      v.explanation += n.Faults(op.invoke_us, p.to_us, key.from_us, {n.ProcessOfThread(op.thread)}, &v.events);
+      return v;
+    }
+    v.kind = "waited_while_free";
     v.explanation = who + " was waiting to acquire " + n.Lock(op.lock) + " (" + op.DetailText() +
                     ", invoked at " + Seconds(op.invoke_us) + ") while the lock was free on " + where +
-                    " from " + Seconds(key.from_us) + " to " + Seconds(p.to_us) + ": " +
-                    Seconds(p.to_us - key.from_us) + ", longer than the liveness bound of " +
-                    Seconds(bound_us_) + ".";
+                    stretch;
     // (A quorum's free stretch has no single lease event behind it.)
     if (p.node != kNone && p.freed.opened) {
       v.events.push_back(p.freed.opened_seq);
@@ -1846,6 +1968,7 @@ class Liveness : public PropertyChecker {
   std::vector<Interval> crashed_violations_;
   // (b)
   std::unordered_map<uint64_t, FreeState> free_;  // (node, lock)
+  std::unordered_map<uint64_t, CountState> counts_;  // (node, lock): semaphores and latches
   std::vector<QuorumState> quorum_;
   bool quorum_pending_ = false;
   int64_t quorum_t_ = 0;
@@ -1857,6 +1980,7 @@ class Liveness : public PropertyChecker {
   uint64_t orphans_ = 0;
   std::vector<SyncState> sync_;
   std::vector<int> sync_touched_;
+  history::Name resize_node_ = history::names::kNone;  // The node whose exec resized the permits.
   bool sync_all_ = false;
   bool crash_point_ = false;
   std::map<int, std::vector<int>> crashed_holders_;  // Lock -> threads whose holds a crash ended.

@@ -358,6 +358,173 @@ TEST_CASE("liveness: a semaphore permit no believer holds is leaked", "[check][i
   }
 }
 
+TEST_CASE("liveness: no semaphore acquire waits longer than the bound with permits free",
+          "[check][issue11]") {
+  Recorder r;  // Ends at 60 s; B = 5 s.
+  r.Protocol("kind=semaphore version=current fencing=off permits=1 nodes=1");
+  r.Client("c1");
+  r.Client("c2");
+  r.Client("c3");
+  r.LeaseFields(100_ms, "n1", "acquired", "1");  // trySetPermits(1).
+  r.Invoke(1_s, "c1.t0", "acquire", "lock(no lease, permits=1)");
+  r.Exec(1001_ms, "n1", "c1.t0", "try_acquire", "1");
+  r.LeaseFields(1001_ms, "n1", "owners", "0");
+  r.Ok(1002_ms, "c1.t0", "acquire", 1);
+
+  SECTION("a waiter left waiting after the permit came back") {
+    const uint64_t waiting = r.Invoke(1500_ms, "c2.t0", "acquire", "lock(no lease, permits=1)");
+    r.Exec(1501_ms, "n1", "c2.t0", "try_acquire", "0");
+    r.Invoke(2_s, "c1.t0", "release", "unlock()");
+    const uint64_t freed = r.LeaseFields(2001_ms, "n1", "owners", "1");
+    r.Ok(2002_ms, "c1.t0", "release", 1);
+    SECTION("is a violation") {
+      r.Exec(10_s, "n1", "c2.t0", "try_acquire", "1");
+      r.LeaseFields(10_s, "n1", "owners", "0");
+      const uint64_t ok = r.Ok(10001_ms, "c2.t0", "acquire", 1);
+      const Verdict v = r.Check();
+      CHECK_FALSE(Result(v, kSemaphore).violated);
+      const PropertyResult& live = Result(v, kLiveness);
+      REQUIRE(live.violation_count == 1);
+      const Violation& x = live.violations[0];
+      CHECK(x.kind == "waited_with_free_permits");
+      CHECK(x.threads == std::vector<std::string>{"c2.t0"});
+      CHECK(x.from_us == 2001_ms);
+      CHECK(x.to_us == 10_s);
+      CHECK(x.events == std::vector<uint64_t>{waiting, freed, ok});
+      CHECK(x.explanation.find("while the semaphore had enough free permits on n1 from 2.001 s to "
+                               "10.000 s") != std::string::npos);
+      CHECK(x.explanation.find("Its count there became 1 at 2.001 s.") != std::string::npos);
+    }
+    SECTION("and still waiting at the end of the run is one too") {
+      const PropertyResult& live = Result(r.Check(), kLiveness);
+      REQUIRE(live.violation_count == 1);
+      CHECK(live.violations[0].kind == "waited_with_free_permits");
+      CHECK(live.violations[0].to_us == 60_s);
+      CHECK(live.violations[0].explanation.find("still waiting when the run ended") != std::string::npos);
+    }
+    SECTION("woken within the bound holds") {
+      r.Exec(2100_ms, "n1", "c2.t0", "try_acquire", "1");
+      r.LeaseFields(2100_ms, "n1", "owners", "0");
+      r.Ok(2101_ms, "c2.t0", "acquire", 1);
+      CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+    }
+    SECTION("a permit someone else really took is not free") {
+      r.Invoke(2050_ms, "c3.t0", "acquire", "tryLock(wait=0ms, no lease, permits=1)");
+      r.Exec(2051_ms, "n1", "c3.t0", "try_acquire", "1");
+      r.LeaseFields(2051_ms, "n1", "owners", "0");
+      r.Ok(2052_ms, "c3.t0", "acquire", 1);
+      // c3 holds it to the end; c2 waits in lock() with no permit free: nothing to report.
+      CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+    }
+    SECTION("a pause of the node excuses the stretch it covers") {
+      r.Fault(3_s, "n1", "pause", "6000ms");
+      r.Fault(9_s, "n1", "resume");
+      r.Exec(10_s, "n1", "c2.t0", "try_acquire", "1");
+      r.LeaseFields(10_s, "n1", "owners", "0");
+      r.Ok(10001_ms, "c2.t0", "acquire", 1);
+      CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+    }
+    SECTION("a partition of the waiter excuses it too") {
+      r.Fault(2500_ms, "sim", "partition", "c2 | n1");
+      r.Fault(55_s, "sim", "heal", "c2 | n1");
+      CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+    }
+  }
+  SECTION("one free permit is not enough for an acquire of two") {
+    r.Invoke(1500_ms, "c2.t0", "acquire", "lock(no lease, permits=2)");
+    r.Exec(1501_ms, "n1", "c2.t0", "try_acquire", "0");
+    r.Invoke(2_s, "c1.t0", "release", "unlock()");
+    r.LeaseFields(2001_ms, "n1", "owners", "1");
+    r.Ok(2002_ms, "c1.t0", "release", 1);
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+}
+
+TEST_CASE("liveness: permits addPermits and drainPermits change are not leaked",
+          "[check][issue11]") {
+  Recorder r;  // Ends at 60 s; B = 5 s.
+  r.Protocol("kind=semaphore version=current fencing=off permits=2 nodes=1");
+  r.Client("c1");
+  r.Client("c2");
+  r.LeaseFields(100_ms, "n1", "acquired", "2");
+  SECTION("drained permits belong to nobody") {
+    r.Invoke(1_s, "c1.t0", "drain_permits", "drainPermits()");
+    r.Exec(1001_ms, "n1", "c1.t0", "drain_permits", "\"2\"");
+    r.LeaseFields(1001_ms, "n1", "owners", "0");
+    r.Ok(1002_ms, "c1.t0", "drain_permits", 2);
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("so do permits addPermits(-1) took away, and a later addPermits(1) gives them back") {
+    r.Invoke(1_s, "c1.t0", "reduce_permits", "addPermits(-1)");
+    r.Exec(1001_ms, "n1", "c1.t0", "add_permits", "(nil)");
+    r.LeaseFields(1001_ms, "n1", "owners", "1");
+    r.Ok(1002_ms, "c1.t0", "reduce_permits");
+    r.Invoke(2_s, "c1.t0", "add_permits", "addPermits(1)");
+    r.Exec(2001_ms, "n1", "c1.t0", "add_permits", "(nil)");
+    r.LeaseFields(2001_ms, "n1", "owners", "2");
+    r.Ok(2002_ms, "c1.t0", "add_permits");
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("the same count change by another script is a leak") {
+    r.Exec(1001_ms, "n1", "c1.t0", "try_acquire", "1");
+    r.LeaseFields(1001_ms, "n1", "owners", "0");
+    const PropertyResult& live = Result(r.Check(), kLiveness);
+    REQUIRE(live.violation_count == 1);
+    CHECK(live.violations[0].kind == "leaked_permits");
+  }
+}
+
+TEST_CASE("liveness: no await waits longer than the bound after the count reached 0",
+          "[check][issue11]") {
+  Recorder r;  // Ends at 60 s; B = 5 s.
+  r.Protocol("kind=countdownlatch version=current fencing=off permits=1 nodes=1");
+  r.Client("c1");
+  r.Client("c2");
+  r.LeaseFields(100_ms, "n1", "acquired", "1");  // trySetCount(1).
+  const uint64_t awaiting = r.Invoke(1_s, "c2.t0", "acquire", "lock(no lease)");
+  r.Exec(1001_ms, "n1", "c2.t0", "get_count", "\"1\"");
+  r.Invoke(2_s, "c1.t0", "release", "unlock()");
+  const uint64_t opened = r.LeaseFields(2001_ms, "n1", "released", "1");
+  r.Ok(2002_ms, "c1.t0", "release");
+
+  SECTION("an await that never returns is a violation") {
+    const Verdict v = r.Check();
+    CHECK_FALSE(Result(v, kLatch).violated);
+    const PropertyResult& live = Result(v, kLiveness);
+    REQUIRE(live.violation_count == 1);
+    const Violation& x = live.violations[0];
+    CHECK(x.kind == "waited_while_open");
+    CHECK(x.threads == std::vector<std::string>{"c2.t0"});
+    CHECK(x.from_us == 2001_ms);
+    CHECK(x.to_us == 60_s);
+    CHECK(x.events == std::vector<uint64_t>{awaiting, opened});
+    CHECK(x.explanation.find("was waiting to await \"lock\"") != std::string::npos);
+    CHECK(x.explanation.find("reached 0 (the key was deleted) at 2.001 s") != std::string::npos);
+  }
+  SECTION("one returning late is one too") {
+    r.Exec(9_s, "n1", "c2.t0", "get_count", "(nil)");
+    r.Ok(9001_ms, "c2.t0", "acquire", 0);
+    const PropertyResult& live = Result(r.Check(), kLiveness);
+    REQUIRE(live.violation_count == 1);
+    CHECK(live.violations[0].kind == "waited_while_open");
+    CHECK(live.violations[0].to_us == 9001_ms);
+  }
+  SECTION("returning within the bound holds") {
+    r.Exec(2100_ms, "n1", "c2.t0", "get_count", "(nil)");
+    r.Ok(2101_ms, "c2.t0", "acquire", 0);
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("a latch set again before the bound is closed again") {
+    r.LeaseFields(3_s, "n1", "acquired", "1");  // A restarted client's trySetCount.
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+  SECTION("a pause of the awaiting client excuses it") {
+    r.Fault(2500_ms, "c2", "pause", "56000ms");
+    r.Fault(58500_ms, "c2", "resume");
+    CHECK_FALSE(Result(r.Check(), kLiveness).violated);
+  }
+}
+
 TEST_CASE("liveness: a latch whose counter crashed after passing it never opens",
           "[check][issue4]") {
   Recorder r;  // Ends at 60 s; B = 5 s.

@@ -4,8 +4,11 @@
 // else the invoke's value, else 1) until the thread's release invokes give them back (at most
 // what it holds) or its process crashes. An acquire ok that puts more than P permits in use is
 // a violation "over_permits" naming the holders (earliest first) and the new one; it lasts until
-// the count is back within P.
+// the count is back within P. Permits an addPermits script added on the node (the rise of the
+// count in the lease event right after its exec) raise P from then on; permits drainPermits or
+// reducePermits took away do not lower it, since threads keep what they had taken.
 #include <algorithm>
+#include <optional>
 
 #include "check/property.h"
 
@@ -26,6 +29,7 @@ struct Holder {
 struct Over {
   Op op;
   int64_t in_use = 0;
+  int64_t permits = 0;  // The semaphore's permits then.
   int64_t to_us = 0;
   bool open = true;
   std::vector<Holder> holders;
@@ -36,6 +40,27 @@ struct Over {
 class Semaphore : public PropertyChecker {
  public:
   explicit Semaphore(const CheckOptions& options) : found_(options.max_violations) {}
+
+  bool WantsEvents() const override { return true; }
+
+  void OnEvent(const FactsPass& f, const history::Event& e) override {
+    if (e.type == history::EventType::kLease || !f.protocol().semaphore()) return;
+    adding_node_ = history::names::kNone;
+    if (e.type == history::EventType::kExec && f.names().Str(e.op) == "add_permits") adding_node_ = e.process;
+  }
+
+  void OnLease(const FactsPass& f, const history::LeaseFact& le) override {
+    if (!f.protocol().semaphore()) return;
+    const bool present = le.kind == history::LeaseKind::kAcquired || le.kind == history::LeaseKind::kOwners;
+    const std::optional<int64_t> count = present ? history::CountOf(le.detail) : std::optional<int64_t>(0);
+    if (!count) return;
+    Lock& l = LockOf(le.lock);
+    if (adding_node_ != history::names::kNone && f.processes()[le.node].name == adding_node_) {
+      l.added += std::max<int64_t>(0, *count - std::max<int64_t>(l.count, 0));
+    }
+    l.count = *count;
+    adding_node_ = history::names::kNone;
+  }
 
   void OnOpEnded(const FactsPass& f, const Op& op) override {
     if (!f.protocol().semaphore()) return;
@@ -48,12 +73,13 @@ class Semaphore : public PropertyChecker {
     }
     it->permits += op.permits;
     l.in_use += op.permits;
-    if (l.in_use <= f.protocol().permits) return;
+    if (l.in_use <= Permits(f, l)) return;
     const FindingKey key{op.end_us, op.end_seq, 0, static_cast<int64_t>(overs_++), history::kNone,
                          history::kNone};
     if (auto [number, over] = found_.Add(key); over != nullptr) {
       over->op = op;
       over->in_use = l.in_use;
+      over->permits = Permits(f, l);
       over->holders = l.holders;
       over->has_unowned = l.has_unowned;
       over->unowned_release = l.unowned;
@@ -101,7 +127,6 @@ class Semaphore : public PropertyChecker {
 
   PropertyResult Result(const Narrator& n) override {
     if (!n.facts().protocol().semaphore()) return NotApplicable(kSemaphore);
-    const int64_t permits = n.facts().protocol().permits;
     return Conclude(kSemaphore, found_, [&](const FindingKey&, const Over& over) {
       const Op& op = over.op;
       Violation v;
@@ -123,7 +148,7 @@ class Semaphore : public PropertyChecker {
       v.explanation = n.Thread(op.thread) + " acquired " +
                       Count(static_cast<size_t>(op.permits), "permit") + " of " + n.Lock(op.lock) +
                       " at " + Seconds(op.end_us) + ", putting " + std::to_string(over.in_use) +
-                      " in use with only " + Count(static_cast<size_t>(permits), "permit") +
+                      " in use with only " + Count(static_cast<size_t>(over.permits), "permit") +
                       (others.empty() ? "" : "; the others: " + others) + ". " +
                       (over.open ? "Still over when the run ended."
                                  : "Back within the permits at " + Seconds(over.to_us) + ".");
@@ -146,7 +171,11 @@ class Semaphore : public PropertyChecker {
     bool has_unowned = false;
     Op unowned;
     std::vector<uint64_t> open;  // Kept findings still over the permits.
+    int64_t count = -1;  // The node's count at its last lease event; -1 before the first.
+    int64_t added = 0;   // Permits addPermits added.
   };
+
+  static int64_t Permits(const FactsPass& f, const Lock& l) { return f.protocol().permits + l.added; }
 
   Lock& LockOf(int lock) {
     if (locks_.size() <= static_cast<size_t>(lock)) locks_.resize(lock + 1);
@@ -159,7 +188,7 @@ class Semaphore : public PropertyChecker {
 
   // An over-permits stretch ends when the count is back within the permits.
   void Settle(const FactsPass& f, Lock& l, int64_t t_us) {
-    if (l.in_use > f.protocol().permits) return;
+    if (l.in_use > Permits(f, l)) return;
     for (uint64_t number : l.open) {
       if (Over* over = found_.Get(number)) {
         over->to_us = t_us;
@@ -170,6 +199,7 @@ class Semaphore : public PropertyChecker {
   }
 
   Findings<Over> found_;
+  history::Name adding_node_ = history::names::kNone;  // The node whose exec ran addPermits.
   uint64_t overs_ = 0;  // Every over-permits moment, numbered as it comes.
   std::vector<Lock> locks_;
 };

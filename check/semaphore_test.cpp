@@ -99,5 +99,40 @@ TEST_CASE("semaphore: never more permits in use than the semaphore has", "[check
 
 // c1 acquires a RedLock on n1, n2 and n3 with a 10 s lease and stays in the resource until 4 s.
 
+TEST_CASE("semaphore: permits addPermits added count, those it took away still do",
+          "[check][issue11]") {
+  Recorder r;
+  r.Protocol("kind=semaphore version=current fencing=off permits=1 nodes=1");
+  for (const char* c : {"c1", "c2", "c3", "c9"}) r.Client(c);
+  r.LeaseFields(100_ms, "n1", "acquired", "1");
+  r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=10000ms, no lease, permits=1)");
+  r.LeaseFields(1001_ms, "n1", "owners", "0");
+  r.Ok(1002_ms, "c1.t0", "acquire", 1);
+  r.Invoke(1100_ms, "c9.t0", "add_permits", "addPermits(1)");
+  r.Exec(1101_ms, "n1", "c9.t0", "add_permits", "(nil)");
+  r.LeaseFields(1101_ms, "n1", "owners", "1");
+  r.Ok(1102_ms, "c9.t0", "add_permits");
+  r.Invoke(1200_ms, "c2.t0", "acquire", "tryLock(wait=10000ms, no lease, permits=1)");
+  r.LeaseFields(1201_ms, "n1", "owners", "0");
+  r.Ok(1202_ms, "c2.t0", "acquire", 1);
+  SECTION("two holders once a second permit was added") {
+    CHECK_FALSE(Result(r.Check(), kSemaphore).violated);
+  }
+  SECTION("a reduction does not take a holder's permit away") {
+    r.Invoke(1300_ms, "c9.t0", "reduce_permits", "addPermits(-1)");
+    r.Exec(1301_ms, "n1", "c9.t0", "add_permits", "(nil)");
+    r.LeaseFields(1301_ms, "n1", "owners", "-1");
+    r.Ok(1302_ms, "c9.t0", "reduce_permits");
+    CHECK_FALSE(Result(r.Check(), kSemaphore).violated);
+  }
+  SECTION("but a third holder is one too many") {
+    r.Invoke(1300_ms, "c3.t0", "acquire", "tryLock(wait=10000ms, no lease, permits=1)");
+    r.Ok(1302_ms, "c3.t0", "acquire", 1);
+    const PropertyResult& sem = Result(r.Check(), kSemaphore);
+    REQUIRE(sem.violation_count == 1);
+    CHECK(sem.violations[0].explanation.find("putting 3 in use with only 2 permits") != std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace lockstep::check

@@ -173,9 +173,12 @@ struct ClientNote {
   std::string_view uuid;
 };
 
-// Note role: "role=await threads=3".
+// Note role: "role=await threads=3". A semaphore's clients may run one of its permit-changing
+// operations instead of acquiring ("role=add_permits threads=1").
 struct RoleNote {
-  enum class Role : uint8_t { kWorker, kAwait, kCountDown };
+  enum class Role : uint8_t {
+    kWorker, kAwait, kCountDown, kAddPermits, kReducePermits, kTrySetPermits, kDrainPermits
+  };
   Role role = Role::kWorker;
   int threads = 1;
 };

@@ -9,4 +9,12 @@ const ProtocolKind* FindProtocolKind(std::string_view name) {
   return nullptr;
 }
 
+bool TakesRole(const ProtocolKind& kind, std::string_view role) {
+  if (role == "worker") return true;
+  for (std::string_view r : kind.roles) {
+    if (!r.empty() && r == role) return true;
+  }
+  return false;
+}
+
 }  // namespace lockstep::history

@@ -47,7 +47,8 @@ struct ProtocolKind {
   std::string_view added_in = {};
   // Empty: lua/<name>/<version>/ holds every script.
   std::array<ScriptSource, 2> sources = {};
-  bool roles = false;          // Its clients may take roles (await, count_down) beyond worker.
+  // The roles its clients may take beyond worker (empty slots end the list).
+  std::array<std::string_view, 4> roles = {};
   bool shows_permits = false;  // Its acquire invokes write "permits=<n>" (semaphores).
   bool majority = false;       // kQuorum: a majority of the masters suffices (RedLock).
   bool ttl_lease = false;      // The lease is the key's TTL (SET PX, EXPIRE): it must be > 0.
@@ -92,24 +93,29 @@ inline constexpr ProtocolKind kProtocolKinds[] = {
      .scripts = {"read_acquire", "write_acquire", "read_unlock", "write_unlock", "read_renew", "renew",
                  "force_unlock_read", "force_unlock_write"},
      .sources = {{{"rwlock", ""}, {"rlock", "", {"renew"}}}}},
-    // One set of scripts for both versions: 3.13.6 differs only in the literal PUBLISH, and the
-    // client passes "publish" as the publish command.
+    // The current scripts serve both versions (3.13.6 differs in the literal PUBLISH, and the
+    // client passes "publish" as the publish command), except where lua/semaphore/<version>/
+    // has its own: 3.13.6's add_permits, which publishes nothing.
     {.name = "semaphore",
      .cls = KindClass::kSemaphore,
-     .scripts = {"try_acquire", "release", "try_set_permits"},
-     .sources = {{{"semaphore", "current"}}},
+     .scripts = {"try_acquire", "release", "try_set_permits", "add_permits", "drain_permits"},
+     .sources = {{{"semaphore", ""}, {"semaphore", "current"}}},
+     .roles = {"add_permits", "reduce_permits", "try_set_permits", "drain_permits"},
      .shows_permits = true},
     {.name = "countdownlatch",
      .cls = KindClass::kLatch,
      .scripts = {"try_set_count", "count_down", "delete"},
      .sources = {{{"countdownlatch", "current"}}},
-     .roles = true},
+     .roles = {"await", "count_down"}},
 };
 
 inline constexpr std::string_view kProtocolVersions[] = {"v3.13.6", "current"};
 
 // The kind named so, or null.
 const ProtocolKind* FindProtocolKind(std::string_view name);
+
+// Whether clients of `kind` may take `role` ("worker": every kind).
+bool TakesRole(const ProtocolKind& kind, std::string_view role);
 
 }  // namespace lockstep::history
 

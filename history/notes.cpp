@@ -176,16 +176,11 @@ std::optional<RoleNote::Role> RoleNamed(std::string_view name) {
   if (name == "worker") return RoleNote::Role::kWorker;
   if (name == "await") return RoleNote::Role::kAwait;
   if (name == "count_down") return RoleNote::Role::kCountDown;
+  if (name == "add_permits") return RoleNote::Role::kAddPermits;
+  if (name == "reduce_permits") return RoleNote::Role::kReducePermits;
+  if (name == "try_set_permits") return RoleNote::Role::kTrySetPermits;
+  if (name == "drain_permits") return RoleNote::Role::kDrainPermits;
   return std::nullopt;
-}
-
-const char* RoleName(RoleNote::Role role) {
-  switch (role) {
-    case RoleNote::Role::kWorker: return "worker";
-    case RoleNote::Role::kAwait: return "await";
-    case RoleNote::Role::kCountDown: return "count_down";
-  }
-  return "worker";
 }
 
 void AppendInt(std::string* out, int64_t v) {
@@ -518,6 +513,19 @@ Detail DecodeNote(Name op, std::string_view text) {
 }
 
 }  // namespace
+
+const char* RoleName(RoleNote::Role role) {
+  switch (role) {
+    case RoleNote::Role::kWorker: return "worker";
+    case RoleNote::Role::kAwait: return "await";
+    case RoleNote::Role::kCountDown: return "count_down";
+    case RoleNote::Role::kAddPermits: return "add_permits";
+    case RoleNote::Role::kReducePermits: return "reduce_permits";
+    case RoleNote::Role::kTrySetPermits: return "try_set_permits";
+    case RoleNote::Role::kDrainPermits: return "drain_permits";
+  }
+  return "worker";
+}
 
 std::optional<int64_t> ParseInt(std::string_view s) {
   if (s.empty()) return std::nullopt;

@@ -84,8 +84,11 @@ bool IsReadAccess(const Event& enter);
 std::optional<RunNote> AsRunNote(const Event& note);
 std::optional<ProtocolNote> AsProtocolNote(const Event& note);
 std::optional<ClientNote> AsClientNote(const Event& note);
-// A role note whose role is not one of worker, await, count_down yields nullopt.
+// A role note whose role is not one of worker, await, count_down, add_permits, reduce_permits,
+// try_set_permits, drain_permits yields nullopt.
 std::optional<RoleNote> AsRoleNote(const Event& note);
+// A role as the role note writes it: "worker", "await", "add_permits" ...
+const char* RoleName(RoleNote::Role role);
 
 // Partition faults: calls f(name) for each process named on either side, in order, once each.
 template <class F>

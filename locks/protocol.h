@@ -122,6 +122,11 @@ struct AcquireArgs {
   int64_t permits = 1;    // Semaphores: how many permits.
 };
 
+// Operations some kinds have besides acquire and release: RSemaphore's permit changes
+// (addPermits(1), addPermits(-1) as reducePermits was, trySetPermits(ClientConfig::permits),
+// drainPermits()). A scenario gives them to clients by role.
+enum class ExtraOp : uint8_t { kAddPermits, kReducePermits, kTrySetPermits, kDrainPermits };
+
 class LockProtocol {
  public:
   virtual ~LockProtocol() = default;
@@ -129,6 +134,14 @@ class LockProtocol {
   virtual void Acquire(Outbox& out, int thread, const AcquireArgs& args) = 0;
   virtual void Release(Outbox& out, int thread) = 0;
   virtual void ForceUnlock(Outbox& out, int thread) = 0;
+  // An ExtraOp. Kinds without it fail it at once (the scenario loader lets no such run start).
+  virtual void Extra(Outbox& out, int thread, ExtraOp op) {
+    (void)op;
+    OpResult result;
+    result.status = OpResult::Status::kFail;
+    result.detail = "UnsupportedOperationException: this lock has no such operation";
+    out.Complete(thread, result);
+  }
 
   virtual void OnReply(Outbox& out, RequestId request, const Reply& reply) = 0;
   virtual void OnMessage(Outbox& out, int node, const std::string& channel,

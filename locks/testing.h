@@ -103,6 +103,11 @@ class World {
     Begin(c, thread);
     c.protocol->ForceUnlock(c.outbox, thread);
   }
+  void Extra(int client, int thread, ExtraOp op) {
+    Client& c = At(client);
+    Begin(c, thread);
+    c.protocol->Extra(c.outbox, thread, op);
+  }
 
   // The process dies: its protocol drops its state, its pub/sub connection goes, every reply,
   // message and timer meant for it is lost, and its operations in progress end as info. The

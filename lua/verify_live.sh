@@ -738,6 +738,18 @@ suite_semaphore() {
     check "$d ... count 2" 2 "$(rc get nosem)"
     ev "$d/add_permits.lua" 2 newsem 'redisson_sc:{newsem}' 5 publish >/dev/null
     check "$d add_permits on missing starts from 0" 5 "$(rc get newsem)"
+
+    # 3.13.6's addPermits stores the new count but publishes nothing (#3225, fixed in 3.16.2).
+    local o=semaphore/v3.13.6
+    rc set "$S" 1 >/dev/null
+    pub_begin
+    check "$o add_permits 2 -> nil" nil "$(ev "$o/add_permits.lua" 2 "$S" "$C" 2 publish)"
+    check "$o add_permits publishes nothing" none "$(pub_end)"
+    check "$o count 3" 3 "$(rc get "$S")"
+    ev "$o/add_permits.lua" 2 "$S" "$C" -4 publish >/dev/null
+    check "$o add_permits -4 may go negative" -1 "$(rc get "$S")"
+    ev "$o/add_permits.lua" 2 newsem13 'redisson_sc:{newsem13}' 5 publish >/dev/null
+    check "$o add_permits on missing starts from 0" 5 "$(rc get newsem13)"
 }
 
 suite_countdownlatch() {

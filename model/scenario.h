@@ -74,8 +74,13 @@ struct ClientSpec {
   // What the process's threads do. kWorker is the workload loop of every kind (think ->
   // acquire -> critical section -> release); a count-down latch also takes threads that only
   // await it (kAwait: await -> think -> again) and threads that only count it down
-  // (kCountDown: think -> countDown -> again), so that the latch can open.
-  enum class Role : uint8_t { kWorker, kAwait, kCountDown };
+  // (kCountDown: think -> countDown -> again), so that the latch can open. A semaphore also
+  // takes threads that change its permits instead of acquiring (think -> the operation ->
+  // again): addPermits(1), addPermits(-1) (reducePermits), trySetPermits(permits),
+  // drainPermits().
+  enum class Role : uint8_t {
+    kWorker, kAwait, kCountDown, kAddPermits, kReducePermits, kTrySetPermits, kDrainPermits
+  };
   std::string name;             // "c1"
   int threads = 1;
   Role role = Role::kWorker;

@@ -109,10 +109,13 @@ constexpr std::string_view kPersistenceNames[] = {"none", "aof-everysec", "aof-a
 constexpr NodeSpec::Persistence kPersistenceValues[] = {NodeSpec::Persistence::kNone,
                                                         NodeSpec::Persistence::kAofEverySec,
                                                         NodeSpec::Persistence::kAofAlways};
-constexpr std::string_view kRoleNames[] = {"worker", "await", "count_down"};
-constexpr ClientSpec::Role kRoleValues[] = {ClientSpec::Role::kWorker, ClientSpec::Role::kAwait,
-                                            ClientSpec::Role::kCountDown};
-// The only kind whose clients take roles other than "worker".
+constexpr std::string_view kRoleNames[] = {"worker",         "await",          "count_down",
+                                           "add_permits",    "reduce_permits", "try_set_permits",
+                                           "drain_permits"};
+constexpr ClientSpec::Role kRoleValues[] = {
+    ClientSpec::Role::kWorker,        ClientSpec::Role::kAwait,         ClientSpec::Role::kCountDown,
+    ClientSpec::Role::kAddPermits,    ClientSpec::Role::kReducePermits, ClientSpec::Role::kTrySetPermits,
+    ClientSpec::Role::kDrainPermits};
 constexpr std::string_view kSideNames[] = {"read", "write"};
 constexpr WorkloadSpec::Side kSideValues[] = {WorkloadSpec::Side::kRead,
                                               WorkloadSpec::Side::kWrite};
@@ -1789,23 +1792,28 @@ void Loader::CheckReferences(const Scenario& s) {
     }
   }
   if (s.cluster.enabled) CheckCluster(s);
-  // Roles split the latch's await and countDown between threads; the other kinds have one
-  // operation pair that every thread runs, the worker loop.
+  // Roles split the latch's await and countDown between threads, and give the semaphore's
+  // permit-changing operations threads of their own; the other kinds have one operation pair
+  // that every thread runs, the worker loop.
   const history::ProtocolKind* kind = history::FindProtocolKind(s.protocol.kind);
-  if (kind == nullptr || !kind->roles) {
-    std::string role_kinds;
+  for (const RoleUse& use : role_uses_) {
+    if (kind != nullptr && history::TakesRole(*kind, use.role)) continue;
+    std::string role_kinds;  // The kinds that take it, each with all its roles.
     for (const history::ProtocolKind& k : kProtocolKinds) {
-      if (k.roles) role_kinds += (role_kinds.empty() ? "" : ", ") + std::string(k.name);
+      if (!history::TakesRole(k, use.role)) continue;
+      std::string roles;
+      for (std::string_view r : k.roles) {
+        if (!r.empty()) roles += (roles.empty() ? "" : ", ") + std::string(r);
+      }
+      role_kinds += (role_kinds.empty() ? "" : ", ") + std::string(k.name) + " only (" + roles + ")";
     }
-    for (const RoleUse& use : role_uses_) {
-      Problem(use.where, use.key,
-              "role '" + use.role + "' is taken by protocol kind " + role_kinds +
-                  " only (await, count_down), and protocol.kind is '" + s.protocol.kind + "'" +
-                  (protocol_kind_where_
-                       ? " (line " + std::to_string(protocol_kind_where_->begin.line) + ")"
-                       : std::string(" (the default)")) +
-                  "; every kind takes role = \"worker\", the default; remove the key");
-    }
+    Problem(use.where, use.key,
+            "role '" + use.role + "' is taken by protocol kind " + role_kinds +
+                ", and protocol.kind is '" + s.protocol.kind + "'" +
+                (protocol_kind_where_
+                     ? " (line " + std::to_string(protocol_kind_where_->begin.line) + ")"
+                     : std::string(" (the default)")) +
+                "; every kind takes role = \"worker\", the default; remove the key");
   }
   // A fixed side is for read-write locks, the only kind with two.
   if (kind != nullptr && kind->cls != history::KindClass::kRw) {

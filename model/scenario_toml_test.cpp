@@ -1198,10 +1198,26 @@ TEST_CASE("client roles: the latch's awaiting and counting-down threads", "[scen
   CHECK(latch.clients[2].name == "counter");
   CHECK(latch.clients[2].role == ClientSpec::Role::kCountDown);
   CHECK(latch.clients[3].role == ClientSpec::Role::kWorker);
+  // The semaphore takes its permit-changing operations as roles.
+  const Scenario semaphore = LoadGood(
+      "[[nodes]]\n"
+      "[[clients]]\nrole = \"add_permits\"\n"
+      "[[clients]]\nrole = \"reduce_permits\"\n"
+      "[[clients]]\nrole = \"try_set_permits\"\n"
+      "[[clients]]\nrole = \"drain_permits\"\n"
+      "[[clients]]\n"
+      "[protocol]\nkind = \"semaphore\"\npermits = 2\n");
+  REQUIRE(semaphore.clients.size() == 5);
+  CHECK(semaphore.clients[0].role == ClientSpec::Role::kAddPermits);
+  CHECK(semaphore.clients[1].role == ClientSpec::Role::kReducePermits);
+  CHECK(semaphore.clients[2].role == ClientSpec::Role::kTrySetPermits);
+  CHECK(semaphore.clients[3].role == ClientSpec::Role::kDrainPermits);
+  CHECK(semaphore.clients[4].role == ClientSpec::Role::kWorker);
 
   CheckBadCases({
       {"an unknown role", "[[nodes]]\n[[clients]]\nrole = \"counter\"\n", 3, 8, "clients[0].role",
-       "unknown client role 'counter'; known client roles: worker, await, count_down"},
+       "unknown client role 'counter'; known client roles: worker, await, count_down, "
+       "add_permits, reduce_permits, try_set_permits, drain_permits"},
       {"a misspelt role", "[[nodes]]\n[[clients]]\nrole = \"countdown\"\n", 3, 8,
        "clients[0].role", "did you mean 'count_down'?"},
       {"a role that is not a string", "[[nodes]]\n[[clients]]\nrole = 1\n", 3, 8,
@@ -1215,6 +1231,11 @@ TEST_CASE("client roles: the latch's awaiting and counting-down threads", "[scen
        "[[nodes]]\n[[clients]]\n[[clients]]\nrole = \"count_down\"\n[protocol]\n"
        "kind = \"semaphore\"\n",
        4, 8, "clients[1].role", "protocol.kind is 'semaphore' (line 6)"},
+      {"add_permits on a latch",
+       "[[nodes]]\n[[clients]]\nrole = \"add_permits\"\n[protocol]\nkind = \"countdownlatch\"\n", 3,
+       8, "clients[0].role",
+       "role 'add_permits' is taken by protocol kind semaphore only (add_permits, reduce_permits, "
+       "try_set_permits, drain_permits), and protocol.kind is 'countdownlatch' (line 5)"},
       {"the role is checked once everything else is right",
        "[[nodes]]\n[[clients]]\nrole = \"await\"\n[workload]\nstagger_ms = -1\n", 5, 14,
        "workload.stagger_ms", "must not be negative"},

@@ -34,7 +34,9 @@ constexpr int kMaxScriptUps = 2;
 
 // The file's names for the Scenario's enums, in the enums' order (the loader's tables).
 constexpr std::string_view kPersistenceNames[] = {"none", "aof-everysec", "aof-always"};
-constexpr std::string_view kRoleNames[] = {"worker", "await", "count_down"};
+constexpr std::string_view kRoleNames[] = {"worker",         "await",          "count_down",
+                                           "add_permits",    "reduce_permits", "try_set_permits",
+                                           "drain_permits"};
 constexpr std::string_view kModeNames[] = {"lock", "trylock"};  // WorkloadSpec::Mode order.
 constexpr std::string_view kExpectationNames[] = {"hold", "violated", "any"};
 constexpr std::string_view kFaultKindNames[] = {"partition",    "crash",   "pause",

@@ -233,6 +233,33 @@ version = "v3.13.6"
   RequireRoundTrip(s, "");
 }
 
+TEST_CASE("every client role is written and comes back", "[scenario][write]") {
+  // The latch's roles, and the semaphore's permit-changing ones.
+  const Scenario latch = Load(
+      "[[nodes]]\n[[clients]]\nrole = \"await\"\n[[clients]]\nrole = \"count_down\"\n"
+      "[protocol]\nkind = \"countdownlatch\"\n",
+      "latch.toml");
+  const std::string latch_text = RequireRoundTrip(latch, "");
+  CHECK_THAT(latch_text, Catch::Contains("role = \"await\"\n"));
+  CHECK_THAT(latch_text, Catch::Contains("role = \"count_down\"\n"));
+  const Scenario semaphore = Load(
+      "[[nodes]]\n"
+      "[[clients]]\nrole = \"add_permits\"\n"
+      "[[clients]]\ncount = 2\nname_prefix = \"r\"\nrole = \"reduce_permits\"\n"
+      "[[clients]]\nrole = \"try_set_permits\"\n"
+      "[[clients]]\nrole = \"drain_permits\"\n"
+      "[[clients]]\n"
+      "[protocol]\nkind = \"semaphore\"\npermits = 3\n",
+      "semaphore.toml");
+  REQUIRE(semaphore.clients.size() == 6);
+  const std::string text = RequireRoundTrip(semaphore, "");
+  for (const char* role : {"add_permits", "reduce_permits", "try_set_permits", "drain_permits"}) {
+    CHECK_THAT(text, Catch::Contains("role = \"" + std::string(role) + "\"\n"));
+  }
+  // The two reducers stay one count group; the worker keeps the default role, unwritten.
+  CHECK_THAT(text, Catch::Contains("count = 2\nname_prefix = \"r\"\nrole = \"reduce_permits\"\n"));
+}
+
 TEST_CASE("times come back to the microsecond", "[scenario][write]") {
   Scenario s = Load("[[nodes]]\n[[clients]]\n", "times.toml");
   s.duration_us = 999'999'999'999'999;  // The loader's limit, 10^12 ms, less one microsecond.

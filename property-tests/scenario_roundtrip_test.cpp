@@ -5,7 +5,8 @@
 // (model/scenario_toml.h, docs/scenario-format.md): times as the file writes them (distribution
 // parameters are a millisecond number times 1000, as the loader computes them; integer times any
 // whole microsecond), names unique across nodes and clients, references to declared names,
-// faults with the targets their kind takes, roles only for the count-down latch, a cluster only
+// faults with the targets their kind takes, roles only for the kinds that take them (the
+// count-down latch's await and count_down, the semaphore's permit changes), a cluster only
 // without replicas, Sentinel and the multi-master kinds, and a [fuzz] table whose ranges are in
 // order and whose versions the protocol kind has.
 //
@@ -27,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "history/kinds.h"
+#include "history/notes.h"
 #include "model/scenario_toml.h"
 #include "model/scenario_write.h"
 
@@ -258,17 +261,24 @@ WorkloadOverride GenWorkloadOverride(const lockstep::history::ProtocolKind& kind
 }
 
 void GenClients(Scenario* s, const lockstep::history::ProtocolKind& kind, Names* names) {
-  const bool roles = kind.roles;
+  // The roles the kind takes, worker first.
+  std::vector<ClientSpec::Role> roles = {ClientSpec::Role::kWorker};
+  for (const ClientSpec::Role role :
+       {ClientSpec::Role::kAwait, ClientSpec::Role::kCountDown, ClientSpec::Role::kAddPermits,
+        ClientSpec::Role::kReducePermits, ClientSpec::Role::kTrySetPermits,
+        ClientSpec::Role::kDrainPermits}) {
+    if (lockstep::history::TakesRole(
+            kind, lockstep::history::RoleName(static_cast<lockstep::history::RoleNote::Role>(role)))) {
+      roles.push_back(role);
+    }
+  }
   std::map<std::string, int> generated;
   const int declarations = *gen::inRange(1, 5);
   for (int i = 0; i < declarations; ++i) {
     ClientSpec client;
     client.threads = *gen::weightedOneOf<int>(
         {{4, gen::inRange(1, 5)}, {1, gen::inRange(1, lockstep::kMaxThreadsPerClient + 1)}});
-    if (roles) {
-      client.role = *gen::element(ClientSpec::Role::kWorker, ClientSpec::Role::kAwait,
-                                  ClientSpec::Role::kCountDown);
-    }
+    if (roles.size() > 1) client.role = *gen::elementOf(roles);
     client.clock = Clock(s->duration_us);
     client.workload = GenWorkloadOverride(kind);
     std::vector<std::string> new_names;

@@ -936,6 +936,38 @@ struct Simulation::Impl {
     c.protocol->Release(*c.outbox, t);
   }
 
+  // A semaphore's permit-changing role: its operation is named after the role in the history.
+  static bool ChangesPermits(ClientSpec::Role role) {
+    return role == ClientSpec::Role::kAddPermits || role == ClientSpec::Role::kReducePermits ||
+           role == ClientSpec::Role::kTrySetPermits || role == ClientSpec::Role::kDrainPermits;
+  }
+
+  void StartExtra(Client& c, int t) {
+    locks::ExtraOp op = locks::ExtraOp::kAddPermits;
+    std::string_view name = "add_permits";
+    std::string call = "addPermits(1)";
+    switch (c.spec.role) {
+      case ClientSpec::Role::kReducePermits:
+        op = locks::ExtraOp::kReducePermits;
+        name = "reduce_permits";
+        call = "addPermits(-1)";
+        break;
+      case ClientSpec::Role::kTrySetPermits:
+        op = locks::ExtraOp::kTrySetPermits;
+        name = "try_set_permits";
+        call = "trySetPermits(" + std::to_string(scenario.protocol.permits) + ")";
+        break;
+      case ClientSpec::Role::kDrainPermits:
+        op = locks::ExtraOp::kDrainPermits;
+        name = "drain_permits";
+        call = "drainPermits()";
+        break;
+      default: assert(c.spec.role == ClientSpec::Role::kAddPermits);
+    }
+    Invoke(c, t, Intern(name), history::Text{call});
+    c.protocol->Extra(*c.outbox, t, op);
+  }
+
   void OnComplete(Client& c, int t, const locks::OpResult& result) {
     ThreadState& th = c.threads[static_cast<size_t>(t)];
     assert(th.busy);
@@ -980,6 +1012,12 @@ struct Simulation::Impl {
       case ClientSpec::Role::kCountDown:
         assert(op == names::kRelease);
         ++th.iterations;  // Whatever the outcome: a countDown has no owner to fail on.
+        return Think(c, t);
+      case ClientSpec::Role::kAddPermits:
+      case ClientSpec::Role::kReducePermits:
+      case ClientSpec::Role::kTrySetPermits:
+      case ClientSpec::Role::kDrainPermits:
+        ++th.iterations;  // An iteration is one operation, whatever its outcome.
         return Think(c, t);
     }
     if (op == names::kAcquire || op == names::kAcquireRead) {
@@ -1067,6 +1105,10 @@ struct Simulation::Impl {
       ClientTimer(c, think, [this, &c, t] { StartRelease(c, t); });
       return;
     }
+    if (ChangesPermits(c.spec.role)) {
+      ClientTimer(c, think, [this, &c, t] { StartExtra(c, t); });
+      return;
+    }
     ClientTimer(c, think, [this, &c, t] { StartAcquire(c, t); });
   }
 
@@ -1113,8 +1155,10 @@ struct Simulation::Impl {
       r.process = c.id;
       r.op = names::kRole;
       history::RoleNote role;
-      role.role = c.spec.role == ClientSpec::Role::kAwait ? history::RoleNote::Role::kAwait
-                                                          : history::RoleNote::Role::kCountDown;
+      // The model's roles and the note's are the same list in the same order.
+      static_assert(static_cast<int>(ClientSpec::Role::kDrainPermits) ==
+                    static_cast<int>(history::RoleNote::Role::kDrainPermits));
+      role.role = static_cast<history::RoleNote::Role>(c.spec.role);
       role.threads = c.spec.threads;
       r.detail = role;
       Record(r);
@@ -1532,11 +1576,12 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   }
   for (auto& c : s.clients) {
     // The loader gives roles other than worker only to kinds that have them.
-    assert(c->spec.role == ClientSpec::Role::kWorker ||
-           history::FindProtocolKind(scenario.protocol.kind)->roles);
-    const char* role = c->spec.role == ClientSpec::Role::kAwait       ? ", role await"
-                       : c->spec.role == ClientSpec::Role::kCountDown ? ", role count_down"
-                                                                      : "";
+    const history::RoleNote::Role note_role = static_cast<history::RoleNote::Role>(c->spec.role);
+    assert(history::TakesRole(*history::FindProtocolKind(scenario.protocol.kind),
+                              history::RoleName(note_role)));
+    const std::string role = c->spec.role == ClientSpec::Role::kWorker
+                                 ? std::string()
+                                 : ", role " + std::string(history::RoleName(note_role));
     d.emplace_back("client " + c->name, std::to_string(c->spec.threads) + " thread(s)" + role +
                                             ", uuid " + c->uuid + ", clock offset " +
                                             Ms(c->spec.clock.offset_us) +

@@ -51,6 +51,21 @@ void SynchronizerKind::OnAcquired(int thread, const AcquireArgs& args) {
 
 void SynchronizerKind::OnCrash() {}
 
+std::optional<SynchronizerKind::Command> SynchronizerKind::Extra(ExtraOp op, OpResult* immediate) {
+  (void)op;
+  immediate->status = OpResult::Status::kFail;
+  immediate->detail = "UnsupportedOperationException: this synchronizer has no such operation";
+  return std::nullopt;
+}
+
+OpResult SynchronizerKind::ReadExtra(ExtraOp op, const Reply& reply) {
+  (void)op;
+  OpResult result;
+  result.status = OpResult::Status::kFail;
+  result.detail = "unexpected reply: " + reply.Debug();
+  return result;
+}
+
 namespace {
 
 constexpr int64_t kWaitForever = -1;
@@ -104,6 +119,13 @@ class SynchronizerClient final : public LockProtocol {
 
   void Release(Outbox& out, int thread) override {
     Begin(thread, Op::kRelease);
+    RunAfterInit(out, thread);
+    Flush(out);
+  }
+
+  void Extra(Outbox& out, int thread, ExtraOp op) override {
+    Thread& t = Begin(thread, Op::kExtra);
+    t.extra = op;
     RunAfterInit(out, thread);
     Flush(out);
   }
@@ -173,7 +195,7 @@ class SynchronizerClient final : public LockProtocol {
  private:
   // ---- Command layer ------------------------------------------------------------------------
 
-  enum class CommandKind : uint8_t { kInit, kAttempt, kRelease, kForceUnlock, kSubscribe };
+  enum class CommandKind : uint8_t { kInit, kAttempt, kRelease, kForceUnlock, kSubscribe, kExtra };
   using Executor = RedissonExecutor<CommandKind>;
 
 
@@ -183,7 +205,7 @@ class SynchronizerClient final : public LockProtocol {
 
   // ---- Threads ------------------------------------------------------------------------------
 
-  enum class Op : uint8_t { kNone, kAcquire, kRelease, kForceUnlock };
+  enum class Op : uint8_t { kNone, kAcquire, kRelease, kForceUnlock, kExtra };
 
   enum class Phase : uint8_t {
     kIdle,
@@ -191,13 +213,14 @@ class SynchronizerClient final : public LockProtocol {
     kAttempting,   // The check is in flight.
     kSubscribing,  // Waiting for the entry's SUBSCRIBE to be confirmed.
     kWaiting,      // On the local latch.
-    kCommand,      // release / countDown / forceUnlock in flight.
+    kCommand,      // release / countDown / forceUnlock / an ExtraOp in flight.
   };
 
   struct Thread {
     Op op = Op::kNone;
     Phase phase = Phase::kIdle;
     AcquireArgs args;
+    ExtraOp extra = ExtraOp::kAddPermits;  // Op::kExtra: which.
     int64_t remaining_us = 0;  // tryAcquire's "time".
     int64_t mark_us = 0;       // Its "current".
     bool subscribed = false;   // Holds a reference on the entry.
@@ -243,6 +266,7 @@ class SynchronizerClient final : public LockProtocol {
         break;
       case CommandKind::kRelease:
       case CommandKind::kForceUnlock:
+      case CommandKind::kExtra:
         assert(threads_[command.thread].command == id);
         OnCommandDone(out, command.kind, command.thread, reply, timeout_detail);
         break;
@@ -312,15 +336,18 @@ class SynchronizerClient final : public LockProtocol {
       SendAttempt(out, thread);
       return;
     }
-    assert(t.op == Op::kRelease);
+    assert(t.op == Op::kRelease || t.op == Op::kExtra);
+    const bool extra = t.op == Op::kExtra;
     OpResult immediate;
-    std::optional<SynchronizerKind::Command> command = kind_->Release(thread, &immediate);
+    std::optional<SynchronizerKind::Command> command =
+        extra ? kind_->Extra(t.extra, &immediate) : kind_->Release(thread, &immediate);
     if (!command) {
       End(out, thread, std::move(immediate));
       return;
     }
     t.phase = Phase::kCommand;
-    t.command = StartCommand(out, CommandKind::kRelease, thread, std::move(*command));
+    t.command = StartCommand(out, extra ? CommandKind::kExtra : CommandKind::kRelease, thread,
+                             std::move(*command));
   }
 
   void SendAttempt(Outbox& out, int thread) {
@@ -398,6 +425,8 @@ class SynchronizerClient final : public LockProtocol {
       End(out, thread, Fail(reply->str));
     } else if (kind == CommandKind::kRelease) {
       End(out, thread, kind_->ReadRelease(thread, *reply));
+    } else if (kind == CommandKind::kExtra) {
+      End(out, thread, kind_->ReadExtra(threads_[static_cast<size_t>(thread)].extra, *reply));
     } else if (reply->type == Reply::Type::kInteger) {
       End(out, thread,
           OkValue(reply->integer, reply->integer == 1 ? "deleted" : "nothing to delete"));
@@ -668,6 +697,48 @@ class SemaphoreKind final : public SynchronizerKind {
   std::optional<Command> ForceUnlock(OpResult* immediate) override {
     *immediate = Fail("UnsupportedOperationException: RSemaphore has no forceUnlock");
     return std::nullopt;
+  }
+
+  std::optional<Command> Extra(ExtraOp op, OpResult* immediate) override {
+    (void)immediate;
+    // As release: 3.13.6 resends every script, current does not resend what may have run.
+    const bool retry = version() == RedissonVersion::k3136;
+    switch (op) {
+      case ExtraOp::kAddPermits:
+      case ExtraOp::kReducePermits:
+        return Command{Eval("add_permits", {config().lock_name, channel_},
+                            {op == ExtraOp::kAddPermits ? "1" : "-1", "publish"}),
+                       "add_permits", retry};
+      case ExtraOp::kTrySetPermits: return Init();
+      case ExtraOp::kDrainPermits:
+        return Command{Eval("drain_permits", {config().lock_name}, {}), "drain_permits", retry};
+    }
+    return std::nullopt;
+  }
+
+  OpResult ReadExtra(ExtraOp op, const Reply& reply) override {
+    switch (op) {
+      case ExtraOp::kAddPermits: return Ok("added 1 permit");    // EVAL_VOID.
+      case ExtraOp::kReducePermits: return Ok("reduced by 1 permit");
+      case ExtraOp::kTrySetPermits:
+        if (reply.type == Reply::Type::kInteger) {
+          return OkValue(reply.integer, reply.integer == 1 ? "permits set" : "already set");
+        }
+        break;
+      case ExtraOp::kDrainPermits: {
+        // The stored count comes back as a bulk string, or integer 0 without a key; Redisson's
+        // integer decoder takes both.
+        int64_t drained = 0;
+        if (reply.type == Reply::Type::kInteger) {
+          return OkValue(reply.integer, "drained " + std::to_string(reply.integer) + " permit(s)");
+        }
+        if (reply.type == Reply::Type::kBulk && ParseInt64(reply.str, &drained)) {
+          return OkValue(drained, "drained " + std::to_string(drained) + " permit(s)");
+        }
+        break;
+      }
+    }
+    return Fail("unexpected reply: " + reply.Debug());
   }
 
   void OnCrash() override { threads_.assign(threads_.size(), PerThread{}); }

@@ -15,6 +15,11 @@
 //    trySetPermits(ClientConfig::permits) once, which sets the semaphore only if it does not
 //    exist. Operations arriving meanwhile wait for it; if it fails they fail.
 //  - ForceUnlock fails at once: RSemaphore has none. There is no lease and no watchdog.
+//  - Extra runs the permit-changing operations, after the same trySetPermits: addPermits(1)
+//    and addPermits(-1) (script add_permits; RSemaphore.reducePermits(n), removed in 3.13.5,
+//    was addPermits(-n)), ok without a value; trySetPermits(ClientConfig::permits), ok with
+//    value 1 (set) or 0; drainPermits(), ok with the permits it took. In 3.13.6 add_permits
+//    publishes nothing (lua/semaphore/v3.13.6/), so waiters are not woken by it.
 //
 // The client algorithm is RedissonSemaphore's synchronous one: one try_acquire; if it fails,
 // subscribe to redisson_sc:{name}; then loop { try_acquire; wait on the entry's local
@@ -24,9 +29,9 @@
 // for the subscription that runs out returns without unsubscribing, so the entry keeps that
 // thread's reference (Redisson does the same).
 //
-// Commands: "try_set_permits" (resent on timeout), "try_acquire" and "release" (resent in
-// 3.13.6; "current" does not resend them once written: a timeout ends the operation as info),
-// "subscribe" / "unsubscribe". All on node 0.
+// Commands: "try_set_permits" (resent on timeout), "try_acquire", "release", "add_permits" and
+// "drain_permits" (resent in 3.13.6; "current" does not resend them once written: a timeout
+// ends the operation as info), "subscribe" / "unsubscribe". All on node 0.
 //
 // The second half of this header is the machine RSemaphore shares with RCountDownLatch
 // (countdownlatch.h): a "check, subscribe, check again on every wake-up" object with the
@@ -112,6 +117,10 @@ class SynchronizerKind {
   virtual OpResult ReadRelease(int thread, const Reply& reply) = 0;
   // ForceUnlock: a command whose integer reply is the result's value, or *immediate.
   virtual std::optional<Command> ForceUnlock(OpResult* immediate) = 0;
+  // An ExtraOp: a command whose (non-error) reply ReadExtra turns into the result, or nothing
+  // and *immediate. By default the kind has none and fails it at once.
+  virtual std::optional<Command> Extra(ExtraOp op, OpResult* immediate);
+  virtual OpResult ReadExtra(ExtraOp op, const Reply& reply);
   // The process died: forget what the kind keeps per thread.
   virtual void OnCrash();
 

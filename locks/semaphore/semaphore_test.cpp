@@ -332,3 +332,61 @@ TEST_CASE("Semaphore: the factory makes it; bad permits and missing scripts are 
   CHECK(error == "semaphore: missing script(s): try_set_permits");
   CHECK(lockstep::locks::SemaphoreChannel("{t}s") == "redisson_sc:{t}s");
 }
+
+TEST_CASE("Semaphore: the permit-changing operations, and 3.13.6's addPermits that wakes nobody",
+          "[semaphore][issue11]") {
+  using lockstep::locks::ExtraOp;
+  const std::string version = GENERATE(as<std::string>{}, "v3.13.6", "current");
+  INFO(version);
+  World world;
+  world.set_latency_us(kLatencyUs);
+  const int waiter = AddClient(world, "W", version, 0);
+  const int changer = AddClient(world, "X", version, 0);
+
+  world.Acquire(waiter, 0, Acquire());  // No permits: it waits on redisson_sc:{sem}.
+  world.RunFor(100 * kMs);
+  CHECK(world.Busy(waiter, 0));
+  CHECK(world.Exec({"GET", "sem"}) == Bulk("0"));
+
+  world.Extra(changer, 0, ExtraOp::kAddPermits);
+  world.RunFor(100 * kMs);
+  CHECK(Done(world, changer, 0).result.status == Status::kOk);
+  CHECK(Tail(world.Sent(changer, "add_permits").at(0).argv) ==
+        std::vector<std::string>{"2", "sem", kChannel, "1", "publish"});
+  if (version == "v3.13.6") {
+    // Nothing was published: the waiter sleeps on with the permit free.
+    CHECK(world.Busy(waiter, 0));
+    CHECK(world.Exec({"GET", "sem"}) == Bulk("1"));
+    world.RunFor(10 * kSecond);
+    CHECK(world.Busy(waiter, 0));
+    return;
+  }
+  // The message "1" woke the waiter, which took the permit.
+  CHECK(Done(world, waiter, 0).result.status == Status::kOk);
+  CHECK(world.Exec({"GET", "sem"}) == Bulk("0"));
+
+  world.Extra(changer, 0, ExtraOp::kReducePermits);
+  world.RunFor(100 * kMs);
+  CHECK(Done(world, changer, 0).result.status == Status::kOk);
+  CHECK(Tail(world.Sent(changer, "add_permits").at(1).argv) ==
+        std::vector<std::string>{"2", "sem", kChannel, "-1", "publish"});
+  CHECK(world.Exec({"GET", "sem"}) == Bulk("-1"));
+
+  world.Extra(changer, 0, ExtraOp::kTrySetPermits);  // The key exists: nothing changes.
+  world.RunFor(100 * kMs);
+  CHECK(Done(world, changer, 0).result.status == Status::kOk);
+  CHECK(Done(world, changer, 0).result.value == 0);
+
+  world.Release(waiter, 0);  // Back to 0; then two more, and drain them.
+  world.RunFor(100 * kMs);
+  world.Extra(changer, 0, ExtraOp::kAddPermits);
+  world.RunFor(100 * kMs);
+  world.Extra(changer, 0, ExtraOp::kAddPermits);
+  world.RunFor(100 * kMs);
+  CHECK(world.Exec({"GET", "sem"}) == Bulk("2"));
+  world.Extra(changer, 0, ExtraOp::kDrainPermits);
+  world.RunFor(100 * kMs);
+  CHECK(Done(world, changer, 0).result.status == Status::kOk);
+  CHECK(Done(world, changer, 0).result.value == 2);
+  CHECK(world.Exec({"GET", "sem"}) == Bulk("0"));
+}
