@@ -1,5 +1,7 @@
 #include "check/exclusion.h"
 
+#include <algorithm>
+
 namespace lockstep::check {
 
 using history::Span;
@@ -30,8 +32,9 @@ void ExclusionChecker::OnSpanStarted(const history::FactsPass& f, const Span& s)
   if (s.access != accesses_ || !MayApply(f)) return;
   if (!permits_mode_) permits_mode_ = CountsPermits(f);
   const std::vector<Span>& open = open_.Open(s.lock);
-  if (*permits_mode_) {
-    const int64_t permits = f.protocol().permits;
+  // A semaphore whose permits addPermits raised above 1 is judged by count from then on.
+  if (*permits_mode_ || (f.protocol().semaphore() && f.PermitsAllowed(s.lock) > 1)) {
+    const int64_t permits = f.PermitsAllowed(s.lock);
     size_t others = 0;
     for (const Span& o : open) others += o.thread != s.thread;
     if (others >= static_cast<size_t>(permits)) {
@@ -87,9 +90,23 @@ PropertyResult ExclusionChecker::Result(const Narrator& n) {
       return ExplainOver(n, over);
     });
   }
-  return Conclude(property_, pairs_, [&](const FindingKey& key, const OverlapPair& pair) {
-    return ExplainPair(n, key, pair);
-  });
+  PropertyResult result =
+      Conclude(property_, pairs_, [&](const FindingKey& key, const OverlapPair& pair) {
+        return ExplainPair(n, key, pair);
+      });
+  if (overs_.count() > 0) {
+    // A one-permit semaphore judged by count once addPermits raised its permits: both kinds,
+    // in time order.
+    PropertyResult by_count = Conclude(property_, overs_, [&](const FindingKey&, const OverPermits& over) {
+      return ExplainOver(n, over);
+    });
+    result.violated = true;
+    result.violation_count += by_count.violation_count;
+    for (Violation& v : by_count.violations) result.violations.push_back(std::move(v));
+    std::stable_sort(result.violations.begin(), result.violations.end(),
+                     [](const Violation& a, const Violation& b) { return a.from_us < b.from_us; });
+  }
+  return result;
 }
 
 Violation ExclusionChecker::ExplainOver(const Narrator& n, const OverPermits& over) const {

@@ -4,9 +4,8 @@
 // else the invoke's value, else 1) until the thread's release invokes give them back (at most
 // what it holds) or its process crashes. An acquire ok that puts more than P permits in use is
 // a violation "over_permits" naming the holders (earliest first) and the new one; it lasts until
-// the count is back within P. Permits an addPermits script added on the node (the rise of the
-// count in the lease event right after its exec) raise P from then on; permits drainPermits or
-// reducePermits took away do not lower it, since threads keep what they had taken.
+// the count is back within P. Permits an addPermits script added raise P from then on
+// (FactsPass::PermitsAllowed, which the exclusion checkers use too).
 #include <algorithm>
 #include <optional>
 
@@ -41,27 +40,6 @@ class Semaphore : public PropertyChecker {
  public:
   explicit Semaphore(const CheckOptions& options) : found_(options.max_violations) {}
 
-  bool WantsEvents() const override { return true; }
-
-  void OnEvent(const FactsPass& f, const history::Event& e) override {
-    if (e.type == history::EventType::kLease || !f.protocol().semaphore()) return;
-    adding_node_ = history::names::kNone;
-    if (e.type == history::EventType::kExec && f.names().Str(e.op) == "add_permits") adding_node_ = e.process;
-  }
-
-  void OnLease(const FactsPass& f, const history::LeaseFact& le) override {
-    if (!f.protocol().semaphore()) return;
-    const bool present = le.kind == history::LeaseKind::kAcquired || le.kind == history::LeaseKind::kOwners;
-    const std::optional<int64_t> count = present ? history::CountOf(le.detail) : std::optional<int64_t>(0);
-    if (!count) return;
-    Lock& l = LockOf(le.lock);
-    if (adding_node_ != history::names::kNone && f.processes()[le.node].name == adding_node_) {
-      l.added += std::max<int64_t>(0, *count - std::max<int64_t>(l.count, 0));
-    }
-    l.count = *count;
-    adding_node_ = history::names::kNone;
-  }
-
   void OnOpEnded(const FactsPass& f, const Op& op) override {
     if (!f.protocol().semaphore()) return;
     if (op.kind != history::OpKind::kAcquire || op.outcome != history::Outcome::kOk) return;
@@ -73,13 +51,13 @@ class Semaphore : public PropertyChecker {
     }
     it->permits += op.permits;
     l.in_use += op.permits;
-    if (l.in_use <= Permits(f, l)) return;
+    if (l.in_use <= f.PermitsAllowed(op.lock)) return;
     const FindingKey key{op.end_us, op.end_seq, 0, static_cast<int64_t>(overs_++), history::kNone,
                          history::kNone};
     if (auto [number, over] = found_.Add(key); over != nullptr) {
       over->op = op;
       over->in_use = l.in_use;
-      over->permits = Permits(f, l);
+      over->permits = f.PermitsAllowed(op.lock);
       over->holders = l.holders;
       over->has_unowned = l.has_unowned;
       over->unowned_release = l.unowned;
@@ -101,18 +79,19 @@ class Semaphore : public PropertyChecker {
     it->permits -= back;
     l.in_use -= back;
     if (it->permits == 0) l.holders.erase(it);
-    Settle(f, l, op.invoke_us);
+    Settle(f, op.lock, op.invoke_us);
   }
 
   void OnCrash(const FactsPass& f, const history::ClientCrash& crash) override {
     if (!f.protocol().semaphore()) return;
-    for (Lock& l : locks_) {
+    for (size_t lock = 0; lock < locks_.size(); ++lock) {
+      Lock& l = locks_[lock];
       std::erase_if(l.holders, [&](const Holder& h) {
         if (f.ProcessOfThread(h.thread) != crash.process) return false;
         l.in_use -= h.permits;
         return true;
       });
-      Settle(f, l, crash.t_us);
+      Settle(f, static_cast<int>(lock), crash.t_us);
     }
   }
 
@@ -171,11 +150,7 @@ class Semaphore : public PropertyChecker {
     bool has_unowned = false;
     Op unowned;
     std::vector<uint64_t> open;  // Kept findings still over the permits.
-    int64_t count = -1;  // The node's count at its last lease event; -1 before the first.
-    int64_t added = 0;   // Permits addPermits added.
   };
-
-  static int64_t Permits(const FactsPass& f, const Lock& l) { return f.protocol().permits + l.added; }
 
   Lock& LockOf(int lock) {
     if (locks_.size() <= static_cast<size_t>(lock)) locks_.resize(lock + 1);
@@ -187,8 +162,9 @@ class Semaphore : public PropertyChecker {
   }
 
   // An over-permits stretch ends when the count is back within the permits.
-  void Settle(const FactsPass& f, Lock& l, int64_t t_us) {
-    if (l.in_use > Permits(f, l)) return;
+  void Settle(const FactsPass& f, int lock, int64_t t_us) {
+    Lock& l = LockOf(lock);
+    if (l.in_use > f.PermitsAllowed(lock)) return;
     for (uint64_t number : l.open) {
       if (Over* over = found_.Get(number)) {
         over->to_us = t_us;
@@ -199,7 +175,6 @@ class Semaphore : public PropertyChecker {
   }
 
   Findings<Over> found_;
-  history::Name adding_node_ = history::names::kNone;  // The node whose exec ran addPermits.
   uint64_t overs_ = 0;  // Every over-permits moment, numbered as it comes.
   std::vector<Lock> locks_;
 };

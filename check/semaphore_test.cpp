@@ -116,7 +116,10 @@ TEST_CASE("semaphore: permits addPermits added count, those it took away still d
   r.LeaseFields(1201_ms, "n1", "owners", "0");
   r.Ok(1202_ms, "c2.t0", "acquire", 1);
   SECTION("two holders once a second permit was added") {
-    CHECK_FALSE(Result(r.Check(), kSemaphore).violated);
+    const Verdict v = r.Check();
+    CHECK_FALSE(Result(v, kSemaphore).violated);
+    // mutual_exclusion counts the added permit too (FactsPass::PermitsAllowed).
+    CHECK_FALSE(Result(v, kMutualExclusion).violated);
   }
   SECTION("a reduction does not take a holder's permit away") {
     r.Invoke(1300_ms, "c9.t0", "reduce_permits", "addPermits(-1)");
@@ -128,9 +131,14 @@ TEST_CASE("semaphore: permits addPermits added count, those it took away still d
   SECTION("but a third holder is one too many") {
     r.Invoke(1300_ms, "c3.t0", "acquire", "tryLock(wait=10000ms, no lease, permits=1)");
     r.Ok(1302_ms, "c3.t0", "acquire", 1);
-    const PropertyResult& sem = Result(r.Check(), kSemaphore);
+    const Verdict v = r.Check();
+    const PropertyResult& sem = Result(v, kSemaphore);
     REQUIRE(sem.violation_count == 1);
     CHECK(sem.violations[0].explanation.find("putting 3 in use with only 2 permits") != std::string::npos);
+    const PropertyResult& me = Result(v, kMutualExclusion);
+    REQUIRE(me.violation_count == 1);
+    CHECK(me.violations[0].kind == "over_permits");
+    CHECK(me.violations[0].threads.size() == 3);
   }
 }
 

@@ -308,6 +308,12 @@ const std::vector<LossRecord>& FactsPass::LossesSinceBelief(int thread, int lock
   return hs == nullptr ? kNoLosses : hs->losses[shared];
 }
 
+int64_t FactsPass::PermitsAllowed(int lock) const {
+  const int64_t added =
+      static_cast<size_t>(lock) < added_permits_.size() ? added_permits_[lock] : 0;
+  return protocol_.permits + added;
+}
+
 Seq FactsPass::LastGiven(int thread, int lock) const {
   const HoldState* hs = FindHold(thread, lock);
   return hs == nullptr ? kOpenSeq : hs->last_given;
@@ -328,6 +334,12 @@ void FactsPass::OnEvent(const Event& e) {
     processes_[process].client = true;
     TouchLock(ThreadOf(process, e.thread), lock);
   }
+  // An add_permits exec's effect is the lease event that follows it at once.
+  const int adding = adding_node_;
+  adding_node_ = kNone;
+  if (e.type == EventType::kExec && protocol_.semaphore() && names_->Str(e.op) == "add_permits") {
+    adding_node_ = process;
+  }
   switch (e.type) {
     case EventType::kNote: OnNote(e); break;
     case EventType::kInvoke: OnInvoke(e); break;
@@ -335,7 +347,7 @@ void FactsPass::OnEvent(const Event& e) {
     case EventType::kFail:
     case EventType::kInfo: OnCompletion(e); break;
     case EventType::kResource: OnResource(e); break;
-    case EventType::kLease: OnLeaseEvent(e); break;
+    case EventType::kLease: OnLeaseEvent(e, adding); break;
     case EventType::kExec: OnExec(e); break;
     case EventType::kFault: OnFaultEvent(e); break;
     case EventType::kMessage: break;
@@ -668,7 +680,7 @@ void FactsPass::OnResource(const Event& e) {
   }
 }
 
-void FactsPass::OnLeaseEvent(const Event& e) {
+void FactsPass::OnLeaseEvent(const Event& e, int adding_node) {
   const auto kind = LeaseKindOf(e.op);
   if (!kind) {
     Warn(e, "unknown lease op \"" + std::string(names_->Str(e.op)) + "\"");
@@ -732,6 +744,18 @@ void FactsPass::OnLeaseEvent(const Event& e) {
     if (!Contains(alive, le.node)) alive.push_back(le.node);
   }
   for (int t : le.removed) std::erase(Hold(t, lock).alive_nodes, le.node);
+  if (protocol_.semaphore()) {
+    const bool present = le.kind == LeaseKind::kAcquired || le.kind == LeaseKind::kOwners;
+    const std::optional<int64_t> count = present ? CountOf(le.detail) : std::optional<int64_t>(0);
+    if (count) {
+      auto [it, first] = node_count_.try_emplace(Key(le.node, lock), -1);
+      if (adding_node == le.node) {
+        if (added_permits_.size() <= static_cast<size_t>(lock)) added_permits_.resize(lock + 1);
+        added_permits_[lock] += std::max<int64_t>(0, *count - std::max<int64_t>(it->second, 0));
+      }
+      it->second = *count;
+    }
+  }
   for (FactsObserver* o : observers_) o->OnLease(*this, le);
 
   if (le.kind == LeaseKind::kAcquired || le.kind == LeaseKind::kOwners) {

@@ -387,6 +387,11 @@ class FactsPass : public EventSink {
   int OwnerThread(std::string_view field) const;
   // The lock's nodes seen so far in lease events, in the order they appeared.
   const std::vector<int>& NodesOfLock(int lock) const { return lock_nodes_[lock]; }
+  // Semaphores: the permits the lock allows now, the protocol's plus those addPermits scripts
+  // added (the rise of the node's count in the lease event right after an add_permits exec).
+  // Permits drainPermits or reducePermits took away do not lower it: threads keep what they
+  // had taken.
+  int64_t PermitsAllowed(int lock) const;
   // Nodes seen in lease events of any lock, and promotions seen so far.
   size_t lease_node_count() const { return lease_nodes_.size(); }
 
@@ -406,7 +411,7 @@ class FactsPass : public EventSink {
   void OnInvoke(const Event& e);
   void OnCompletion(const Event& e);
   void OnResource(const Event& e);
-  void OnLeaseEvent(const Event& e);
+  void OnLeaseEvent(const Event& e, int adding_node);
   void OnExec(const Event& e);
   void OnFaultEvent(const Event& e);
 
@@ -467,6 +472,11 @@ class FactsPass : public EventSink {
   std::vector<std::string> process_uuid_;  // By process.
   // (node, lock) -> threads whose fields the node's key held at its last lease event.
   std::unordered_map<uint64_t, std::vector<int>> node_owners_;
+  // Semaphores: (node, lock) -> the count at its last lease event; per lock, permits added;
+  // the node of an add_permits exec whose lease event is the next event, or kNone.
+  std::unordered_map<uint64_t, int64_t> node_count_;
+  std::vector<int64_t> added_permits_;
+  int adding_node_ = kNone;
   // (client process, lock) -> node of its last command.
   std::unordered_map<uint64_t, int> last_node_;
   std::vector<std::vector<int>> believers_;  // Per lock, in the order they started.
