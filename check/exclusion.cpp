@@ -19,8 +19,8 @@ bool ExclusionChecker::MayApply(const history::FactsPass& f) const {
   return !f.protocol().latch();
 }
 
-bool ExclusionChecker::CountsPermits(const history::FactsPass& f) const {
-  return f.protocol().semaphore() && f.protocol().permits > 1;
+bool ExclusionChecker::CountsPermits(const history::FactsPass& f, int lock) const {
+  return f.protocol().semaphore() && f.PermitsAllowed(lock) > 1;
 }
 
 std::optional<uint8_t> ExclusionChecker::PairKind(const Span& a, const Span& b) const {
@@ -30,10 +30,8 @@ std::optional<uint8_t> ExclusionChecker::PairKind(const Span& a, const Span& b) 
 
 void ExclusionChecker::OnSpanStarted(const history::FactsPass& f, const Span& s) {
   if (s.access != accesses_ || !MayApply(f)) return;
-  if (!permits_mode_) permits_mode_ = CountsPermits(f);
   const std::vector<Span>& open = open_.Open(s.lock);
-  // A semaphore whose permits addPermits raised above 1 is judged by count from then on.
-  if (*permits_mode_ || (f.protocol().semaphore() && f.PermitsAllowed(s.lock) > 1)) {
+  if (CountsPermits(f, s.lock)) {
     const int64_t permits = f.PermitsAllowed(s.lock);
     size_t others = 0;
     for (const Span& o : open) others += o.thread != s.thread;
@@ -85,27 +83,22 @@ void ExclusionChecker::OnSpanEnded(const history::FactsPass& f, const Span& s) {
 
 PropertyResult ExclusionChecker::Result(const Narrator& n) {
   if (!Applicable(n.facts())) return NotApplicable(property_);
-  if (permits_mode_.value_or(CountsPermits(n.facts()))) {
-    return Conclude(property_, overs_, [&](const FindingKey&, const OverPermits& over) {
-      return ExplainOver(n, over);
-    });
-  }
   PropertyResult result =
       Conclude(property_, pairs_, [&](const FindingKey& key, const OverlapPair& pair) {
         return ExplainPair(n, key, pair);
       });
-  if (overs_.count() > 0) {
-    // A one-permit semaphore judged by count once addPermits raised its permits: both kinds,
-    // in time order.
-    PropertyResult by_count = Conclude(property_, overs_, [&](const FindingKey&, const OverPermits& over) {
-      return ExplainOver(n, over);
-    });
-    result.violated = true;
-    result.violation_count += by_count.violation_count;
-    for (Violation& v : by_count.violations) result.violations.push_back(std::move(v));
-    std::stable_sort(result.violations.begin(), result.violations.end(),
-                     [](const Violation& a, const Violation& b) { return a.from_us < b.from_us; });
-  }
+  if (overs_.count() == 0) return result;
+  // Counted permits (a one-permit semaphore's, once addPermits raised them): with the pairs,
+  // in time order.
+  PropertyResult by_count =
+      Conclude(property_, overs_, [&](const FindingKey&, const OverPermits& over) {
+        return ExplainOver(n, over);
+      });
+  result.violated = true;
+  result.violation_count += by_count.violation_count;
+  for (Violation& v : by_count.violations) result.violations.push_back(std::move(v));
+  std::stable_sort(result.violations.begin(), result.violations.end(),
+                   [](const Violation& a, const Violation& b) { return a.from_us < b.from_us; });
   return result;
 }
 

@@ -28,9 +28,10 @@ class ExclusionChecker : public PropertyChecker {
   // default: every protocol but count-down latches (an open latch lets every thread through).
   virtual bool Applicable(const history::FactsPass& f) const;
   virtual bool MayApply(const history::FactsPass& f) const;
-  // Whether it counts permits instead of judging pairs. By default: semaphores with more than
-  // one permit.
-  virtual bool CountsPermits(const history::FactsPass& f) const;
+  // Whether a span starting on `lock` now is judged by counting permits instead of by pairs.
+  // By default: semaphores that allow more than one holder now (FactsPass::PermitsAllowed,
+  // which addPermits can raise during the run).
+  virtual bool CountsPermits(const history::FactsPass& f, int lock) const;
   // The kind of violation an overlapping pair (a started first) is, or nullopt if it is none.
   // By default every pair but two shared holds (two readers of a read-write lock) is kind 0.
   virtual std::optional<uint8_t> PairKind(const history::Span& a, const history::Span& b) const;
@@ -42,7 +43,6 @@ class ExclusionChecker : public PropertyChecker {
 
   std::string_view property_;
   bool accesses_;
-  std::optional<bool> permits_mode_;  // Decided at the first span (the protocol note comes first).
   OpenSpans open_;
   Findings<OverlapPair> pairs_;
   Findings<OverPermits> overs_;

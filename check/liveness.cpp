@@ -351,15 +351,6 @@ class Liveness : public PropertyChecker {
   void OnEvent(const FactsPass& f, const history::Event& e) override {
     if (e.t_us > now_us_) Advance(f, e.t_us);
     now_us_ = e.t_us;
-    if (e.type != history::EventType::kLease) {
-      // A semaphore script that changes how many permits there are (addPermits, drainPermits):
-      // the node records the count it left in the lease event right after its exec, and that
-      // change is the total's, not permits taken or given back (rule d).
-      resize_node_ = history::names::kNone;
-      if (e.type == history::EventType::kExec && f.protocol().semaphore() && ResizesPermits(f, e.op)) {
-        resize_node_ = e.process;
-      }
-    }
     if (e.type == history::EventType::kNote && e.op == history::names::kRole) {
       // Counting-down processes, as their role notes (at the run's start) name them.
       if (const auto role = history::AsRoleNote(e); role && role->role == Role::kCountDown) {
@@ -571,9 +562,8 @@ class Liveness : public PropertyChecker {
                                                                            : std::optional<int64_t>(0);
       if (count) {
         SyncState& st = SyncOf(le.lock);
-        if (resize_node_ != history::names::kNone && f.processes()[le.node].name == resize_node_) {
-          st.resized += *count - std::max<int64_t>(st.count, 0);
-        }
+        // addPermits / drainPermits change the total, not permits taken or given back (d).
+        st.resized += le.resized;
         st.count = *count;
         st.node = le.node;
         sync_touched_.push_back(le.lock);
@@ -584,7 +574,6 @@ class Liveness : public PropertyChecker {
         cs.current = CountSpan{le.t_us, kForever, *count, true, le.kind, le.seq, le.id};
         Prune(le.lock);
       }
-      resize_node_ = history::names::kNone;
     } else {
       OwnerKey& key = LockOf(le.lock).keys[le.node];
       key.present = le.kind == LeaseKind::kAcquired || le.kind == LeaseKind::kOwners;
@@ -841,11 +830,6 @@ class Liveness : public PropertyChecker {
     if (std::find(touched_.begin(), touched_.end(), lock) == touched_.end()) touched_.push_back(lock);
   }
   static bool Roles(const FactsPass& f) { return f.protocol().latch() && f.roles(); }
-  // The exec labels of the semaphore scripts that change how many permits there are.
-  static bool ResizesPermits(const FactsPass& f, history::Name label) {
-    const std::string_view s = f.names().Str(label);
-    return s == "add_permits" || s == "drain_permits";
-  }
 
   template <class F>
   void ForOrphansOf(int lock, F f) {
@@ -1980,7 +1964,6 @@ class Liveness : public PropertyChecker {
   uint64_t orphans_ = 0;
   std::vector<SyncState> sync_;
   std::vector<int> sync_touched_;
-  history::Name resize_node_ = history::names::kNone;  // The node whose exec resized the permits.
   bool sync_all_ = false;
   bool crash_point_ = false;
   std::map<int, std::vector<int>> crashed_holders_;  // Lock -> threads whose holds a crash ended.

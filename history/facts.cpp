@@ -334,11 +334,13 @@ void FactsPass::OnEvent(const Event& e) {
     processes_[process].client = true;
     TouchLock(ThreadOf(process, e.thread), lock);
   }
-  // An add_permits exec's effect is the lease event that follows it at once.
-  const int adding = adding_node_;
-  adding_node_ = kNone;
-  if (e.type == EventType::kExec && protocol_.semaphore() && names_->Str(e.op) == "add_permits") {
-    adding_node_ = process;
+  // A semaphore script that resizes the permits (addPermits, drainPermits): its effect is the
+  // lease event that follows its exec at once.
+  const int resizing = resizing_node_;
+  resizing_node_ = kNone;
+  if (e.type == EventType::kExec && protocol_.semaphore()) {
+    const std::string_view label = names_->Str(e.op);
+    if (label == "add_permits" || label == "drain_permits") resizing_node_ = process;
   }
   switch (e.type) {
     case EventType::kNote: OnNote(e); break;
@@ -347,7 +349,7 @@ void FactsPass::OnEvent(const Event& e) {
     case EventType::kFail:
     case EventType::kInfo: OnCompletion(e); break;
     case EventType::kResource: OnResource(e); break;
-    case EventType::kLease: OnLeaseEvent(e, adding); break;
+    case EventType::kLease: OnLeaseEvent(e, resizing); break;
     case EventType::kExec: OnExec(e); break;
     case EventType::kFault: OnFaultEvent(e); break;
     case EventType::kMessage: break;
@@ -680,7 +682,7 @@ void FactsPass::OnResource(const Event& e) {
   }
 }
 
-void FactsPass::OnLeaseEvent(const Event& e, int adding_node) {
+void FactsPass::OnLeaseEvent(const Event& e, int resizing_node) {
   const auto kind = LeaseKindOf(e.op);
   if (!kind) {
     Warn(e, "unknown lease op \"" + std::string(names_->Str(e.op)) + "\"");
@@ -701,6 +703,7 @@ void FactsPass::OnLeaseEvent(const Event& e, int adding_node) {
   le.owners.clear();
   le.added.clear();
   le.removed.clear();
+  le.resized = 0;
   ForEachOwnerField(le.detail, [&](std::string_view field) {
     const int owner = OwnerThread(field);
     if (owner != kNone && !Contains(le.owners, owner)) le.owners.push_back(owner);
@@ -748,12 +751,13 @@ void FactsPass::OnLeaseEvent(const Event& e, int adding_node) {
     const bool present = le.kind == LeaseKind::kAcquired || le.kind == LeaseKind::kOwners;
     const std::optional<int64_t> count = present ? CountOf(le.detail) : std::optional<int64_t>(0);
     if (count) {
-      auto [it, first] = node_count_.try_emplace(Key(le.node, lock), -1);
-      if (adding_node == le.node) {
+      int64_t& before = node_count_.try_emplace(Key(le.node, lock), -1).first->second;
+      if (resizing_node == le.node) {
+        le.resized = *count - std::max<int64_t>(before, 0);
         if (added_permits_.size() <= static_cast<size_t>(lock)) added_permits_.resize(lock + 1);
-        added_permits_[lock] += std::max<int64_t>(0, *count - std::max<int64_t>(it->second, 0));
+        added_permits_[lock] += std::max<int64_t>(0, le.resized);
       }
-      it->second = *count;
+      before = *count;
     }
   }
   for (FactsObserver* o : observers_) o->OnLease(*this, le);

@@ -216,6 +216,10 @@ struct LeaseFact {
   std::vector<int> believers;  // Threads believing they held the lock at that moment.
   std::vector<int> added;      // kAcquired/kOwners: threads with a field there now, not before.
   std::vector<int> removed;    // Threads whose field it took away from the node.
+  // Semaphores: when an add_permits or drain_permits exec on this node came right before, the
+  // change of the node's count it made (how many permits there are, not permits taken or
+  // given back); else 0.
+  int64_t resized = 0;
 
   bool Lists(int thread) const;
   bool Removes(int thread) const;
@@ -411,7 +415,7 @@ class FactsPass : public EventSink {
   void OnInvoke(const Event& e);
   void OnCompletion(const Event& e);
   void OnResource(const Event& e);
-  void OnLeaseEvent(const Event& e, int adding_node);
+  void OnLeaseEvent(const Event& e, int resizing_node);
   void OnExec(const Event& e);
   void OnFaultEvent(const Event& e);
 
@@ -473,10 +477,11 @@ class FactsPass : public EventSink {
   // (node, lock) -> threads whose fields the node's key held at its last lease event.
   std::unordered_map<uint64_t, std::vector<int>> node_owners_;
   // Semaphores: (node, lock) -> the count at its last lease event; per lock, permits added;
-  // the node of an add_permits exec whose lease event is the next event, or kNone.
+  // the node of an exec that resizes the permits (LeaseFact::resized) when it was the last
+  // event, or kNone.
   std::unordered_map<uint64_t, int64_t> node_count_;
   std::vector<int64_t> added_permits_;
-  int adding_node_ = kNone;
+  int resizing_node_ = kNone;
   // (client process, lock) -> node of its last command.
   std::unordered_map<uint64_t, int> last_node_;
   std::vector<std::vector<int>> believers_;  // Per lock, in the order they started.

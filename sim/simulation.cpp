@@ -944,27 +944,25 @@ struct Simulation::Impl {
 
   void StartExtra(Client& c, int t) {
     locks::ExtraOp op = locks::ExtraOp::kAddPermits;
-    std::string_view name = "add_permits";
     std::string call = "addPermits(1)";
     switch (c.spec.role) {
       case ClientSpec::Role::kReducePermits:
         op = locks::ExtraOp::kReducePermits;
-        name = "reduce_permits";
         call = "addPermits(-1)";
         break;
       case ClientSpec::Role::kTrySetPermits:
         op = locks::ExtraOp::kTrySetPermits;
-        name = "try_set_permits";
         call = "trySetPermits(" + std::to_string(scenario.protocol.permits) + ")";
         break;
       case ClientSpec::Role::kDrainPermits:
         op = locks::ExtraOp::kDrainPermits;
-        name = "drain_permits";
         call = "drainPermits()";
         break;
       default: assert(c.spec.role == ClientSpec::Role::kAddPermits);
     }
-    Invoke(c, t, Intern(name), history::Text{call});
+    // The operation is named after the role.
+    Invoke(c, t, Intern(history::RoleName(static_cast<history::RoleNote::Role>(c.spec.role))),
+           history::Text{call});
     c.protocol->Extra(*c.outbox, t, op);
   }
 
