@@ -12,6 +12,7 @@
 #include <optional>
 #include <string_view>
 
+#include "base/clock.h"
 #include "core/cluster.h"
 #include "core/script_host.h"
 #include "core/server.h"

@@ -7,7 +7,7 @@
 // machine running the simulation, so one seed replays one run, event for event, byte for byte.
 //
 // What is modelled (docs/scenario-format.md has the knobs):
-//  - processes: Redis nodes and client processes, each with its own clock (sim/clock.h);
+//  - processes: Redis nodes and client processes, each with its own clock (base/clock.h);
 //    a process can crash (and restart), or pause (a GC pause or SIGSTOP: it does nothing, then
 //    does everything that arrived, in order);
 //  - network: one-way latency per message, loss, duplication, FIFO per link unless reordering
