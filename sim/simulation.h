@@ -1,6 +1,8 @@
 // The deterministic simulator: drives lock clients (sans-IO protocols, locks/) against
 // emulated Redis nodes (core/) through a simulated network, under the faults a scenario
 // declares, and hands every event to a history::Recorder (history/history.h) as it happens.
+// What the client processes' threads do, and the protected resource they write to, are the
+// workload every driver shares (drive/workload.h); the simulator hosts it on virtual time.
 //
 // One seed decides everything: the network's latencies and losses, GC pauses, think times,
 // client UUIDs. Events run in (true time, sequence) order. Nothing reads the wall clock of the
