@@ -4,7 +4,6 @@
 #include <array>
 #include <cassert>
 #include <cctype>
-#include <cinttypes>
 #include <deque>
 #include <functional>
 #include <map>
