@@ -22,10 +22,27 @@
 //  - the workload owns the threads' loop and their state (holds, the side a read-write
 //    iteration takes, the fencing token, iterations done).
 //
+// A driver's part, in order (the simulator's Simulation::Impl is one such driver):
+//   setup     intern the process's and the lock's names in its fixed order; make one Resource
+//             for the run and, per client, a ClientHost and a ClientWorkload; draw the first
+//             UUID (drive/client.h NewClientUuid)
+//   start     make the protocol (locks::MakeProtocol with drive::ClientConfigFor) and the
+//             Outbox, then Start(protocol, outbox, uuid, /*restart=*/false)
+//   run       deliver replies, messages and timers to the protocol; Outbox::Complete ->
+//             OnComplete; run the work given to After when it is due
+//   crash     protocol.OnCrash(), Crash(), drop the work the host holds for the process
+//   restart   a new UUID, a new protocol and Outbox, Start(..., /*restart=*/true)
+//   end       stop running the host's work; the workload needs no call
+//
+// What the workload records (through ClientHost::Record): the client note (uuid=...) at every
+// start, the role note once for a client that is not a worker, every operation's invoke and
+// its ok / fail / info, the resource's enter and exit, and a counting-down thread's done note.
+// Everything else (the run's notes, execs, messages, leases, faults) is the driver's.
+//
 // Determinism: the workload draws from the process's PRNG (ClientHost::Rng, the stream the
 // protocol also draws from) in a fixed order: a read-write iteration's side when it starts
-// (only when read_ratio > 0), a critical section's length when the thread enters the resource,
-// a think time when it starts thinking. A driver that keeps its own draws in its own order
+// (only when the side is drawn and read_ratio > 0), a critical section's length when the
+// thread enters the resource, a think time when it starts thinking. A driver that keeps its own draws in its own order
 // gets the same run from the same seed. A change to that order changes every history.
 //
 // Threading: a workload is not thread-safe. The host calls Start, Crash, OnComplete and the
@@ -54,6 +71,7 @@ class ClientHost {
 
   // Stamps e with the true time now (e.t_us) and appends it to the run's history. The
   // workload fills everything else: type, process, thread, op, lock, local_ms, value, detail.
+  // The detail's text lives only until Record returns (history/event.h): copy what is kept.
   virtual void Record(history::Event& e) = 0;
 
   // The id of `s` in the run's name table, interned now if it is new (the op of a semaphore's
@@ -79,9 +97,10 @@ class ClientHost {
 class ClientWorkload {
  public:
   // Client `client` (an index into scenario.clients; its stagger is client * stagger_ms) of
-  // `scenario`, known in the run's name table as `process`. `resource` is the run's one
-  // protected resource (it also names the lock in the events). Keeps copies of what it reads
-  // from the scenario; `resource` and `host` must outlive the workload.
+  // `scenario`, known in the run's name table as `process` (interned by the driver at setup).
+  // `resource` is the run's one protected resource (it also names the lock in the events).
+  // Keeps copies of what it reads from the scenario; `resource` and `host` must outlive the
+  // workload. Records nothing and asks nothing of the host until Start.
   ClientWorkload(const Scenario& scenario, int client, history::Name process, Resource& resource,
                  ClientHost& host);
   ClientWorkload(const ClientWorkload&) = delete;
@@ -90,7 +109,7 @@ class ClientWorkload {
   // The process starts (restart = false: once, at the start of the run) or restarts (after a
   // crash, as a new RedissonClient with a new UUID). `protocol` and `outbox` are the driver's,
   // made for this incarnation with `uuid` (drive/client.h); the workload uses them until the
-  // next Crash. Records a client note with the UUID and, on the first start of a client that
+  // next Crash, so they must live until then. Records a client note with the UUID and, on the first start of a client that
   // is not a worker, a role note; then starts every thread afresh: a worker thinks first
   // (after its stagger, if any), an awaiting thread awaits at once (after its stagger), as
   // work given to the host. A restart has no stagger.
