@@ -746,6 +746,12 @@ void FaultProxy::Drop(Connection& c, Link& link, const Message& m, ProxyDirectio
   assert(link.kind != ProxyLinkKind::kReplication);
   ++link.stats.dropped;
   if (!m.has_index) return;  // A pushed message, or a reply to nothing.
+  if (drops_.size() >= kMaxQueuedDrops) {
+    // Nobody takes the drops: this connection's pairing can no longer be trusted, so it ends,
+    // and its client fails what it still awaits instead of pairing replies wrongly.
+    c.dead = true;
+    return;
+  }
   drops_.push_back(ProxyDrop{c.link, c.client_port, m.index, direction});
   drops_queued_ = true;
 }

@@ -93,6 +93,8 @@ class FaultProxy {
   // Per connection and direction: messages read but not yet written to the other side.
   static constexpr size_t kMaxQueuedBytes = 4 * 1024 * 1024;
   static constexpr size_t kMaxConnections = 1024;  // In all, across links.
+  // Drops not yet taken; a connection whose drop would not fit is closed instead.
+  static constexpr size_t kMaxQueuedDrops = 1'000'000;
 
   // `seed` drives the loss draws: each link forks a generator from it when added, each
   // connection of a link one per direction when accepted, so the draws of one connection
