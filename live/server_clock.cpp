@@ -1,0 +1,257 @@
+#include "live/server_clock.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cassert>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "live/timeshim/control.h"
+
+namespace lockstep {
+namespace {
+
+constexpr int64_t kNsPerUs = 1000;
+constexpr int64_t kNsPerSec = 1'000'000'000;
+// Offsets, jump sizes and jump times beyond this (about three years) are refused, so that no
+// sum of them in nanoseconds can overflow 64 bits.
+constexpr int64_t kMaxSpanUs = 100'000'000'000'000;
+constexpr size_t kMaxSegments = LOCKSTEP_TIMESHIM_MAX_SEGMENTS;
+
+std::string ErrnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+int64_t PpmToPpb(double drift_ppm) { return std::llround(drift_ppm * 1000.0); }
+
+// The shim's formula (live/timeshim/timeshim.c, wall_from_control), to the nanosecond: the
+// harness's view and the server's must not differ by rounding.
+int64_t WallNs(int64_t real_ns, int64_t start_real_ns, int64_t offset_ns, int64_t drift_ppb) {
+  const __int128 drift_ns = static_cast<__int128>(real_ns - start_real_ns) * drift_ppb / kNsPerSec;
+  return real_ns + offset_ns + static_cast<int64_t>(drift_ns);
+}
+
+int64_t RealNowNs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * kNsPerSec + ts.tv_nsec;
+}
+
+template <typename T>
+void StoreRelaxed(T& field, T value) {
+  std::atomic_ref<T>(field).store(value, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+std::string ServerClock::DefaultShimPath() { return LOCKSTEP_TIMESHIM_PATH; }
+
+int64_t ServerClock::RealNowUs() { return RealNowNs() / kNsPerUs; }
+
+std::unique_ptr<ServerClock> ServerClock::Create(const std::string& dir, std::string* error,
+                                                 const std::string& shim_path) {
+  assert(error != nullptr);
+  if (::access(shim_path.c_str(), R_OK) != 0) {
+    *error = ErrnoText("time shim " + shim_path);
+    return nullptr;
+  }
+  std::unique_ptr<ServerClock> clock(new ServerClock());
+  clock->path_ = dir + "/timeshim.control";
+  clock->shim_path_ = shim_path;
+  clock->segments_ = {{RealNowNs(), 0, 0}};
+
+  // Written whole under a temporary name and renamed into place: a server that looks for the
+  // file meanwhile finds either nothing or a complete one.
+  lockstep_timeshim_control initial{};
+  initial.magic = LOCKSTEP_TIMESHIM_MAGIC;
+  initial.size = sizeof(lockstep_timeshim_control);
+  initial.segment_count = 1;
+  initial.segments[0] = {clock->segments_[0].start_real_ns, 0, 0};
+  const std::string temp = clock->path_ + ".tmp";
+  const int out = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) {
+    *error = ErrnoText("create " + temp);
+    return nullptr;
+  }
+  const bool written = ::write(out, &initial, sizeof(initial)) == sizeof(initial);
+  const int write_errno = errno;
+  ::close(out);
+  if (!written || ::rename(temp.c_str(), clock->path_.c_str()) != 0) {
+    if (!written) errno = write_errno;
+    *error = ErrnoText("write " + clock->path_);
+    ::unlink(temp.c_str());
+    return nullptr;
+  }
+
+  const int fd = ::open(clock->path_.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    *error = ErrnoText("open " + clock->path_);
+    return nullptr;
+  }
+  void* mem = ::mmap(nullptr, sizeof(lockstep_timeshim_control), PROT_READ | PROT_WRITE,
+                     MAP_SHARED, fd, 0);
+  const int mmap_errno = errno;
+  ::close(fd);
+  if (mem == MAP_FAILED) {
+    errno = mmap_errno;
+    *error = ErrnoText("mmap " + clock->path_);
+    return nullptr;
+  }
+  clock->control_ = static_cast<lockstep_timeshim_control*>(mem);
+  return clock;
+}
+
+ServerClock::~ServerClock() {
+  if (control_ != nullptr) ::munmap(control_, sizeof(lockstep_timeshim_control));
+  if (!path_.empty()) ::unlink(path_.c_str());
+}
+
+std::vector<std::pair<std::string, std::string>> ServerClock::Env() const {
+  std::string preload = shim_path_;
+  // The shim goes first, so that its clock functions are the ones a server calls.
+  if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
+    preload += std::string(":") + existing;
+  }
+  return {{"LD_PRELOAD", preload}, {LOCKSTEP_TIMESHIM_ENV, path_}};
+}
+
+std::string ServerClock::Check(const ClockSpec& spec) {
+  if (spec.ntp) {
+    return "NTP slewing of a node's clock (ntp = true) is not supported on live nodes: the time "
+           "shim makes offsets, drift and jumps only";
+  }
+  if (!std::isfinite(spec.drift_ppm) || spec.drift_ppm <= -1e6) {
+    return "a node clock's drift_ppm must be a number above -1000000 (got " +
+           std::to_string(spec.drift_ppm) + ")";
+  }
+  if (std::abs(spec.offset_us) > kMaxSpanUs) {
+    return "a node clock's offset_us must be within +-" + std::to_string(kMaxSpanUs);
+  }
+  if (spec.jumps.size() + 1 > kMaxSegments) {
+    return "a live node clock takes at most " + std::to_string(kMaxSegments - 1) + " jumps (got " +
+           std::to_string(spec.jumps.size()) + ")";
+  }
+  for (const ClockSpec::Jump& jump : spec.jumps) {
+    if (std::abs(jump.at_us) > kMaxSpanUs || std::abs(jump.by_us) > kMaxSpanUs) {
+      return "a node clock jump's at_us and by_us must be within +-" + std::to_string(kMaxSpanUs);
+    }
+  }
+  return {};
+}
+
+bool ServerClock::Apply(const ClockSpec& spec, int64_t zero_real_us, std::string* error) {
+  assert(error != nullptr);
+  if (std::string why = Check(spec); !why.empty()) {
+    *error = why;
+    return false;
+  }
+  std::vector<ClockSpec::Jump> jumps = spec.jumps;
+  std::stable_sort(jumps.begin(), jumps.end(),
+                   [](const ClockSpec::Jump& a, const ClockSpec::Jump& b) { return a.at_us < b.at_us; });
+  const int64_t drift_ppb = PpmToPpb(spec.drift_ppm);
+  const int64_t zero_ns = zero_real_us * kNsPerUs;
+
+  std::vector<Segment> segments = {{zero_ns, spec.offset_us * kNsPerUs, drift_ppb}};
+  for (const ClockSpec::Jump& jump : jumps) {
+    const int64_t at_ns = zero_ns + std::max<int64_t>(jump.at_us, 0) * kNsPerUs;
+    const Segment& last = segments.back();
+    if (at_ns == last.start_real_ns) {
+      // Jumps at the same instant (or at or before true time 0) add up in one segment.
+      segments.back().offset_ns += jump.by_us * kNsPerUs;
+      continue;
+    }
+    // Where the wall clock has got to by the jump, relative to real time, plus the jump.
+    const int64_t offset_ns =
+        WallNs(at_ns, last.start_real_ns, last.offset_ns, drift_ppb) - at_ns + jump.by_us * kNsPerUs;
+    segments.push_back({at_ns, offset_ns, drift_ppb});
+  }
+  assert(segments.size() <= kMaxSegments);
+
+  std::lock_guard<std::mutex> lock(mu_);
+  segments_ = std::move(segments);
+  Publish();
+  return true;
+}
+
+void ServerClock::SetOffset(int64_t offset_us) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now_ns = RealNowNs();
+  const Segment& current = *std::prev(std::upper_bound(
+      segments_.begin() + 1, segments_.end(), now_ns,
+      [](int64_t t, const Segment& s) { return t < s.start_real_ns; }));
+  Restart(offset_us * kNsPerUs, current.drift_ppb);
+}
+
+void ServerClock::Jump(int64_t by_us) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now_ns = RealNowNs();
+  const Segment& current = *std::prev(std::upper_bound(
+      segments_.begin() + 1, segments_.end(), now_ns,
+      [](int64_t t, const Segment& s) { return t < s.start_real_ns; }));
+  Restart(WallNsAt(now_ns) - now_ns + by_us * kNsPerUs, current.drift_ppb);
+}
+
+void ServerClock::SetDriftPpm(double drift_ppm) {
+  assert(std::isfinite(drift_ppm) && drift_ppm > -1e6);
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now_ns = RealNowNs();
+  Restart(WallNsAt(now_ns) - now_ns, PpmToPpb(drift_ppm));
+}
+
+int64_t ServerClock::WallUsAt(int64_t real_us) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return WallNsAt(real_us * kNsPerUs) / kNsPerUs;
+}
+
+int64_t ServerClock::OffsetUsNow() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now_ns = RealNowNs();
+  return (WallNsAt(now_ns) - now_ns) / kNsPerUs;
+}
+
+uint64_t ServerClock::attached_processes() const {
+  return std::atomic_ref<uint64_t>(control_->attached).load(std::memory_order_relaxed);
+}
+
+int64_t ServerClock::WallNsAt(int64_t real_ns) const {
+  assert(!segments_.empty());
+  // The last segment that has started; the first one also covers earlier times (as the shim).
+  auto it = std::upper_bound(segments_.begin() + 1, segments_.end(), real_ns,
+                             [](int64_t t, const Segment& s) { return t < s.start_real_ns; });
+  const Segment& s = *std::prev(it);
+  return WallNs(real_ns, s.start_real_ns, s.offset_ns, s.drift_ppb);
+}
+
+void ServerClock::Restart(int64_t offset_ns, int64_t drift_ppb) {
+  segments_ = {{RealNowNs(), offset_ns, drift_ppb}};
+  Publish();
+}
+
+void ServerClock::Publish() {
+  assert(!segments_.empty() && segments_.size() <= kMaxSegments);
+  assert(std::is_sorted(segments_.begin(), segments_.end(), [](const Segment& a, const Segment& b) {
+    return a.start_real_ns < b.start_real_ns;
+  }));
+  // The sequence lock's writer side (readers: timeshim.c): odd while the segments change.
+  std::atomic_ref<uint64_t> seq(control_->seq);
+  const uint64_t before = seq.load(std::memory_order_relaxed);
+  assert(before % 2 == 0);
+  seq.store(before + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    lockstep_timeshim_segment& out = control_->segments[i];
+    StoreRelaxed(out.start_real_ns, segments_[i].start_real_ns);
+    StoreRelaxed(out.offset_ns, segments_[i].offset_ns);
+    StoreRelaxed(out.drift_ppb, segments_[i].drift_ppb);
+  }
+  StoreRelaxed<uint64_t>(control_->segment_count, segments_.size());
+  seq.store(before + 2, std::memory_order_release);
+}
+
+}  // namespace lockstep
