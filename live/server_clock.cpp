@@ -122,20 +122,22 @@ std::vector<std::pair<std::string, std::string>> ServerClock::Env() const {
 }
 
 std::string ServerClock::Check(const ClockSpec& spec) {
-  if (spec.ntp) {
-    return "NTP slewing of a node's clock (ntp = true) is not supported on live nodes: the time "
-           "shim makes offsets, drift and jumps only";
-  }
   if (!std::isfinite(spec.drift_ppm) || spec.drift_ppm <= -1e6) {
     return "a node clock's drift_ppm must be a number above -1000000 (got " +
            std::to_string(spec.drift_ppm) + ")";
   }
+  if (spec.ntp && (!std::isfinite(spec.slew_ppm) || spec.slew_ppm <= 0 ||
+                   spec.drift_ppm - spec.slew_ppm <= -1e6)) {
+    return "a node clock's slew_ppm must be above 0, and drift_ppm - slew_ppm above -1000000";
+  }
   if (std::abs(spec.offset_us) > kMaxSpanUs) {
     return "a node clock's offset_us must be within +-" + std::to_string(kMaxSpanUs);
   }
-  if (spec.jumps.size() + 1 > kMaxSegments) {
-    return "a live node clock takes at most " + std::to_string(kMaxSegments - 1) + " jumps (got " +
-           std::to_string(spec.jumps.size()) + ")";
+  // Every jump starts a segment, and with NTP a second one where its slewing ends.
+  const size_t max_jumps = spec.ntp ? kMaxSegments / 2 - 1 : kMaxSegments - 1;
+  if (spec.jumps.size() > max_jumps) {
+    return "a live node clock takes at most " + std::to_string(max_jumps) + " jumps" +
+           (spec.ntp ? " with ntp" : "") + " (got " + std::to_string(spec.jumps.size()) + ")";
   }
   for (const ClockSpec::Jump& jump : spec.jumps) {
     if (std::abs(jump.at_us) > kMaxSpanUs || std::abs(jump.by_us) > kMaxSpanUs) {
@@ -155,23 +157,58 @@ bool ServerClock::Apply(const ClockSpec& spec, int64_t zero_real_us, std::string
   std::stable_sort(jumps.begin(), jumps.end(),
                    [](const ClockSpec::Jump& a, const ClockSpec::Jump& b) { return a.at_us < b.at_us; });
   const int64_t drift_ppb = PpmToPpb(spec.drift_ppm);
+  const int64_t slew_ppb = spec.ntp ? PpmToPpb(spec.slew_ppm) : 0;
   const int64_t zero_ns = zero_real_us * kNsPerUs;
 
-  std::vector<Segment> segments = {{zero_ns, spec.offset_us * kNsPerUs, drift_ppb}};
-  for (const ClockSpec::Jump& jump : jumps) {
-    const int64_t at_ns = zero_ns + std::max<int64_t>(jump.at_us, 0) * kNsPerUs;
-    const Segment& last = segments.back();
-    if (at_ns == last.start_real_ns) {
-      // Jumps at the same instant (or at or before true time 0) add up in one segment.
-      segments.back().offset_ns += jump.by_us * kNsPerUs;
-      continue;
-    }
-    // Where the wall clock has got to by the jump, relative to real time, plus the jump.
-    const int64_t offset_ns =
-        WallNs(at_ns, last.start_real_ns, last.offset_ns, drift_ppb) - at_ns + jump.by_us * kNsPerUs;
-    segments.push_back({at_ns, offset_ns, drift_ppb});
+  // The walk of sim::Clock's constructor, over real time: "excess" is how far the wall clock
+  // is from where the drift alone would have put it (the offset, then each jump), and with NTP
+  // it is slewed back to 0 at slew_ppb. Offsets are relative to real time, so a segment
+  // starting t ns after true time 0 has offset t * drift + excess.
+  auto drift_ns = [&](int64_t t_ns) {
+    return static_cast<int64_t>(static_cast<__int128>(t_ns) * drift_ppb / kNsPerSec);
+  };
+  std::vector<Segment> segments;
+  auto add = [&](int64_t t_ns, int64_t offset_ns, int64_t ppb) {
+    // Segments that start at the same instant: the last one (it includes the jump) wins.
+    if (!segments.empty() && segments.back().start_real_ns == zero_ns + t_ns) segments.pop_back();
+    segments.push_back({zero_ns + t_ns, offset_ns, ppb});
+  };
+  int64_t excess_ns = spec.offset_us * kNsPerUs;
+  int64_t t_ns = 0;
+  size_t next_jump = 0;
+  // Jumps at or before true time 0 are part of the initial offset.
+  while (next_jump < jumps.size() && jumps[next_jump].at_us <= 0) {
+    excess_ns += jumps[next_jump++].by_us * kNsPerUs;
   }
-  assert(segments.size() <= kMaxSegments);
+  while (true) {
+    const int64_t until_ns =
+        next_jump < jumps.size() ? jumps[next_jump].at_us * kNsPerUs : INT64_MAX;
+    if (slew_ppb > 0 && excess_ns != 0) {
+      const int64_t sign = excess_ns > 0 ? 1 : -1;
+      add(t_ns, drift_ns(t_ns) + excess_ns, drift_ppb - sign * slew_ppb);
+      // Rounded up: the slewing segment never stops short of taking the whole excess away.
+      const __int128 slew_duration_ns =
+          (static_cast<__int128>(excess_ns * sign) * kNsPerSec + slew_ppb - 1) / slew_ppb;
+      if (t_ns + slew_duration_ns < until_ns) {
+        const int64_t end_ns = t_ns + static_cast<int64_t>(slew_duration_ns);
+        excess_ns = 0;
+        add(end_ns, drift_ns(end_ns), drift_ppb);
+      } else {
+        excess_ns -= sign * static_cast<int64_t>(static_cast<__int128>(slew_ppb) *
+                                                 (until_ns - t_ns) / kNsPerSec);
+      }
+    } else {
+      add(t_ns, drift_ns(t_ns) + excess_ns, drift_ppb);
+    }
+    if (until_ns == INT64_MAX) break;
+    t_ns = until_ns;
+    // Every jump scheduled at this instant applies at once.
+    while (next_jump < jumps.size() && jumps[next_jump].at_us * kNsPerUs == t_ns) {
+      excess_ns += jumps[next_jump++].by_us * kNsPerUs;
+    }
+  }
+  assert(!segments.empty() && segments.size() <= kMaxSegments);
+  assert(segments.front().start_real_ns == zero_ns);
 
   std::lock_guard<std::mutex> lock(mu_);
   segments_ = std::move(segments);

@@ -13,7 +13,9 @@
 // scheduled jumps at their instants, with no thread of the harness waiting for them. SetOffset,
 // Jump and SetDriftPpm change the clock from now on and replace what was left of a schedule.
 //
-// Not supported: NTP slewing (ClockSpec::ntp), which Check() refuses with a message.
+// NTP slewing (ClockSpec::ntp) is made as the simulator's Clock makes it: after the initial
+// offset and after each jump, the wall clock runs slew_ppm slower or faster than its drift
+// until it is back on the drift-only line.
 // Thread-safe; one ServerClock per node, and one node (or one node's successive processes, as
 // after a crash and restart) per ServerClock.
 #ifndef LOCKSTEP_LIVE_SERVER_CLOCK_H_
@@ -53,8 +55,9 @@ class ServerClock {
   static std::string Check(const ClockSpec& spec);
   // Replaces the schedule with `spec`, its true time 0 being real time `zero_real_us` (this
   // machine's CLOCK_REALTIME, microseconds): the node's wall clock reads real time plus
-  // spec.offset_us then, runs drift_ppm fast, and steps by each jump at zero_real_us + at_us.
-  // Jumps at or before true time 0 count as part of the initial offset. Returns false with
+  // spec.offset_us then, runs drift_ppm fast, steps by each jump at zero_real_us + at_us, and
+  // with spec.ntp slews back toward the drift-only line. Jumps at or before true time 0 count as
+  // part of the initial offset. Returns false with
   // *error set (and the schedule unchanged) when Check(spec) is not empty.
   bool Apply(const ClockSpec& spec, int64_t zero_real_us, std::string* error);
 

@@ -1,8 +1,9 @@
 // Establishes that a ServerClock moves a real redis-server's wall clock through the time shim
 // while it runs: a jump expires keys at once (lazily and by active expiry), TIME moves by the
 // jump, a backward jump lengthens PTTL, drift makes TIME run fast or slow, a whole ClockSpec
-// makes its jumps on schedule, and monotonic timing (timers, blocking timeouts under a constant
-// offset) is untouched. Also that the shim reads plain time until its control file exists, and
+// makes its jumps on schedule (and its NTP slewing), and monotonic timing (timers, blocking timeouts under a constant
+// offset) is untouched. Also that the schedule equals the simulator's Clock for the same spec,
+// that the shim reads plain time until its control file exists, and
 // interposes exactly the realtime readings of every thread (timeshim_probe).
 #include <catch2/catch.hpp>
 
@@ -23,6 +24,7 @@
 #include "live/redis_client.h"
 #include "live/redis_process.h"
 #include "live/server_clock.h"
+#include "sim/clock.h"
 
 namespace lockstep {
 namespace {
@@ -199,24 +201,106 @@ TEST_CASE("a ClockSpec applied over real time: initial offset, drift, and a jump
   CHECK(node.clock->WallUsAt(zero_us + 400'000) == zero_us + 400'000 - 5 * kSecondUs + 40 + 30 * kSecondUs);
 }
 
+TEST_CASE("NTP slewing: the wall clock runs slew_ppm slow until the offset is gone") {
+  ClockedServer node;
+  ClockSpec spec;
+  spec.offset_us = 2 * kSecondUs;
+  spec.ntp = true;
+  spec.slew_ppm = 500'000;  // Half speed: the 2 s offset is gone after 4 s.
+  spec.jumps = {{.at_us = 10 * kSecondUs, .by_us = -kSecondUs}};
+  const int64_t zero_us = ServerClock::RealNowUs();
+  std::string error;
+  REQUIRE(node.clock->Apply(spec, zero_us, &error));
+
+  const auto start = Steady::now();
+  const int64_t server_start_us = ServerTimeUs(*node.client);
+  CHECK(std::abs(server_start_us - ServerClock::RealNowUs() - 2 * kSecondUs) < kSlackUs);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const double rate = static_cast<double>(ServerTimeUs(*node.client) - server_start_us) /
+                      static_cast<double>(ElapsedUs(start));
+  CHECK(rate > 0.42);
+  CHECK(rate < 0.58);
+
+  // The rest of the schedule, as the harness (and the shim) compute it.
+  const ServerClock& clock = *node.clock;
+  CHECK(clock.WallUsAt(zero_us + 2 * kSecondUs) == zero_us + 3 * kSecondUs);
+  CHECK(clock.WallUsAt(zero_us + 4 * kSecondUs) == zero_us + 4 * kSecondUs);
+  CHECK(clock.WallUsAt(zero_us + 9 * kSecondUs) == zero_us + 9 * kSecondUs);
+  // A backward jump of 1 s: slewed away at 1.5 times real speed over the next 2 s.
+  CHECK(clock.WallUsAt(zero_us + 10 * kSecondUs) == zero_us + 9 * kSecondUs);
+  CHECK(clock.WallUsAt(zero_us + 11 * kSecondUs) == zero_us + 10'500'000);
+  CHECK(clock.WallUsAt(zero_us + 13 * kSecondUs) == zero_us + 13 * kSecondUs);
+}
+
+TEST_CASE("the schedule a ClockSpec becomes is the simulator's Clock, to the microsecond") {
+  using J = ClockSpec::Jump;
+  const std::vector<ClockSpec> specs = [] {
+    std::vector<ClockSpec> out(6);
+    out[0].offset_us = -150'000;
+    out[1].drift_ppm = 250;
+    out[1].jumps = {J{3'000'000, 40'000'000}, J{1'000'000, -2'000'000}, J{3'000'000, 1'000}};
+    out[2].offset_us = -150'000;
+    out[2].ntp = true;
+    out[2].jumps = {J{45'000'000, 2'000'000}};
+    out[3].offset_us = 700'000;
+    out[3].drift_ppm = -80;
+    out[3].ntp = true;
+    out[3].slew_ppm = 400;
+    out[3].jumps = {J{0, 5'000}, J{1'000'000, -3'000'000}, J{1'500'000, 250'000}};
+    out[4].drift_ppm = 100'000;
+    out[4].ntp = true;
+    out[4].slew_ppm = 50'000;
+    out[4].jumps = {J{2'000'000, -500'000}};
+    out[5].offset_us = 1'000'000;
+    out[5].ntp = true;
+    out[5].jumps = {J{100'000'000, -1'000'000}};
+    return out;
+  }();
+  constexpr int64_t kStartUnixMs = 1'790'000'000'000;
+  constexpr int64_t kZeroUs = kStartUnixMs * 1000;
+  TempDir dir;
+  std::string error;
+  auto clock = ServerClock::Create(dir.path(), &error);
+  REQUIRE(clock != nullptr);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    REQUIRE(clock->Apply(specs[i], kZeroUs, &error));
+    const sim::Clock expected(specs[i], kStartUnixMs);
+    // Every 1/7 s over the first 5 minutes, and around every jump.
+    std::vector<TrueTime> instants;
+    for (TrueTime t = 0; t < 300 * kSecondUs; t += kSecondUs / 7) instants.push_back(t);
+    for (const ClockSpec::Jump& jump : specs[i].jumps) {
+      for (TrueTime d : {-1, 0, 1}) instants.push_back(std::max<TrueTime>(0, jump.at_us + d));
+    }
+    for (TrueTime t : instants) {
+      INFO("spec " << i << " at true time " << t << " us");
+      CHECK(std::abs(clock->WallUsAt(kZeroUs + t) - expected.WallUs(t)) <= 1);
+    }
+  }
+}
+
 TEST_CASE("ClockSpecs the shim cannot make are refused with a message") {
-  ClockSpec ntp;
-  ntp.ntp = true;
-  CHECK_THAT(ServerClock::Check(ntp), Catch::Contains("NTP slewing"));
+  ClockSpec no_slew;
+  no_slew.ntp = true;
+  no_slew.slew_ppm = 0;
+  CHECK_THAT(ServerClock::Check(no_slew), Catch::Contains("slew_ppm"));
   ClockSpec backwards;
   backwards.drift_ppm = -1e6;
   CHECK_THAT(ServerClock::Check(backwards), Catch::Contains("drift_ppm"));
   ClockSpec many;
   many.jumps.resize(64);
   CHECK_THAT(ServerClock::Check(many), Catch::Contains("at most 63 jumps"));
+  many.ntp = true;
+  many.jumps.resize(32);
+  CHECK_THAT(ServerClock::Check(many), Catch::Contains("at most 31 jumps with ntp"));
   CHECK(ServerClock::Check(ClockSpec{}).empty());
 
   TempDir dir;
   std::string error;
   auto clock = ServerClock::Create(dir.path(), &error);
   REQUIRE(clock != nullptr);
-  CHECK_FALSE(clock->Apply(ntp, ServerClock::RealNowUs(), &error));
-  CHECK_THAT(error, Catch::Contains("NTP slewing"));
+  CHECK_FALSE(clock->Apply(backwards, ServerClock::RealNowUs(), &error));
+  CHECK_THAT(error, Catch::Contains("drift_ppm"));
+  CHECK(clock->OffsetUsNow() == 0);  // The schedule is unchanged.
 }
 
 TEST_CASE("monotonic timing is untouched: timers run and a BLPOP times out after about 1 s") {
