@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -218,20 +217,13 @@ bool ServerClock::Apply(const ClockSpec& spec, int64_t zero_real_us, std::string
 
 void ServerClock::SetOffset(int64_t offset_us) {
   std::lock_guard<std::mutex> lock(mu_);
-  const int64_t now_ns = RealNowNs();
-  const Segment& current = *std::prev(std::upper_bound(
-      segments_.begin() + 1, segments_.end(), now_ns,
-      [](int64_t t, const Segment& s) { return t < s.start_real_ns; }));
-  Restart(offset_us * kNsPerUs, current.drift_ppb);
+  Restart(offset_us * kNsPerUs, SegmentAt(RealNowNs()).drift_ppb);
 }
 
 void ServerClock::Jump(int64_t by_us) {
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t now_ns = RealNowNs();
-  const Segment& current = *std::prev(std::upper_bound(
-      segments_.begin() + 1, segments_.end(), now_ns,
-      [](int64_t t, const Segment& s) { return t < s.start_real_ns; }));
-  Restart(WallNsAt(now_ns) - now_ns + by_us * kNsPerUs, current.drift_ppb);
+  Restart(WallNsAt(now_ns) - now_ns + by_us * kNsPerUs, SegmentAt(now_ns).drift_ppb);
 }
 
 void ServerClock::SetDriftPpm(double drift_ppm) {
@@ -256,12 +248,16 @@ uint64_t ServerClock::attached_processes() const {
   return std::atomic_ref<uint64_t>(control_->attached).load(std::memory_order_relaxed);
 }
 
-int64_t ServerClock::WallNsAt(int64_t real_ns) const {
+const ServerClock::Segment& ServerClock::SegmentAt(int64_t real_ns) const {
   assert(!segments_.empty());
   // The last segment that has started; the first one also covers earlier times (as the shim).
   auto it = std::upper_bound(segments_.begin() + 1, segments_.end(), real_ns,
                              [](int64_t t, const Segment& s) { return t < s.start_real_ns; });
-  const Segment& s = *std::prev(it);
+  return *std::prev(it);
+}
+
+int64_t ServerClock::WallNsAt(int64_t real_ns) const {
+  const Segment& s = SegmentAt(real_ns);
   return WallNs(real_ns, s.start_real_ns, s.offset_ns, s.drift_ppb);
 }
 

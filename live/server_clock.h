@@ -94,7 +94,8 @@ class ServerClock {
   void Publish();
   // Replaces the schedule with one segment from now on. Caller holds mu_.
   void Restart(int64_t offset_ns, int64_t drift_ppb);
-  int64_t WallNsAt(int64_t real_ns) const;  // Caller holds mu_.
+  const Segment& SegmentAt(int64_t real_ns) const;  // Caller holds mu_.
+  int64_t WallNsAt(int64_t real_ns) const;           // Caller holds mu_.
 
   mutable std::mutex mu_;
   std::string path_;
