@@ -57,8 +57,8 @@ class ServerClock {
   // machine's CLOCK_REALTIME, microseconds): the node's wall clock reads real time plus
   // spec.offset_us then, runs drift_ppm fast, steps by each jump at zero_real_us + at_us, and
   // with spec.ntp slews back toward the drift-only line. Jumps at or before true time 0 count as
-  // part of the initial offset. Returns false with
-  // *error set (and the schedule unchanged) when Check(spec) is not empty.
+  // part of the initial offset. Returns false with *error set (and the schedule unchanged)
+  // when Check(spec) is not empty.
   bool Apply(const ClockSpec& spec, int64_t zero_real_us, std::string* error);
 
   // From now on: the wall clock is real time + offset_us (keeping the current drift) ...

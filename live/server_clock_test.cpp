@@ -362,6 +362,19 @@ TEST_CASE("the shim reads plain time until its control file exists, then follows
   CHECK(clock->attached_processes() == 1);
 }
 
+TEST_CASE("a server restarted with the same environment reads the same clock") {
+  ClockedServer node;
+  node.clock->Jump(-90 * kSecondUs);
+  RedisProcess::Options options;
+  options.env = node.clock->Env();
+  node.client.reset();
+  node.server.reset();  // Stopped, as after a crash; the ServerClock stays.
+  node.server = RedisProcess::StartOrThrow(options);
+  RedisClient client("127.0.0.1", node.server->port());
+  CHECK(std::abs(ServerTimeUs(client) - ServerClock::RealNowUs() + 90 * kSecondUs) < kSlackUs);
+  CHECK(node.clock->attached_processes() == 2);
+}
+
 // Runs timeshim_probe with `env` added to its environment; returns its readings by name.
 std::map<std::string, int64_t> Probe(const std::vector<std::pair<std::string, std::string>>& env) {
   std::string command;
