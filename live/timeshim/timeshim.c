@@ -54,6 +54,19 @@ static const int64_t kAttachRetryNs = 100 * 1000 * 1000;
 
 typedef int (*clock_gettime_fn)(clockid_t, struct timespec*);
 
+/* The vDSO's name for clock_gettime (the kernel's Documentation/ABI/stable/vdso). */
+#if defined(__aarch64__)
+static const char kVdsoClockGettime[] = "__kernel_clock_gettime";
+#else
+static const char kVdsoClockGettime[] = "__vdso_clock_gettime";
+#endif
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 /* Counts the symbols of a DT_GNU_HASH table: one past the highest index any chain reaches. */
 static uint32_t gnu_hash_symbol_count(const uint32_t* table) {
   const uint32_t nbuckets = table[0], symoffset = table[1], bloom_size = table[2];
@@ -105,7 +118,7 @@ static clock_gettime_fn find_vdso_clock_gettime(void) {
   for (uint32_t i = 0; i < count; ++i) {
     const Elf64_Sym* sym = &symtab[i];
     if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF) continue;
-    if (strcmp(strtab + sym->st_name, "__vdso_clock_gettime") == 0) {
+    if (strcmp(strtab + sym->st_name, kVdsoClockGettime) == 0) {
       return (clock_gettime_fn)(bias + sym->st_value);
     }
   }
@@ -211,7 +224,7 @@ static bool wall_from_control(const struct lockstep_timeshim_control* c, int64_t
   for (int attempt = 0; attempt < kSeqlockAttempts; ++attempt) {
     const uint64_t seq_before = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
     if (seq_before & 1) {
-      __builtin_ia32_pause();
+      cpu_relax();
       continue;
     }
     uint64_t count = __atomic_load_n(&c->segment_count, __ATOMIC_RELAXED);
