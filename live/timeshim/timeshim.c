@@ -46,7 +46,9 @@
 enum {
   kNsPerSec = 1000000000,
   kPathMax = 4096,
-  kSeqlockAttempts = 100000,
+  kSeqlockSpins = 100,        /* Tries before a reader starts yielding the CPU to the writer. */
+  kSeqlockAttempts = 100000, /* Tries in all (yields take 1 us or more each). */
+  kAttachWaits = 100000,     /* Yields while another thread maps the control file. */
 };
 static const int64_t kAttachRetryNs = 100 * 1000 * 1000;
 
@@ -202,10 +204,19 @@ static struct lockstep_timeshim_control* map_control(void) {
 static struct lockstep_timeshim_control* control(void) {
   struct lockstep_timeshim_control* c = __atomic_load_n(&g_control, __ATOMIC_ACQUIRE);
   if (c != NULL || __atomic_load_n(&g_attach_disabled, __ATOMIC_RELAXED)) return c;
-  int expected = 0;
-  if (!__atomic_compare_exchange_n(&g_attach_busy, &expected, 1, false, __ATOMIC_ACQUIRE,
-                                   __ATOMIC_RELAXED)) {
-    return NULL; /* Another thread is trying; this reading is plain time. */
+  for (int waited = 0;; ++waited) {
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&g_attach_busy, &expected, 1, false, __ATOMIC_ACQUIRE,
+                                    __ATOMIC_RELAXED)) {
+      break;
+    }
+    /* Another thread is mapping the file (a few system calls): wait for it, or this thread
+     * would read plain time while that one reads the schedule. Bounded, for a child forked
+     * while a thread of its parent was mapping (the flag stays set in the child). */
+    if (waited == kAttachWaits) return NULL;
+    syscall(SYS_sched_yield);
+    c = __atomic_load_n(&g_control, __ATOMIC_ACQUIRE);
+    if (c != NULL) return c;
   }
   const int64_t now_ns = real_monotonic_ns();
   if (now_ns >= g_next_attach_ns) {
@@ -218,13 +229,18 @@ static struct lockstep_timeshim_control* control(void) {
 }
 
 /* The wall clock for real time real_ns, per the control file's schedule. False when there is
- * no stable schedule to read (a writer that died mid-update): the caller keeps real time. */
+ * no stable schedule to read after kSeqlockAttempts tries, the last ones yielding the CPU (a
+ * writer that died mid-update): the caller keeps real time. */
 static bool wall_from_control(const struct lockstep_timeshim_control* c, int64_t real_ns,
                               int64_t* wall_ns) {
   for (int attempt = 0; attempt < kSeqlockAttempts; ++attempt) {
     const uint64_t seq_before = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
     if (seq_before & 1) {
-      cpu_relax();
+      if (attempt < kSeqlockSpins) {
+        cpu_relax();
+      } else {
+        syscall(SYS_sched_yield);
+      }
       continue;
     }
     uint64_t count = __atomic_load_n(&c->segment_count, __ATOMIC_RELAXED);
@@ -241,7 +257,10 @@ static bool wall_from_control(const struct lockstep_timeshim_control* c, int64_t
       }
     }
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&c->seq, __ATOMIC_RELAXED) != seq_before) continue;
+    if (__atomic_load_n(&c->seq, __ATOMIC_RELAXED) != seq_before) {
+      if (attempt >= kSeqlockSpins) syscall(SYS_sched_yield);
+      continue;
+    }
     if (count == 0) return false;
     /* 128 bits: an hour is 3.6e12 ns, times a drift of up to 1e9 ppb overflows 64. */
     const __int128 drift_ns = (__int128)(real_ns - start) * drift_ppb / kNsPerSec;
