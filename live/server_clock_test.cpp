@@ -431,3 +431,53 @@ TEST_CASE("the shim moves every realtime reading of every thread and no other cl
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+TEST_CASE("readers in another process never see a torn schedule while it is rewritten") {
+  TempDir dir;
+  std::string error;
+  auto clock = ServerClock::Create(dir.path(), &error);
+  REQUIRE(clock != nullptr);
+  // Two schedules whose fields, mixed, give other offsets: true time 0 100 s ago and a 10 %
+  // fast clock read +10 s now; 200 s ago and 10 % slow, -20 s. A reader mixing one's start
+  // with the other's drift would see -10 s or +20 s.
+  ClockSpec fast;
+  fast.drift_ppm = 100'000;
+  ClockSpec slow;
+  slow.drift_ppm = -100'000;
+  const int64_t now_us = ServerClock::RealNowUs();
+  REQUIRE(clock->Apply(fast, now_us - 100 * kSecondUs, &error));
+
+  std::string command;
+  for (const auto& [name, value] : clock->Env()) command += name + "='" + value + "' ";
+  command += std::string(LOCKSTEP_TIMESHIM_PROBE) + " stress 400";
+  FILE* out = ::popen(command.c_str(), "r");
+  REQUIRE(out != nullptr);
+  int64_t writes = 0;
+  bool applied = true;
+  const auto until = Steady::now() + std::chrono::milliseconds(600);
+  while (Steady::now() < until) {
+    applied = applied && clock->Apply(writes % 2 == 0 ? slow : fast,
+                                      now_us - (writes % 2 == 0 ? 200 : 100) * kSecondUs, &error);
+    ++writes;
+  }
+  REQUIRE(applied);
+  std::map<std::string, int64_t> seen;
+  char offset[32];
+  long long count = 0;
+  while (::fscanf(out, " offset %31s %lld", offset, &count) == 2) seen[offset] = count;
+  REQUIRE(::pclose(out) == 0);
+  INFO("writes " << writes);
+  std::string seen_text;
+  for (const auto& [offset_s, n] : seen) seen_text += " " + offset_s + " s: " + std::to_string(n);
+  INFO("offsets seen:" << seen_text);
+  CHECK(writes > 100);
+  CHECK(seen.size() == 2);
+  CHECK(seen["10"] > 0);
+  CHECK(seen["-20"] > 0);
+}
+
+}  // namespace
+}  // namespace lockstep
