@@ -113,15 +113,37 @@ bool LogSaysPortTaken(const std::string& dir) {
   return log.find("Address already in use") != std::string::npos;
 }
 
+// This process's environment with `overrides` set: "NAME=value" entries for execve.
+std::vector<std::string> ChildEnvironment(
+    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<std::string> entries;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const std::string name = entry.substr(0, entry.find('='));
+    bool overridden = false;
+    for (const auto& [key, value] : overrides) overridden = overridden || key == name;
+    if (!overridden) entries.push_back(entry);
+  }
+  for (const auto& [key, value] : overrides) {
+    assert(!key.empty() && key.find('=') == std::string::npos);
+    entries.push_back(key + "=" + value);
+  }
+  return entries;
+}
+
 // Forks and execs redis-server. Returns the child's pid, or 0 with *error set.
 int Launch(const std::string& executable, const std::vector<std::string>& args,
-           const std::string& dir, std::string* error) {
+           const std::vector<std::string>& env, const std::string& dir, std::string* error) {
   // Everything the child needs is prepared here: after fork it may only make
   // async-signal-safe calls (the parent may have other threads holding malloc's lock).
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
+  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
 
   const std::string console_path = dir + "/redis.stdout";
   const int console = ::open(console_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -150,7 +172,7 @@ int Launch(const std::string& executable, const std::vector<std::string>& args,
     // closes the window in which the parent died before it took effect.
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(127);
-    ::execv(executable.c_str(), argv.data());
+    ::execve(executable.c_str(), argv.data(), envp.data());
     ::_exit(127);
   }
   const int fork_errno = errno;
@@ -249,7 +271,7 @@ std::unique_ptr<RedisProcess> RedisProcess::Start(const Options& options, std::s
     }
     args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
 
-    process->pid_ = Launch(executable, args, dir, error);
+    process->pid_ = Launch(executable, args, ChildEnvironment(options.env), dir, error);
     if (process->pid_ == 0) return nullptr;
     process->port_ = port;
 

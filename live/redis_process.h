@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lockstep {
@@ -34,6 +35,9 @@ class RedisProcess {
     // which may be taken or above 65535. It starts with no slots; the caller forms the
     // cluster (CLUSTER ADDSLOTSRANGE, CLUSTER MEET with cluster_bus_port()).
     bool cluster = false;
+    // Variables set in the server's environment, replacing any of the same name that this
+    // process has (e.g. LD_PRELOAD and the control file of live/timeshim, the node's clock).
+    std::vector<std::pair<std::string, std::string>> env;
   };
 
   // Starts the server and waits until it answers PING (and is the process we started). On
