@@ -159,7 +159,7 @@ bool ServerClock::Apply(const ClockSpec& spec, int64_t zero_real_us, std::string
   const int64_t slew_ppb = spec.ntp ? PpmToPpb(spec.slew_ppm) : 0;
   const int64_t zero_ns = zero_real_us * kNsPerUs;
 
-  // The walk of sim::Clock's constructor, over real time: "excess" is how far the wall clock
+  // The walk of base/clock.h Clock's constructor, over real time: "excess" is how far the wall clock
   // is from where the drift alone would have put it (the offset, then each jump), and with NTP
   // it is slewed back to 0 at slew_ppb. Offsets are relative to real time, so a segment
   // starting t ns after true time 0 has offset t * drift + excess.

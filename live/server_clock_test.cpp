@@ -24,7 +24,7 @@
 #include "live/redis_client.h"
 #include "live/redis_process.h"
 #include "live/server_clock.h"
-#include "sim/clock.h"
+#include "base/clock.h"
 
 namespace lockstep {
 namespace {
@@ -264,7 +264,7 @@ TEST_CASE("the schedule a ClockSpec becomes is the simulator's Clock, to the mic
   REQUIRE(clock != nullptr);
   for (size_t i = 0; i < specs.size(); ++i) {
     REQUIRE(clock->Apply(specs[i], kZeroUs, &error));
-    const sim::Clock expected(specs[i], kStartUnixMs);
+    const Clock expected(specs[i], kStartUnixMs);
     // Every 1/7 s over the first 5 minutes, and around every jump.
     std::vector<TrueTime> instants;
     for (TrueTime t = 0; t < 300 * kSecondUs; t += kSecondUs / 7) instants.push_back(t);
