@@ -206,8 +206,10 @@ int RedisProcess::Launch(std::string* error) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    ::sigaction(SIGINT, &default_action, nullptr);
+    ::sigaction(SIGTERM, &default_action, nullptr);
     // If the test binary dies, the server goes with it. Checking the parent after the prctl
     // closes the window in which the parent died before it took effect.
     ::prctl(PR_SET_PDEATHSIG, death_signal);
@@ -223,6 +225,9 @@ int RedisProcess::Launch(std::string* error) {
     *error = ErrnoText("fork");
     return 0;
   }
+  // A signal handler that runs between the fork and this line does not see the child; if the
+  // handler then ends this process (as InstallKillOnSignal's does), PR_SET_PDEATHSIG ends the
+  // child.
   if (!process_registry::Add(pid)) {
     // Not in the table, so no signal handler could stop it: it must not run.
     ::kill(pid, SIGKILL);

@@ -80,6 +80,15 @@ std::string Replication(LiveServers& servers, const std::string& node, const std
   return InfoField(Run(servers, node, {"INFO", "replication"}).str, key);
 }
 
+// For polling: "" when the node does not answer, e.g. because Sentinel, reconfiguring it,
+// killed the connection (it sends CLIENT KILL TYPE normal after REPLICAOF).
+std::string TryReplication(LiveServers& servers, const std::string& node,
+                           const std::string& key) {
+  std::string error;
+  const std::optional<Reply> reply = servers.Command(node, {"INFO", "replication"}, &error);
+  return reply.has_value() ? InfoField(reply->str, key) : std::string();
+}
+
 // Polls `condition` every 20 ms until it holds or `timeout_ms` passes.
 bool Eventually(const std::function<bool()>& condition, int timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -204,6 +213,15 @@ TEST_CASE("a paused node does not answer until it is resumed", "[live]") {
   CHECK_FALSE(process_registry::IsPaused(servers->pid("n1")));
   RedisClient client(at.host, at.port, 2000);
   CHECK(client.Command({"PING"}) == Reply::Status("PONG"));
+
+  // Stopped again and then destroyed: the destructor continues it so that it can exit.
+  REQUIRE(servers->Pause("n1", &error));
+  const int pid = servers->pid("n1");
+  CHECK(process_registry::Contains(pid));
+  servers.reset();
+  CHECK_FALSE(process_registry::Contains(pid));
+  CHECK(process_registry::Pids().empty());
+  CHECK_FALSE(Alive(pid));
 }
 
 TEST_CASE("a failover without Sentinel promotes the most up-to-date replica", "[live]") {
@@ -280,7 +298,7 @@ TEST_CASE("Sentinel fails over a killed master within down_after and a margin", 
   REQUIRE(moved);
   CHECK(took_ms >= 1000);
   CHECK(servers->NodeAt(servers->SentinelMasterAddress("n1", &error)->port) == "n2");
-  CHECK(Eventually([&] { return Replication(*servers, "n2", "role") == "master"; }, 5000));
+  CHECK(Eventually([&] { return TryReplication(*servers, "n2", "role") == "master"; }, 5000));
   CHECK(Run(*servers, "n2", {"SET", "k", "v"}) == Reply::Ok());
 
   // The old master restarts as a master (its config file says so) until Sentinel converts it
@@ -289,16 +307,42 @@ TEST_CASE("Sentinel fails over a killed master within down_after and a margin", 
   const auto restarted = Clock::now();
   // Sentinel waits until the returned master has been up and reporting its role for 8 s
   // (SENTINEL_PUBLISH_PERIOD * 4) before it reconfigures it.
-  CHECK(Eventually([&] { return Replication(*servers, "n1", "role") == "slave"; }, 30'000));
+  CHECK(Eventually([&] { return TryReplication(*servers, "n1", "role") == "slave"; }, 30'000));
   WARN("Sentinel made the restarted old master a replica after "
        << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - restarted).count()
        << " ms");
-  CHECK(Replication(*servers, "n1", "master_port") == std::to_string(servers->address("n2").port));
-  CHECK(Eventually([&] { return Run(*servers, "n1", {"GET", "k"}) == Reply::Bulk("v"); }, 5000));
+  CHECK(TryReplication(*servers, "n1", "master_port") ==
+        std::to_string(servers->address("n2").port));
+  CHECK(Eventually(
+      [&] {
+        const auto reply = servers->Command("n1", {"GET", "k"}, &error);
+        return reply.has_value() && *reply == Reply::Bulk("v");
+      },
+      5000));
   std::ifstream config(servers->dir("n1") + "/redis.conf");
   const std::string text((std::istreambuf_iterator<char>(config)), std::istreambuf_iterator<char>());
   CHECK(text.find("replicaof 127.0.0.1 " + std::to_string(servers->address("n2").port)) !=
         std::string::npos);
+
+}
+
+TEST_CASE("a requested Sentinel failover (SENTINEL FAILOVER) promotes the replica", "[live]") {
+  Scenario scenario = WithNodes({Node("n1"), Node("n2", "n1")});
+  scenario.sentinel.enabled = true;
+  scenario.sentinel.down_after_us = 30'000'000;  // No failover of its own during the test.
+  auto servers = StartOrFail(scenario);
+  std::string error;
+  REQUIRE(servers->SentinelFailover("n1", &error));
+  CHECK(Eventually(
+      [&] {
+        const auto now = servers->SentinelMasterAddress("n1", &error);
+        return now.has_value() && *now == servers->address("n2");
+      },
+      10'000));
+  CHECK(Eventually([&] { return TryReplication(*servers, "n2", "role") == "master"; }, 5000));
+  CHECK(Run(*servers, "n2", {"SET", "k", "v"}) == Reply::Ok());
+  // n1 still runs as a master until Sentinel demotes it, 8 s or more later (the test above
+  // shows that for a restarted old master).
 }
 
 TEST_CASE("a three-master cluster has the simulator's slot split and redirects", "[live]") {
