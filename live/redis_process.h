@@ -68,8 +68,9 @@ class RedisProcess {
   RedisProcess(const RedisProcess&) = delete;
   RedisProcess& operator=(const RedisProcess&) = delete;
 
-  // Faults. Pause sends SIGSTOP and Resume SIGCONT. Kill sends SIGKILL and reaps the process
-  // (nothing is flushed: what the server had not written to its files is lost). Restart
+  // Faults. Pause sends SIGSTOP (and returns once the process is stopped) and Resume SIGCONT.
+  // Kill sends SIGKILL and reaps the process: what the server had not yet written to its
+  // files is lost; what it wrote but had not fsynced is not (the kernel keeps it). Restart
   // starts it again after Kill (or after it exited on its own) on the same port, from the
   // same directory, with the same arguments and config file, and waits until it answers PING
   // (after loading its AOF); false with *error set when it cannot.
