@@ -13,6 +13,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -402,14 +404,16 @@ TEST_CASE("a three-master cluster has the simulator's slot split and redirects",
   while (true) ::pause();
 }
 
-// Forks a child that runs RunChild, returns its pid and the pids it started.
-std::vector<pid_t> StartChild(bool install_handler, pid_t* child) {
+// Forks a child that runs RunChild, returns its pid and the pids it started. The child's
+// servers put their directories under `tmpdir`, which a killed child cannot remove itself.
+std::vector<pid_t> StartChild(bool install_handler, const std::string& tmpdir, pid_t* child) {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
   *child = ::fork();
   REQUIRE(*child >= 0);
   if (*child == 0) {
     ::close(fds[0]);
+    ::setenv("TMPDIR", tmpdir.c_str(), 1);
     RunChild(fds[1], install_handler);
   }
   ::close(fds[1]);
@@ -431,9 +435,24 @@ std::vector<pid_t> StartChild(bool install_handler, pid_t* child) {
   return pids;
 }
 
+// A directory of its own for a child's servers, removed at the end of the test.
+struct ChildTmpDir {
+  std::string path;
+  ChildTmpDir() {
+    std::string pattern = "/tmp/lockstep-servers-test-XXXXXX";
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    path = pattern;
+  }
+  ~ChildTmpDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
 TEST_CASE("nothing started survives a SIGINT of its owner, paused servers included", "[live]") {
+  ChildTmpDir tmp;
   pid_t child = 0;
-  const std::vector<pid_t> pids = StartChild(/*install_handler=*/true, &child);
+  const std::vector<pid_t> pids = StartChild(/*install_handler=*/true, tmp.path, &child);
   REQUIRE(pids.size() == 5);  // Two servers, three sentinels.
   int paused = 0;
   for (const pid_t pid : pids) {
@@ -453,8 +472,9 @@ TEST_CASE("nothing started survives a SIGINT of its owner, paused servers includ
 }
 
 TEST_CASE("nothing started survives a SIGKILL of its owner, paused servers included", "[live]") {
+  ChildTmpDir tmp;
   pid_t child = 0;
-  const std::vector<pid_t> pids = StartChild(/*install_handler=*/false, &child);
+  const std::vector<pid_t> pids = StartChild(/*install_handler=*/false, tmp.path, &child);
   REQUIRE(pids.size() == 5);
   ::kill(child, SIGKILL);
   int status = 0;
