@@ -61,7 +61,7 @@ class Engine {
     }
     Slot& s = slots_[slot];
     s.fn = std::move(fn);
-    const Pending p{at, ++next_seq_, slot};
+    const Pending p{at, ++next_seq_, slot, s.generation};
     if (at < horizon_) {
       s.far = false;
       queue_.push_back(p);
@@ -84,7 +84,10 @@ class Engine {
     assert(slot < slots_.size());
     Slot& s = slots_[slot];
     if (s.generation != generation || !s.fn) return;
-    s.fn.Reset();  // Its record stays where it is and is skipped when reached.
+    s.fn.Reset();
+    // The slot is free at once (its record, now stale, stays where it is and is skipped when
+    // reached): the next event reuses it while it is still in the cache.
+    FreeSlot(slot);
     if (s.far) {
       // Cancelled timeouts pile up in the far list between refills: once they are half of it,
       // drop them, so that it stays about as long as the live far events need.
@@ -117,14 +120,15 @@ class Engine {
       if (top.at > end) break;
       std::pop_heap(queue_.begin(), queue_.end(), Later{});
       queue_.pop_back();
+      if (Stale(top)) {
+        --cancelled_;
+        continue;
+      }
       // Take the callback out and free its slot before running it: the callback may schedule
       // events, which may reuse the slot or grow the pool.
       Callback fn = std::move(slots_[top.slot].fn);
       FreeSlot(top.slot);
-      if (!fn) {
-        --cancelled_;
-        continue;
-      }
+      assert(fn);
       assert(top.at >= now_);
       now_ = top.at;
       ++events_run_;
@@ -140,8 +144,9 @@ class Engine {
  private:
   struct Pending {
     TrueTime at;
-    uint64_t seq;   // The tie-breaker: grows with every At().
-    uint32_t slot;  // Where the callback waits.
+    uint64_t seq;         // The tie-breaker: grows with every At().
+    uint32_t slot;        // Where the callback waits,
+    uint32_t generation;  // while the slot has this generation (else it was cancelled).
   };
   struct Later {
     bool operator()(const Pending& a, const Pending& b) const {
@@ -149,7 +154,7 @@ class Engine {
     }
   };
   struct Slot {
-    Callback fn;  // Empty while the slot is free, or once its event is cancelled.
+    Callback fn;  // Empty while the slot is free.
     uint32_t generation = 0;
     bool far = false;  // Its record is in far_, not in queue_.
   };
@@ -160,31 +165,25 @@ class Engine {
     ++slots_[slot].generation;
     free_slots_.push_back(slot);
   }
+  // The record's event was cancelled (its slot freed, maybe reused since).
+  bool Stale(const Pending& p) const { return slots_[p.slot].generation != p.generation; }
 
-  // Removes the records of cancelled events from the heap and frees their slots.
+  // Removes the records of cancelled events from the heap.
   void DropCancelled() {
     size_t kept = 0;
     for (const Pending& p : queue_) {
-      if (slots_[p.slot].fn) {
-        queue_[kept++] = p;
-      } else {
-        FreeSlot(p.slot);
-      }
+      if (!Stale(p)) queue_[kept++] = p;
     }
     queue_.resize(kept);
     std::make_heap(queue_.begin(), queue_.end(), Later{});
     cancelled_ = 0;
   }
 
-  // Removes the records of cancelled events from the far list and frees their slots.
+  // Removes the records of cancelled events from the far list.
   void DropCancelledFar() {
     size_t kept = 0;
     for (const Pending& p : far_) {
-      if (slots_[p.slot].fn) {
-        far_[kept++] = p;
-      } else {
-        FreeSlot(p.slot);
-      }
+      if (!Stale(p)) far_[kept++] = p;
     }
     far_.resize(kept);
     far_cancelled_ = 0;
