@@ -1,10 +1,12 @@
 #include "history/jsonl.h"
 
+#include <cassert>
 #include <cerrno>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <span>
 
 #include "history/notes.h"
@@ -40,12 +42,6 @@ void AppendJsonString(std::string* out, std::string_view s) {
   }
   out->append(s.data() + run, s.size() - run);
   out->push_back('"');
-}
-
-void AppendNumber(std::string* out, int64_t v) {
-  char buf[24];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, static_cast<size_t>(end - buf));
 }
 
 // Appends a literal, its length known at compile time: `,"key":` in one step.
@@ -243,56 +239,103 @@ class FlatJsonReader {
 
 namespace {
 
-// A name as a JSON string, from the cache when there is one (its quoted form made once).
-void AppendName(Name name, const NameTable& names, std::vector<std::string>* quoted,
-                std::string* out) {
-  if (quoted == nullptr) {
-    AppendJsonString(out, names.Str(name));
-    return;
+// The fields of a line before its detail, gathered on the stack and appended to the line in
+// one step: appending each number and name to the std::string on its own cost about as much
+// again as formatting them (a capacity check and a copy call per piece).
+class LineHead {
+ public:
+  explicit LineHead(std::string* out) : out_(out) {}
+  LineHead(const LineHead&) = delete;
+  LineHead& operator=(const LineHead&) = delete;
+  ~LineHead() { Flush(); }
+
+  template <size_t N>
+  void Literal(const char (&s)[N]) {
+    Bytes(s, N - 1);
   }
-  if (name >= quoted->size()) quoted->resize(names.size());
-  std::string& q = (*quoted)[name];
-  if (q.empty()) AppendJsonString(&q, names.Str(name));
-  out->append(q);
-}
+  void Bytes(const char* s, size_t n) {
+    if (n > kBytes - used_) {
+      Flush();
+      if (n > kBytes) {
+        out_->append(s, n);
+        return;
+      }
+    }
+    std::memcpy(buf_ + used_, s, n);
+    used_ += n;
+  }
+  void Number(int64_t v) {
+    if (kBytes - used_ < kNumberBytesMax) Flush();
+    const auto [end, ec] = std::to_chars(buf_ + used_, buf_ + kBytes, v);
+    assert(ec == std::errc());
+    used_ = static_cast<size_t>(end - buf_);
+  }
+  // A name as a JSON string, from the cache when there is one (its quoted form made once).
+  void QuotedName(Name name, const NameTable& names, std::vector<std::string>* quoted) {
+    if (quoted == nullptr) {
+      Flush();
+      AppendJsonString(out_, names.Str(name));
+      return;
+    }
+    if (name >= quoted->size()) quoted->resize(names.size());
+    std::string& q = (*quoted)[name];
+    if (q.empty()) AppendJsonString(&q, names.Str(name));
+    Bytes(q.data(), q.size());
+  }
+  void Flush() {
+    out_->append(buf_, used_);
+    used_ = 0;
+  }
+
+ private:
+  static constexpr size_t kBytes = 512;
+  static constexpr size_t kNumberBytesMax = 20;  // "-9223372036854775808"
+  std::string* out_;
+  size_t used_ = 0;
+  char buf_[kBytes];
+};
 
 void AppendLine(const Event& e, const NameTable& names, std::vector<std::string>* quoted,
                 std::string* out) {
-  AppendLiteral(out, "{\"seq\":");
-  AppendNumber(out, static_cast<int64_t>(e.seq));
-  AppendLiteral(out, ",\"t\":");
-  AppendNumber(out, e.t_us);
-  AppendLiteral(out, ",\"type\":\"");
-  out->append(TypeName(e.type));
-  out->push_back('"');
-  if (e.process != names::kNone) {
-    AppendLiteral(out, ",\"process\":");
-    AppendName(e.process, names, quoted, out);
-  }
-  if (e.thread >= 0) {
-    AppendLiteral(out, ",\"thread\":");
-    AppendNumber(out, e.thread);
-  }
-  if (e.op != names::kNone) {
-    AppendLiteral(out, ",\"op\":");
-    AppendName(e.op, names, quoted, out);
-  }
-  if (e.lock != names::kNone) {
-    AppendLiteral(out, ",\"lock\":");
-    AppendName(e.lock, names, quoted, out);
-  }
-  if (e.peer != names::kNone) {
-    AppendLiteral(out, ",\"peer\":");
-    AppendName(e.peer, names, quoted, out);
-  }
-  if (e.local_ms != 0) {
-    AppendLiteral(out, ",\"local_ms\":");
-    AppendNumber(out, e.local_ms);
-  }
-  if (e.has_value) {
-    AppendLiteral(out, ",\"value\":");
-    AppendNumber(out, e.value);
-  }
+  {
+    LineHead head(out);
+    head.Literal("{\"seq\":");
+    head.Number(static_cast<int64_t>(e.seq));
+    head.Literal(",\"t\":");
+    head.Number(e.t_us);
+    head.Literal(",\"type\":\"");
+    const std::string_view type = TypeName(e.type);
+    head.Bytes(type.data(), type.size());
+    head.Literal("\"");
+    if (e.process != names::kNone) {
+      head.Literal(",\"process\":");
+      head.QuotedName(e.process, names, quoted);
+    }
+    if (e.thread >= 0) {
+      head.Literal(",\"thread\":");
+      head.Number(e.thread);
+    }
+    if (e.op != names::kNone) {
+      head.Literal(",\"op\":");
+      head.QuotedName(e.op, names, quoted);
+    }
+    if (e.lock != names::kNone) {
+      head.Literal(",\"lock\":");
+      head.QuotedName(e.lock, names, quoted);
+    }
+    if (e.peer != names::kNone) {
+      head.Literal(",\"peer\":");
+      head.QuotedName(e.peer, names, quoted);
+    }
+    if (e.local_ms != 0) {
+      head.Literal(",\"local_ms\":");
+      head.Number(e.local_ms);
+    }
+    if (e.has_value) {
+      head.Literal(",\"value\":");
+      head.Number(e.value);
+    }
+  }  // The head is in *out.
   const size_t before = out->size();
   AppendLiteral(out, ",\"detail\":\"");
   const size_t text_at = out->size();

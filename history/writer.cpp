@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <cassert>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -64,6 +65,8 @@ HistoryWriter::HistoryWriter(std::string path, HistoryFormat format, const NameT
     : path_(std::move(path)), format_(format), lines_(names), file_(std::move(file)),
       hash_(kFnvOffset) {
   buffer_.reserve(kBufferBytes + 4096);
+  handed_.reserve(kBufferBytes + 4096);
+  thread_ = std::thread([this] { WriteLoop(); });
 }
 
 HistoryWriter::~HistoryWriter() { Close(); }
@@ -73,36 +76,62 @@ void HistoryWriter::OnEvent(const Event& e) {
   const size_t start = buffer_.size();
   lines_.Append(e, &buffer_);
   buffer_.push_back('\n');
-  hash_ = FnvAppend(hash_, std::string_view(buffer_).substr(start));
   bytes_ += buffer_.size() - start;
-  if (buffer_.size() >= kBufferBytes) WriteBuffer();
+  if (buffer_.size() >= kBufferBytes) HandOver();
 }
 
-bool HistoryWriter::WriteBuffer() {
-  if (buffer_.empty()) return error_.empty();
-  if (!error_.empty() || file_ == nullptr) {
-    buffer_.clear();
-    return false;
+void HistoryWriter::HandOver() {
+  assert(thread_.joinable());
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return !pending_; });
+  assert(handed_.empty());
+  handed_.swap(buffer_);
+  pending_ = true;
+  cv_.notify_all();
+}
+
+void HistoryWriter::WaitWritten() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return !pending_; });
+}
+
+void HistoryWriter::WriteLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [this] { return pending_ || closing_; });
+    if (!pending_) return;  // Closing, and everything handed over is written.
+    // While pending_ is set, handed_, hash_ and error_ are this thread's alone.
+    lock.unlock();
+    Write(handed_);
+    handed_.clear();
+    lock.lock();
+    pending_ = false;
+    cv_.notify_all();
   }
-  bool ok = true;
+}
+
+void HistoryWriter::Write(const std::string& bytes) {
+  // The hash covers every line, written or not, as the events are counted after an error.
+  hash_ = FnvAppend(hash_, bytes);
+  if (!error_.empty() || file_ == nullptr) return;
   if (file_->plain != nullptr) {
-    ok = std::fwrite(buffer_.data(), 1, buffer_.size(), file_->plain) == buffer_.size();
-    if (!ok) error_ = "write to " + path_ + " failed: " + std::strerror(errno);
+    if (std::fwrite(bytes.data(), 1, bytes.size(), file_->plain) != bytes.size()) {
+      error_ = "write to " + path_ + " failed: " + std::strerror(errno);
+    }
   } else if (file_->gz != nullptr) {
-    ok = gzwrite(file_->gz, buffer_.data(), static_cast<unsigned>(buffer_.size())) ==
-         static_cast<int>(buffer_.size());
-    if (!ok) {
+    if (gzwrite(file_->gz, bytes.data(), static_cast<unsigned>(bytes.size())) !=
+        static_cast<int>(bytes.size())) {
       int code = 0;
       error_ = "write to " + path_ + " failed: " + gzerror(file_->gz, &code);
     }
   }
-  buffer_.clear();
-  return ok;
 }
 
 bool HistoryWriter::Flush() {
-  if (!WriteBuffer() && !error_.empty()) return false;
-  if (file_ == nullptr) return error_.empty();
+  if (!thread_.joinable()) return error_.empty();  // Closed.
+  if (!buffer_.empty()) HandOver();
+  WaitWritten();
+  if (!error_.empty() || file_ == nullptr) return error_.empty();
   if (file_->plain != nullptr && std::fflush(file_->plain) != 0) {
     error_ = "write to " + path_ + " failed: " + std::strerror(errno);
   } else if (file_->gz != nullptr && gzflush(file_->gz, Z_SYNC_FLUSH) != Z_OK) {
@@ -113,8 +142,14 @@ bool HistoryWriter::Flush() {
 }
 
 bool HistoryWriter::Close() {
-  if (file_ == nullptr) return error_.empty();
-  WriteBuffer();
+  if (!thread_.joinable()) return error_.empty();
+  if (!buffer_.empty()) HandOver();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+    cv_.notify_all();
+  }
+  thread_.join();  // It writes what was handed over before it ends.
   if (file_->plain != nullptr) {
     if (std::fclose(file_->plain) != 0 && error_.empty()) {
       error_ = "closing " + path_ + " failed: " + std::strerror(errno);

@@ -7,6 +7,13 @@
 // are reused, so a run that schedules millions of events allocates for only as many as are
 // pending at once. The queue is a binary heap; since (time, sequence) orders events totally,
 // every heap of the same records pops them in the same order.
+//
+// Events due at or after a horizon wait outside the heap, in an unordered list, until the heap
+// runs dry; then the horizon moves to the earliest of them plus kNearUs and those before it join
+// the heap. Most far events are client timeouts armed for every command and cancelled a few
+// milliseconds later: they are dropped from the list without ever being ordered, and the heap
+// holds only the next moments' events. Every heap event is before the horizon and every listed
+// one at or after it, so the events still run in (time, sequence) order.
 #ifndef LOCKSTEP_SIM_ENGINE_H_
 #define LOCKSTEP_SIM_ENGINE_H_
 
@@ -31,6 +38,11 @@ class Engine {
   // that reuses the slot.
   using EventId = uint64_t;
 
+  // How far past the earliest far event the horizon moves: the heap then holds about this
+  // much simulated time's events. Shorter than the clients' command timeouts (a second and
+  // more), so that those wait in the far list; long enough that the list is seldom scanned.
+  static constexpr int64_t kNearUs = 500'000;
+
   TrueTime now() const { return now_; }
   uint64_t events_run() const { return events_run_; }
 
@@ -49,8 +61,15 @@ class Engine {
     }
     Slot& s = slots_[slot];
     s.fn = std::move(fn);
-    queue_.push_back(Pending{at, ++next_seq_, slot});
-    std::push_heap(queue_.begin(), queue_.end(), Later{});
+    const Pending p{at, ++next_seq_, slot, s.generation};
+    if (at < horizon_) {
+      s.far = false;
+      queue_.push_back(p);
+      std::push_heap(queue_.begin(), queue_.end(), Later{});
+    } else {
+      s.far = true;
+      far_.push_back(p);
+    }
     return (EventId{s.generation} << 32) | slot;
   }
   EventId After(int64_t delay_us, Callback fn) {
@@ -65,19 +84,34 @@ class Engine {
     assert(slot < slots_.size());
     Slot& s = slots_[slot];
     if (s.generation != generation || !s.fn) return;
-    s.fn.Reset();  // Its record stays in the queue and is skipped when due.
+    s.fn.Reset();
+    // The slot is free at once (its record, now stale, stays where it is and is skipped when
+    // reached): the next event reuses it while it is still in the cache.
+    FreeSlot(slot);
+    if (s.far) {
+      // Cancelled timeouts pile up in the far list between refills: once they are half of it,
+      // drop them, so that it stays about as long as the live far events need.
+      ++far_cancelled_;
+      if (far_cancelled_ >= kDropCancelledMin && 2 * far_cancelled_ >= far_.size()) {
+        DropCancelledFar();
+      }
+      return;
+    }
     ++cancelled_;
-    // Client timeouts are armed for every command and mostly cancelled seconds before they
-    // are due: once cancelled records are half the queue, drop them, so that the heap stays
-    // about as deep as the live events need.
+    // Likewise for the heap, whose depth every push and pop pays for.
     if (cancelled_ >= kDropCancelledMin && 2 * cancelled_ >= queue_.size()) DropCancelled();
   }
 
-  // Runs events until the queue is empty or the next event is after `end`; then sets now to
-  // `end`. Returns false if `stop` was requested by an event, or `should_stop` (when given;
-  // asked every 1024 events) said so.
+  // Runs events until none is left or the next event is after `end`; then sets now to `end`.
+  // Returns false if `stop` was requested by an event, or `should_stop` (when given; asked
+  // every 1024 events) said so.
   bool RunUntil(TrueTime end, const std::function<bool()>* should_stop = nullptr) {
-    while (!queue_.empty() && !stop_) {
+    while (!stop_) {
+      if (queue_.empty()) {
+        if (far_.empty()) break;
+        Refill();
+        continue;
+      }
       if (should_stop != nullptr && (events_run_ & 1023) == 0 && (*should_stop)()) {
         stop_ = true;
         break;
@@ -86,14 +120,15 @@ class Engine {
       if (top.at > end) break;
       std::pop_heap(queue_.begin(), queue_.end(), Later{});
       queue_.pop_back();
+      if (Stale(top)) {
+        --cancelled_;
+        continue;
+      }
       // Take the callback out and free its slot before running it: the callback may schedule
       // events, which may reuse the slot or grow the pool.
       Callback fn = std::move(slots_[top.slot].fn);
       FreeSlot(top.slot);
-      if (!fn) {
-        --cancelled_;
-        continue;
-      }
+      assert(fn);
       assert(top.at >= now_);
       now_ = top.at;
       ++events_run_;
@@ -109,8 +144,9 @@ class Engine {
  private:
   struct Pending {
     TrueTime at;
-    uint64_t seq;   // The tie-breaker: grows with every At().
-    uint32_t slot;  // Where the callback waits.
+    uint64_t seq;         // The tie-breaker: grows with every At().
+    uint32_t slot;        // Where the callback waits,
+    uint32_t generation;  // while the slot has this generation (else it was cancelled).
   };
   struct Later {
     bool operator()(const Pending& a, const Pending& b) const {
@@ -118,8 +154,9 @@ class Engine {
     }
   };
   struct Slot {
-    Callback fn;  // Empty while the slot is free, or once its event is cancelled.
+    Callback fn;  // Empty while the slot is free.
     uint32_t generation = 0;
+    bool far = false;  // Its record is in far_, not in queue_.
   };
   // Below this many cancelled records, dropping them is not worth a pass over the queue.
   static constexpr size_t kDropCancelledMin = 64;
@@ -128,28 +165,65 @@ class Engine {
     ++slots_[slot].generation;
     free_slots_.push_back(slot);
   }
+  // The record's event was cancelled (its slot freed, maybe reused since).
+  bool Stale(const Pending& p) const { return slots_[p.slot].generation != p.generation; }
 
-  // Removes the records of cancelled events from the queue and frees their slots.
+  // Removes the records of cancelled events from the heap.
   void DropCancelled() {
     size_t kept = 0;
     for (const Pending& p : queue_) {
-      if (slots_[p.slot].fn) {
-        queue_[kept++] = p;
-      } else {
-        FreeSlot(p.slot);
-      }
+      if (!Stale(p)) queue_[kept++] = p;
     }
     queue_.resize(kept);
     std::make_heap(queue_.begin(), queue_.end(), Later{});
     cancelled_ = 0;
   }
 
+  // Removes the records of cancelled events from the far list.
+  void DropCancelledFar() {
+    size_t kept = 0;
+    for (const Pending& p : far_) {
+      if (!Stale(p)) far_[kept++] = p;
+    }
+    far_.resize(kept);
+    far_cancelled_ = 0;
+  }
+
+  // The heap ran dry: moves the horizon to kNearUs past the earliest live far event and moves
+  // the far events before it into the heap (cancelled ones are dropped on the way).
+  void Refill() {
+    assert(queue_.empty());
+    DropCancelledFar();
+    if (far_.empty()) return;
+    TrueTime earliest = far_.front().at;
+    for (const Pending& p : far_) earliest = std::min(earliest, p.at);
+    assert(earliest >= horizon_);
+    horizon_ = earliest > std::numeric_limits<TrueTime>::max() - kNearUs
+                   ? std::numeric_limits<TrueTime>::max()
+                   : earliest + kNearUs;
+    size_t kept = 0;
+    for (const Pending& p : far_) {
+      if (p.at < horizon_ || p.at == std::numeric_limits<TrueTime>::max()) {
+        slots_[p.slot].far = false;
+        queue_.push_back(p);
+      } else {
+        far_[kept++] = p;
+      }
+    }
+    far_.resize(kept);
+    std::make_heap(queue_.begin(), queue_.end(), Later{});
+  }
+
   TrueTime now_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t events_run_ = 0;
   bool stop_ = false;
+  // Every event in queue_ is due before the horizon, every one in far_ at or after it.
+  TrueTime horizon_ = 0;
   std::vector<Pending> queue_;  // A heap by Later: front() is the next event.
   size_t cancelled_ = 0;        // Records in queue_ whose event was cancelled.
+  std::vector<Pending> far_;    // In no order.
+  size_t far_cancelled_ = 0;    // Records in far_ whose event was cancelled.
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
 };
