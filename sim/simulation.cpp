@@ -17,11 +17,13 @@
 #include "core/server.h"
 #include "core/strings.h"
 #include "history/kinds.h"
+#include "history/lease_owners.h"
 #include "history/notes.h"
 #include "locks/factory.h"
 #include "locks/scripts.h"
 #include "sim/engine.h"
 #include "base/random.h"
+#include "base/uuid.h"
 
 namespace lockstep::sim {
 
@@ -36,65 +38,6 @@ constexpr int64_t kSentinelPeriodUs = 100'000;
 constexpr int64_t kAofFsyncPeriodUs = 1'000'000;
 
 std::string Ms(int64_t us) { return history::FormatMs(us); }
-
-std::string UuidFrom(Prng& rng) {
-  const uint64_t hi = rng.Next();
-  const uint64_t lo = rng.Next();
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08" PRIx64 "-%04" PRIx64 "-4%03" PRIx64 "-%04" PRIx64 "-%012" PRIx64,
-                hi >> 32, (hi >> 16) & 0xffff, hi & 0xfff, ((lo >> 48) & 0x3fffu) | uint64_t{0x8000},
-                lo & uint64_t{0xffffffffffff});
-  return buf;
-}
-
-// The owners of a lock key as the history names them: the hash's fields (Redisson's
-// "<uuid>:<threadId>", and "mode" for the read-write lock), or a string lock's value.
-std::string OwnersOf(const Entry& e) {
-  switch (e.type()) {
-    case ValueType::kHash: {
-      std::vector<std::string> names;
-      for (const auto& [field, value] : std::get<Hash>(e.value).fields()) names.push_back(field);
-      std::sort(names.begin(), names.end());
-      std::string out;
-      for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
-      return out;
-    }
-    case ValueType::kString: return std::get<std::string>(e.value);
-    default: return TypeName(e.type());
-  }
-}
-
-// Whether OwnersOf(e) == owners, without building OwnersOf(e): the lock key is looked at after
-// every command, and its owners rarely change.
-bool OwnersAre(const Entry& e, std::string_view owners) {
-  switch (e.type()) {
-    case ValueType::kHash: {
-      const auto& fields = std::get<Hash>(e.value).fields();
-      // The field names sorted on the stack: a lock hash holds one to a few fields.
-      constexpr size_t kFieldsMax = 8;
-      if (fields.size() > kFieldsMax) return OwnersOf(e) == owners;
-      std::array<const std::string*, kFieldsMax> sorted;
-      size_t count = 0;
-      for (const auto& [field, value] : fields) sorted[count++] = &field;
-      std::sort(sorted.begin(), sorted.begin() + count,
-                [](const std::string* a, const std::string* b) { return *a < *b; });
-      // Read `owners` as OwnersOf writes it: a comma before each name once the text is not empty.
-      size_t at = 0;
-      for (size_t i = 0; i < count; ++i) {
-        if (at > 0) {
-          if (at == owners.size() || owners[at] != ',') return false;
-          ++at;
-        }
-        const std::string& name = *sorted[i];
-        if (owners.substr(at, name.size()) != name) return false;
-        at += name.size();
-      }
-      return at == owners.size();
-    }
-    case ValueType::kString: return std::get<std::string>(e.value) == owners;
-    default: return TypeName(e.type()) == owners;
-  }
-}
 
 }  // namespace
 
@@ -704,27 +647,19 @@ struct Simulation::Impl {
     const bool live = e != nullptr && !Keyspace::IsExpired(*e, now_ms);
     const int64_t expire_ms = live ? e->expire_at_ms : kNoExpiry;
     // Only a change of owners makes an event, and builds the new owners' text.
-    const bool same = live ? OwnersAre(*e, n.lock_owners) : n.lock_owners.empty();
-    assert(same == ((live ? OwnersOf(*e) : std::string()) == n.lock_owners));
+    const bool same = live ? history::OwnersAre(*e, n.lock_owners) : n.lock_owners.empty();
+    assert(same == ((live ? history::OwnersOf(*e) : std::string()) == n.lock_owners));
     if (!same) {
-      std::string owners = live ? OwnersOf(*e) : std::string();
+      std::string owners = live ? history::OwnersOf(*e) : std::string();
       history::Event ev;
       ev.type = EventType::kLease;
       ev.process = n.id;
       ev.lock = lock_id;
       ev.local_ms = now_ms;
-      if (owners.empty()) {
-        // Gone because its time ran out (seen by active expiry or by a lookup), or removed.
-        const bool timed_out = n.lock_expire_ms != kNoExpiry && now_ms > n.lock_expire_ms;
-        ev.op = timed_out ? names::kExpired : gone_as;
-        if (!n.lock_owners.empty()) ev.detail = history::Owners{n.lock_owners};
-      } else if (n.lock_owners.empty()) {
-        ev.op = names::kAcquired;
-        ev.detail = history::Owners{owners};
-      } else {
-        ev.op = names::kOwners;  // The set of owner fields changed (a read lock joined, say).
-        ev.detail = history::Owners{owners};
-      }
+      const bool timed_out = n.lock_expire_ms != kNoExpiry && now_ms > n.lock_expire_ms;
+      ev.op = history::LeaseOpOf(n.lock_owners, owners, timed_out, gone_as);
+      const std::string& shown = owners.empty() ? n.lock_owners : owners;
+      if (!shown.empty()) ev.detail = history::Owners{shown};
       Record(ev);
       n.lock_owners = std::move(owners);
     }
