@@ -1,0 +1,286 @@
+// Short live runs of an RLock scenario on a real redis-server: the history the live driver
+// records reads through the same checkers as a simulated run (mutual exclusion holds), with
+// invoke/ok pairs, an exec for every command, lease events from the probe transactions, an
+// expiry seen through keyspace notifications, and a client crash and restart.
+#include "live/driver.h"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "check/check.h"
+#include "history/writer.h"
+#include "live/redis_process.h"
+#include "model/scenario_toml.h"
+#include "pipeline/pipeline.h"
+
+namespace lockstep::live {
+namespace {
+
+using history::EventType;
+namespace names = history::names;
+
+// A worker's loop for these tests only: tryLock -> critical section -> unlock -> think.
+// (drive/'s workload replaces it once it exists.)
+class TestWorkload : public ClientWorkload {
+ public:
+  TestWorkload(ClientHost& host, const Scenario& scenario, const ClientSpec& client)
+      : host_(host), scenario_(scenario), threads_(client.threads), busy_op_(client.threads) {}
+
+  void Start(bool) override {
+    for (int t = 0; t < threads_; ++t) host_.After(host_.rng().UniformInt(0, 20'000), [this, t] { Acquire(t); });
+  }
+  void OnComplete(int t, const locks::OpResult& result) override {
+    history::Event e;
+    e.type = result.status == locks::OpResult::Status::kOk     ? EventType::kOk
+             : result.status == locks::OpResult::Status::kFail ? EventType::kFail
+                                                               : EventType::kInfo;
+    e.process = Self();
+    e.thread = t;
+    e.op = busy_op_[static_cast<size_t>(t)];
+    e.lock = Lock();
+    e.local_ms = host_.WallMs();
+    if (!result.detail.empty()) e.detail = history::Text{result.detail};
+    host_.Record(e);
+    const bool acquired = e.op == names::kAcquire && e.type == EventType::kOk;
+    host_.After(0, [this, t, acquired] {
+      if (acquired) return Enter(t);
+      host_.After(scenario_.workload.think_us.Sample(host_.rng()), [this, t] { Acquire(t); });
+    });
+  }
+
+ private:
+  history::Name Self() { return process_; }
+  history::Name Lock() { return lock_; }
+  void Invoke(int t, history::Name op, const history::Detail& detail) {
+    busy_op_[static_cast<size_t>(t)] = op;
+    history::Event e;
+    e.type = EventType::kInvoke;
+    e.process = Self();
+    e.thread = t;
+    e.op = op;
+    e.lock = Lock();
+    e.local_ms = host_.WallMs();
+    e.detail = detail;
+    host_.Record(e);
+  }
+  void Acquire(int t) {
+    locks::AcquireArgs args;
+    args.wait_us = scenario_.workload.wait_us;
+    args.lease_us = scenario_.workload.lease_us;
+    history::AcquireCall call;
+    call.wait_us = args.wait_us;
+    call.lease_us = args.lease_us > 0 ? args.lease_us : -1;
+    Invoke(t, names::kAcquire, call);
+    host_.protocol().Acquire(host_.outbox(), t, args);
+  }
+  void Enter(int t) {
+    Resource(t, names::kEnter);
+    host_.After(scenario_.workload.critical_us.Sample(host_.rng()), [this, t] {
+      Resource(t, names::kExit);
+      Invoke(t, names::kRelease, history::StockText{});
+      host_.protocol().Release(host_.outbox(), t);
+    });
+  }
+  void Resource(int t, history::Name op) {
+    history::Event e;
+    e.type = EventType::kResource;
+    e.process = Self();
+    e.thread = t;
+    e.op = op;
+    e.lock = Lock();
+    e.local_ms = host_.WallMs();
+    host_.Record(e);
+  }
+
+ public:
+  history::Name process_ = names::kNone;
+  history::Name lock_ = names::kNone;
+
+ private:
+  ClientHost& host_;
+  const Scenario& scenario_;
+  int threads_;
+  std::vector<history::Name> busy_op_;
+};
+
+struct LiveResult {
+  check::Verdict streamed;
+  check::Verdict from_file;
+  history::History history;
+  std::map<std::string, int> counts;  // "invoke acquire", "ok release", "lease acquired", "exec".
+};
+
+Scenario Load(const std::string& toml) {
+  ScenarioError error;
+  auto s = LoadScenarioString(toml, "test.toml", &error);
+  INFO(error.ToString());
+  REQUIRE(s.has_value());
+  return *s;
+}
+
+// Runs `scenario` live on one fresh redis-server (n1) through the run's pipeline: the checkers
+// and a history file as sinks, as `lockstep run` has them. `faults` runs after the run began.
+LiveResult RunLive(const Scenario& scenario,
+                   const std::function<void(LiveRun&, history::Recorder&)>& faults = nullptr) {
+  RedisProcess::Options server_options;
+  server_options.extra_args = {"--notify-keyspace-events", "Ex"};
+  auto server = RedisProcess::StartOrThrow(server_options);
+
+  history::Recorder recorder;
+  LiveOptions options;
+  options.nodes["n1"] = NodeAddress{"127.0.0.1", server->port()};
+  options.lua_dir = std::string(LOCKSTEP_SOURCE_DIR) + "/lua";
+  options.workload = [&recorder, &scenario](ClientHost& host, const Scenario& s,
+                                            const ClientSpec& client) {
+    auto w = std::make_unique<TestWorkload>(host, s, client);
+    w->process_ = recorder.names().Intern(client.name);
+    w->lock_ = recorder.names().Intern(scenario.protocol.lock_name);
+    return w;
+  };
+  std::string error;
+  auto run = LiveRun::Create(scenario, options, recorder, &error);
+  INFO(error);
+  REQUIRE(run != nullptr);
+
+  LiveResult result{check::Verdict{}, check::Verdict{}, history::History(recorder.shared_names()), {}};
+  check::Checker checker(&recorder.names(), CheckOptionsOf(scenario));
+  recorder.AddSink(&checker);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("lockstep-live-" + scenario.name + ".jsonl")).string();
+  auto writer = history::HistoryWriter::Open(path, history::HistoryFormat::kJsonl, &recorder.names(), &error);
+  REQUIRE(writer != nullptr);
+  recorder.AddSink(writer.get());
+  recorder.AddSink(&result.history);
+  if (faults) faults(*run, recorder);
+  run->Run();
+  REQUIRE(writer->Close());
+  result.streamed = checker.Finish();
+  auto from_file = check::CheckHistoryFile(path, CheckOptionsOf(scenario), &error);
+  INFO(error);
+  REQUIRE(from_file.has_value());
+  result.from_file = *from_file;
+  // LOCKSTEP_KEEP_LIVE_HISTORY=1 keeps the file, to look at a run (`lockstep report` reads it).
+  if (std::getenv("LOCKSTEP_KEEP_LIVE_HISTORY") == nullptr) std::filesystem::remove(path);
+  const history::History& h = result.history;
+  for (const history::Event& e : h.events()) {
+    std::string key = history::TypeName(e.type);
+    if (e.type != EventType::kExec) key += " " + h.Str(e.op);
+    ++result.counts[key];
+  }
+  return result;
+}
+
+bool Holds(const check::Verdict& v, std::string_view property) {
+  const check::PropertyResult* r = v.Find(property);
+  REQUIRE(r != nullptr);
+  if (r->violated && !r->violations.empty()) UNSCOPED_INFO(r->violations.front().explanation);
+  return !r->violated;
+}
+
+constexpr const char* kRlock = R"(
+name = "live-rlock"
+seed = 3
+duration_ms = 2500
+
+[[nodes]]
+name = "n1"
+
+[[clients]]
+count = 3
+threads = 2
+
+[protocol]
+kind = "rlock"
+version = "v3.13.6"
+watchdog_timeout_ms = 3000
+
+[workload]
+mode = "trylock"
+wait_ms = 1000
+critical_ms = { dist = "uniform", min = 5, max = 30 }
+think_ms = { dist = "uniform", min = 5, max = 40 }
+)";
+
+TEST_CASE("LiveRun: a short RLock run on redis-server holds mutual exclusion") {
+  const Scenario scenario = Load(kRlock);
+  LiveResult r = RunLive(scenario);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  CHECK(Holds(r.streamed, "resource_exclusion"));
+  CHECK(Holds(r.streamed, "lease_safety"));
+  CHECK(Holds(r.from_file, "mutual_exclusion"));
+  // Contention: many acquisitions, each with its release, each seen on the node.
+  CHECK(r.counts["invoke acquire"] >= 20);
+  CHECK(r.counts["ok acquire"] >= 20);
+  CHECK(r.counts["ok release"] >= 20);
+  CHECK(r.counts["invoke release"] - r.counts["ok release"] <= 6);  // In flight at the end.
+  CHECK(r.counts["lease acquired"] >= r.counts["ok acquire"] - 6);
+  CHECK(r.counts["lease released"] >= r.counts["ok release"] - 6);
+  CHECK(r.counts["lease expired"] == 0);
+  CHECK(r.counts["exec"] >= r.counts["invoke acquire"] + r.counts["invoke release"]);
+  CHECK(r.counts["note client"] == 3);
+  // Every lease event is of the lock on n1, and acquired/released alternate on the one master.
+  history::Name last = names::kNone;
+  for (const history::Event& e : r.history.events()) {
+    if (e.type != EventType::kLease) continue;
+    CHECK(r.history.Str(e.process) == "n1");
+    CHECK(e.op != last);
+    last = e.op;
+  }
+}
+
+TEST_CASE("LiveRun: a crashed holder's lease expires on the server; the client restarts anew") {
+  Scenario scenario = Load(kRlock);
+  scenario.name = "live-rlock-crash";
+  scenario.workload.lease_us = 300'000;  // An explicit lease: no watchdog keeps it alive.
+  scenario.workload.critical_us = Distribution::Fixed(100'000);
+  // Two single-thread clients, so that the restarted c1 surely gets its turn again.
+  scenario.clients.resize(2);
+  for (ClientSpec& c : scenario.clients) c.threads = 1;
+  // Crashes c1 the first time it holds the lock after 300 ms; restarts it 500 ms later.
+  struct CrashOnHold : history::EventSink {
+    LiveRun* run = nullptr;
+    history::Name c1 = names::kNone;
+    bool done = false;
+    void OnEvent(const history::Event& e) override {
+      if (done || e.process != c1 || e.type != EventType::kOk || e.op != names::kAcquire) return;
+      if (e.t_us < 300'000) return;
+      done = true;
+      run->loop().After(0, [this] { CHECK(run->CrashClient("c1", 500'000)); });
+    }
+  } crash;
+  LiveResult r = RunLive(scenario, [&crash](LiveRun& run, history::Recorder& recorder) {
+    crash.run = &run;
+    crash.c1 = recorder.names().Intern("c1");
+    recorder.AddSink(&crash);
+  });
+  REQUIRE(crash.done);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  CHECK(r.counts["fault crash"] == 1);
+  CHECK(r.counts["fault restart"] == 1);
+  CHECK(r.counts["note client"] == 3);  // Two starts and one restart.
+  // Its lease ran out on the server: seen through the expiry notification's probe.
+  CHECK(r.counts["lease expired"] >= 1);
+  CHECK(Holds(r.streamed, "lease_safety"));
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  CHECK(Holds(r.from_file, "mutual_exclusion"));
+  // The restarted c1 has a new UUID and takes the lock again.
+  std::vector<std::string> c1_uuids;
+  bool c1_after_restart = false;
+  bool restarted = false;
+  for (const history::Event& e : r.history.events()) {
+    if (r.history.Str(e.process) != "c1") continue;
+    if (e.type == EventType::kNote && e.op == names::kClient) c1_uuids.push_back(r.history.DetailOf(e));
+    if (e.type == EventType::kFault && e.op == names::kRestart) restarted = true;
+    if (restarted && e.type == EventType::kOk && e.op == names::kAcquire) c1_after_restart = true;
+  }
+  REQUIRE(c1_uuids.size() == 2);
+  CHECK(c1_uuids[0] != c1_uuids[1]);
+  CHECK(c1_after_restart);
+}
+
+}  // namespace
+}  // namespace lockstep::live
