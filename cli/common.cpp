@@ -28,6 +28,15 @@ std::string Seconds(int64_t us) {
   return buf;
 }
 
+std::string FormatFactor(double factor) {
+  char buf[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, factor);
+    if (std::strtod(buf, nullptr) == factor) break;
+  }
+  return buf;
+}
+
 std::optional<int> ParseArgs(const std::string& command, const std::vector<std::string>& args,
                              const po::options_description& desc,
                              const po::options_description& hidden, const char* positional_name,

@@ -21,6 +21,10 @@ std::string ShellQuote(const std::string& s);
 // "1.250 s" for 1,250,000 us.
 std::string Seconds(int64_t us);
 
+// A factor as the user would type it again: "0.1", "2.5" (the shortest text that reads back
+// the same number).
+std::string FormatFactor(double factor);
+
 // Parses `args` for `lockstep <command>`: the options of `desc` and one positional argument
 // stored through `positional_name` (declared by the caller in `hidden`). Returns the exit status
 // when the command is to end here (--help printed: 0; a bad flag reported: 2), else nullopt.

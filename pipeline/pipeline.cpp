@@ -15,7 +15,22 @@ check::CheckOptions CheckOptionsOf(const Scenario& scenario) {
 
 std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& scenario,
                                           const PipelineOptions& options, std::string* error) {
-  history::Recorder& recorder = sim.recorder();
+  const bool may_stop = options.interrupted != nullptr || static_cast<bool>(options.should_stop);
+  return RunPipelineWith(
+      sim.recorder(), scenario, options,
+      [&](const std::function<bool()>& should_stop) {
+        // The simulator asks only when somebody may say stop: its loop stays lean otherwise.
+        sim.Run(options.progress, options.progress_every_us,
+                may_stop ? should_stop : std::function<bool()>());
+        return DriveOutcome{sim.events_run(), sim.end_us(), sim.interrupted()};
+      },
+      error);
+}
+
+std::optional<PipelineResult> RunPipelineWith(
+    history::Recorder& recorder, const Scenario& scenario, const PipelineOptions& options,
+    const std::function<DriveOutcome(const std::function<bool()>& should_stop)>& drive,
+    std::string* error) {
   check::Checker checker(&recorder.names(), CheckOptionsOf(scenario));
   recorder.AddSink(&checker);
   std::unique_ptr<history::HistoryWriter> writer;
@@ -26,14 +41,11 @@ std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& 
     recorder.AddSink(writer.get());
   }
   const auto start = std::chrono::steady_clock::now();
-  std::function<bool()> should_stop;
-  if (options.interrupted != nullptr || options.should_stop) {
-    should_stop = [&options] {
-      return (options.interrupted != nullptr && *options.interrupted) ||
-             (options.should_stop && options.should_stop());
-    };
-  }
-  sim.Run(options.progress, options.progress_every_us, should_stop);
+  const std::function<bool()> should_stop = [&options] {
+    return (options.interrupted != nullptr && *options.interrupted) ||
+           (options.should_stop && options.should_stop());
+  };
+  const DriveOutcome outcome = drive(should_stop);
   PipelineResult result;
   // The file is complete and closed before anyone reads it again.
   if (writer && !writer->Close()) {
@@ -43,9 +55,9 @@ std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& 
   result.verdict = checker.Finish();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.history_events = recorder.count();
-  result.engine_events = sim.events_run();
-  result.end_us = sim.end_us();
-  result.interrupted = sim.interrupted();
+  result.engine_events = outcome.engine_events;
+  result.end_us = outcome.end_us;
+  result.interrupted = outcome.interrupted;
   result.history_written = writer != nullptr;
   if (writer) result.history_hash = writer->hash();
   return result;

@@ -47,6 +47,22 @@ struct PipelineResult {
 std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& scenario,
                                           const PipelineOptions& options, std::string* error);
 
+// What a driver tells the pipeline when its run is over.
+struct DriveOutcome {
+  uint64_t engine_events = 0;  // The driver's own count of what it did (engine events, I/O).
+  int64_t end_us = 0;          // Where the run ended in true time.
+  bool interrupted = false;
+};
+
+// The same pipeline for any driver (the simulator, the live harness): the checkers and the
+// history writer are added to `recorder`, then `drive` runs the whole scenario, asking
+// `should_stop` (never null) now and then whether to stop early. Extra sinks (e.g. an
+// OperationLog) can be added to the recorder by the caller before.
+std::optional<PipelineResult> RunPipelineWith(
+    history::Recorder& recorder, const Scenario& scenario, const PipelineOptions& options,
+    const std::function<DriveOutcome(const std::function<bool()>& should_stop)>& drive,
+    std::string* error);
+
 // The checkers' options a scenario implies.
 check::CheckOptions CheckOptionsOf(const Scenario& scenario);
 

@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential dpkg-dev patch cmake pkg-config
   catch2 librapidcheck-dev libhiredis-dev libboost-program-options-dev
-  libtomlplusplus-dev zlib1g-dev redis-server redis-tools
+  libtomlplusplus-dev zlib1g-dev redis-server redis-tools redis-sentinel libfaketime
 )
 
 missing=()

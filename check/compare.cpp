@@ -1,0 +1,154 @@
+#include "check/compare.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "history/notes.h"
+
+namespace lockstep::check {
+
+namespace {
+
+using history::EventType;
+
+const char* OutcomeName(EventType t) {
+  switch (t) {
+    case EventType::kOk: return "ok";
+    case EventType::kFail: return "fail";
+    case EventType::kInfo: return "info (unknown outcome)";
+    default: return "unfinished";
+  }
+}
+
+std::string Seconds(int64_t us) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f s", static_cast<double>(us) / 1e6);
+  return buf;
+}
+
+// "ok (acquired) at 1.203 s, last reply from n1: 1" for one run's side of a divergence.
+std::string Side(const OperationLog::Operation& op) {
+  std::string out = OutcomeName(op.outcome);
+  if (!op.detail.empty()) out += " (" + op.detail + ")";
+  if (op.end_us >= 0) out += " at " + Seconds(op.end_us);
+  if (!op.last_reply_node.empty()) {
+    out += ", last reply from " + op.last_reply_node + ": " + op.last_reply;
+  } else {
+    out += ", no reply to any of its commands";
+  }
+  return out;
+}
+
+}  // namespace
+
+void OperationLog::OnEvent(const history::Event& e) {
+  switch (e.type) {
+    case EventType::kInvoke: {
+      Operation op;
+      op.op = std::string(names_->Str(e.op));
+      op.invoke_us = e.t_us;
+      threads_[std::string(names_->Str(e.process)) + ".t" + std::to_string(e.thread)].push_back(
+          std::move(op));
+      ++count_;
+      return;
+    }
+    case EventType::kOk:
+    case EventType::kFail:
+    case EventType::kInfo: {
+      auto it = threads_.find(std::string(names_->Str(e.process)) + ".t" + std::to_string(e.thread));
+      if (it == threads_.end() || it->second.empty()) return;
+      Operation& op = it->second.back();
+      if (op.end_us >= 0) return;  // A completion without its invoke: the checkers warn.
+      op.end_us = e.t_us;
+      op.outcome = e.type;
+      op.detail = history::DetailText(e);
+      return;
+    }
+    case EventType::kExec: {
+      if (e.thread < 0) return;  // The process's own commands (SUBSCRIBE ...).
+      auto it = threads_.find(std::string(names_->Str(e.peer)) + ".t" + std::to_string(e.thread));
+      if (it == threads_.end() || it->second.empty() || it->second.back().end_us >= 0) return;
+      std::string scratch;
+      it->second.back().last_reply = std::string(history::ReplyText(e, &scratch));
+      it->second.back().last_reply_node = std::string(names_->Str(e.process));
+      return;
+    }
+    default: return;
+  }
+}
+
+RunComparison CompareRuns(const Verdict& sim, const OperationLog& sim_ops, const Verdict& live,
+                          const OperationLog& live_ops) {
+  RunComparison c;
+  for (const PropertyResult& s : sim.results) {
+    PropertyComparison p;
+    p.property = s.property;
+    p.sim_violated = s.violated;
+    const PropertyResult* l = live.Find(s.property);
+    p.applicable = s.applicable && l != nullptr && l->applicable;
+    p.live_violated = l != nullptr && l->violated;
+    if (p.differs()) c.verdicts_differ = true;
+    c.properties.push_back(p);
+  }
+
+  int64_t first_at = std::numeric_limits<int64_t>::max();
+  for (const auto& [thread, sim_list] : sim_ops.threads()) {
+    auto it = live_ops.threads().find(thread);
+    const size_t live_size = it == live_ops.threads().end() ? 0 : it->second.size();
+    const size_t both = std::min(sim_list.size(), live_size);
+    if (sim_list.size() > both) c.sim_only += sim_list.size() - both;
+    if (live_size > both) c.live_only += live_size - both;
+    for (size_t i = 0; i < both; ++i) {
+      const OperationLog::Operation& s = sim_list[i];
+      const OperationLog::Operation& l = it->second[i];
+      ++c.operations_compared;
+      if (s.op == l.op && s.outcome == l.outcome) {
+        ++c.operations_agree;
+        continue;
+      }
+      const int64_t at = std::min(s.invoke_us, l.invoke_us);
+      if (at >= first_at) continue;
+      first_at = at;
+      c.first_divergence = thread + "'s operation #" + std::to_string(i + 1) + " (" + s.op +
+                           (s.op == l.op ? "" : " in the simulator, " + l.op + " live") +
+                           "), invoked at " + Seconds(s.invoke_us) + " simulated and " +
+                           Seconds(l.invoke_us) + " live:\n    simulator: " + Side(s) +
+                           "\n    live:      " + Side(l);
+    }
+  }
+  for (const auto& [thread, live_list] : live_ops.threads()) {
+    if (sim_ops.threads().count(thread) == 0) c.live_only += live_list.size();
+  }
+  return c;
+}
+
+std::string FormatComparison(const RunComparison& c) {
+  std::string out = "simulated vs live:\n";
+  char line[160];
+  for (const PropertyComparison& p : c.properties) {
+    const char* sim = !p.applicable ? "-" : p.sim_violated ? "VIOLATED" : "holds";
+    const char* live = !p.applicable ? "-" : p.live_violated ? "VIOLATED" : "holds";
+    std::snprintf(line, sizeof(line), "  %-19s sim %-9s live %-9s%s\n", p.property.c_str(), sim,
+                  live, p.differs() ? "  <-- DIFFERENT" : "");
+    out += line;
+  }
+  std::snprintf(line, sizeof(line),
+                "  operations: %zu compared position by position, %zu with the same outcome; "
+                "%zu only simulated, %zu only live\n",
+                c.operations_compared, c.operations_agree, c.sim_only, c.live_only);
+  out += line;
+  if (c.first_divergence) {
+    out += "  first divergence: " + *c.first_divergence + "\n";
+  } else if (c.operations_compared > 0) {
+    out += "  no divergence: every operation both runs made ended the same way\n";
+  }
+  out += c.verdicts_differ
+             ? "  The verdicts differ: that is a finding (the emulator, the simulated faults or the "
+               "live harness\n  behave unlike the other side), not timing jitter.\n"
+             : "  The verdicts agree. Times and operation counts differ by real-time jitter, which "
+               "is expected.\n";
+  return out;
+}
+
+}  // namespace lockstep::check

@@ -1,0 +1,88 @@
+// Two runs of one scenario side by side: the simulator's and a live replay's.
+//
+// The live run has real timing, so its events never line up with the simulated ones to the
+// microsecond, and neither do its operations' counts: a thread that thinks 100 ms in both runs
+// starts its fifth operation at slightly different times, and a retry that the simulator's
+// network never needed may happen live. That jitter is expected. What is a finding is a verdict
+// that differs: a property that holds in one run and is violated in the other means that the
+// emulator, the simulated faults or the live harness do not behave like the other side.
+//
+// The comparison therefore has three parts: per property, both verdicts; per thread, its
+// operations taken in order and their outcomes (ok, fail, info) compared position by
+// position; and the first point where they diverge, told with the operation, its times in both
+// runs and the last script reply each run's operation got.
+#ifndef LOCKSTEP_CHECK_COMPARE_H_
+#define LOCKSTEP_CHECK_COMPARE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/verdict.h"
+#include "history/event.h"
+#include "history/names.h"
+
+namespace lockstep::check {
+
+// The client operations of one run, per thread, in the order each thread ran them. A sink: it
+// keeps every operation it sees, so it is meant for the short runs a live replay makes (a few
+// thousand operations), not for an hour of simulation.
+class OperationLog : public history::EventSink {
+ public:
+  struct Operation {
+    std::string op;              // "acquire", "release", "acquire_read" ...
+    int64_t invoke_us = 0;
+    int64_t end_us = -1;         // -1: still in flight when the run ended.
+    // kOk, kFail, kInfo; kInvoke while it never completed (the process crashed, the run ended).
+    history::EventType outcome = history::EventType::kInvoke;
+    std::string detail;          // The completion's text ("acquired", "RedisTimeoutException ...").
+    std::string last_reply;      // The reply to the last command the operation sent, if any.
+    std::string last_reply_node; // Where that command ran.
+  };
+
+  explicit OperationLog(const history::NameTable* names) : names_(names) {}
+  void OnEvent(const history::Event& e) override;
+
+  // "c1.t0" -> that thread's operations. A restarted process's threads go on in the same list.
+  const std::map<std::string, std::vector<Operation>>& threads() const { return threads_; }
+  size_t operation_count() const { return count_; }
+
+ private:
+  const history::NameTable* names_;
+  std::map<std::string, std::vector<Operation>> threads_;
+  size_t count_ = 0;
+};
+
+struct PropertyComparison {
+  std::string property;
+  bool applicable = true;
+  bool sim_violated = false;
+  bool live_violated = false;
+  bool differs() const { return applicable && sim_violated != live_violated; }
+};
+
+struct RunComparison {
+  std::vector<PropertyComparison> properties;  // kProperties order.
+  bool verdicts_differ = false;
+  // Operations compared position by position over the threads both runs have.
+  size_t operations_compared = 0;
+  size_t operations_agree = 0;
+  // Operations only one run got to (its threads ran more iterations, or a thread is missing).
+  size_t sim_only = 0;
+  size_t live_only = 0;
+  // The first position (earliest in either run's time) where the outcomes differ, explained.
+  std::optional<std::string> first_divergence;
+};
+
+RunComparison CompareRuns(const Verdict& sim, const OperationLog& sim_ops, const Verdict& live,
+                          const OperationLog& live_ops);
+
+// The comparison as the lines `lockstep replay` prints and keeps in its summary.
+std::string FormatComparison(const RunComparison& c);
+
+}  // namespace lockstep::check
+
+#endif  // LOCKSTEP_CHECK_COMPARE_H_

@@ -1,0 +1,102 @@
+// Establishes what CompareRuns reports: both verdicts per property with the differing ones
+// marked, operations compared per thread and position, and the first divergence with its times
+// and the last reply each run's operation got.
+#include "check/compare.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "check/testing.h"
+
+namespace lockstep::check {
+namespace {
+
+using namespace testing;
+
+OperationLog LogOf(const Recorder& r) {
+  OperationLog log(&r.history().names());
+  for (const history::Event& e : r.history().events()) log.OnEvent(e);
+  return log;
+}
+
+// c1 and c2 take turns; in `live`, c2's second acquire fails after a nil reply instead.
+Recorder Turns(bool live) {
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t0", "acquire");
+  r.Exec(1001_ms, "n1", "c1.t0", "acquire", "(nil)");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Invoke(2_s, "c1.t0", "release");
+  r.Exec(2001_ms, "n1", "c1.t0", "unlock", "1");
+  r.Ok(2002_ms, "c1.t0", "release", 1);
+  r.Invoke(3_s, "c2.t0", "acquire");
+  r.Ok(3001_ms, "c2.t0", "acquire");
+  r.Invoke(4_s, "c2.t0", "release");
+  r.Ok(4001_ms, "c2.t0", "release", 1);
+  r.Invoke(live ? 5100_ms : 5_s, "c2.t0", "acquire");
+  r.Exec(5101_ms, "n1", "c2.t0", "acquire", live ? "2870" : "(nil)");
+  if (live) {
+    r.Fail(5200_ms, "c2.t0", "acquire", "wait timed out");
+  } else {
+    r.Ok(5002_ms, "c2.t0", "acquire");
+    r.Invoke(6_s, "c2.t0", "release");  // Only the simulated run gets this far.
+    r.Ok(6001_ms, "c2.t0", "release", 1);
+  }
+  return r;
+}
+
+TEST_CASE("CompareRuns: same verdicts, one operation differs, one only simulated", "[compare]") {
+  const Recorder sim = Turns(false);
+  const Recorder live = Turns(true);
+  const RunComparison c =
+      CompareRuns(sim.Check(), LogOf(sim), live.Check(), LogOf(live));
+  CHECK_FALSE(c.verdicts_differ);
+  CHECK(c.properties.size() == kProperties.size());
+  CHECK(c.operations_compared == 5);
+  CHECK(c.operations_agree == 4);
+  CHECK(c.sim_only == 1);
+  CHECK(c.live_only == 0);
+  REQUIRE(c.first_divergence);
+  CHECK(*c.first_divergence ==
+        "c2.t0's operation #3 (acquire), invoked at 5.000 s simulated and 5.100 s live:\n"
+        "    simulator: ok at 5.002 s, last reply from n1: (nil)\n"
+        "    live:      fail (wait timed out) at 5.200 s, last reply from n1: 2870");
+  const std::string text = FormatComparison(c);
+  CHECK(text.find("mutual_exclusion    sim holds     live holds") != std::string::npos);
+  CHECK(text.find("The verdicts agree") != std::string::npos);
+  CHECK(text.find("DIFFERENT") == std::string::npos);
+}
+
+TEST_CASE("CompareRuns: a property violated in one run only is a difference", "[compare]") {
+  const auto start = [](Recorder& r) {
+    r.Client("c1");
+    r.Client("c2");
+    r.Invoke(1_s, "c1.t0", "acquire");
+    r.Ok(1001_ms, "c1.t0", "acquire");
+  };
+  Recorder sim;
+  start(sim);
+  Recorder live;
+  start(live);
+  // Live: c2 acquires while c1 still holds.
+  live.Invoke(2_s, "c2.t0", "acquire");
+  live.Ok(2001_ms, "c2.t0", "acquire");
+  const RunComparison c = CompareRuns(sim.Check(), LogOf(sim), live.Check(), LogOf(live));
+  CHECK(c.verdicts_differ);
+  const auto me = std::find_if(c.properties.begin(), c.properties.end(),
+                               [](const PropertyComparison& p) { return p.property == kMutualExclusion; });
+  REQUIRE(me != c.properties.end());
+  CHECK_FALSE(me->sim_violated);
+  CHECK(me->live_violated);
+  CHECK(me->differs());
+  CHECK(c.live_only == 1);
+  CHECK_FALSE(c.first_divergence);
+  const std::string text = FormatComparison(c);
+  CHECK(text.find("mutual_exclusion    sim holds     live VIOLATED   <-- DIFFERENT") != std::string::npos);
+  CHECK(text.find("The verdicts differ") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockstep::check
