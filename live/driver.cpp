@@ -199,6 +199,7 @@ struct LiveRun::Impl {
   int64_t start_loop_us = 0;
   bool started = false;
   uint64_t late = 0;
+  uint64_t commands = 0;
   std::vector<std::unique_ptr<LiveNode>> nodes;
   std::vector<std::unique_ptr<LiveClient>> clients;
 
@@ -366,6 +367,7 @@ struct LiveRun::Impl {
             const std::string& label, int thread) {
     assert(slot >= 0 && static_cast<size_t>(slot) < c.slots.size());
     assert(argv != nullptr && !argv->empty());
+    ++commands;
     LiveNode& n = *nodes[static_cast<size_t>(c.slots[static_cast<size_t>(slot)])];
     const Name label_id = Intern(label);
     LiveClient* cp = &c;
@@ -737,6 +739,7 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
 EventLoop& LiveRun::loop() { return impl_->loop; }
 TrueTime LiveRun::NowUs() const { return impl_->Now(); }
 uint64_t LiveRun::late_results() const { return impl_->late; }
+uint64_t LiveRun::commands_sent() const { return impl_->commands; }
 
 void LiveRun::AtTrueTime(TrueTime at_us, std::function<void()> work) {
   assert(impl_->started);
@@ -745,7 +748,8 @@ void LiveRun::AtTrueTime(TrueTime at_us, std::function<void()> work) {
 
 void LiveRun::Stop() { impl_->loop.Stop(); }
 
-void LiveRun::Run(const volatile std::sig_atomic_t* interrupted) {
+void LiveRun::Run(const std::function<bool()>& should_stop,
+                  const volatile std::sig_atomic_t* interrupted, int64_t should_stop_every_us) {
   Impl& s = *impl_;
   assert(!s.started);
   s.start_loop_us = EventLoop::NowUs();
@@ -786,6 +790,15 @@ void LiveRun::Run(const volatile std::sig_atomic_t* interrupted) {
   for (auto& c : s.clients) s.StartClient(*c, /*restart=*/false);
   s.loop.SetIterationHook([&s] { s.Flush(/*force=*/false); });
   s.loop.StopWhen(interrupted);
+  // Asks should_stop now and then; lives until the loop has run.
+  std::function<void()> ask;
+  if (should_stop) {
+    ask = [&s, &should_stop, &ask, should_stop_every_us] {
+      if (should_stop()) return s.loop.Stop();
+      s.loop.After(should_stop_every_us, ask);
+    };
+    s.loop.After(should_stop_every_us, ask);
+  }
   const bool to_the_end = s.loop.Run(s.start_loop_us + s.scenario.duration_us);
   s.loop.SetIterationHook(nullptr);
   s.Flush(/*force=*/true);

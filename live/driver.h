@@ -107,9 +107,13 @@ class LiveRun {
                                          history::Recorder& recorder, std::string* error);
   ~LiveRun();
 
-  // Runs the scenario for its duration of real time, or until *interrupted is non-zero (a
-  // signal handler) or Stop().
-  void Run(const volatile std::sig_atomic_t* interrupted = nullptr);
+  // Runs the scenario for its duration of real time, or until Stop(), *interrupted is
+  // non-zero (a signal handler's flag: seen at once when the handler also calls
+  // loop().Wake(), else within poll's one-second limit), or should_stop() answers true (asked
+  // every should_stop_every_us). Call once.
+  void Run(const std::function<bool()>& should_stop = nullptr,
+           const volatile std::sig_atomic_t* interrupted = nullptr,
+           int64_t should_stop_every_us = 50'000);
   void Stop();
 
   EventLoop& loop();
@@ -137,6 +141,8 @@ class LiveRun {
   // Transactions whose result was recorded out of order (their number came after a later
   // one's); 0 in a run without lost replies.
   uint64_t late_results() const;
+  // Commands the clients sent (a transaction counts once): the live run's "events".
+  uint64_t commands_sent() const;
 
   // The driver's state (driver.cpp); public so that its parts there can name it.
   struct Impl;

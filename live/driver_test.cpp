@@ -11,8 +11,8 @@
 #include <string>
 
 #include "check/check.h"
-#include "history/writer.h"
 #include "live/redis_process.h"
+#include "model/scenario_scale.h"
 #include "model/scenario_toml.h"
 #include "pipeline/pipeline.h"
 
@@ -146,18 +146,26 @@ LiveResult RunLive(const Scenario& scenario,
   REQUIRE(run != nullptr);
 
   LiveResult result{check::Verdict{}, check::Verdict{}, history::History(recorder.shared_names()), {}};
-  check::Checker checker(&recorder.names(), CheckOptionsOf(scenario));
-  recorder.AddSink(&checker);
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("lockstep-live-" + scenario.name + ".jsonl")).string();
-  auto writer = history::HistoryWriter::Open(path, history::HistoryFormat::kJsonl, &recorder.names(), &error);
-  REQUIRE(writer != nullptr);
-  recorder.AddSink(writer.get());
   recorder.AddSink(&result.history);
   if (faults) faults(*run, recorder);
-  run->Run();
-  REQUIRE(writer->Close());
-  result.streamed = checker.Finish();
+  // The pipeline `lockstep run` uses: the checkers and the history file as sinks.
+  PipelineOptions pipeline;
+  pipeline.history = history::HistoryFormat::kJsonl;
+  pipeline.history_path =
+      (std::filesystem::temp_directory_path() / ("lockstep-live-" + scenario.name + ".jsonl")).string();
+  const std::string& path = pipeline.history_path;
+  std::optional<PipelineResult> out = RunPipelineWith(
+      recorder, scenario, pipeline,
+      [&run](const std::function<bool()>& should_stop) {
+        run->Run(should_stop);
+        return DriveOutcome{run->commands_sent(), run->end_us(), run->interrupted()};
+      },
+      &error);
+  REQUIRE(out.has_value());
+  CHECK_FALSE(out->interrupted);
+  CHECK(out->history_written);
+  CHECK(out->end_us == scenario.duration_us);
+  result.streamed = out->verdict;
   auto from_file = check::CheckHistoryFile(path, CheckOptionsOf(scenario), &error);
   INFO(error);
   REQUIRE(from_file.has_value());
@@ -180,10 +188,12 @@ bool Holds(const check::Verdict& v, std::string_view property) {
   return !r->violated;
 }
 
+// Six threads contending for an RLock on one healthy node, for 25 s of scenario time: run
+// at a tenth of its times (model/scenario_scale.h), 2.5 s of real time.
 constexpr const char* kRlock = R"(
 name = "live-rlock"
 seed = 3
-duration_ms = 2500
+duration_ms = 25000
 
 [[nodes]]
 name = "n1"
@@ -195,17 +205,22 @@ threads = 2
 [protocol]
 kind = "rlock"
 version = "v3.13.6"
-watchdog_timeout_ms = 3000
 
 [workload]
 mode = "trylock"
-wait_ms = 1000
-critical_ms = { dist = "uniform", min = 5, max = 30 }
-think_ms = { dist = "uniform", min = 5, max = 40 }
+wait_ms = 10000
+critical_ms = { dist = "uniform", min = 50, max = 300 }
+think_ms = { dist = "uniform", min = 50, max = 400 }
 )";
 
+Scenario LoadScaled(const char* toml) {
+  Scenario s = ScaleTimes(Load(toml), 0.1);
+  REQUIRE(s.duration_us == 2'500'000);
+  return s;
+}
+
 TEST_CASE("LiveRun: a short RLock run on redis-server holds mutual exclusion") {
-  const Scenario scenario = Load(kRlock);
+  const Scenario scenario = LoadScaled(kRlock);
   LiveResult r = RunLive(scenario);
   for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
   CHECK(Holds(r.streamed, "mutual_exclusion"));
@@ -233,7 +248,7 @@ TEST_CASE("LiveRun: a short RLock run on redis-server holds mutual exclusion") {
 }
 
 TEST_CASE("LiveRun: a crashed holder's lease expires on the server; the client restarts anew") {
-  Scenario scenario = Load(kRlock);
+  Scenario scenario = LoadScaled(kRlock);
   scenario.name = "live-rlock-crash";
   scenario.workload.lease_us = 300'000;  // An explicit lease: no watchdog keeps it alive.
   scenario.workload.critical_us = Distribution::Fixed(100'000);
