@@ -502,6 +502,40 @@ struct LiveRun::Impl {
     c.DropConnections();
   }
 
+  // A pause of the whole process (a GC pause, SIGSTOP): it does nothing, then everything
+  // that arrived meanwhile, in order. Resumes by itself after duration_us (> 0).
+  bool Pause(LiveClient& c, int64_t duration_us, bool gc) {
+    if (!c.up || c.paused) return false;
+    c.paused = true;
+    Fault(c.id, names::kPause, history::PauseFault{gc, duration_us}, duration_us / 1000, true);
+    if (duration_us > 0) {
+      LiveClient* cp = &c;
+      const uint64_t incarnation = c.incarnation;
+      loop.After(duration_us, [this, cp, incarnation] {
+        if (cp->incarnation == incarnation) ResumeClient(*cp);
+      });
+    }
+    return true;
+  }
+
+  bool ResumeClient(LiveClient& c) {
+    if (!c.up || !c.paused) return false;
+    Fault(c.id, names::kResume, history::StockText{});
+    Resume(c);
+    return true;
+  }
+
+  // [gc]: pauses drawn from the client's PRNG, as the simulator draws them.
+  void ScheduleGc(LiveClient& c) {
+    const int64_t every = scenario.gc.every_us.Sample(*c.rng_);
+    LiveClient* cp = &c;
+    loop.After(every, [this, cp] {
+      const int64_t pause = scenario.gc.pause_us.Sample(*cp->rng_);
+      if (cp->up && pause > 0) Pause(*cp, pause, /*gc=*/true);
+      ScheduleGc(*cp);
+    });
+  }
+
   void Resume(LiveClient& c) {
     c.paused = false;
     // Work run while resuming may pause again: stop there.
@@ -788,6 +822,14 @@ void LiveRun::Run(const std::function<bool()>& should_stop,
     }
   }
   for (auto& c : s.clients) s.StartClient(*c, /*restart=*/false);
+  if (s.scenario.gc.enabled) {
+    for (auto& c : s.clients) {
+      const auto& only = s.scenario.gc.clients;
+      if (only.empty() || std::find(only.begin(), only.end(), c->name) != only.end()) {
+        s.ScheduleGc(*c);
+      }
+    }
+  }
   s.loop.SetIterationHook([&s] { s.Flush(/*force=*/false); });
   s.loop.StopWhen(interrupted);
   // Asks should_stop now and then; lives until the loop has run.
@@ -840,25 +882,13 @@ bool LiveRun::RestartClient(const std::string& name) {
 bool LiveRun::PauseClient(const std::string& name, int64_t duration_us, bool gc) {
   Impl& s = *impl_;
   LiveClient* c = s.FindClient(name);
-  if (c == nullptr || !c->up || c->paused) return false;
-  c->paused = true;
-  s.Fault(c->id, names::kPause, history::PauseFault{gc, duration_us}, duration_us / 1000, true);
-  if (duration_us > 0) {
-    const uint64_t incarnation = c->incarnation;
-    s.loop.After(duration_us, [this, c, incarnation, name] {
-      if (c->incarnation == incarnation) ResumeClient(name);
-    });
-  }
-  return true;
+  return c != nullptr && s.Pause(*c, duration_us, gc);
 }
 
 bool LiveRun::ResumeClient(const std::string& name) {
   Impl& s = *impl_;
   LiveClient* c = s.FindClient(name);
-  if (c == nullptr || !c->up || !c->paused) return false;
-  s.Fault(c->id, names::kResume, history::StockText{});
-  s.Resume(*c);
-  return true;
+  return c != nullptr && s.ResumeClient(*c);
 }
 
 bool LiveRun::NoReplyFor(int local_port, int64_t index) {

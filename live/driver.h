@@ -122,7 +122,8 @@ class LiveRun {
   // Runs `work` at true time at_us (a fault schedule).
   void AtTrueTime(TrueTime at_us, std::function<void()> work);
 
-  // Process faults, recorded as the simulator records them. A crash drops the client's
+  // The scenario's [gc] pauses are the driver's own (drawn from each client's PRNG, as the
+  // simulator draws them). Process faults, recorded as the simulator records them. A crash drops the client's
   // connections, timers and held work and calls the protocol's OnCrash; with restart_after_us
   // > 0 it restarts then as a new process (a new UUID). A pause holds everything that arrives
   // for the client and every timer that fires until it resumes after duration_us.

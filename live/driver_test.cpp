@@ -219,6 +219,43 @@ Scenario LoadScaled(const char* toml) {
   return s;
 }
 
+// Does `action` (a fault) once, the first time `client` holds the lock after 300 ms.
+class OnFirstHold : public history::EventSink {
+ public:
+  OnFirstHold(std::string client, std::function<void(LiveRun&)> action)
+      : client_name_(std::move(client)), action_(std::move(action)) {}
+  void Attach(LiveRun& run, history::Recorder& recorder) {
+    run_ = &run;
+    client_ = recorder.names().Intern(client_name_);
+    recorder.AddSink(this);
+  }
+  void OnEvent(const history::Event& e) override {
+    if (done_ || e.process != client_ || e.type != EventType::kOk || e.op != names::kAcquire) return;
+    if (e.t_us < 300'000) return;
+    done_ = true;
+    // Not inside the recorder's call: as the loop's own work, at once.
+    run_->loop().After(0, [this] { action_(*run_); });
+  }
+  bool done_ = false;
+
+ private:
+  std::string client_name_;
+  std::function<void(LiveRun&)> action_;
+  LiveRun* run_ = nullptr;
+  history::Name client_ = names::kNone;
+};
+
+// Two single-thread clients, critical sections of 100 ms and a lease of 300 ms: a holder that
+// stops for long enough outlives its lease.
+Scenario ShortLeases() {
+  Scenario scenario = LoadScaled(kRlock);
+  scenario.workload.lease_us = 300'000;  // An explicit lease: no watchdog keeps it alive.
+  scenario.workload.critical_us = Distribution::Fixed(100'000);
+  scenario.clients.resize(2);
+  for (ClientSpec& c : scenario.clients) c.threads = 1;
+  return scenario;
+}
+
 TEST_CASE("LiveRun: a short RLock run on redis-server holds mutual exclusion") {
   const Scenario scenario = LoadScaled(kRlock);
   LiveResult r = RunLive(scenario);
@@ -248,31 +285,14 @@ TEST_CASE("LiveRun: a short RLock run on redis-server holds mutual exclusion") {
 }
 
 TEST_CASE("LiveRun: a crashed holder's lease expires on the server; the client restarts anew") {
-  Scenario scenario = LoadScaled(kRlock);
+  Scenario scenario = ShortLeases();
   scenario.name = "live-rlock-crash";
-  scenario.workload.lease_us = 300'000;  // An explicit lease: no watchdog keeps it alive.
-  scenario.workload.critical_us = Distribution::Fixed(100'000);
-  // Two single-thread clients, so that the restarted c1 surely gets its turn again.
-  scenario.clients.resize(2);
-  for (ClientSpec& c : scenario.clients) c.threads = 1;
   // Crashes c1 the first time it holds the lock after 300 ms; restarts it 500 ms later.
-  struct CrashOnHold : history::EventSink {
-    LiveRun* run = nullptr;
-    history::Name c1 = names::kNone;
-    bool done = false;
-    void OnEvent(const history::Event& e) override {
-      if (done || e.process != c1 || e.type != EventType::kOk || e.op != names::kAcquire) return;
-      if (e.t_us < 300'000) return;
-      done = true;
-      run->loop().After(0, [this] { CHECK(run->CrashClient("c1", 500'000)); });
-    }
-  } crash;
+  OnFirstHold crash("c1", [](LiveRun& run) { CHECK(run.CrashClient("c1", 500'000)); });
   LiveResult r = RunLive(scenario, [&crash](LiveRun& run, history::Recorder& recorder) {
-    crash.run = &run;
-    crash.c1 = recorder.names().Intern("c1");
-    recorder.AddSink(&crash);
+    crash.Attach(run, recorder);
   });
-  REQUIRE(crash.done);
+  REQUIRE(crash.done_);
   for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
   CHECK(r.counts["fault crash"] == 1);
   CHECK(r.counts["fault restart"] == 1);
@@ -295,6 +315,45 @@ TEST_CASE("LiveRun: a crashed holder's lease expires on the server; the client r
   REQUIRE(c1_uuids.size() == 2);
   CHECK(c1_uuids[0] != c1_uuids[1]);
   CHECK(c1_after_restart);
+}
+
+}  // namespace
+}  // namespace lockstep::live
+
+namespace lockstep::live {
+namespace {
+
+TEST_CASE("LiveRun: a holder paused past its lease breaks mutual exclusion on a real server") {
+  Scenario scenario = ShortLeases();
+  scenario.name = "live-rlock-pause";
+  // c1 stops for 800 ms while it holds the lock: its 300 ms lease runs out on the server, c2
+  // takes the lock, and c1 goes on in its critical section when it resumes.
+  OnFirstHold pause("c1", [](LiveRun& run) { CHECK(run.PauseClient("c1", 800'000)); });
+  LiveResult r = RunLive(scenario, [&pause](LiveRun& run, history::Recorder& recorder) {
+    pause.Attach(run, recorder);
+  });
+  REQUIRE(pause.done_);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  CHECK(r.counts["fault pause"] == 1);
+  CHECK(r.counts["fault resume"] == 1);
+  CHECK(r.counts["lease expired"] >= 1);
+  CHECK_FALSE(Holds(r.streamed, "mutual_exclusion"));
+  CHECK_FALSE(Holds(r.streamed, "lease_safety"));
+  CHECK_FALSE(Holds(r.from_file, "mutual_exclusion"));
+  // Nothing reached c1 while it was paused: its first event after the pause is the resume.
+  bool paused = false;
+  for (const history::Event& e : r.history.events()) {
+    if (r.history.Str(e.process) != "c1") continue;
+    if (e.type == EventType::kFault && e.op == names::kPause) {
+      paused = true;
+      continue;
+    }
+    if (paused) {
+      CHECK(e.type == EventType::kFault);
+      CHECK(e.op == names::kResume);
+      break;
+    }
+  }
 }
 
 }  // namespace
