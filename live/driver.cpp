@@ -200,8 +200,30 @@ struct LiveRun::Impl {
   bool started = false;
   uint64_t late = 0;
   uint64_t commands = 0;
+  // Work given to AtTrueTime before the run began: armed when it begins.
+  std::vector<std::pair<TrueTime, std::function<void()>>> before_start;
   std::vector<std::unique_ptr<LiveNode>> nodes;
   std::vector<std::unique_ptr<LiveClient>> clients;
+
+  // [cluster]: the slot map the servers were given (the simulator's split), and for each of its
+  // nodes the index in `nodes`. Null for independent masters.
+  std::shared_ptr<const ClusterTopology> cluster;
+  std::vector<int> cluster_nodes;
+
+  // How many nodes a protocol addresses: the masters, or one cluster.
+  int NodeCountOf(const LiveClient& c) const {
+    return cluster != nullptr ? 1 : static_cast<int>(c.slots.size());
+  }
+
+  // The node a client sends `argv` for protocol slot `slot` to: the slot's master, or in a
+  // cluster the master serving the command's slot, as a cluster client routes it.
+  LiveNode& Route(const LiveClient& c, int slot, const Argv& argv) {
+    if (cluster == nullptr) return *nodes[static_cast<size_t>(c.slots[static_cast<size_t>(slot)])];
+    const int key_slot = ClientRouteSlot(argv);
+    const int owner = key_slot < 0 ? 0 : cluster->owner(key_slot);
+    assert(owner >= 0);
+    return *nodes[static_cast<size_t>(cluster_nodes[static_cast<size_t>(owner)])];
+  }
 
   TrueTime Now() const { return started ? EventLoop::NowUs() - start_loop_us : 0; }
   Name Intern(std::string_view s) { return recorder->names().Intern(s); }
@@ -365,10 +387,10 @@ struct LiveRun::Impl {
 
   void Send(LiveClient& c, int slot, locks::RequestId request, SharedArgv argv,
             const std::string& label, int thread) {
-    assert(slot >= 0 && static_cast<size_t>(slot) < c.slots.size());
+    assert(slot >= 0 && slot < NodeCountOf(c));
     assert(argv != nullptr && !argv->empty());
     ++commands;
-    LiveNode& n = *nodes[static_cast<size_t>(c.slots[static_cast<size_t>(slot)])];
+    LiveNode& n = Route(c, slot, *argv);
     const Name label_id = Intern(label);
     LiveClient* cp = &c;
     LiveNode* np = &n;
@@ -388,7 +410,9 @@ struct LiveRun::Impl {
       return;
     }
     RespConnection& conn = c.Command(n.index);
-    if (!Wrappable(*argv)) {
+    // In a cluster a transaction's keys must share one slot: a command on another slot than
+    // the lock's goes alone.
+    if (!Wrappable(*argv) || (cluster != nullptr && ClientRouteSlot(*argv) != KeyHashSlot(scenario.protocol.lock_name))) {
       conn.Send(*argv, [this, np, cp, thread, label_id, request, deliver](const Reply& r) {
         Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
         deliver(r);
@@ -555,7 +579,7 @@ class LiveOutbox final : public locks::Outbox {
   int64_t MonoUs() override { return c_.clock->MonoUs(run_.Now()); }
   int64_t WallMs() override { return c_.clock->WallMs(run_.Now()); }
   Prng& Rng() override { return *c_.rng_; }
-  int NodeCount() override { return static_cast<int>(c_.slots.size()); }
+  int NodeCount() override { return run_.NodeCountOf(c_); }
   void ArmTimer(locks::TimerId timer, int64_t delay_us) override {
     CancelTimer(timer);  // Arming again replaces it, as the simulator's timers do.
     LiveClient* cp = &c_;
@@ -635,7 +659,7 @@ RespConnection& LiveClient::PubSub(int node) {
         // The protocol's slot for the node (a node it does not address: slot 0's handler,
         // which ignores channels it did not subscribe to), as in the simulator.
         int slot = 0;
-        for (size_t i = 0; i < slots.size(); ++i) {
+        for (size_t i = 0; i < slots.size() && run_.cluster == nullptr; ++i) {
           if (slots[i] == np->index) slot = static_cast<int>(i);
         }
         protocol_->OnMessage(outbox(), slot, channel, payload);
@@ -675,10 +699,6 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
   [[maybe_unused]] Prng net_rng = s.rng.Fork();
   if (!s.options.workload) {
     *error = "the live driver needs a workload";
-    return nullptr;
-  }
-  if (scenario.cluster.enabled) {
-    *error = "a [cluster] scenario cannot run live yet";
     return nullptr;
   }
   auto scripts = locks::LoadScripts(s.options.lua_dir, scenario.protocol.kind,
@@ -732,6 +752,19 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
     *error = "the scenario has no master node";
     return nullptr;
   }
+  if (scenario.cluster.enabled) {
+    // Every node is a master, in declaration order, with the simulator's slot split.
+    std::vector<std::string> endpoints;
+    for (auto& n : s.nodes) {
+      if (!n->master) {
+        *error = "node " + n->name + " is a replica; a [cluster] has masters only";
+        return nullptr;
+      }
+      endpoints.push_back(n->address.host + ":" + std::to_string(n->address.port));
+      s.cluster_nodes.push_back(n->index);
+    }
+    s.cluster = std::make_shared<const ClusterTopology>(ClusterTopology::Even(std::move(endpoints)));
+  }
   for (size_t i = 0; i < scenario.clients.size(); ++i) {
     auto c = std::make_unique<LiveClient>(s);
     c->index = static_cast<int>(i);
@@ -756,10 +789,12 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
   for (const auto& [name, body] : s.scripts.bodies) {
     d.emplace_back("script " + name, ScriptHost::Sha1Hex(body) + " " + s.scripts.files[name]);
   }
-  for (auto& n : s.nodes) {
-    d.emplace_back("node " + n->name,
-                   std::string(n->master ? "master" : "replica") + " at " + n->address.host + ":" +
-                       std::to_string(n->address.port));
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    const LiveNode& n = *s.nodes[i];
+    std::string role = n.master ? "master" : "replica";
+    if (s.cluster != nullptr) role = "cluster master, slots " + SlotRangesText(*s.cluster, static_cast<int>(i));
+    d.emplace_back("node " + n.name,
+                   role + " at " + n.address.host + ":" + std::to_string(n.address.port));
   }
   for (auto& c : s.clients) {
     d.emplace_back("client " + c->name, std::to_string(c->spec.threads) + " thread(s), uuid " +
@@ -776,7 +811,10 @@ uint64_t LiveRun::late_results() const { return impl_->late; }
 uint64_t LiveRun::commands_sent() const { return impl_->commands; }
 
 void LiveRun::AtTrueTime(TrueTime at_us, std::function<void()> work) {
-  assert(impl_->started);
+  if (!impl_->started) {
+    impl_->before_start.emplace_back(at_us, std::move(work));
+    return;
+  }
   impl_->loop.At(impl_->start_loop_us + at_us, std::move(work));
 }
 
@@ -804,10 +842,24 @@ void LiveRun::Run(const std::function<bool()>& should_stop,
     note.version = s.scenario.protocol.version;
     note.fencing = s.scenario.resource.fencing;
     note.permits = s.scenario.protocol.permits;
-    note.nodes = s.clients.empty() ? 0 : static_cast<int>(s.clients[0]->slots.size());
+    note.nodes = s.clients.empty() ? 0 : s.NodeCountOf(*s.clients[0]);
     note.fair_wait_timeout_us = s.scenario.protocol.fair_wait_timeout_us;
     protocol.detail = note;
     s.Record(protocol);
+    if (s.cluster != nullptr) {
+      // The slot map, so that a reader of the history knows which node holds which key.
+      history::Event cluster;
+      cluster.type = EventType::kNote;
+      cluster.process = names::kSim;
+      cluster.op = names::kCluster;
+      std::string slots;
+      for (size_t i = 0; i < s.cluster_nodes.size(); ++i) {
+        const LiveNode& n = *s.nodes[static_cast<size_t>(s.cluster_nodes[i])];
+        slots += (slots.empty() ? "" : " ") + n.name + "=" + SlotRangesText(*s.cluster, static_cast<int>(i));
+      }
+      cluster.detail = history::ClusterNote{slots, KeyHashSlot(s.scenario.protocol.lock_name)};
+      s.Record(cluster);
+    }
     history::Event lease;
     lease.type = EventType::kNote;
     lease.process = names::kSim;
@@ -822,6 +874,8 @@ void LiveRun::Run(const std::function<bool()>& should_stop,
     }
   }
   for (auto& c : s.clients) s.StartClient(*c, /*restart=*/false);
+  for (auto& [at_us, work] : s.before_start) s.loop.At(s.start_loop_us + at_us, std::move(work));
+  s.before_start.clear();
   if (s.scenario.gc.enabled) {
     for (auto& c : s.clients) {
       const auto& only = s.scenario.gc.clients;

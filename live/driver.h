@@ -102,7 +102,9 @@ struct LiveOptions {
 class LiveRun {
  public:
   // Null (and *error) when the scenario cannot run live: an unknown protocol, a missing
-  // script, a node without an address, a [cluster] (not yet).
+  // script, a node without an address, a replica in a [cluster]. A [cluster] scenario needs
+  // servers in cluster mode with the simulator's slot split (core/cluster.h EvenSlotRanges
+  // over the nodes in declaration order): the driver routes by that map and is never redirected.
   static std::unique_ptr<LiveRun> Create(const Scenario& scenario, LiveOptions options,
                                          history::Recorder& recorder, std::string* error);
   ~LiveRun();
@@ -119,7 +121,7 @@ class LiveRun {
   EventLoop& loop();
   // True time: microseconds of the harness's monotonic clock since Run() began.
   TrueTime NowUs() const;
-  // Runs `work` at true time at_us (a fault schedule).
+  // Runs `work` at true time at_us (a fault schedule); before Run(), armed when it begins.
   void AtTrueTime(TrueTime at_us, std::function<void()> work);
 
   // The scenario's [gc] pauses are the driver's own (drawn from each client's PRNG, as the

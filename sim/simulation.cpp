@@ -546,15 +546,7 @@ struct Simulation::Impl {
   // keys. Clients know the slot map from the start, so no command is ever redirected (MOVED).
   int ClusterRoute(const Argv& argv) const {
     assert(cluster != nullptr);
-    int slot = -1;
-    if (argv.size() >= 2 && (EqualsNoCase(argv[0], "subscribe") ||
-                             EqualsNoCase(argv[0], "unsubscribe") ||
-                             EqualsNoCase(argv[0], "publish"))) {
-      slot = KeyHashSlot(argv[1]);
-    } else if (const CommandSpec* spec = Server::Lookup(argv)) {
-      const KeyPositions keys = CommandKeyPositions(*spec, argv);
-      if (!keys.empty()) slot = KeyHashSlot(argv[keys.first]);
-    }
+    const int slot = ClientRouteSlot(argv);
     if (slot < 0) return cluster_nodes.front();
     const int owner = cluster->owner(slot);
     assert(owner >= 0);  // The simulated cluster serves every slot.
@@ -772,14 +764,7 @@ struct Simulation::Impl {
   }
 
   // "0-5460": the slots a cluster node serves.
-  std::string SlotsOf(const Node& n) const {
-    std::string out;
-    for (const SlotRange& r : cluster->RangesOf(n.cluster_node)) {
-      out += (out.empty() ? "" : ",") + std::to_string(r.first);
-      if (r.last != r.first) out += "-" + std::to_string(r.last);
-    }
-    return out;
-  }
+  std::string SlotsOf(const Node& n) const { return SlotRangesText(*cluster, n.cluster_node); }
 
   // --- workload ---
 
