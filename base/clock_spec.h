@@ -2,8 +2,8 @@
 //
 // True time is microseconds since the run started, the same for every process and seen only by
 // the driver and the checkers. A process's own clock relates to it as a ClockSpec says (an
-// offset, a drift, scheduled jumps, optional NTP slewing); the simulator's Clock (sim/clock.h)
-// turns a spec into readings. The spec is plain data so that the scenario (model/) can hold it
+// offset, a drift, scheduled jumps, optional NTP slewing); Clock (base/clock.h) turns a spec
+// into readings. The spec is plain data so that the scenario (model/) can hold it
 // without knowing the simulator.
 #ifndef LOCKSTEP_BASE_CLOCK_SPEC_H_
 #define LOCKSTEP_BASE_CLOCK_SPEC_H_

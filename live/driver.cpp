@@ -10,17 +10,19 @@
 #include <optional>
 #include <string_view>
 
+#include "base/clock.h"
 #include "base/random.h"
-#include "base/uuid.h"
 #include "core/cluster.h"
 #include "core/script_host.h"
+#include "drive/client.h"
+#include "drive/resource.h"
+#include "drive/workload.h"
 #include "history/kinds.h"
 #include "history/lease_owners.h"
 #include "history/notes.h"
 #include "live/resp_connection.h"
 #include "locks/factory.h"
 #include "locks/scripts.h"
-#include "sim/clock.h"
 
 namespace lockstep::live {
 
@@ -137,16 +139,19 @@ struct LiveNode {
 
 class LiveOutbox;
 
-class LiveClient final : public ClientHost {
+// A client process: what drive::ClientWorkload gets from the live driver (its host), and the
+// process's own state: clock, PRNG, protocol, Outbox, connections, held work while paused.
+class LiveClient final : public drive::ClientHost {
  public:
-  LiveClient(LiveRun::Impl& run) : run_(run) {}
+  explicit LiveClient(LiveRun::Impl& run) : run_(run) {}
 
   void Record(history::Event& e) override;
+  Name Intern(std::string_view s) override;
   int64_t WallMs() override;
+  Prng& Rng() override { return *rng_; }
   void After(int64_t delay_us, std::function<void()> work) override;
-  locks::LockProtocol& protocol() override { return *protocol_; }
-  locks::Outbox& outbox() override;
-  Prng& rng() override { return *rng_; }
+
+  locks::Outbox& outbox();
 
   // Runs `work` for this process as it is now: dropped if it crashes first, held while paused.
   void Deliver(uint64_t incarnation, std::function<void()> work) {
@@ -172,12 +177,12 @@ class LiveClient final : public ClientHost {
   std::string name;
   Name id = names::kNone;
   ClientSpec spec;
-  std::unique_ptr<sim::Clock> clock;
+  std::unique_ptr<Clock> clock;
   std::unique_ptr<Prng> rng_;
   std::string uuid;
   std::unique_ptr<locks::LockProtocol> protocol_;
   std::unique_ptr<LiveOutbox> outbox_;
-  std::unique_ptr<ClientWorkload> workload;
+  std::unique_ptr<drive::ClientWorkload> workload;
   bool up = true;
   uint64_t incarnation = 0;
   bool paused = false;
@@ -195,6 +200,7 @@ struct LiveRun::Impl {
   locks::ScriptSet scripts;
   Prng rng{1};
   Name lock_id = names::kNone;
+  std::unique_ptr<drive::Resource> resource;  // The run's protected resource.
   std::string seq_key;
   int64_t start_loop_us = 0;
   bool started = false;
@@ -472,43 +478,17 @@ struct LiveRun::Impl {
 
   // --- clients ---
 
+  // Starts (or restarts) a client process. A restarted process is a new RedissonClient with a
+  // new UUID, as a real restart would be.
   void StartClient(LiveClient& c, bool restart) {
-    if (restart || c.uuid.empty()) c.uuid = UuidFrom(*c.rng_);
-    locks::ClientConfig config;
-    config.uuid = c.uuid;
-    config.threads = c.spec.threads;
-    config.lock_name = scenario.protocol.lock_name;
-    config.version = scenario.protocol.version;
-    config.watchdog_timeout_us = scenario.protocol.watchdog_timeout_us;
-    config.timeout_us = scenario.protocol.timeout_us;
-    config.retry_attempts = scenario.protocol.retry_attempts;
-    config.retry_interval_us = scenario.protocol.retry_interval_us;
-    config.fair_wait_timeout_us = scenario.protocol.fair_wait_timeout_us;
-    config.permits = scenario.protocol.permits;
+    if (restart || c.uuid.empty()) c.uuid = drive::NewClientUuid(*c.rng_);
     std::string error;
-    c.protocol_ = locks::MakeProtocol(scenario.protocol.kind, config, scripts, &error);
+    c.protocol_ = locks::MakeProtocol(scenario.protocol.kind,
+                                      drive::ClientConfigFor(scenario, c.index, c.uuid), scripts,
+                                      &error);
     assert(c.protocol_ != nullptr);  // Create() made the same call successfully.
     c.outbox_ = MakeOutbox(c);
-    history::Event e;
-    e.type = EventType::kNote;
-    e.process = c.id;
-    e.op = names::kClient;
-    e.detail = history::ClientNote{c.uuid};
-    Record(e);
-    if (!restart && c.spec.role != ClientSpec::Role::kWorker) {
-      history::Event r;
-      r.type = EventType::kNote;
-      r.process = c.id;
-      r.op = names::kRole;
-      history::RoleNote role;
-      role.role = static_cast<history::RoleNote::Role>(c.spec.role);
-      role.threads = c.spec.threads;
-      r.detail = role;
-      Record(r);
-    }
-    c.workload = options.workload(c, scenario, c.spec);
-    assert(c.workload != nullptr);
-    c.workload->Start(restart);
+    c.workload->Start(*c.protocol_, c.outbox(), c.uuid, restart);
   }
 
   std::unique_ptr<LiveOutbox> MakeOutbox(LiveClient& c);
@@ -517,6 +497,7 @@ struct LiveRun::Impl {
     c.up = false;
     ++c.incarnation;
     c.protocol_->OnCrash();
+    c.workload->Crash();
     for (const auto& [timer, id] : c.timers) loop.Cancel(id);
     c.timers.clear();
     c.paused = false;
@@ -616,6 +597,7 @@ std::unique_ptr<LiveOutbox> LiveRun::Impl::MakeOutbox(LiveClient& c) {
 }
 
 void LiveClient::Record(history::Event& e) { run_.Record(e); }
+Name LiveClient::Intern(std::string_view s) { return run_.Intern(s); }
 int64_t LiveClient::WallMs() { return clock->WallMs(run_.Now()); }
 locks::Outbox& LiveClient::outbox() { return *outbox_; }
 
@@ -697,10 +679,6 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
   // The simulator forks its network's generator first; the clients' generators come after it,
   // so that a seed gives each client the same UUID and draws in both drivers.
   [[maybe_unused]] Prng net_rng = s.rng.Fork();
-  if (!s.options.workload) {
-    *error = "the live driver needs a workload";
-    return nullptr;
-  }
   auto scripts = locks::LoadScripts(s.options.lua_dir, scenario.protocol.kind,
                                     scenario.protocol.version, scenario.protocol.script_files,
                                     error);
@@ -722,15 +700,6 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
   const std::string& lock = scenario.protocol.lock_name;
   s.seq_key = s.options.run_prefix + ":{" + lock + "}:seq";
   if (KeyHashSlot(s.seq_key) != KeyHashSlot(lock)) s.seq_key = s.options.run_prefix + ":" + lock + ":seq";
-
-  auto clock_of = [&](const std::string& name, ClockSpec spec) {
-    for (const FaultSpec& f : scenario.faults) {
-      if (f.kind != FaultSpec::Kind::kClockJump) continue;
-      if (std::find(f.targets.begin(), f.targets.end(), name) == f.targets.end()) continue;
-      spec.jumps.push_back({f.at_us, f.by_us});
-    }
-    return std::make_unique<sim::Clock>(spec, scenario.start_unix_ms);
-  };
 
   std::vector<int> masters;
   for (size_t i = 0; i < scenario.nodes.size(); ++i) {
@@ -770,10 +739,11 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
     c->index = static_cast<int>(i);
     c->name = scenario.clients[i].name;
     c->spec = scenario.clients[i];
-    c->clock = clock_of(c->name, c->spec.clock);
+    c->clock = std::make_unique<Clock>(ClockOf(scenario, c->name, c->spec.clock),
+                                       scenario.start_unix_ms);
     c->rng_ = std::make_unique<Prng>(s.rng.Fork());
     c->slots = masters;
-    c->uuid = UuidFrom(*c->rng_);
+    c->uuid = drive::NewClientUuid(*c->rng_);
     c->command.resize(s.nodes.size());
     c->pubsub.resize(s.nodes.size());
     s.clients.push_back(std::move(c));
@@ -781,6 +751,10 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
   s.lock_id = s.Intern(lock);
   for (auto& n : s.nodes) n->id = s.Intern(n->name);
   for (auto& c : s.clients) c->id = s.Intern(c->name);
+  s.resource = std::make_unique<drive::Resource>(s.lock_id, scenario.resource.fencing);
+  for (auto& c : s.clients) {
+    c->workload = std::make_unique<drive::ClientWorkload>(scenario, c->index, c->id, *s.resource, *c);
+  }
 
   auto run = std::unique_ptr<LiveRun>(new LiveRun(std::move(impl)));
   auto& d = run->derived_;
@@ -789,6 +763,7 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
   for (const auto& [name, body] : s.scripts.bodies) {
     d.emplace_back("script " + name, ScriptHost::Sha1Hex(body) + " " + s.scripts.files[name]);
   }
+  d.emplace_back("lease", drive::LeaseText(scenario.protocol, scenario.workload.lease_us));
   for (size_t i = 0; i < s.nodes.size(); ++i) {
     const LiveNode& n = *s.nodes[i];
     std::string role = n.master ? "master" : "replica";
@@ -797,9 +772,15 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
                    role + " at " + n.address.host + ":" + std::to_string(n.address.port));
   }
   for (auto& c : s.clients) {
-    d.emplace_back("client " + c->name, std::to_string(c->spec.threads) + " thread(s), uuid " +
-                                            c->uuid + ", clock offset " +
-                                            history::FormatMs(c->spec.clock.offset_us));
+    const std::string role =
+        c->spec.role == ClientSpec::Role::kWorker
+            ? std::string()
+            : ", role " + std::string(history::RoleName(
+                              static_cast<history::RoleNote::Role>(c->spec.role)));
+    d.emplace_back("client " + c->name,
+                   std::to_string(c->spec.threads) + " thread(s)" + role + ", uuid " + c->uuid +
+                       ", clock offset " + history::FormatMs(c->spec.clock.offset_us) +
+                       drive::OwnWorkloadText(scenario.protocol, c->spec.workload));
   }
   d.emplace_back("sequence key", s.seq_key);
   return run;

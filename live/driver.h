@@ -7,7 +7,8 @@
 // harness's monotonic clock since the run start through the client's ClockSpec; its timers
 // on the loop; its commands on a command connection and SUBSCRIBE/UNSUBSCRIBE on a pub/sub
 // connection per node, as Redisson has), its workload, and its faults (crash and restart,
-// pause and resume) as functions a fault schedule calls.
+// pause and resume) as functions a fault schedule calls. The workload is drive::ClientWorkload,
+// the simulator's own loop (drive/workload.h), hosted on the event loop.
 //
 // Exec and lease events. A real server does not say what a command did to the lock key, so
 // every command a protocol sends on its command connection (but WAIT, which a transaction
@@ -53,34 +54,6 @@ struct NodeAddress {
   int port = 0;
 };
 
-// What a client's workload (acquire -> critical section -> release -> think) needs from the
-// driver, and what the driver tells it.
-class ClientHost {
- public:
-  virtual ~ClientHost() = default;
-  virtual void Record(history::Event& e) = 0;  // Sets t_us (true time) and appends.
-  virtual int64_t WallMs() = 0;                // The process's wall clock.
-  // Runs `work` after delay_us of the process's monotonic time, unless the process crashes
-  // meanwhile; held while it is paused.
-  virtual void After(int64_t delay_us, std::function<void()> work) = 0;
-  virtual locks::LockProtocol& protocol() = 0;
-  virtual locks::Outbox& outbox() = 0;
-  virtual Prng& rng() = 0;
-};
-
-class ClientWorkload {
- public:
-  virtual ~ClientWorkload() = default;
-  // The process (re)started: begin every thread's loop.
-  virtual void Start(bool restart) = 0;
-  // The protocol ended `thread`'s operation.
-  virtual void OnComplete(int thread, const locks::OpResult& result) = 0;
-};
-
-using WorkloadFactory =
-    std::function<std::unique_ptr<ClientWorkload>(ClientHost& host, const Scenario& scenario,
-                                                  const ClientSpec& client)>;
-
 struct LiveOptions {
   // Every node of the scenario by name: where its clients connect (a server, or a proxy).
   std::map<std::string, NodeAddress> nodes;
@@ -95,8 +68,6 @@ struct LiveOptions {
   // way on another connection, or one a proxy dropped) before it is recorded anyway.
   int64_t reorder_wait_us = 20'000;
   int64_t reconnect_delay_us = 100'000;
-  // Makes each client's workload. Required.
-  WorkloadFactory workload;
 };
 
 class LiveRun {

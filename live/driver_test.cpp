@@ -26,90 +26,6 @@ namespace {
 using history::EventType;
 namespace names = history::names;
 
-// A worker's loop for these tests only: tryLock -> critical section -> unlock -> think.
-// (drive/'s workload replaces it once it exists.)
-class TestWorkload : public ClientWorkload {
- public:
-  TestWorkload(ClientHost& host, const Scenario& scenario, const ClientSpec& client)
-      : host_(host), scenario_(scenario), threads_(client.threads), busy_op_(client.threads) {}
-
-  void Start(bool) override {
-    for (int t = 0; t < threads_; ++t) host_.After(host_.rng().UniformInt(0, 20'000), [this, t] { Acquire(t); });
-  }
-  void OnComplete(int t, const locks::OpResult& result) override {
-    history::Event e;
-    e.type = result.status == locks::OpResult::Status::kOk     ? EventType::kOk
-             : result.status == locks::OpResult::Status::kFail ? EventType::kFail
-                                                               : EventType::kInfo;
-    e.process = Self();
-    e.thread = t;
-    e.op = busy_op_[static_cast<size_t>(t)];
-    e.lock = Lock();
-    e.local_ms = host_.WallMs();
-    if (!result.detail.empty()) e.detail = history::Text{result.detail};
-    host_.Record(e);
-    const bool acquired = e.op == names::kAcquire && e.type == EventType::kOk;
-    host_.After(0, [this, t, acquired] {
-      if (acquired) return Enter(t);
-      host_.After(scenario_.workload.think_us.Sample(host_.rng()), [this, t] { Acquire(t); });
-    });
-  }
-
- private:
-  history::Name Self() { return process_; }
-  history::Name Lock() { return lock_; }
-  void Invoke(int t, history::Name op, const history::Detail& detail) {
-    busy_op_[static_cast<size_t>(t)] = op;
-    history::Event e;
-    e.type = EventType::kInvoke;
-    e.process = Self();
-    e.thread = t;
-    e.op = op;
-    e.lock = Lock();
-    e.local_ms = host_.WallMs();
-    e.detail = detail;
-    host_.Record(e);
-  }
-  void Acquire(int t) {
-    locks::AcquireArgs args;
-    args.wait_us = scenario_.workload.wait_us;
-    args.lease_us = scenario_.workload.lease_us;
-    history::AcquireCall call;
-    call.wait_us = args.wait_us;
-    call.lease_us = args.lease_us > 0 ? args.lease_us : -1;
-    Invoke(t, names::kAcquire, call);
-    host_.protocol().Acquire(host_.outbox(), t, args);
-  }
-  void Enter(int t) {
-    Resource(t, names::kEnter);
-    host_.After(scenario_.workload.critical_us.Sample(host_.rng()), [this, t] {
-      Resource(t, names::kExit);
-      Invoke(t, names::kRelease, history::StockText{});
-      host_.protocol().Release(host_.outbox(), t);
-    });
-  }
-  void Resource(int t, history::Name op) {
-    history::Event e;
-    e.type = EventType::kResource;
-    e.process = Self();
-    e.thread = t;
-    e.op = op;
-    e.lock = Lock();
-    e.local_ms = host_.WallMs();
-    host_.Record(e);
-  }
-
- public:
-  history::Name process_ = names::kNone;
-  history::Name lock_ = names::kNone;
-
- private:
-  ClientHost& host_;
-  const Scenario& scenario_;
-  int threads_;
-  std::vector<history::Name> busy_op_;
-};
-
 struct LiveResult {
   check::Verdict streamed;
   check::Verdict from_file;
@@ -172,13 +88,6 @@ LiveResult RunLive(const Scenario& scenario,
     options.nodes[scenario.nodes[i].name] = NodeAddress{"127.0.0.1", servers[i]->port()};
   }
   options.lua_dir = std::string(LOCKSTEP_SOURCE_DIR) + "/lua";
-  options.workload = [&recorder, &scenario](ClientHost& host, const Scenario& s,
-                                            const ClientSpec& client) {
-    auto w = std::make_unique<TestWorkload>(host, s, client);
-    w->process_ = recorder.names().Intern(client.name);
-    w->lock_ = recorder.names().Intern(scenario.protocol.lock_name);
-    return w;
-  };
   std::string error;
   auto run = LiveRun::Create(scenario, options, recorder, &error);
   INFO(error);

@@ -226,6 +226,11 @@ struct Scenario {
   bool operator==(const Scenario&) const = default;
 };
 
+// The clock of process `name` (a node or a client) as a driver runs it: its own [clock] with
+// the scenario's clock_jump faults that target it added as jumps (a jump is part of the clock,
+// fixed before the run; the fault only records it).
+ClockSpec ClockOf(const Scenario& scenario, const std::string& name, const ClockSpec& own);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_MODEL_SCENARIO_H_

@@ -1920,6 +1920,16 @@ std::optional<Scenario> Loader::Load(const toml::table& root, ScenarioError* err
 
 }  // namespace
 
+ClockSpec ClockOf(const Scenario& scenario, const std::string& name, const ClockSpec& own) {
+  ClockSpec spec = own;
+  for (const FaultSpec& f : scenario.faults) {
+    if (f.kind != FaultSpec::Kind::kClockJump) continue;
+    if (std::find(f.targets.begin(), f.targets.end(), name) == f.targets.end()) continue;
+    spec.jumps.push_back({f.at_us, f.by_us});
+  }
+  return spec;
+}
+
 WorkloadSpec Apply(const WorkloadSpec& base, const WorkloadOverride& o) {
   WorkloadSpec w = base;
   if (o.mode) w.mode = *o.mode;

@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/clock_spec.h"
 #include "sim/callback.h"
-#include "sim/clock.h"
 
 namespace lockstep::sim {
 

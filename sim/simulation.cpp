@@ -4,7 +4,6 @@
 #include <array>
 #include <cassert>
 #include <cctype>
-#include <cinttypes>
 #include <deque>
 #include <functional>
 #include <map>
@@ -12,10 +11,14 @@
 #include <optional>
 #include <string_view>
 
+#include "base/clock.h"
 #include "core/cluster.h"
 #include "core/script_host.h"
 #include "core/server.h"
 #include "core/strings.h"
+#include "drive/client.h"
+#include "drive/resource.h"
+#include "drive/workload.h"
 #include "history/kinds.h"
 #include "history/lease_owners.h"
 #include "history/notes.h"
@@ -23,7 +26,6 @@
 #include "locks/scripts.h"
 #include "sim/engine.h"
 #include "base/random.h"
-#include "base/uuid.h"
 
 namespace lockstep::sim {
 
@@ -87,16 +89,6 @@ struct Node {
   std::map<int, Stream> streams;
 };
 
-struct ThreadState {
-  int holds = 0;
-  bool shared = false;   // This iteration takes the read side of a read-write lock.
-  int64_t token = 0;     // The fencing token of the current access, if any.
-  bool has_token = false;
-  int64_t iterations = 0;
-  bool busy = false;
-  Name op = names::kNone;  // The operation in flight, for the history.
-};
-
 // The engine events of a client's armed protocol timers. A client has a handful armed at once
 // (command timeouts, a retry, the watchdog), so a vector searched in place beats a tree; its
 // order never reaches the history.
@@ -141,7 +133,6 @@ struct Client {
   std::string name;
   Name id = names::kNone;
   ClientSpec spec;
-  WorkloadSpec workload;  // [workload] with the client's group's own fields applied.
   std::unique_ptr<Clock> clock;
   std::unique_ptr<Prng> rng;
   std::string uuid;
@@ -151,7 +142,9 @@ struct Client {
   uint64_t incarnation = 0;
   Mailbox mailbox;
   ArmedTimers timers;
-  std::vector<ThreadState> threads;
+  // What the process's threads do (drive/workload.h), and what it gets from the simulator.
+  std::unique_ptr<drive::ClientHost> host;
+  std::unique_ptr<drive::ClientWorkload> workload;
   // For each slot the protocol addresses, the node the client takes for it: slot i is the i-th
   // master of the scenario (in declaration order) until a failover moves it to a promoted
   // replica and the client rediscovers it.
@@ -167,9 +160,6 @@ struct Simulation::Impl {
   Prng net_rng{2};
   history::Recorder recorder;
   Name lock_id = names::kNone;  // The scenario's lock name.
-  // Redisson before 3.17.1 takes any lease but -1 as given (locks::ApiValueGiven).
-  bool lease_before_3_17_1 = false;
-  bool shows_permits = false;   // Acquire invokes note one permit (history/kinds.h).
   bool interrupted = false;
   TrueTime end_us = 0;
   std::vector<std::pair<std::string, std::string>> derived;
@@ -212,8 +202,8 @@ struct Simulation::Impl {
   std::vector<NetworkWindow> windows;
   int windows_active = 0;  // Send looks at the windows only while one is active.
 
-  // The highest fencing token the protected resource has accepted.
-  int64_t resource_token_max = 0;
+  // The protected resource every client's critical sections write to.
+  std::unique_ptr<drive::Resource> resource;
 
   // Sentinel: when each master was first seen down.
   std::map<int, TrueTime> down_since;
@@ -728,7 +718,7 @@ struct Simulation::Impl {
       if (const auto id = c_.timers.Take(timer)) impl_.engine.Cancel(*id);
     }
     void Complete(int thread, const locks::OpResult& result) override {
-      impl_.OnComplete(c_, thread, result);
+      c_.workload->OnComplete(thread, result);
     }
 
    private:
@@ -766,329 +756,38 @@ struct Simulation::Impl {
   // "0-5460": the slots a cluster node serves.
   std::string SlotsOf(const Node& n) const { return SlotRangesText(*cluster, n.cluster_node); }
 
-  // --- workload ---
+  // --- client processes ---
 
-  std::string ThreadName(const Client& c, int t) const { return c.name + ".t" + std::to_string(t); }
-
-  void Invoke(Client& c, int t, Name op, const history::Detail& detail, bool has_value = false,
-              int64_t value = 0) {
-    ThreadState& th = c.threads[static_cast<size_t>(t)];
-    assert(!th.busy);
-    th.busy = true;
-    th.op = op;
-    history::Event e;
-    e.type = EventType::kInvoke;
-    e.process = c.id;
-    e.thread = t;
-    e.op = op;
-    e.lock = lock_id;
-    e.local_ms = c.clock->WallMs(engine.now());
-    e.detail = detail;
-    e.has_value = has_value;
-    e.value = value;
-    Record(e);
-  }
-
-  // The derived parameters' words for a lease as the client takes it.
-  std::string LeaseText(int64_t lease_us) const {
-    if (!locks::ApiValueGiven(lease_before_3_17_1, lease_us)) {
-      return "none (watchdog " + Ms(scenario.protocol.watchdog_timeout_us) + ")";
+  // What a client process's workload (drive/workload.h) gets from the simulator: the true time
+  // and the recorder, the process's clock and PRNG, and its timers as engine events that a
+  // crash drops and a pause holds.
+  class SimClientHost : public drive::ClientHost {
+   public:
+    SimClientHost(Impl& impl, Client& c) : impl_(impl), c_(c) {}
+    void Record(history::Event& e) override { impl_.Record(e); }
+    Name Intern(std::string_view s) override { return impl_.Intern(s); }
+    int64_t WallMs() override { return c_.clock->WallMs(impl_.engine.now()); }
+    Prng& Rng() override { return *c_.rng; }
+    void After(int64_t delay_us, std::function<void()> work) override {
+      impl_.ClientTimer(c_, delay_us, std::move(work));
     }
-    if (lease_us > 0 && lease_us % 1000 == 0) return Ms(lease_us);
-    return Ms(lease_us) + " (the scripts get toMillis: " +
-           std::to_string(locks::ToMillis(lease_us)) + " ms)";
-  }
 
-  // ", own workload: side read, lease 500ms" for a client whose group sets its own fields.
-  std::string OwnWorkloadText(const WorkloadOverride& o) const {
-    std::string text;
-    const auto add = [&text](const std::string& item) {
-      text += (text.empty() ? ", own workload: " : ", ") + item;
-    };
-    if (o.mode) add(*o.mode == WorkloadSpec::Mode::kLock ? "mode lock" : "mode trylock");
-    if (o.side) add(*o.side == WorkloadSpec::Side::kRead ? "side read" : "side write");
-    if (o.wait_us) add("wait " + Ms(*o.wait_us));
-    if (o.lease_us) add("lease " + LeaseText(*o.lease_us));
-    if (o.critical_us) add("critical_ms");
-    if (o.think_us) add("think_ms");
-    if (o.reentry) add("reentry " + std::to_string(*o.reentry));
-    if (o.ops_per_thread) add("ops_per_thread " + std::to_string(*o.ops_per_thread));
-    if (o.stagger_us) add("stagger " + Ms(*o.stagger_us));
-    return text;
-  }
-
-  void StartAcquire(Client& c, int t) {
-    const WorkloadSpec& w = c.workload;
-    ThreadState& th = c.threads[static_cast<size_t>(t)];
-    if (th.holds == 0) {
-      switch (w.side) {
-        case WorkloadSpec::Side::kDrawn:
-          th.shared = w.read_ratio > 0 && c.rng->Bernoulli(w.read_ratio);
-          break;
-        case WorkloadSpec::Side::kRead: th.shared = true; break;
-        case WorkloadSpec::Side::kWrite: th.shared = false; break;
-      }
-    }
-    locks::AcquireArgs args;
-    args.shared = th.shared;
-    args.permits = 1;
-    args.mode = w.mode == WorkloadSpec::Mode::kLock ? locks::AcquireArgs::Mode::kLock
-                                                    : locks::AcquireArgs::Mode::kTryLock;
-    args.wait_us = w.wait_us;
-    args.lease_us = w.lease_us;
-    history::AcquireCall call;
-    call.mode = w.mode == WorkloadSpec::Mode::kLock ? history::AcquireCall::Mode::kLock
-                                                     : history::AcquireCall::Mode::kTryLock;
-    call.wait_us = w.wait_us;
-    // The lease the thread may count on, when the client takes one as given: toMillis of the
-    // caller's value, which 3.13.6 passes on even when it is 0 or negative.
-    const bool lease_given = locks::ApiValueGiven(lease_before_3_17_1, w.lease_us);
-    call.lease_us = lease_given ? w.lease_us : -1;
-    if (shows_permits) call.permits = 1;
-    Invoke(c, t, th.shared ? names::kAcquireRead : names::kAcquire, call, lease_given,
-           lease_given ? locks::ToMillis(w.lease_us) : 0);
-    c.protocol->Acquire(*c.outbox, t, args);
-  }
-
-  void StartRelease(Client& c, int t) {
-    const bool shared = c.threads[static_cast<size_t>(t)].shared;
-    Invoke(c, t, shared ? names::kReleaseRead : names::kRelease, history::StockText{});
-    c.protocol->Release(*c.outbox, t);
-  }
-
-  // A semaphore's permit-changing role: its operation is named after the role in the history.
-  static bool ChangesPermits(ClientSpec::Role role) {
-    return role == ClientSpec::Role::kAddPermits || role == ClientSpec::Role::kReducePermits ||
-           role == ClientSpec::Role::kTrySetPermits || role == ClientSpec::Role::kDrainPermits;
-  }
-
-  void StartExtra(Client& c, int t) {
-    locks::ExtraOp op = locks::ExtraOp::kAddPermits;
-    std::string call = "addPermits(1)";
-    switch (c.spec.role) {
-      case ClientSpec::Role::kReducePermits:
-        op = locks::ExtraOp::kReducePermits;
-        call = "addPermits(-1)";
-        break;
-      case ClientSpec::Role::kTrySetPermits:
-        op = locks::ExtraOp::kTrySetPermits;
-        call = "trySetPermits(" + std::to_string(scenario.protocol.permits) + ")";
-        break;
-      case ClientSpec::Role::kDrainPermits:
-        op = locks::ExtraOp::kDrainPermits;
-        call = "drainPermits()";
-        break;
-      default: assert(c.spec.role == ClientSpec::Role::kAddPermits);
-    }
-    // The operation is named after the role.
-    Invoke(c, t, Intern(history::RoleName(static_cast<history::RoleNote::Role>(c.spec.role))),
-           history::Text{call});
-    c.protocol->Extra(*c.outbox, t, op);
-  }
-
-  void OnComplete(Client& c, int t, const locks::OpResult& result) {
-    ThreadState& th = c.threads[static_cast<size_t>(t)];
-    assert(th.busy);
-    th.busy = false;
-    history::Event e;
-    e.type = result.status == locks::OpResult::Status::kOk     ? EventType::kOk
-             : result.status == locks::OpResult::Status::kFail ? EventType::kFail
-                                                               : EventType::kInfo;
-    e.process = c.id;
-    e.thread = t;
-    e.op = th.op;
-    e.lock = lock_id;
-    e.local_ms = c.clock->WallMs(engine.now());
-    e.has_value = result.has_value;
-    e.value = result.value;
-    if (!result.detail.empty()) e.detail = history::Text{result.detail};
-    Record(e);
-    // The next step runs as its own event, never inside the protocol's call stack.
-    const uint64_t incarnation = c.incarnation;
-    const Name op = th.op;
-    const auto status = result.status;
-    engine.After(0, [this, &c, t, incarnation, op, status] {
-      ClientReceive(c, incarnation, [this, &c, t, op, status] { Next(c, t, op, status); });
-    });
-  }
-
-  // The thread's loop, by its client's role. A worker: acquire (reentry times) -> critical
-  // section (the protected resource) -> release (as many times) -> think -> again. A latch's
-  // awaiting thread: await -> think -> again; its counting-down thread: think -> countDown ->
-  // again (see StartClient, Think).
-  void Next(Client& c, int t, Name op, locks::OpResult::Status status) {
-    ThreadState& th = c.threads[static_cast<size_t>(t)];
-    const WorkloadSpec& w = c.workload;
-    using S = locks::OpResult::Status;
-    switch (c.spec.role) {
-      case ClientSpec::Role::kWorker: break;
-      case ClientSpec::Role::kAwait:
-        assert(op == names::kAcquire || op == names::kAcquireRead);
-        // An iteration is an await that passed, as a worker's is a release after it acquired.
-        if (status == S::kOk) ++th.iterations;
-        return Think(c, t);
-      case ClientSpec::Role::kCountDown:
-        assert(op == names::kRelease);
-        ++th.iterations;  // Whatever the outcome: a countDown has no owner to fail on.
-        return Think(c, t);
-      case ClientSpec::Role::kAddPermits:
-      case ClientSpec::Role::kReducePermits:
-      case ClientSpec::Role::kTrySetPermits:
-      case ClientSpec::Role::kDrainPermits:
-        ++th.iterations;  // An iteration is one operation, whatever its outcome.
-        return Think(c, t);
-    }
-    if (op == names::kAcquire || op == names::kAcquireRead) {
-      if (status == S::kOk) {
-        ++th.holds;
-        if (th.holds < w.reentry) return StartAcquire(c, t);
-        return EnterResource(c, t);
-      }
-      if (th.holds > 0) return StartRelease(c, t);  // A nested acquisition failed: unwind.
-      return Think(c, t);
-    }
-    // release
-    if (status == S::kFail) th.holds = 0;  // Not (or no longer) the owner.
-    else if (th.holds > 0) --th.holds;
-    if (th.holds > 0) return StartRelease(c, t);
-    ++th.iterations;
-    Think(c, t);
-  }
-
-  void EnterResource(Client& c, int t) {
-    history::Event e;
-    e.type = EventType::kResource;
-    e.process = c.id;
-    e.thread = t;
-    e.op = names::kEnter;
-    e.lock = lock_id;
-    e.local_ms = c.clock->WallMs(engine.now());
-    ThreadState& th = c.threads[static_cast<size_t>(t)];
-    th.has_token = c.protocol->Token(t, &th.token);
-    if (th.has_token) {
-      e.has_value = true;
-      e.value = th.token;
-    }
-    if (th.shared) e.detail = history::Access{true};
-    Record(e);
-    const int64_t critical = c.workload.critical_us.Sample(*c.rng);
-    ClientTimer(c, critical, [this, &c, t] {
-      history::Event x;
-      x.type = EventType::kResource;
-      x.process = c.id;
-      x.thread = t;
-      x.op = names::kExit;
-      x.lock = lock_id;
-      x.local_ms = c.clock->WallMs(engine.now());
-      // The write at the end of the critical section. A fenced resource takes it only with a
-      // token at least as new as any it has seen.
-      const ThreadState& th = c.threads[static_cast<size_t>(t)];
-      if (th.has_token) {
-        x.has_value = true;
-        x.value = th.token;
-        if (scenario.resource.fencing) {
-          if (th.token < resource_token_max) {
-            x.detail = history::Write{false, th.token, resource_token_max};
-          } else {
-            resource_token_max = th.token;
-            x.detail = history::Write{true, 0, 0};
-          }
-        }
-      }
-      Record(x);
-      StartRelease(c, t);
-    });
-  }
-
-  // Thinks, then starts the thread's next operation: an acquisition (workers, awaiting
-  // threads) or a countDown (counting-down threads).
-  void Think(Client& c, int t) {
-    ThreadState& th = c.threads[static_cast<size_t>(t)];
-    if (c.workload.ops_per_thread > 0 && th.iterations >= c.workload.ops_per_thread) {
-      // This thread is done. A counting-down thread says so: the checkers then know it will
-      // not count the latch down any more (workers record nothing, as they always have).
-      if (c.spec.role == ClientSpec::Role::kCountDown) {
-        history::Event e;
-        e.type = EventType::kNote;
-        e.process = c.id;
-        e.thread = t;
-        e.op = names::kDone;
-        e.detail = history::DoneNote{c.workload.ops_per_thread};
-        Record(e);
-      }
-      return;
-    }
-    const int64_t think = c.workload.think_us.Sample(*c.rng);
-    if (c.spec.role == ClientSpec::Role::kCountDown) {
-      ClientTimer(c, think, [this, &c, t] { StartRelease(c, t); });
-      return;
-    }
-    if (ChangesPermits(c.spec.role)) {
-      ClientTimer(c, think, [this, &c, t] { StartExtra(c, t); });
-      return;
-    }
-    ClientTimer(c, think, [this, &c, t] { StartAcquire(c, t); });
-  }
-
-  // A thread's first step: workers and counting-down threads think first, awaiting threads
-  // await at once.
-  void StartThread(Client& c, int t) {
-    if (c.spec.role == ClientSpec::Role::kAwait) return StartAcquire(c, t);
-    Think(c, t);
-  }
+   private:
+    Impl& impl_;
+    Client& c_;
+  };
 
   // Starts (or restarts) a client process. A restarted process is a new RedissonClient with a
   // new UUID, as a real restart would be.
   void StartClient(Client& c, bool restart) {
-    const int64_t stagger = restart ? 0 : c.workload.stagger_us * c.index;
-    if (restart || c.uuid.empty()) c.uuid = UuidFrom(*c.rng);
-    locks::ClientConfig config;
-    config.uuid = c.uuid;
-    config.threads = c.spec.threads;
-    config.lock_name = scenario.protocol.lock_name;
-    config.version = scenario.protocol.version;
-    config.watchdog_timeout_us = scenario.protocol.watchdog_timeout_us;
-    config.timeout_us = scenario.protocol.timeout_us;
-    config.retry_attempts = scenario.protocol.retry_attempts;
-    config.retry_interval_us = scenario.protocol.retry_interval_us;
-    config.fair_wait_timeout_us = scenario.protocol.fair_wait_timeout_us;
-    config.permits = scenario.protocol.permits;
+    if (restart || c.uuid.empty()) c.uuid = drive::NewClientUuid(*c.rng);
     std::string error;
-    c.protocol = locks::MakeProtocol(scenario.protocol.kind, config, scripts, &error);
+    c.protocol = locks::MakeProtocol(scenario.protocol.kind,
+                                     drive::ClientConfigFor(scenario, c.index, c.uuid), scripts,
+                                     &error);
     assert(c.protocol != nullptr);  // Create() made the same call successfully.
     c.outbox = std::make_unique<SimOutbox>(*this, c);
-    c.threads.assign(static_cast<size_t>(c.spec.threads), ThreadState{});
-    history::Event e;
-    e.type = EventType::kNote;
-    e.process = c.id;
-    e.op = names::kClient;
-    e.detail = history::ClientNote{c.uuid};
-    Record(e);
-    if (!restart && c.spec.role != ClientSpec::Role::kWorker) {
-      // The role, once, at t = 0, so that the checkers can tell who may still count the latch
-      // down (the orphaned-latch rule). Workers have no note: histories recorded before roles
-      // existed stay as they were.
-      history::Event r;
-      r.type = EventType::kNote;
-      r.process = c.id;
-      r.op = names::kRole;
-      history::RoleNote role;
-      // The model's roles and the note's are the same list in the same order.
-      static_assert(static_cast<int>(ClientSpec::Role::kDrainPermits) ==
-                    static_cast<int>(history::RoleNote::Role::kDrainPermits));
-      role.role = static_cast<history::RoleNote::Role>(c.spec.role);
-      role.threads = c.spec.threads;
-      r.detail = role;
-      Record(r);
-    }
-    for (int t = 0; t < c.spec.threads; ++t) {
-      if (stagger == 0 && c.spec.role == ClientSpec::Role::kWorker) {
-        Think(c, t);
-      } else {
-        // Not inside StartClient's call stack: an await starts with a command to send.
-        ClientTimer(c, stagger, [this, &c, t] { StartThread(c, t); });
-      }
-    }
+    c.workload->Start(*c.protocol, *c.outbox, c.uuid, restart);
   }
 
   void CrashClient(Client& c) {
@@ -1096,6 +795,7 @@ struct Simulation::Impl {
     c.up = false;
     ++c.incarnation;
     c.protocol->OnCrash();
+    c.workload->Crash();
     for (const auto& [timer, id] : c.timers.TakeAll()) engine.Cancel(id);
     c.mailbox = Mailbox{};
     for (auto& n : nodes) {
@@ -1386,8 +1086,6 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   s.lua_dir = lua_dir;
   s.rng = Prng(scenario.seed);
   s.net_rng = s.rng.Fork();
-  const history::ProtocolKind* kind = history::FindProtocolKind(scenario.protocol.kind);
-  s.shows_permits = kind != nullptr && kind->shows_permits;
 
   auto scripts = locks::LoadScripts(lua_dir, scenario.protocol.kind, scenario.protocol.version,
                                     scenario.protocol.script_files, error);
@@ -1461,11 +1159,10 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
     c->index = static_cast<int>(i);
     c->name = scenario.clients[i].name;
     c->spec = scenario.clients[i];
-    c->workload = Apply(scenario.workload, c->spec.workload);
     c->clock = clock_of(c->name, c->spec.clock);
     c->rng = std::make_unique<Prng>(s.rng.Fork());
     c->slots = masters;
-    c->uuid = UuidFrom(*c->rng);
+    c->uuid = drive::NewClientUuid(*c->rng);
     s.clients.push_back(std::move(c));
   }
   s.SetUpNetwork();
@@ -1475,6 +1172,13 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   for (auto& n : s.nodes) n->id = s.Intern(n->name);
   for (auto& c : s.clients) c->id = s.Intern(c->name);
 
+  s.resource = std::make_unique<drive::Resource>(s.lock_id, scenario.resource.fencing);
+  for (auto& c : s.clients) {
+    c->host = std::make_unique<Impl::SimClientHost>(s, *c);
+    c->workload = std::make_unique<drive::ClientWorkload>(scenario, c->index, c->id, *s.resource,
+                                                          *c->host);
+  }
+
   // Derived parameters, printed before anything runs.
   auto& d = s.derived;
   d.emplace_back("seed", std::to_string(scenario.seed));
@@ -1482,8 +1186,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   for (const auto& [name, body] : s.scripts.bodies) {
     d.emplace_back("script " + name, ScriptHost::Sha1Hex(body) + " " + s.scripts.files[name]);
   }
-  s.lease_before_3_17_1 = scenario.protocol.version == history::kProtocolVersions[0];
-  d.emplace_back("lease", s.LeaseText(scenario.workload.lease_us));
+  d.emplace_back("lease", drive::LeaseText(scenario.protocol, scenario.workload.lease_us));
   for (auto& n : s.nodes) {
     std::string role =
         n->master >= 0 ? "replica of " + s.nodes[static_cast<size_t>(n->master)]->name : "master";
@@ -1503,7 +1206,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
     d.emplace_back("client " + c->name, std::to_string(c->spec.threads) + " thread(s)" + role +
                                             ", uuid " + c->uuid + ", clock offset " +
                                             Ms(c->spec.clock.offset_us) +
-                                            s.OwnWorkloadText(c->spec.workload));
+                                            drive::OwnWorkloadText(scenario.protocol, c->spec.workload));
   }
   return std::unique_ptr<Simulation>(new Simulation(std::move(impl)));
 }

@@ -1,13 +1,15 @@
 // The deterministic simulator: drives lock clients (sans-IO protocols, locks/) against
 // emulated Redis nodes (core/) through a simulated network, under the faults a scenario
 // declares, and hands every event to a history::Recorder (history/history.h) as it happens.
+// What the client processes' threads do, and the protected resource they write to, are the
+// workload every driver shares (drive/workload.h); the simulator hosts it on virtual time.
 //
 // One seed decides everything: the network's latencies and losses, GC pauses, think times,
 // client UUIDs. Events run in (true time, sequence) order. Nothing reads the wall clock of the
 // machine running the simulation, so one seed replays one run, event for event, byte for byte.
 //
 // What is modelled (docs/scenario-format.md has the knobs):
-//  - processes: Redis nodes and client processes, each with its own clock (sim/clock.h);
+//  - processes: Redis nodes and client processes, each with its own clock (base/clock.h);
 //    a process can crash (and restart), or pause (a GC pause or SIGSTOP: it does nothing, then
 //    does everything that arrived, in order);
 //  - network: one-way latency per message, loss, duplication, FIFO per link unless reordering

@@ -1,11 +1,11 @@
-// Per-process clocks in the simulator.
+// Per-process clocks: the model of a process's clock that a driver reads.
 //
-// True time is the simulator's own: microseconds since the run started, the same for everyone
-// and visible only to the simulator and the checkers. Every node and every client process has
+// True time is the driver's own: microseconds since the run started, the same for everyone
+// and visible only to the driver and the checkers. Every node and every client process has
 // a clock of its own that relates to true time by a piecewise-linear function, fixed before the
 // run from the scenario: an initial offset, a drift (rate error in ppm), scheduled jumps, and
 // optional NTP-style slewing that pulls an offset back toward the drift-only line at a bounded
-// rate. Because the whole function is known up front, the simulator can ask both "what does
+// rate. Because the whole function is known up front, a driver can ask both "what does
 // this clock read at true time t" and "when (in true time) will it first read w".
 //
 // Two readings per clock, as real systems have them:
@@ -13,19 +13,15 @@
 //    Redis uses it for key expiry and PTTL; the fair lock sends it as "now".
 //  - monotonic: what System.nanoTime()/CLOCK_MONOTONIC return; only the drift applies. Client
 //    timeouts, waits and the watchdog period run on it.
-#ifndef LOCKSTEP_SIM_CLOCK_H_
-#define LOCKSTEP_SIM_CLOCK_H_
+#ifndef LOCKSTEP_BASE_CLOCK_H_
+#define LOCKSTEP_BASE_CLOCK_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "base/clock_spec.h"
 
-namespace lockstep::sim {
-
-using lockstep::ClockSpec;
-using lockstep::kNever;
-using lockstep::TrueTime;
+namespace lockstep {
 
 class Clock {
  public:
@@ -67,6 +63,6 @@ class Clock {
   std::vector<ClockSpec::Jump> jumps_;
 };
 
-}  // namespace lockstep::sim
+}  // namespace lockstep
 
-#endif  // LOCKSTEP_SIM_CLOCK_H_
+#endif  // LOCKSTEP_BASE_CLOCK_H_

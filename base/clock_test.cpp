@@ -1,13 +1,14 @@
 // Establishes that per-process clocks read what the scenario says they read: offsets, drift,
-// jumps forward and back, NTP slewing, and the inverse queries the simulator schedules with.
+// jumps forward and back, NTP slewing, and the inverse queries a driver schedules with; and
+// that the PRNG is a pure function of its seed.
 #include <catch2/catch.hpp>
 
-#include "sim/clock.h"
+#include "base/clock.h"
 #include "base/random.h"
 
-using lockstep::sim::Clock;
-using lockstep::sim::ClockSpec;
-using lockstep::sim::kNever;
+using lockstep::Clock;
+using lockstep::ClockSpec;
+using lockstep::kNever;
 
 constexpr int64_t kStartMs = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
 constexpr int64_t kStartUs = kStartMs * 1000;

@@ -1,10 +1,10 @@
-#include "sim/clock.h"
+#include "base/clock.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
 
-namespace lockstep::sim {
+namespace lockstep {
 
 Clock::Clock(const ClockSpec& spec, int64_t start_unix_ms)
     : start_unix_us_(start_unix_ms * 1000),
@@ -112,4 +112,4 @@ TrueTime Clock::FirstTrueTimeWallExceeds(int64_t wall_us, TrueTime from) const {
   return kNever;
 }
 
-}  // namespace lockstep::sim
+}  // namespace lockstep

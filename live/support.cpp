@@ -1,0 +1,84 @@
+#include "live/support.h"
+
+#include <algorithm>
+
+namespace lockstep::live {
+
+namespace {
+
+bool IsNode(const Scenario& s, const std::string& name) {
+  return std::any_of(s.nodes.begin(), s.nodes.end(),
+                     [&](const NodeSpec& n) { return n.name == name; });
+}
+
+std::string Where(const Scenario& s, const FaultSpec& f) {
+  return s.file + ":" + std::to_string(f.line) + ": ";
+}
+
+}  // namespace
+
+std::vector<std::string> LiveRefusals(const Scenario& scenario, bool own_servers) {
+  std::vector<std::string> out;
+  if (scenario.network.duplicate > 0) {
+    out.push_back(scenario.file +
+                  ": [network] duplicate > 0: a live replay cannot duplicate messages (TCP "
+                  "delivers each byte once, and a command sent twice would desynchronise the "
+                  "client's replies); set it to 0 for the replay");
+  }
+  if (scenario.network.reorder) {
+    out.push_back(scenario.file +
+                  ": [network] reorder = true: messages on one TCP connection arrive in order; "
+                  "set reorder = false for the replay");
+  }
+  for (const FaultSpec& f : scenario.faults) {
+    if (f.kind == FaultSpec::Kind::kDuplicate) {
+      out.push_back(Where(scenario, f) +
+                    "a duplicate fault cannot be made real on TCP connections; remove it for the "
+                    "replay");
+    }
+  }
+  if (own_servers) return out;
+
+  // The user's servers: lockstep controls neither their processes nor their configuration.
+  const auto refuse = [&](const std::string& what) {
+    out.push_back(scenario.file + ": " + what +
+                  " needs control of the server processes, which --redis does not give; replay "
+                  "without --redis (lockstep starts its own servers) or remove it");
+  };
+  for (const FaultSpec& f : scenario.faults) {
+    const bool on_node = std::any_of(f.targets.begin(), f.targets.end(),
+                                     [&](const std::string& t) { return IsNode(scenario, t); });
+    switch (f.kind) {
+      case FaultSpec::Kind::kCrash:
+      case FaultSpec::Kind::kPause:
+      case FaultSpec::Kind::kClockJump:
+        if (on_node) {
+          out.push_back(Where(scenario, f) + "a node " +
+                        (f.kind == FaultSpec::Kind::kCrash   ? std::string("crash")
+                         : f.kind == FaultSpec::Kind::kPause ? std::string("pause")
+                                                             : std::string("clock jump")) +
+                        " needs control of the server process, which --redis does not give; "
+                        "replay without --redis or remove the fault");
+        }
+        break;
+      case FaultSpec::Kind::kFailover:
+        out.push_back(Where(scenario, f) +
+                      "a failover needs control of the servers, which --redis does not give; "
+                      "replay without --redis or remove the fault");
+        break;
+      default: break;
+    }
+  }
+  for (const NodeSpec& n : scenario.nodes) {
+    if (!n.replica_of.empty()) refuse("node " + n.name + " as a replica (replica_of)");
+    if (n.persistence != NodeSpec::Persistence::kNone) refuse("node " + n.name + "'s persistence");
+    if (n.clock.offset_us != 0 || n.clock.drift_ppm != 0 || !n.clock.jumps.empty() || n.clock.ntp) {
+      refuse("node " + n.name + "'s [clock]");
+    }
+  }
+  if (scenario.sentinel.enabled) refuse("[sentinel]");
+  if (scenario.cluster.enabled) refuse("[cluster]");
+  return out;
+}
+
+}  // namespace lockstep::live

@@ -1,0 +1,118 @@
+// Establishes what a live replay refuses before it starts: duplication and reordering always,
+// process and configuration control only against the user's own servers; each message names
+// the file (and the fault's line) and says what to change.
+#include "live/support.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "model/scenario_toml.h"
+
+using lockstep::LoadScenarioFile;
+using lockstep::LoadScenarioString;
+using lockstep::Scenario;
+using lockstep::ScenarioError;
+using lockstep::live::LiveRefusals;
+
+namespace {
+
+Scenario Load(const std::string& text) {
+  ScenarioError error;
+  auto s = LoadScenarioString(text, "live.toml", &error);
+  INFO(error.ToString());
+  REQUIRE(s);
+  return *s;
+}
+
+bool AnyContains(const std::vector<std::string>& v, const std::string& part) {
+  for (const std::string& s : v) {
+    if (s.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("live replay refuses duplication and reordering, with the line", "[live][support]") {
+  const Scenario s = Load(R"(
+name = "dup"
+[[nodes]]
+name = "n1"
+[[clients]]
+count = 1
+[network]
+duplicate = 0.1
+reorder = true
+[[faults]]
+kind = "duplicate"
+at_ms = 1000
+duration_ms = 1000
+rate = 0.5
+targets = ["c1"]
+)");
+  const auto refusals = LiveRefusals(s, true);
+  CHECK(refusals.size() == 3);
+  CHECK(AnyContains(refusals, "live.toml: [network] duplicate > 0"));
+  CHECK(AnyContains(refusals, "live.toml: [network] reorder = true"));
+  CHECK(AnyContains(refusals, "live.toml:11: a duplicate fault"));
+}
+
+TEST_CASE("against the user's servers, process and configuration faults are refused",
+          "[live][support]") {
+  const Scenario s = Load(R"(
+name = "own"
+[[nodes]]
+name = "n1"
+persistence = "aof-always"
+[[nodes]]
+name = "n2"
+replica_of = "n1"
+clock = { offset_ms = 100 }
+[[clients]]
+count = 2
+[sentinel]
+enabled = true
+[[faults]]
+kind = "pause"
+at_ms = 1000
+duration_ms = 1000
+targets = ["n1"]
+[[faults]]
+kind = "pause"
+at_ms = 1000
+duration_ms = 1000
+targets = ["c1"]
+[[faults]]
+kind = "partition"
+at_ms = 1000
+duration_ms = 1000
+targets = ["c1"]
+peers = ["n1"]
+)");
+  CHECK(LiveRefusals(s, true).empty());
+  const auto refusals = LiveRefusals(s, false);
+  CHECK(AnyContains(refusals, "live.toml:16: a node pause"));
+  CHECK_FALSE(AnyContains(refusals, "live.toml:21"));  // A client pause is the driver's own.
+  CHECK_FALSE(AnyContains(refusals, "live.toml:26"));  // A partition goes through the proxy.
+  CHECK(AnyContains(refusals, "node n2 as a replica"));
+  CHECK(AnyContains(refusals, "node n1's persistence"));
+  CHECK(AnyContains(refusals, "node n2's [clock]"));
+  CHECK(AnyContains(refusals, "[sentinel]"));
+  CHECK(refusals.size() == 5);
+}
+
+TEST_CASE("every library scenario can be replayed on servers lockstep starts", "[live][support]") {
+  namespace fs = std::filesystem;
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(LOCKSTEP_SOURCE_DIR) / "scenarios")) {
+    if (entry.path().extension() != ".toml") continue;
+    ScenarioError error;
+    auto s = LoadScenarioFile(entry.path().string(), &error);
+    REQUIRE(s);
+    const auto refusals = LiveRefusals(*s, true);
+    INFO(entry.path().string() << (refusals.empty() ? "" : ": " + refusals.front()));
+    CHECK(refusals.empty());
+    ++count;
+  }
+  CHECK(count >= 35);
+}
