@@ -250,6 +250,12 @@ struct LiveRun::Impl {
     Record(e);
   }
 
+  LiveNode* FindNode(const std::string& name) {
+    for (auto& n : nodes) {
+      if (n->name == name) return n.get();
+    }
+    return nullptr;
+  }
   LiveClient* FindClient(const std::string& name) {
     for (auto& c : clients) {
       if (c->name == name) return c.get();
@@ -448,7 +454,7 @@ struct LiveRun::Impl {
     LiveNode* np = &n;
     RespConnection::Handlers h;
     h.on_message = [this, np](const std::string&, const std::string& key) {
-      if (key == scenario.protocol.lock_name) Probe(*np);
+      if (key == scenario.protocol.lock_name) Probe(*np, names::kExpired);
     };
     h.on_down = [this, np](const std::string&) {
       // The node is down (or paused past our limits); subscribe again once it may be back.
@@ -465,14 +471,15 @@ struct LiveRun::Impl {
     n.observer->Send({"SUBSCRIBE", kExpiredChannel}, nullptr);
   }
 
-  // Looks at the lock key after the server expired it.
-  void Probe(LiveNode& n) {
+  // Looks at the lock key now: after the server expired it (gone_as expired), or on a master
+  // just promoted (gone_as lost).
+  void Probe(LiveNode& n, Name gone_as) {
     LiveNode* np = &n;
     Transaction(*n.probe, nullptr,
-                [this, np](const Reply&, std::optional<int64_t> seq, std::optional<KeyState> key) {
+                [this, np, gone_as](const Reply&, std::optional<int64_t> seq, std::optional<KeyState> key) {
                   if (!seq || !key) return;
                   Ready(*np, *seq, std::move(*key),
-                        [this, np](const KeyState& k) { TrackLock(*np, k, names::kExpired); });
+                        [this, np, gone_as](const KeyState& k) { TrackLock(*np, k, gone_as); });
                 });
   }
 
@@ -924,6 +931,49 @@ bool LiveRun::ResumeClient(const std::string& name) {
   Impl& s = *impl_;
   LiveClient* c = s.FindClient(name);
   return c != nullptr && s.ResumeClient(*c);
+}
+
+bool LiveRun::PromoteNode(const std::string& replica, const std::string& old_master) {
+  Impl& s = *impl_;
+  LiveNode* r = s.FindNode(replica);
+  LiveNode* old = s.FindNode(old_master);
+  if (r == nullptr || old == nullptr || r->master || !old->master || s.cluster != nullptr) return false;
+  // The new master's view of the lock starts from the old master's, as in the simulator: its
+  // first probe records `lost` if the promoted replica lacks what the old master had.
+  r->master = true;
+  r->lock_owners = old->lock_owners;
+  r->lock_expire_ms = kNoExpiryMs;
+  old->master = false;
+  old->lock_owners.clear();
+  old->lock_expire_ms = kNoExpiryMs;
+  if (s.started) {
+    if (s.options.watch_expiry && r->observer == nullptr) s.WatchExpiry(*r);
+    if (r->probe == nullptr) {
+      r->probe = std::make_unique<RespConnection>(s.loop, s.ConnectionTo(*r, false),
+                                                  RespConnection::Handlers{});
+    }
+    s.Probe(*r, names::kLost);
+  }
+  return true;
+}
+
+bool LiveRun::Rediscover(const std::string& old_master, const std::string& new_master) {
+  Impl& s = *impl_;
+  LiveNode* old = s.FindNode(old_master);
+  LiveNode* now = s.FindNode(new_master);
+  if (old == nullptr || now == nullptr) return false;
+  for (auto& c : s.clients) {
+    for (int& slot : c->slots) {
+      if (slot == old->index) slot = now->index;
+    }
+  }
+  history::Event e;
+  e.type = EventType::kNote;
+  e.process = names::kSim;
+  e.op = names::kRediscover;
+  e.detail = history::RediscoverNote{now->name};
+  s.Record(e);
+  return true;
 }
 
 bool LiveRun::NoReplyFor(int local_port, int64_t index) {

@@ -105,6 +105,14 @@ class LiveRun {
   bool PauseClient(const std::string& name, int64_t duration_us, bool gc = false);
   bool ResumeClient(const std::string& name);
 
+  // Failover, as the fault schedule (or the real Sentinel it watches) performs it. PromoteNode:
+  // `replica` is now the master in place of `old_master` for lease events (its first probe
+  // records `lost` if it lacks the lock the old master had); the schedule records the promote
+  // fault. Rediscover: clients now send what they sent to `old_master` to `new_master` (the
+  // simulator's client_rediscover), with the rediscover note. Not for a [cluster].
+  bool PromoteNode(const std::string& replica, const std::string& old_master);
+  bool Rediscover(const std::string& old_master, const std::string& new_master);
+
   // A fault proxy's report: request `index` on the connection from local port `local_port`
   // got no reply. False if no connection of this run has that port.
   bool NoReplyFor(int local_port, int64_t index);

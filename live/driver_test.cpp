@@ -26,6 +26,9 @@ namespace {
 using history::EventType;
 namespace names = history::names;
 
+// The servers' ports of the running RunLive, by node index (for a test's faults).
+std::vector<int> ports_;
+
 struct LiveResult {
   check::Verdict streamed;
   check::Verdict from_file;
@@ -81,6 +84,16 @@ LiveResult RunLive(const Scenario& scenario,
                    bool cluster = false) {
   auto servers = StartServers(scenario.nodes.size(), cluster);
   if (cluster) FormCluster(servers);
+  for (size_t i = 0; i < servers.size(); ++i) {
+    const std::string& master = scenario.nodes[i].replica_of;
+    if (master.empty()) continue;
+    size_t m = 0;
+    while (scenario.nodes[m].name != master) ++m;
+    RedisClient c("127.0.0.1", servers[i]->port());
+    REQUIRE(c.Command({"REPLICAOF", "127.0.0.1", std::to_string(servers[m]->port())}) == Reply::Ok());
+  }
+  ports_.clear();
+  for (const auto& server : servers) ports_.push_back(server->port());
 
   history::Recorder recorder;
   LiveOptions options;
@@ -328,6 +341,45 @@ TEST_CASE("LiveRun: an RLock on a three-master Redis Cluster, routed by slot") {
   for (const history::Event& e : r.history.events()) {
     if (e.type == EventType::kExec || e.type == EventType::kLease) CHECK(r.history.Str(e.process) == "n3");
   }
+}
+
+}  // namespace
+}  // namespace lockstep::live
+
+namespace lockstep::live {
+namespace {
+
+TEST_CASE("LiveRun: a replica promoted by REPLICAOF NO ONE takes over once clients rediscover it") {
+  Scenario scenario = LoadScaled(kRlock);
+  scenario.name = "live-rlock-failover";
+  NodeSpec replica;
+  replica.name = "n2";
+  replica.replica_of = "n1";
+  scenario.nodes.push_back(replica);
+  LiveResult r = RunLive(scenario, [](LiveRun& run, history::Recorder&) {
+    run.AtTrueTime(1'000'000, [&run] {
+      RedisClient n2("127.0.0.1", ports_.at(1));
+      CHECK(n2.Command({"REPLICAOF", "NO", "ONE"}) == Reply::Ok());
+      CHECK(run.PromoteNode("n2", "n1"));
+      run.AtTrueTime(1'100'000, [&run] { CHECK(run.Rediscover("n1", "n2")); });
+    });
+  });
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  CHECK(r.counts["note rediscover"] == 1);
+  int n2_execs = 0, n2_leases = 0, n1_execs_after = 0, acquired_after = 0;
+  bool rediscovered = false;
+  for (const history::Event& e : r.history.events()) {
+    if (e.type == EventType::kNote && e.op == names::kRediscover) rediscovered = true;
+    const std::string process = r.history.Str(e.process);
+    if (e.type == EventType::kExec && process == "n2") ++n2_execs;
+    if (e.type == EventType::kLease && process == "n2") ++n2_leases;
+    if (rediscovered && e.type == EventType::kExec && process == "n1") ++n1_execs_after;
+    if (rediscovered && e.type == EventType::kOk && e.op == names::kAcquire) ++acquired_after;
+  }
+  CHECK(n2_execs >= 10);
+  CHECK(n2_leases >= 2);
+  CHECK(acquired_after >= 5);
+  CHECK(n1_execs_after <= 12);  // Only replies already on their way from n1.
 }
 
 }  // namespace
