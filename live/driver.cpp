@@ -271,6 +271,11 @@ struct LiveRun::Impl {
     o.reconnect_delay_us = options.reconnect_delay_us;
     return o;
   }
+  // The handlers every connection shares, with `h`'s own.
+  RespConnection::Handlers WithHooks(RespConnection::Handlers h) const {
+    h.before_pairing = options.before_pairing;
+    return h;
+  }
 
   // --- exec and lease events ---
 
@@ -460,9 +465,8 @@ struct LiveRun::Impl {
       // The node is down (or paused past our limits); subscribe again once it may be back.
       loop.After(options.reconnect_delay_us, [this, np] { SubscribeExpiry(*np); });
     };
-    n.observer = std::make_unique<RespConnection>(loop, ConnectionTo(n, true), std::move(h));
-    n.probe = std::make_unique<RespConnection>(loop, ConnectionTo(n, false),
-                                               RespConnection::Handlers{});
+    n.observer = std::make_unique<RespConnection>(loop, ConnectionTo(n, true), WithHooks(std::move(h)));
+    n.probe = std::make_unique<RespConnection>(loop, ConnectionTo(n, false), WithHooks({}));
     SubscribeExpiry(n);
   }
 
@@ -626,7 +630,7 @@ RespConnection& LiveClient::Command(int node) {
   if (!conn) {
     conn = std::make_unique<RespConnection>(
         run_.loop, run_.ConnectionTo(*run_.nodes[static_cast<size_t>(node)], false),
-        RespConnection::Handlers{});
+        run_.WithHooks({}));
   }
   return *conn;
 }
@@ -654,7 +658,8 @@ RespConnection& LiveClient::PubSub(int node) {
         protocol_->OnMessage(outbox(), slot, channel, payload);
       });
     };
-    conn = std::make_unique<RespConnection>(run_.loop, run_.ConnectionTo(*np, true), std::move(h));
+    conn = std::make_unique<RespConnection>(run_.loop, run_.ConnectionTo(*np, true),
+                                            run_.WithHooks(std::move(h)));
   }
   return *conn;
 }
@@ -949,8 +954,7 @@ bool LiveRun::PromoteNode(const std::string& replica, const std::string& old_mas
   if (s.started) {
     if (s.options.watch_expiry && r->observer == nullptr) s.WatchExpiry(*r);
     if (r->probe == nullptr) {
-      r->probe = std::make_unique<RespConnection>(s.loop, s.ConnectionTo(*r, false),
-                                                  RespConnection::Handlers{});
+      r->probe = std::make_unique<RespConnection>(s.loop, s.ConnectionTo(*r, false), s.WithHooks({}));
     }
     s.Probe(*r, names::kLost);
   }

@@ -68,6 +68,10 @@ struct LiveOptions {
   // way on another connection, or one a proxy dropped) before it is recorded anyway.
   int64_t reorder_wait_us = 20'000;
   int64_t reconnect_delay_us = 100'000;
+  // Called on every connection after it read bytes and before it pairs the replies in them:
+  // a fault proxy's drop reports go to NoReplyFor here (live/fault_proxy.h's ordering
+  // guarantee makes that exact).
+  std::function<void()> before_pairing;
 };
 
 class LiveRun {

@@ -22,6 +22,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "live/process_registry.h"
+
 namespace lockstep {
 namespace {
 
@@ -29,6 +31,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kRedisDefaultPort = 6379;  // Never used: a developer's own server may be there.
 constexpr size_t kLogTailBytes = 2000;
+constexpr int kStopConfirmMs = 2000;
 
 std::string ErrnoText(const char* what) {
   return std::string(what) + ": " + std::strerror(errno);
@@ -113,57 +116,6 @@ bool LogSaysPortTaken(const std::string& dir) {
   return log.find("Address already in use") != std::string::npos;
 }
 
-// Forks and execs redis-server. Returns the child's pid, or 0 with *error set.
-int Launch(const std::string& executable, const std::vector<std::string>& args,
-           const std::string& dir, std::string* error) {
-  // Everything the child needs is prepared here: after fork it may only make
-  // async-signal-safe calls (the parent may have other threads holding malloc's lock).
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-
-  const std::string console_path = dir + "/redis.stdout";
-  const int console = ::open(console_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (console < 0 || devnull < 0) {
-    *error = ErrnoText("open redis.stdout or /dev/null");
-    if (console >= 0) ::close(console);
-    if (devnull >= 0) ::close(devnull);
-    return 0;
-  }
-  const pid_t parent = ::getpid();
-
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    // Child.
-    ::dup2(devnull, STDIN_FILENO);
-    ::dup2(console, STDOUT_FILENO);
-    ::dup2(console, STDERR_FILENO);
-    // Inherited descriptors (other servers' sockets, test files) must not stay open in redis.
-    ::close_range(3, ~0u, 0);
-    // A blocked SIGTERM would make the server unstoppable.
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    // If the test binary dies, the server goes with it. Checking the parent after the prctl
-    // closes the window in which the parent died before it took effect.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(127);
-    ::execv(executable.c_str(), argv.data());
-    ::_exit(127);
-  }
-  const int fork_errno = errno;
-  ::close(console);
-  ::close(devnull);
-  if (pid < 0) {
-    errno = fork_errno;
-    *error = ErrnoText("fork");
-    return 0;
-  }
-  return pid;
-}
-
 // The process_id field of INFO server, or 0.
 long ProcessIdFromInfo(const redisReply* reply) {
   if (reply == nullptr || reply->type != REDIS_REPLY_STRING) return 0;
@@ -199,7 +151,125 @@ Readiness Probe(int port, int pid) {
   return result;
 }
 
+// The environment a child gets: ours, with `overrides` added or replaced.
+std::vector<std::string> ChildEnvironment(
+    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& [n, v] : overrides) replaced = replaced || n == name;
+    if (!replaced) env.push_back(entry);
+  }
+  for (const auto& [n, v] : overrides) env.push_back(n + "=" + v);
+  return env;
+}
+
 }  // namespace
+
+int RedisProcess::Launch(std::string* error) {
+  // Everything the child needs is prepared here: after fork it may only make
+  // async-signal-safe calls (the parent may have other threads holding malloc's lock).
+  std::vector<char*> argv;
+  argv.reserve(args_.size() + 1);
+  for (const std::string& a : args_) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const std::vector<std::string> env_entries = ChildEnvironment(env_);
+  std::vector<char*> envp;
+  envp.reserve(env_entries.size() + 1);
+  for (const std::string& e : env_entries) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const int death_signal = parent_death_signal_;
+
+  const std::string console_path = dir_ + "/redis.stdout";
+  const int console = ::open(console_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (console < 0 || devnull < 0) {
+    *error = ErrnoText("open redis.stdout or /dev/null");
+    if (console >= 0) ::close(console);
+    if (devnull >= 0) ::close(devnull);
+    return 0;
+  }
+  const pid_t parent = ::getpid();
+
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Child.
+    ::dup2(devnull, STDIN_FILENO);
+    ::dup2(console, STDOUT_FILENO);
+    ::dup2(console, STDERR_FILENO);
+    // Inherited descriptors (other servers' sockets, test files) must not stay open in redis.
+    ::close_range(3, ~0u, 0);
+    // A blocked SIGTERM would make the server unstoppable, and an ignored SIGINT or SIGTERM
+    // (dispositions survive exec) would too.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    ::sigaction(SIGINT, &default_action, nullptr);
+    ::sigaction(SIGTERM, &default_action, nullptr);
+    // If the test binary dies, the server goes with it. Checking the parent after the prctl
+    // closes the window in which the parent died before it took effect.
+    ::prctl(PR_SET_PDEATHSIG, death_signal);
+    if (::getppid() != parent) ::_exit(127);
+    ::execve(executable_.c_str(), argv.data(), envp.data());
+    ::_exit(127);
+  }
+  const int fork_errno = errno;
+  ::close(console);
+  ::close(devnull);
+  if (pid < 0) {
+    errno = fork_errno;
+    *error = ErrnoText("fork");
+    return 0;
+  }
+  // A signal handler that runs between the fork and this line does not see the child; if the
+  // handler then ends this process (as InstallKillOnSignal's does), PR_SET_PDEATHSIG ends the
+  // child.
+  if (!process_registry::Add(pid)) {
+    // Not in the table, so no signal handler could stop it: it must not run.
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    *error = "more than " + std::to_string(process_registry::kMaxProcesses) +
+             " processes started at once";
+    return 0;
+  }
+  return pid;
+}
+
+RedisProcess::Started RedisProcess::WaitUntilReady(int timeout_ms, std::string* error) {
+  assert(pid_ > 0);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    int status = 0;
+    if (process_registry::ReapIfExited(pid_, &status)) {
+      pid_ = 0;
+      if (LogSaysPortTaken(dir_)) return Started::kPortTaken;
+      *error = "redis-server exited during start-up (" +
+               (WIFEXITED(status) ? "status " + std::to_string(WEXITSTATUS(status))
+                                  : "signal " + std::to_string(WTERMSIG(status))) +
+               ")" + Diagnostics(dir_);
+      return Started::kFailed;
+    }
+    const Readiness readiness = Probe(port_, pid_);
+    if (readiness == Readiness::kReady) return Started::kReady;
+    if (readiness == Readiness::kOtherServer) {
+      // Another server answers on this port; ours will fail to bind it.
+      Stop();
+      return Started::kPortTaken;
+    }
+    if (Clock::now() > deadline) {
+      *error = "redis-server on port " + std::to_string(port_) + " did not answer PING within " +
+               std::to_string(timeout_ms) + " ms" + Diagnostics(dir_);
+      Stop();
+      return Started::kFailed;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
 
 std::unique_ptr<RedisProcess> RedisProcess::Start(const Options& options, std::string* error) {
   assert(error != nullptr);
@@ -212,25 +282,45 @@ std::unique_ptr<RedisProcess> RedisProcess::Start(const Options& options, std::s
 
   std::unique_ptr<RedisProcess> process(new RedisProcess());
   process->stop_timeout_ms_ = options.stop_timeout_ms;
+  process->startup_timeout_ms_ = options.startup_timeout_ms;
+  process->restart_timeout_ms_ = options.restart_timeout_ms;
+  process->parent_death_signal_ = options.parent_death_signal;
+  process->executable_ = executable;
+  process->env_ = options.env;
   process->dir_ = MakeTempDir(error);
   if (process->dir_.empty()) return nullptr;
   const std::string& dir = process->dir_;
+  if (!options.config_text.empty()) {
+    assert(options.config_file_name.find('/') == std::string::npos);
+    process->config_path_ = dir + "/" + options.config_file_name;
+  }
 
   for (int attempt = 1; attempt <= options.port_attempts; ++attempt) {
     const int port = FindFreePort(error);
     if (port == 0) return nullptr;
     assert(port != kRedisDefaultPort);
     std::filesystem::remove(dir + "/redis.log");
+    std::filesystem::remove(dir + "/redis.stdout");
+    if (!process->config_path_.empty()) {
+      // Written afresh for every attempt: a server that failed may have rewritten it.
+      std::ofstream config(process->config_path_, std::ios::trunc);
+      config << options.config_text << "\n";
+      if (!config.flush()) {
+        *error = "cannot write " + process->config_path_;
+        return nullptr;
+      }
+    }
 
-    std::vector<std::string> args = {executable,
-                                     "--port", std::to_string(port),
-                                     "--bind", "127.0.0.1",
-                                     "--daemonize", "no",
-                                     "--save", "",
-                                     "--appendonly", "no",
-                                     "--pidfile", dir + "/redis.pid",
-                                     "--dir", dir,
-                                     "--logfile", dir + "/redis.log"};
+    std::vector<std::string> args = {executable};
+    if (!process->config_path_.empty()) args.push_back(process->config_path_);
+    args.insert(args.end(), {"--port", std::to_string(port),
+                             "--bind", "127.0.0.1",
+                             "--daemonize", "no",
+                             "--save", "",
+                             "--appendonly", "no",
+                             "--pidfile", dir + "/redis.pid",
+                             "--dir", dir,
+                             "--logfile", dir + "/redis.log"});
     if (options.cluster) {
       int bus_port = 0;
       for (int tries = 0; tries < 10 && (bus_port == 0 || bus_port == port); ++tries) {
@@ -248,38 +338,15 @@ std::unique_ptr<RedisProcess> RedisProcess::Start(const Options& options, std::s
       process->cluster_bus_port_ = bus_port;
     }
     args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
-
-    process->pid_ = Launch(executable, args, dir, error);
-    if (process->pid_ == 0) return nullptr;
+    process->args_ = std::move(args);
     process->port_ = port;
 
-    const auto deadline = Clock::now() + std::chrono::milliseconds(options.startup_timeout_ms);
-    // Leaves the loop only to retry with a new port; every other outcome returns.
-    while (true) {
-      int status = 0;
-      const pid_t exited = ::waitpid(process->pid_, &status, WNOHANG);
-      if (exited == process->pid_) {
-        process->pid_ = 0;
-        if (LogSaysPortTaken(dir)) break;
-        *error = "redis-server exited during start-up (" +
-                 (WIFEXITED(status) ? "status " + std::to_string(WEXITSTATUS(status))
-                                    : "signal " + std::to_string(WTERMSIG(status))) +
-                 ")" + Diagnostics(dir);
-        return nullptr;
-      }
-      const Readiness readiness = Probe(port, process->pid_);
-      if (readiness == Readiness::kReady) return process;
-      if (readiness == Readiness::kOtherServer) {
-        // Another server answers on this port; ours will fail to bind it.
-        process->Stop();
-        break;
-      }
-      if (Clock::now() > deadline) {
-        *error = "redis-server on port " + std::to_string(port) + " did not answer PING within " +
-                 std::to_string(options.startup_timeout_ms) + " ms" + Diagnostics(dir);
-        return nullptr;  // The destructor stops the child.
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    process->pid_ = process->Launch(error);
+    if (process->pid_ == 0) return nullptr;
+    switch (process->WaitUntilReady(options.startup_timeout_ms, error)) {
+      case Started::kReady: return process;
+      case Started::kPortTaken: break;  // Try a new port.
+      case Started::kFailed: return nullptr;
     }
   }
   *error = "redis-server could not bind a free port in " + std::to_string(options.port_attempts) +
@@ -299,20 +366,104 @@ std::unique_ptr<RedisProcess> RedisProcess::StartOrThrow() { return StartOrThrow
 void RedisProcess::Stop() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGTERM);
+  // A stopped process keeps the SIGTERM pending until it runs again.
+  if (paused_) Resume();
   const auto deadline = Clock::now() + std::chrono::milliseconds(stop_timeout_ms_);
-  while (true) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_ || (r < 0 && errno != EINTR)) break;  // Reaped, or not our child any more.
+  while (!process_registry::ReapIfExited(pid_, nullptr)) {
     if (Clock::now() > deadline) {
       ::kill(pid_, SIGKILL);
-      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-      }
+      process_registry::WaitAndReap(pid_, nullptr);
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   pid_ = 0;
+  paused_ = false;
+}
+
+void RedisProcess::Pause() {
+  assert(pid_ > 0);
+  assert(!paused_);
+  if (pid_ <= 0 || paused_) return;
+  process_registry::SetPaused(pid_, true);
+  paused_ = true;
+  ::kill(pid_, SIGSTOP);
+  // The stop happens when the process next takes its signals; return once it has, so that
+  // a pause begins when Pause returns. WNOWAIT leaves the stop to be seen again.
+  const auto deadline = Clock::now() + std::chrono::milliseconds(kStopConfirmMs);
+  while (Clock::now() < deadline) {
+    siginfo_t info{};
+    const int r = ::waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED | WNOHANG | WNOWAIT);
+    if (r == 0 && info.si_pid == pid_) break;
+    if (r < 0 && errno != EINTR) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+void RedisProcess::Resume() {
+  assert(pid_ > 0);
+  if (pid_ <= 0 || !paused_) return;
+  ::kill(pid_, SIGCONT);
+  paused_ = false;
+  process_registry::SetPaused(pid_, false);
+}
+
+void RedisProcess::Kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);  // Ends a stopped process too.
+  process_registry::WaitAndReap(pid_, nullptr);
+  pid_ = 0;
+  paused_ = false;
+}
+
+bool RedisProcess::running() {
+  if (pid_ > 0 && process_registry::ReapIfExited(pid_, nullptr)) {
+    pid_ = 0;
+    paused_ = false;
+  }
+  return pid_ > 0;
+}
+
+bool RedisProcess::Restart(std::string* error) {
+  assert(error != nullptr);
+  assert(!args_.empty());
+  if (running()) {
+    *error = "redis-server pid " + std::to_string(pid_) + " is still running";
+    return false;
+  }
+  // The old process's port can be unavailable for a moment (a socket not yet released);
+  // redis-server then exits with "Address already in use" and we try again.
+  const auto deadline = Clock::now() + std::chrono::milliseconds(restart_timeout_ms_);
+  while (true) {
+    pid_ = Launch(error);
+    if (pid_ == 0) return false;
+    switch (WaitUntilReady(startup_timeout_ms_, error)) {
+      case Started::kReady: return true;
+      case Started::kFailed: return false;
+      case Started::kPortTaken: break;
+    }
+    if (Clock::now() > deadline) {
+      *error = "port " + std::to_string(port_) + " stayed unavailable for " +
+               std::to_string(restart_timeout_ms_) + " ms" + Diagnostics(dir_);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+bool RedisProcess::AppendConfig(const std::string& lines, std::string* error) {
+  assert(error != nullptr);
+  if (config_path_.empty()) {
+    *error = "this redis-server was started without a config file";
+    return false;
+  }
+  std::ofstream config(config_path_, std::ios::app);
+  config << "\n" << lines << "\n";
+  if (!config.flush()) {
+    *error = "cannot append to " + config_path_;
+    return false;
+  }
+  return true;
 }
 
 RedisProcess::~RedisProcess() {

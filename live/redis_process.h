@@ -6,12 +6,19 @@
 // The server is a child process of the caller (fork/exec, not --daemonize), so it is reaped
 // and never left as a zombie or an orphan: it gets SIGTERM from the destructor and, through
 // PR_SET_PDEATHSIG, when the thread that started it dies (a crashed test binary does not leave
-// servers behind). Start it from a thread that outlives it.
+// servers behind). Start it (and Restart it) from a thread that outlives it. Its pid is in the
+// process-wide table of live/process_registry.h from fork until it is reaped, so a signal
+// handler can kill it.
+//
+// The fault methods (Pause, Resume, Kill, Restart) act on this process only, by its pid.
 #ifndef LOCKSTEP_LIVE_REDIS_PROCESS_H_
 #define LOCKSTEP_LIVE_REDIS_PROCESS_H_
 
+#include <csignal>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lockstep {
@@ -34,6 +41,19 @@ class RedisProcess {
     // which may be taken or above 65535. It starts with no slots; the caller forms the
     // cluster (CLUSTER ADDSLOTSRANGE, CLUSTER MEET with cluster_bus_port()).
     bool cluster = false;
+    // When not empty, written to <dir>/<config_file_name> and given to the server as its
+    // config file (its first argument, before ours, which therefore win). The server may
+    // rewrite it (CONFIG REWRITE, Sentinel's state), and Restart starts from what it wrote.
+    // redis-sentinel needs one.
+    std::string config_text;
+    std::string config_file_name = "redis.conf";
+    // Added to (or replacing in) the environment the server inherits, e.g. an LD_PRELOAD.
+    std::vector<std::pair<std::string, std::string>> env;
+    // What the server gets when the thread that started it dies. SIGKILL also ends a server
+    // that is stopped (SIGSTOP), where a SIGTERM would wait, pending, for a SIGCONT.
+    int parent_death_signal = SIGTERM;
+    // Restart retries this long while the old port is briefly unavailable.
+    int restart_timeout_ms = 10000;
   };
 
   // Starts the server and waits until it answers PING (and is the process we started). On
@@ -48,22 +68,54 @@ class RedisProcess {
   RedisProcess(const RedisProcess&) = delete;
   RedisProcess& operator=(const RedisProcess&) = delete;
 
+  // Faults. Pause sends SIGSTOP (and returns once the process is stopped) and Resume SIGCONT.
+  // Kill sends SIGKILL and reaps the process: what the server had not yet written to its
+  // files is lost; what it wrote but had not fsynced is not (the kernel keeps it). Restart
+  // starts it again after Kill (or after it exited on its own) on the same port, from the
+  // same directory, with the same arguments and config file, and waits until it answers PING
+  // (after loading its AOF); false with *error set when it cannot.
+  void Pause();
+  void Resume();
+  void Kill();
+  bool Restart(std::string* error);
+  // Appends lines to the config file (Options::config_text must have been set), read by the
+  // next Restart: later lines win in a Redis config file.
+  bool AppendConfig(const std::string& lines, std::string* error);
+
+  // False after Kill, or once the process has been found to have exited (this reaps it).
+  bool running();
+  bool paused() const { return paused_; }
+
   int port() const { return port_; }
   int cluster_bus_port() const { return cluster_bus_port_; }  // 0 unless Options::cluster.
   int pid() const { return pid_; }
   const std::string& dir() const { return dir_; }
   std::string log_path() const { return dir_ + "/redis.log"; }
+  const std::string& config_path() const { return config_path_; }
 
  private:
   RedisProcess() = default;
   // Stops the child (if any) and reaps it; idempotent.
   void Stop();
+  // Forks and execs args_; 0 with *error set on failure.
+  int Launch(std::string* error);
+  enum class Started : uint8_t { kReady, kPortTaken, kFailed };
+  // Waits until the launched server answers PING on port_ as pid_.
+  Started WaitUntilReady(int timeout_ms, std::string* error);
 
   int port_ = 0;
   int cluster_bus_port_ = 0;
   int pid_ = 0;
+  bool paused_ = false;
   int stop_timeout_ms_ = 5000;
+  int startup_timeout_ms_ = 5000;
+  int restart_timeout_ms_ = 10000;
+  int parent_death_signal_ = SIGTERM;
   std::string dir_;
+  std::string config_path_;  // Empty without Options::config_text.
+  std::string executable_;
+  std::vector<std::string> args_;                            // argv, args_[0] = executable_.
+  std::vector<std::pair<std::string, std::string>> env_;
 };
 
 }  // namespace lockstep

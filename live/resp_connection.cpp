@@ -220,6 +220,10 @@ void RespConnection::ReadAll(const bool& alive) {
       Fail(Errno("recv"));
       return;
     }
+    if (handlers_.before_pairing) {
+      handlers_.before_pairing();
+      if (!alive || generation_ != generation) return;
+    }
     if (redisReaderFeed(reader_, buf, static_cast<size_t>(n)) != REDIS_OK) {
       Fail("bad reply: " + std::string(reader_->errstr));
       return;

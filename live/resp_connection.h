@@ -51,6 +51,10 @@ class RespConnection {
     std::function<void(const std::string& channel, const std::string& payload)> on_message;
     // The connection failed; `why` says how. Requests that were waiting got no reply.
     std::function<void(const std::string& why)> on_down;
+    // Called after bytes were read and before any reply in them is paired: where a driver
+    // takes a fault proxy's drop reports (FaultProxy::TakeDrops) and calls NoReplyFor, which
+    // the proxy queues before it forwards any later reply.
+    std::function<void()> before_pairing;
   };
 
   RespConnection(EventLoop& loop, Options options, Handlers handlers);

@@ -54,7 +54,7 @@ targets = ["c1"]
   CHECK(refusals.size() == 3);
   CHECK(AnyContains(refusals, "live.toml: [network] duplicate > 0"));
   CHECK(AnyContains(refusals, "live.toml: [network] reorder = true"));
-  CHECK(AnyContains(refusals, "live.toml:11: a duplicate fault"));
+  CHECK(AnyContains(refusals, "live.toml:10: a duplicate fault"));
 }
 
 TEST_CASE("against the user's servers, process and configuration faults are refused",
@@ -91,9 +91,9 @@ peers = ["n1"]
 )");
   CHECK(LiveRefusals(s, true).empty());
   const auto refusals = LiveRefusals(s, false);
-  CHECK(AnyContains(refusals, "live.toml:16: a node pause"));
-  CHECK_FALSE(AnyContains(refusals, "live.toml:21"));  // A client pause is the driver's own.
-  CHECK_FALSE(AnyContains(refusals, "live.toml:26"));  // A partition goes through the proxy.
+  CHECK(AnyContains(refusals, "live.toml:14: a node pause"));
+  CHECK_FALSE(AnyContains(refusals, "live.toml:19"));  // A client pause is the driver's own.
+  CHECK_FALSE(AnyContains(refusals, "live.toml:24"));  // A partition goes through the proxy.
   CHECK(AnyContains(refusals, "node n2 as a replica"));
   CHECK(AnyContains(refusals, "node n1's persistence"));
   CHECK(AnyContains(refusals, "node n2's [clock]"));

@@ -1100,13 +1100,8 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   }
 
   // Clock jumps declared as faults belong to the clocks, which are fixed before the run.
-  auto clock_of = [&](const std::string& name, ClockSpec spec) {
-    for (const FaultSpec& f : scenario.faults) {
-      if (f.kind != FaultSpec::Kind::kClockJump) continue;
-      if (std::find(f.targets.begin(), f.targets.end(), name) == f.targets.end()) continue;
-      spec.jumps.push_back({f.at_us, f.by_us});
-    }
-    return std::make_unique<Clock>(spec, scenario.start_unix_ms);
+  auto clock_of = [&](const std::string& name, const ClockSpec& own) {
+    return std::make_unique<Clock>(ClockOf(scenario, name, own), scenario.start_unix_ms);
   };
 
   for (size_t i = 0; i < scenario.nodes.size(); ++i) {
