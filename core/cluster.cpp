@@ -1,12 +1,14 @@
 #include "core/cluster.h"
 
 #include <cassert>
+#include <cctype>
 #include <climits>
 #include <cmath>
 #include <utility>
 
 #include "core/cli_format.h"
 #include "core/commands.h"
+#include "core/server.h"
 
 namespace lockstep {
 
@@ -219,6 +221,40 @@ ScriptClusterFlags ReadScriptClusterFlags(std::string_view body) {
     }
   }
   return flags;
+}
+
+namespace {
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+    if (std::tolower(x) != std::tolower(y)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int ClientRouteSlot(const Argv& argv) {
+  if (argv.size() >= 2 && (EqualsNoCase(argv[0], "subscribe") || EqualsNoCase(argv[0], "unsubscribe") ||
+                           EqualsNoCase(argv[0], "publish"))) {
+    return KeyHashSlot(argv[1]);
+  }
+  if (const CommandSpec* spec = Server::Lookup(argv)) {
+    const KeyPositions keys = CommandKeyPositions(*spec, argv);
+    if (!keys.empty()) return KeyHashSlot(argv[keys.first]);
+  }
+  return -1;
+}
+
+std::string SlotRangesText(const ClusterTopology& topology, int node) {
+  std::string out;
+  for (const SlotRange& r : topology.RangesOf(node)) {
+    out += (out.empty() ? "" : ",") + std::to_string(r.first);
+    if (r.last != r.first) out += "-" + std::to_string(r.last);
+  }
+  return out;
 }
 
 }  // namespace lockstep

@@ -98,6 +98,16 @@ struct SlotQuery {
 };
 SlotQuery QuerySlot(const CommandSpec& spec, const Argv& argv);
 
+// The slot by which a cluster client (Redisson's cluster connection manager) picks the master
+// for a command: its first key's; for SUBSCRIBE, UNSUBSCRIBE and PUBLISH, the channel's (the
+// connection Redisson opens for a channel); -1 for a command without keys (any master will do:
+// drivers send it to the first). Shared by the simulator and the live driver.
+int ClientRouteSlot(const Argv& argv);
+
+// "0-5460", "0-100,200": the slots `node` serves, as a history's cluster note and the derived
+// parameters write them.
+std::string SlotRangesText(const ClusterTopology& topology, int node);
+
 // The shebang flags a script body declares that matter to a cluster node (Redis
 // evalExtractShebangFlags; script.c scriptPrepareForRun, scriptVerifyClusterState).
 struct ScriptClusterFlags {

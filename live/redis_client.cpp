@@ -24,8 +24,10 @@ void IgnoreSigpipeOnce() {
   });
 }
 
+}  // namespace
+
 // hiredis 0.14 only knows RESP2 replies (no RESP3 types, "*-1" reads as NIL).
-Reply FromHiredis(const redisReply* r) {
+Reply ReplyFromHiredis(const redisReply* r) {
   assert(r != nullptr);
   switch (r->type) {
     case REDIS_REPLY_STATUS: return Reply::Status(std::string(r->str, r->len));
@@ -36,13 +38,15 @@ Reply FromHiredis(const redisReply* r) {
     case REDIS_REPLY_ARRAY: {
       std::vector<Reply> elements;
       elements.reserve(r->elements);
-      for (size_t i = 0; i < r->elements; ++i) elements.push_back(FromHiredis(r->element[i]));
+      for (size_t i = 0; i < r->elements; ++i) elements.push_back(ReplyFromHiredis(r->element[i]));
       return Reply::Array(std::move(elements));
     }
     default:
       throw std::runtime_error("hiredis returned an unknown reply type " + std::to_string(r->type));
   }
 }
+
+namespace {
 
 struct ReplyDeleter {
   void operator()(redisReply* r) const { freeReplyObject(r); }
@@ -104,7 +108,7 @@ Reply RedisClient::ReadReply() {
     throw std::runtime_error(std::string("redis: I/O error: ") + ctx_->errstr);
   }
   ReplyPtr reply(static_cast<redisReply*>(raw));
-  return FromHiredis(reply.get());
+  return ReplyFromHiredis(reply.get());
 }
 
 Reply RedisClient::Command(const Argv& argv) {

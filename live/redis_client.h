@@ -14,8 +14,13 @@
 #include "core/server.h"
 
 struct redisContext;
+struct redisReply;
 
 namespace lockstep {
+
+// A hiredis reply as lockstep's Reply (RESP2 types only). Throws std::runtime_error on a type
+// hiredis 0.14 should never produce.
+Reply ReplyFromHiredis(const redisReply* r);
 
 class RedisClient {
  public:

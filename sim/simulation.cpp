@@ -20,6 +20,7 @@
 #include "drive/resource.h"
 #include "drive/workload.h"
 #include "history/kinds.h"
+#include "history/lease_owners.h"
 #include "history/notes.h"
 #include "locks/factory.h"
 #include "locks/scripts.h"
@@ -39,55 +40,6 @@ constexpr int64_t kSentinelPeriodUs = 100'000;
 constexpr int64_t kAofFsyncPeriodUs = 1'000'000;
 
 std::string Ms(int64_t us) { return history::FormatMs(us); }
-
-// The owners of a lock key as the history names them: the hash's fields (Redisson's
-// "<uuid>:<threadId>", and "mode" for the read-write lock), or a string lock's value.
-std::string OwnersOf(const Entry& e) {
-  switch (e.type()) {
-    case ValueType::kHash: {
-      std::vector<std::string> names;
-      for (const auto& [field, value] : std::get<Hash>(e.value).fields()) names.push_back(field);
-      std::sort(names.begin(), names.end());
-      std::string out;
-      for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
-      return out;
-    }
-    case ValueType::kString: return std::get<std::string>(e.value);
-    default: return TypeName(e.type());
-  }
-}
-
-// Whether OwnersOf(e) == owners, without building OwnersOf(e): the lock key is looked at after
-// every command, and its owners rarely change.
-bool OwnersAre(const Entry& e, std::string_view owners) {
-  switch (e.type()) {
-    case ValueType::kHash: {
-      const auto& fields = std::get<Hash>(e.value).fields();
-      // The field names sorted on the stack: a lock hash holds one to a few fields.
-      constexpr size_t kFieldsMax = 8;
-      if (fields.size() > kFieldsMax) return OwnersOf(e) == owners;
-      std::array<const std::string*, kFieldsMax> sorted;
-      size_t count = 0;
-      for (const auto& [field, value] : fields) sorted[count++] = &field;
-      std::sort(sorted.begin(), sorted.begin() + count,
-                [](const std::string* a, const std::string* b) { return *a < *b; });
-      // Read `owners` as OwnersOf writes it: a comma before each name once the text is not empty.
-      size_t at = 0;
-      for (size_t i = 0; i < count; ++i) {
-        if (at > 0) {
-          if (at == owners.size() || owners[at] != ',') return false;
-          ++at;
-        }
-        const std::string& name = *sorted[i];
-        if (owners.substr(at, name.size()) != name) return false;
-        at += name.size();
-      }
-      return at == owners.size();
-    }
-    case ValueType::kString: return std::get<std::string>(e.value) == owners;
-    default: return TypeName(e.type()) == owners;
-  }
-}
 
 }  // namespace
 
@@ -584,15 +536,7 @@ struct Simulation::Impl {
   // keys. Clients know the slot map from the start, so no command is ever redirected (MOVED).
   int ClusterRoute(const Argv& argv) const {
     assert(cluster != nullptr);
-    int slot = -1;
-    if (argv.size() >= 2 && (EqualsNoCase(argv[0], "subscribe") ||
-                             EqualsNoCase(argv[0], "unsubscribe") ||
-                             EqualsNoCase(argv[0], "publish"))) {
-      slot = KeyHashSlot(argv[1]);
-    } else if (const CommandSpec* spec = Server::Lookup(argv)) {
-      const KeyPositions keys = CommandKeyPositions(*spec, argv);
-      if (!keys.empty()) slot = KeyHashSlot(argv[keys.first]);
-    }
+    const int slot = ClientRouteSlot(argv);
     if (slot < 0) return cluster_nodes.front();
     const int owner = cluster->owner(slot);
     assert(owner >= 0);  // The simulated cluster serves every slot.
@@ -685,27 +629,19 @@ struct Simulation::Impl {
     const bool live = e != nullptr && !Keyspace::IsExpired(*e, now_ms);
     const int64_t expire_ms = live ? e->expire_at_ms : kNoExpiry;
     // Only a change of owners makes an event, and builds the new owners' text.
-    const bool same = live ? OwnersAre(*e, n.lock_owners) : n.lock_owners.empty();
-    assert(same == ((live ? OwnersOf(*e) : std::string()) == n.lock_owners));
+    const bool same = live ? history::OwnersAre(*e, n.lock_owners) : n.lock_owners.empty();
+    assert(same == ((live ? history::OwnersOf(*e) : std::string()) == n.lock_owners));
     if (!same) {
-      std::string owners = live ? OwnersOf(*e) : std::string();
+      std::string owners = live ? history::OwnersOf(*e) : std::string();
       history::Event ev;
       ev.type = EventType::kLease;
       ev.process = n.id;
       ev.lock = lock_id;
       ev.local_ms = now_ms;
-      if (owners.empty()) {
-        // Gone because its time ran out (seen by active expiry or by a lookup), or removed.
-        const bool timed_out = n.lock_expire_ms != kNoExpiry && now_ms > n.lock_expire_ms;
-        ev.op = timed_out ? names::kExpired : gone_as;
-        if (!n.lock_owners.empty()) ev.detail = history::Owners{n.lock_owners};
-      } else if (n.lock_owners.empty()) {
-        ev.op = names::kAcquired;
-        ev.detail = history::Owners{owners};
-      } else {
-        ev.op = names::kOwners;  // The set of owner fields changed (a read lock joined, say).
-        ev.detail = history::Owners{owners};
-      }
+      const bool timed_out = n.lock_expire_ms != kNoExpiry && now_ms > n.lock_expire_ms;
+      ev.op = history::LeaseOpOf(n.lock_owners, owners, timed_out, gone_as);
+      const std::string& shown = owners.empty() ? n.lock_owners : owners;
+      if (!shown.empty()) ev.detail = history::Owners{shown};
       Record(ev);
       n.lock_owners = std::move(owners);
     }
@@ -818,14 +754,7 @@ struct Simulation::Impl {
   }
 
   // "0-5460": the slots a cluster node serves.
-  std::string SlotsOf(const Node& n) const {
-    std::string out;
-    for (const SlotRange& r : cluster->RangesOf(n.cluster_node)) {
-      out += (out.empty() ? "" : ",") + std::to_string(r.first);
-      if (r.last != r.first) out += "-" + std::to_string(r.last);
-    }
-    return out;
-  }
+  std::string SlotsOf(const Node& n) const { return SlotRangesText(*cluster, n.cluster_node); }
 
   // --- client processes ---
 

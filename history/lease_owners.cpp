@@ -1,0 +1,67 @@
+#include "history/lease_owners.h"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <variant>
+
+namespace lockstep::history {
+
+std::string JoinOwners(std::vector<std::string> fields) {
+  std::sort(fields.begin(), fields.end());
+  std::string out;
+  for (const std::string& n : fields) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+std::string OwnersOf(const Entry& e) {
+  switch (e.type()) {
+    case ValueType::kHash: {
+      std::vector<std::string> names;
+      for (const auto& [field, value] : std::get<Hash>(e.value).fields()) names.push_back(field);
+      return JoinOwners(std::move(names));
+    }
+    case ValueType::kString: return std::get<std::string>(e.value);
+    default: return TypeName(e.type());
+  }
+}
+
+bool OwnersAre(const Entry& e, std::string_view owners) {
+  switch (e.type()) {
+    case ValueType::kHash: {
+      const auto& fields = std::get<Hash>(e.value).fields();
+      // The field names sorted on the stack: a lock hash holds one to a few fields.
+      constexpr size_t kFieldsMax = 8;
+      if (fields.size() > kFieldsMax) return OwnersOf(e) == owners;
+      std::array<const std::string*, kFieldsMax> sorted;
+      size_t count = 0;
+      for (const auto& [field, value] : fields) sorted[count++] = &field;
+      std::sort(sorted.begin(), sorted.begin() + count,
+                [](const std::string* a, const std::string* b) { return *a < *b; });
+      // Read `owners` as OwnersOf writes it: a comma before each name once the text is not empty.
+      size_t at = 0;
+      for (size_t i = 0; i < count; ++i) {
+        if (at > 0) {
+          if (at == owners.size() || owners[at] != ',') return false;
+          ++at;
+        }
+        const std::string& name = *sorted[i];
+        if (owners.substr(at, name.size()) != name) return false;
+        at += name.size();
+      }
+      return at == owners.size();
+    }
+    case ValueType::kString: return std::get<std::string>(e.value) == owners;
+    default: return TypeName(e.type()) == owners;
+  }
+}
+
+Name LeaseOpOf(std::string_view before, std::string_view after, bool timed_out, Name gone_as) {
+  assert(before != after);
+  // Gone because its time ran out (seen by active expiry or by a lookup), or removed.
+  if (after.empty()) return timed_out ? names::kExpired : gone_as;
+  if (before.empty()) return names::kAcquired;
+  return names::kOwners;  // The set of owner fields changed (a read lock joined, say).
+}
+
+}  // namespace lockstep::history

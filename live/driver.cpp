@@ -1,0 +1,1004 @@
+#include "live/driver.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cctype>
+#include <deque>
+#include <optional>
+#include <string_view>
+
+#include "base/clock.h"
+#include "base/random.h"
+#include "core/cluster.h"
+#include "core/script_host.h"
+#include "drive/client.h"
+#include "drive/resource.h"
+#include "drive/workload.h"
+#include "history/kinds.h"
+#include "history/lease_owners.h"
+#include "history/notes.h"
+#include "live/resp_connection.h"
+#include "locks/factory.h"
+#include "locks/scripts.h"
+
+namespace lockstep::live {
+
+using history::EventType;
+using history::Name;
+namespace names = history::names;
+
+namespace {
+
+constexpr int64_t kNoExpiryMs = INT64_MIN;  // A lock key without a TTL (or none at all).
+constexpr const char* kExpiredChannel = "__keyevent@0__:expired";
+
+// Read-only: what the lock key is on this node right after the command before it in the same
+// transaction. Its type, its owner fields (a hash) or value (a string), its PTTL and the
+// server's clock. The owners text is built by history::JoinOwners, as the simulator builds it.
+constexpr const char* kProbeScript = R"(local t = redis.call('TYPE', KEYS[1])['ok']
+local owners = {}
+if t == 'hash' then
+  owners = redis.call('HKEYS', KEYS[1])
+elseif t == 'string' then
+  owners = {redis.call('GET', KEYS[1])}
+end
+local now = redis.call('TIME')
+return {t, owners, redis.call('PTTL', KEYS[1]), now[1], now[2]})";
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+int64_t RealtimeMs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+std::optional<int64_t> IntOf(const Reply& r) {
+  if (r.type == Reply::Type::kInteger) return r.integer;
+  if (r.type != Reply::Type::kBulk && r.type != Reply::Type::kStatus) return std::nullopt;
+  try {
+    size_t used = 0;
+    const int64_t v = std::stoll(r.str, &used);
+    if (used == r.str.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// The lock key as the probe saw it.
+struct KeyState {
+  std::string owners;                // "" when there is no key.
+  int64_t expire_ms = kNoExpiryMs;   // The node's wall clock at which it expires.
+  int64_t local_ms = 0;              // The node's wall clock when the probe ran.
+};
+
+std::optional<KeyState> ParseProbe(const Reply& r) {
+  if (r.type != Reply::Type::kArray || r.elements.size() != 5) return std::nullopt;
+  const Reply& type = r.elements[0];
+  const Reply& owners = r.elements[1];
+  const auto pttl = IntOf(r.elements[2]);
+  const auto sec = IntOf(r.elements[3]);
+  const auto usec = IntOf(r.elements[4]);
+  if (type.type != Reply::Type::kBulk || !pttl || !sec || !usec) return std::nullopt;
+  KeyState k;
+  k.local_ms = *sec * 1000 + *usec / 1000;
+  std::vector<std::string> fields;
+  if (owners.type == Reply::Type::kArray) {
+    for (const Reply& f : owners.elements) fields.push_back(f.str);
+  }
+  if (type.str == "hash") {
+    k.owners = history::JoinOwners(std::move(fields));
+  } else if (type.str == "string") {
+    k.owners = fields.empty() ? std::string() : fields[0];
+  } else if (type.str != "none") {
+    k.owners = type.str;  // As history::OwnersOf names a key of another type.
+  }
+  if (!k.owners.empty() && *pttl >= 0) k.expire_ms = k.local_ms + *pttl;
+  return k;
+}
+
+}  // namespace
+
+// A Redis node as the driver sees it: its address, the lock key as last probed (a master), and
+// the transaction results waiting to be recorded in the node's own order.
+struct LiveNode {
+  int index = 0;
+  std::string name;
+  Name id = names::kNone;
+  NodeAddress address;
+  bool master = true;
+
+  std::string lock_owners;
+  int64_t lock_expire_ms = kNoExpiryMs;
+  // The node's wall clock minus ours, as of the last probe: the local_ms of what is not probed
+  // (SUBSCRIBE, WAIT) is estimated from it.
+  int64_t clock_offset_ms = 0;
+
+  // A transaction's result, recorded when its number's turn comes.
+  struct Result {
+    int64_t arrived_us = 0;  // Loop time.
+    std::function<void(const KeyState&)> record;
+    KeyState key;
+  };
+  int64_t next_seq = 1;
+  std::map<int64_t, Result> results;
+  EventLoop::TimerId gap_timer = 0;
+
+  std::unique_ptr<RespConnection> probe;     // Expiry probes.
+  std::unique_ptr<RespConnection> observer;  // __keyevent@0__:expired.
+};
+
+class LiveOutbox;
+
+// A client process: what drive::ClientWorkload gets from the live driver (its host), and the
+// process's own state: clock, PRNG, protocol, Outbox, connections, held work while paused.
+class LiveClient final : public drive::ClientHost {
+ public:
+  explicit LiveClient(LiveRun::Impl& run) : run_(run) {}
+
+  void Record(history::Event& e) override;
+  Name Intern(std::string_view s) override;
+  int64_t WallMs() override;
+  Prng& Rng() override { return *rng_; }
+  void After(int64_t delay_us, std::function<void()> work) override;
+
+  locks::Outbox& outbox();
+
+  // Runs `work` for this process as it is now: dropped if it crashes first, held while paused.
+  void Deliver(uint64_t incarnation, std::function<void()> work) {
+    if (!up || incarnation != this->incarnation) return;
+    if (paused) {
+      held.push_back(std::move(work));
+      return;
+    }
+    work();
+  }
+  // The loop time at which delay_us of this process's monotonic time has passed.
+  int64_t MonoDeadline(int64_t delay_us);
+
+  RespConnection& Command(int node);
+  RespConnection& PubSub(int node);
+  void DropConnections() {
+    for (auto& c : command) c.reset();
+    for (auto& c : pubsub) c.reset();
+  }
+
+  LiveRun::Impl& run_;
+  int index = 0;
+  std::string name;
+  Name id = names::kNone;
+  ClientSpec spec;
+  std::unique_ptr<Clock> clock;
+  std::unique_ptr<Prng> rng_;
+  std::string uuid;
+  std::unique_ptr<locks::LockProtocol> protocol_;
+  std::unique_ptr<LiveOutbox> outbox_;
+  std::unique_ptr<drive::ClientWorkload> workload;
+  bool up = true;
+  uint64_t incarnation = 0;
+  bool paused = false;
+  std::deque<std::function<void()>> held;
+  std::map<locks::TimerId, EventLoop::TimerId> timers;
+  std::vector<int> slots;  // Slot -> node index (the masters, in declaration order).
+  std::vector<std::unique_ptr<RespConnection>> command, pubsub;  // By node index.
+};
+
+struct LiveRun::Impl {
+  Scenario scenario;
+  LiveOptions options;
+  history::Recorder* recorder = nullptr;
+  EventLoop loop;
+  locks::ScriptSet scripts;
+  Prng rng{1};
+  Name lock_id = names::kNone;
+  std::unique_ptr<drive::Resource> resource;  // The run's protected resource.
+  std::string seq_key;
+  int64_t start_loop_us = 0;
+  bool started = false;
+  uint64_t late = 0;
+  uint64_t commands = 0;
+  // Work given to AtTrueTime before the run began: armed when it begins.
+  std::vector<std::pair<TrueTime, std::function<void()>>> before_start;
+  std::vector<std::unique_ptr<LiveNode>> nodes;
+  std::vector<std::unique_ptr<LiveClient>> clients;
+
+  // [cluster]: the slot map the servers were given (the simulator's split), and for each of its
+  // nodes the index in `nodes`. Null for independent masters.
+  std::shared_ptr<const ClusterTopology> cluster;
+  std::vector<int> cluster_nodes;
+
+  // How many nodes a protocol addresses: the masters, or one cluster.
+  int NodeCountOf(const LiveClient& c) const {
+    return cluster != nullptr ? 1 : static_cast<int>(c.slots.size());
+  }
+
+  // The node a client sends `argv` for protocol slot `slot` to: the slot's master, or in a
+  // cluster the master serving the command's slot, as a cluster client routes it.
+  LiveNode& Route(const LiveClient& c, int slot, const Argv& argv) {
+    if (cluster == nullptr) return *nodes[static_cast<size_t>(c.slots[static_cast<size_t>(slot)])];
+    const int key_slot = ClientRouteSlot(argv);
+    const int owner = key_slot < 0 ? 0 : cluster->owner(key_slot);
+    assert(owner >= 0);
+    return *nodes[static_cast<size_t>(cluster_nodes[static_cast<size_t>(owner)])];
+  }
+
+  TrueTime Now() const { return started ? EventLoop::NowUs() - start_loop_us : 0; }
+  Name Intern(std::string_view s) { return recorder->names().Intern(s); }
+
+  void Record(history::Event& e) {
+    e.t_us = Now();
+    recorder->Append(e);
+  }
+  void Fault(Name process, Name op, const history::Detail& detail, int64_t value = 0,
+             bool has_value = false) {
+    history::Event e;
+    e.type = EventType::kFault;
+    e.process = process;
+    e.op = op;
+    e.detail = detail;
+    e.has_value = has_value;
+    e.value = value;
+    Record(e);
+  }
+
+  LiveNode* FindNode(const std::string& name) {
+    for (auto& n : nodes) {
+      if (n->name == name) return n.get();
+    }
+    return nullptr;
+  }
+  LiveClient* FindClient(const std::string& name) {
+    for (auto& c : clients) {
+      if (c->name == name) return c.get();
+    }
+    return nullptr;
+  }
+
+  RespConnection::Options ConnectionTo(const LiveNode& n, bool pubsub) const {
+    RespConnection::Options o;
+    o.host = n.address.host;
+    o.port = n.address.port;
+    o.pubsub = pubsub;
+    o.reconnect_delay_us = options.reconnect_delay_us;
+    return o;
+  }
+  // The handlers every connection shares, with `h`'s own.
+  RespConnection::Handlers WithHooks(RespConnection::Handlers h) const {
+    h.before_pairing = options.before_pairing;
+    return h;
+  }
+
+  // --- exec and lease events ---
+
+  int64_t EstimatedLocalMs(const LiveNode& n) const { return RealtimeMs() + n.clock_offset_ms; }
+
+  void Exec(LiveNode& n, LiveClient& c, int thread, Name label, locks::RequestId request,
+            const Reply& reply, int64_t local_ms) {
+    history::Event e;
+    e.type = EventType::kExec;
+    e.process = n.id;
+    e.thread = thread;
+    e.peer = c.id;
+    e.op = label;
+    e.lock = lock_id;
+    e.local_ms = local_ms;
+    e.has_value = true;
+    e.value = static_cast<int64_t>(request);
+    e.detail = history::ReplyDetail{&reply};
+    Record(e);
+  }
+
+  void Lease(LiveNode& n, Name op, const std::string& owners, int64_t local_ms) {
+    history::Event ev;
+    ev.type = EventType::kLease;
+    ev.process = n.id;
+    ev.lock = lock_id;
+    ev.local_ms = local_ms;
+    ev.op = op;
+    if (!owners.empty()) ev.detail = history::Owners{owners};
+    Record(ev);
+  }
+
+  // Lease events: compares the lock key as probed with what was last seen, as the simulator's
+  // TrackLock does after every command.
+  void TrackLock(LiveNode& n, const KeyState& key, Name gone_as) {
+    if (!n.master) return;  // Replicas echo their master; only masters are judged.
+    if (key.owners != n.lock_owners) {
+      const bool timed_out = n.lock_expire_ms != kNoExpiryMs && key.local_ms > n.lock_expire_ms;
+      if (timed_out && !key.owners.empty() && !n.lock_owners.empty()) {
+        // Expired and taken again between two probes: the simulator would have seen the expiry
+        // on its own (active expiry), so it is recorded first.
+        Lease(n, names::kExpired, n.lock_owners, key.local_ms);
+        n.lock_owners.clear();
+      }
+      const Name op = history::LeaseOpOf(n.lock_owners, key.owners, timed_out, gone_as);
+      Lease(n, op, key.owners.empty() ? n.lock_owners : key.owners, key.local_ms);
+      n.lock_owners = key.owners;
+    }
+    n.lock_expire_ms = n.lock_owners.empty() ? kNoExpiryMs : key.expire_ms;
+  }
+
+  // A transaction's result arrived: it waits for its number's turn.
+  void Ready(LiveNode& n, int64_t seq, KeyState key, std::function<void(const KeyState&)> record) {
+    n.clock_offset_ms = key.local_ms - RealtimeMs();
+    LiveNode::Result r;
+    r.arrived_us = EventLoop::NowUs();
+    r.key = std::move(key);
+    r.record = std::move(record);
+    n.results.emplace(seq, std::move(r));
+  }
+
+  // Records the results whose turn has come: every result in number order, except that a gap
+  // (an earlier number not here yet) holds the later ones for options.reorder_wait_us.
+  void Flush(bool force) {
+    for (auto& np : nodes) {
+      LiveNode& n = *np;
+      while (!n.results.empty()) {
+        auto it = n.results.begin();
+        const int64_t seq = it->first;
+        if (seq > n.next_seq && !force) {
+          const int64_t due = it->second.arrived_us + options.reorder_wait_us;
+          if (EventLoop::NowUs() < due) {
+            if (n.gap_timer == 0) {
+              LiveNode* node = &n;
+              // Only wakes the loop: the iteration hook flushes.
+              n.gap_timer = loop.At(due, [node] { node->gap_timer = 0; });
+            }
+            break;
+          }
+        }
+        if (seq < n.next_seq) ++late;
+        n.next_seq = std::max(n.next_seq, seq + 1);
+        LiveNode::Result r = std::move(it->second);
+        n.results.erase(it);
+        r.record(r.key);
+      }
+    }
+  }
+
+  // Sends `argv` as MULTI / argv / probe / INCR seq / EXEC on `conn`; `done` gets the
+  // command's own reply and the transaction's number and key state (or no number when the
+  // transaction did not run: the command was refused when queued).
+  void Transaction(RespConnection& conn, const Argv* argv,
+                   std::function<void(const Reply& reply, std::optional<int64_t> seq,
+                                      std::optional<KeyState> key)> done) {
+    struct Tx {
+      std::optional<Reply> queued;  // The command's reply when queued (an error refuses it).
+    };
+    auto tx = std::make_shared<Tx>();
+    conn.Send({"MULTI"}, nullptr);
+    if (argv != nullptr) {
+      conn.Send(*argv, [tx](const Reply& r) { tx->queued = r; });
+    }
+    conn.Send({"EVAL", kProbeScript, "1", scenario.protocol.lock_name}, nullptr);
+    conn.Send({"INCR", seq_key}, nullptr);
+    const bool with_command = argv != nullptr;
+    conn.Send({"EXEC"}, [tx, with_command, done = std::move(done)](const Reply& exec) {
+      const size_t want = with_command ? 3 : 2;
+      if (exec.type == Reply::Type::kArray && exec.elements.size() == want) {
+        const size_t at = with_command ? 1 : 0;
+        const Reply command_reply = with_command ? exec.elements[0] : Reply::Null();
+        done(command_reply, IntOf(exec.elements[at + 1]), ParseProbe(exec.elements[at]));
+        return;
+      }
+      // EXECABORT: the command was refused when queued (a wrong number of arguments, say);
+      // the protocol sees that refusal, as it would without the transaction.
+      done(tx->queued && tx->queued->is_error() ? *tx->queued : exec, std::nullopt, std::nullopt);
+    });
+  }
+
+  // Whether a command can go inside MULTI..EXEC.
+  static bool Wrappable(const Argv& argv) {
+    return !EqualsNoCase(argv[0], "WAIT") && !EqualsNoCase(argv[0], "MULTI") &&
+           !EqualsNoCase(argv[0], "EXEC") && !EqualsNoCase(argv[0], "WATCH");
+  }
+
+  void Send(LiveClient& c, int slot, locks::RequestId request, SharedArgv argv,
+            const std::string& label, int thread) {
+    assert(slot >= 0 && slot < NodeCountOf(c));
+    assert(argv != nullptr && !argv->empty());
+    ++commands;
+    LiveNode& n = Route(c, slot, *argv);
+    const Name label_id = Intern(label);
+    LiveClient* cp = &c;
+    LiveNode* np = &n;
+    const uint64_t incarnation = c.incarnation;
+    // The protocol's reply, after its exec (and lease events) are recorded.
+    auto deliver = [cp, incarnation, request](const Reply& reply) {
+      cp->Deliver(incarnation, [cp, request, reply] {
+        cp->protocol_->OnReply(cp->outbox(), request, reply);
+      });
+    };
+    const std::string_view command = (*argv)[0];
+    if (EqualsNoCase(command, "SUBSCRIBE") || EqualsNoCase(command, "UNSUBSCRIBE")) {
+      c.PubSub(n.index).Send(*argv, [this, np, cp, thread, label_id, request, deliver](const Reply& r) {
+        Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
+        deliver(r);
+      });
+      return;
+    }
+    RespConnection& conn = c.Command(n.index);
+    // In a cluster a transaction's keys must share one slot: a command on another slot than
+    // the lock's goes alone.
+    if (!Wrappable(*argv) || (cluster != nullptr && ClientRouteSlot(*argv) != KeyHashSlot(scenario.protocol.lock_name))) {
+      conn.Send(*argv, [this, np, cp, thread, label_id, request, deliver](const Reply& r) {
+        Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
+        deliver(r);
+      });
+      return;
+    }
+    Transaction(conn, argv.get(),
+                [this, np, cp, thread, label_id, request, deliver](
+                    const Reply& reply, std::optional<int64_t> seq, std::optional<KeyState> key) {
+                  if (!seq || !key) {
+                    Exec(*np, *cp, thread, label_id, request, reply, EstimatedLocalMs(*np));
+                    deliver(reply);
+                    return;
+                  }
+                  Ready(*np, *seq, std::move(*key),
+                        [this, np, cp, thread, label_id, request, deliver, reply](const KeyState& k) {
+                          Exec(*np, *cp, thread, label_id, request, reply, k.local_ms);
+                          TrackLock(*np, k, names::kReleased);
+                          deliver(reply);
+                        });
+                });
+  }
+
+  // --- expiry ---
+
+  void WatchExpiry(LiveNode& n) {
+    LiveNode* np = &n;
+    RespConnection::Handlers h;
+    h.on_message = [this, np](const std::string&, const std::string& key) {
+      if (key == scenario.protocol.lock_name) Probe(*np, names::kExpired);
+    };
+    h.on_down = [this, np](const std::string&) {
+      // The node is down (or paused past our limits); subscribe again once it may be back.
+      loop.After(options.reconnect_delay_us, [this, np] { SubscribeExpiry(*np); });
+    };
+    n.observer = std::make_unique<RespConnection>(loop, ConnectionTo(n, true), WithHooks(std::move(h)));
+    n.probe = std::make_unique<RespConnection>(loop, ConnectionTo(n, false), WithHooks({}));
+    SubscribeExpiry(n);
+  }
+
+  void SubscribeExpiry(LiveNode& n) {
+    if (!started) return;
+    n.observer->Send({"SUBSCRIBE", kExpiredChannel}, nullptr);
+  }
+
+  // Looks at the lock key now: after the server expired it (gone_as expired), or on a master
+  // just promoted (gone_as lost).
+  void Probe(LiveNode& n, Name gone_as) {
+    LiveNode* np = &n;
+    Transaction(*n.probe, nullptr,
+                [this, np, gone_as](const Reply&, std::optional<int64_t> seq, std::optional<KeyState> key) {
+                  if (!seq || !key) return;
+                  Ready(*np, *seq, std::move(*key),
+                        [this, np, gone_as](const KeyState& k) { TrackLock(*np, k, gone_as); });
+                });
+  }
+
+  // --- clients ---
+
+  // Starts (or restarts) a client process. A restarted process is a new RedissonClient with a
+  // new UUID, as a real restart would be.
+  void StartClient(LiveClient& c, bool restart) {
+    if (restart || c.uuid.empty()) c.uuid = drive::NewClientUuid(*c.rng_);
+    std::string error;
+    c.protocol_ = locks::MakeProtocol(scenario.protocol.kind,
+                                      drive::ClientConfigFor(scenario, c.index, c.uuid), scripts,
+                                      &error);
+    assert(c.protocol_ != nullptr);  // Create() made the same call successfully.
+    c.outbox_ = MakeOutbox(c);
+    c.workload->Start(*c.protocol_, c.outbox(), c.uuid, restart);
+  }
+
+  std::unique_ptr<LiveOutbox> MakeOutbox(LiveClient& c);
+
+  void CrashClient(LiveClient& c) {
+    c.up = false;
+    ++c.incarnation;
+    c.protocol_->OnCrash();
+    c.workload->Crash();
+    for (const auto& [timer, id] : c.timers) loop.Cancel(id);
+    c.timers.clear();
+    c.paused = false;
+    c.held.clear();
+    // Its connections die with it: what they were waiting for is never delivered, and the
+    // servers drop its subscriptions.
+    c.DropConnections();
+  }
+
+  // A pause of the whole process (a GC pause, SIGSTOP): it does nothing, then everything
+  // that arrived meanwhile, in order. Resumes by itself after duration_us (> 0).
+  bool Pause(LiveClient& c, int64_t duration_us, bool gc) {
+    if (!c.up || c.paused) return false;
+    c.paused = true;
+    Fault(c.id, names::kPause, history::PauseFault{gc, duration_us}, duration_us / 1000, true);
+    if (duration_us > 0) {
+      LiveClient* cp = &c;
+      const uint64_t incarnation = c.incarnation;
+      loop.After(duration_us, [this, cp, incarnation] {
+        if (cp->incarnation == incarnation) ResumeClient(*cp);
+      });
+    }
+    return true;
+  }
+
+  bool ResumeClient(LiveClient& c) {
+    if (!c.up || !c.paused) return false;
+    Fault(c.id, names::kResume, history::StockText{});
+    Resume(c);
+    return true;
+  }
+
+  // [gc]: pauses drawn from the client's PRNG, as the simulator draws them.
+  void ScheduleGc(LiveClient& c) {
+    const int64_t every = scenario.gc.every_us.Sample(*c.rng_);
+    LiveClient* cp = &c;
+    loop.After(every, [this, cp] {
+      const int64_t pause = scenario.gc.pause_us.Sample(*cp->rng_);
+      if (cp->up && pause > 0) Pause(*cp, pause, /*gc=*/true);
+      ScheduleGc(*cp);
+    });
+  }
+
+  void Resume(LiveClient& c) {
+    c.paused = false;
+    // Work run while resuming may pause again: stop there.
+    while (!c.held.empty() && !c.paused) {
+      auto work = std::move(c.held.front());
+      c.held.pop_front();
+      work();
+    }
+  }
+};
+
+// --- the client's outbox and host -----------------------------------------------------------
+
+class LiveOutbox final : public locks::Outbox {
+ public:
+  LiveOutbox(LiveRun::Impl& run, LiveClient& c) : run_(run), c_(c) {}
+  int64_t MonoUs() override { return c_.clock->MonoUs(run_.Now()); }
+  int64_t WallMs() override { return c_.clock->WallMs(run_.Now()); }
+  Prng& Rng() override { return *c_.rng_; }
+  int NodeCount() override { return run_.NodeCountOf(c_); }
+  void ArmTimer(locks::TimerId timer, int64_t delay_us) override {
+    CancelTimer(timer);  // Arming again replaces it, as the simulator's timers do.
+    LiveClient* cp = &c_;
+    const uint64_t incarnation = c_.incarnation;
+    const EventLoop::TimerId id =
+        run_.loop.At(c_.MonoDeadline(delay_us), [cp, incarnation, timer] {
+          cp->timers.erase(timer);
+          cp->Deliver(incarnation, [cp, timer] { cp->protocol_->OnTimer(cp->outbox(), timer); });
+        });
+    c_.timers[timer] = id;
+  }
+  void CancelTimer(locks::TimerId timer) override {
+    auto it = c_.timers.find(timer);
+    if (it == c_.timers.end()) return;
+    run_.loop.Cancel(it->second);
+    c_.timers.erase(it);
+  }
+  void Complete(int thread, const locks::OpResult& result) override {
+    c_.workload->OnComplete(thread, result);
+  }
+
+ private:
+  void DoSend(int slot, locks::RequestId request, SharedArgv argv, const std::string& label,
+              int thread) override {
+    run_.Send(c_, slot, request, std::move(argv), label, thread);
+  }
+
+  LiveRun::Impl& run_;
+  LiveClient& c_;
+};
+
+std::unique_ptr<LiveOutbox> LiveRun::Impl::MakeOutbox(LiveClient& c) {
+  return std::make_unique<LiveOutbox>(*this, c);
+}
+
+void LiveClient::Record(history::Event& e) { run_.Record(e); }
+Name LiveClient::Intern(std::string_view s) { return run_.Intern(s); }
+int64_t LiveClient::WallMs() { return clock->WallMs(run_.Now()); }
+locks::Outbox& LiveClient::outbox() { return *outbox_; }
+
+int64_t LiveClient::MonoDeadline(int64_t delay_us) {
+  const TrueTime now = run_.Now();
+  const TrueTime at = clock->AfterMono(now, std::max<int64_t>(0, delay_us));
+  return run_.start_loop_us + (at == kNever ? now + delay_us : at);
+}
+
+void LiveClient::After(int64_t delay_us, std::function<void()> work) {
+  const uint64_t inc = incarnation;
+  run_.loop.At(MonoDeadline(delay_us), [this, inc, work = std::move(work)]() mutable {
+    Deliver(inc, std::move(work));
+  });
+}
+
+RespConnection& LiveClient::Command(int node) {
+  auto& conn = command[static_cast<size_t>(node)];
+  if (!conn) {
+    conn = std::make_unique<RespConnection>(
+        run_.loop, run_.ConnectionTo(*run_.nodes[static_cast<size_t>(node)], false),
+        run_.WithHooks({}));
+  }
+  return *conn;
+}
+
+RespConnection& LiveClient::PubSub(int node) {
+  auto& conn = pubsub[static_cast<size_t>(node)];
+  if (!conn) {
+    RespConnection::Handlers h;
+    LiveNode* np = run_.nodes[static_cast<size_t>(node)].get();
+    h.on_message = [this, np](const std::string& channel, const std::string& payload) {
+      Deliver(incarnation, [this, np, channel, payload] {
+        history::Event e;
+        e.type = EventType::kMessage;
+        e.process = id;
+        e.peer = np->id;
+        e.op = run_.Intern(channel);
+        e.detail = history::Text{payload};
+        Record(e);
+        // The protocol's slot for the node (a node it does not address: slot 0's handler,
+        // which ignores channels it did not subscribe to), as in the simulator.
+        int slot = 0;
+        for (size_t i = 0; i < slots.size() && run_.cluster == nullptr; ++i) {
+          if (slots[i] == np->index) slot = static_cast<int>(i);
+        }
+        protocol_->OnMessage(outbox(), slot, channel, payload);
+      });
+    };
+    conn = std::make_unique<RespConnection>(run_.loop, run_.ConnectionTo(*np, true),
+                                            run_.WithHooks(std::move(h)));
+  }
+  return *conn;
+}
+
+// --- LiveRun --------------------------------------------------------------------------------
+
+LiveRun::LiveRun(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+LiveRun::~LiveRun() {
+  // Connections unwatch their fds from the loop: they go first.
+  for (auto& c : impl_->clients) {
+    c->DropConnections();
+    c->workload.reset();
+  }
+  for (auto& n : impl_->nodes) {
+    n->probe.reset();
+    n->observer.reset();
+  }
+}
+
+std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions options,
+                                         history::Recorder& recorder, std::string* error) {
+  auto impl = std::make_unique<Impl>();
+  Impl& s = *impl;
+  s.scenario = scenario;
+  s.options = std::move(options);
+  s.recorder = &recorder;
+  s.rng = Prng(scenario.seed);
+  // The simulator forks its network's generator first; the clients' generators come after it,
+  // so that a seed gives each client the same UUID and draws in both drivers.
+  [[maybe_unused]] Prng net_rng = s.rng.Fork();
+  auto scripts = locks::LoadScripts(s.options.lua_dir, scenario.protocol.kind,
+                                    scenario.protocol.version, scenario.protocol.script_files,
+                                    error);
+  if (!scripts) return nullptr;
+  s.scripts = std::move(*scripts);
+  {
+    locks::ClientConfig probe;
+    probe.version = scenario.protocol.version;
+    if (locks::MakeProtocol(scenario.protocol.kind, probe, s.scripts, error) == nullptr) {
+      return nullptr;
+    }
+  }
+  if (s.options.run_prefix.empty()) {
+    s.options.run_prefix = "lockstep:" + std::to_string(::getpid()) + ":" +
+                           std::to_string(EventLoop::NowUs());
+  }
+  // The sequence key shares the lock key's hash slot, so that one transaction may hold both
+  // on a cluster: the lock's name as the hash tag, or the lock's own tag if it has one.
+  const std::string& lock = scenario.protocol.lock_name;
+  s.seq_key = s.options.run_prefix + ":{" + lock + "}:seq";
+  if (KeyHashSlot(s.seq_key) != KeyHashSlot(lock)) s.seq_key = s.options.run_prefix + ":" + lock + ":seq";
+
+  std::vector<int> masters;
+  for (size_t i = 0; i < scenario.nodes.size(); ++i) {
+    const NodeSpec& spec = scenario.nodes[i];
+    auto it = s.options.nodes.find(spec.name);
+    if (it == s.options.nodes.end()) {
+      *error = "node " + spec.name + " has no address";
+      return nullptr;
+    }
+    auto n = std::make_unique<LiveNode>();
+    n->index = static_cast<int>(i);
+    n->name = spec.name;
+    n->address = it->second;
+    n->master = spec.replica_of.empty();
+    if (n->master) masters.push_back(n->index);
+    s.nodes.push_back(std::move(n));
+  }
+  if (masters.empty()) {
+    *error = "the scenario has no master node";
+    return nullptr;
+  }
+  if (scenario.cluster.enabled) {
+    // Every node is a master, in declaration order, with the simulator's slot split.
+    std::vector<std::string> endpoints;
+    for (auto& n : s.nodes) {
+      if (!n->master) {
+        *error = "node " + n->name + " is a replica; a [cluster] has masters only";
+        return nullptr;
+      }
+      endpoints.push_back(n->address.host + ":" + std::to_string(n->address.port));
+      s.cluster_nodes.push_back(n->index);
+    }
+    s.cluster = std::make_shared<const ClusterTopology>(ClusterTopology::Even(std::move(endpoints)));
+  }
+  for (size_t i = 0; i < scenario.clients.size(); ++i) {
+    auto c = std::make_unique<LiveClient>(s);
+    c->index = static_cast<int>(i);
+    c->name = scenario.clients[i].name;
+    c->spec = scenario.clients[i];
+    c->clock = std::make_unique<Clock>(ClockOf(scenario, c->name, c->spec.clock),
+                                       scenario.start_unix_ms);
+    c->rng_ = std::make_unique<Prng>(s.rng.Fork());
+    c->slots = masters;
+    c->uuid = drive::NewClientUuid(*c->rng_);
+    c->command.resize(s.nodes.size());
+    c->pubsub.resize(s.nodes.size());
+    s.clients.push_back(std::move(c));
+  }
+  s.lock_id = s.Intern(lock);
+  for (auto& n : s.nodes) n->id = s.Intern(n->name);
+  for (auto& c : s.clients) c->id = s.Intern(c->name);
+  s.resource = std::make_unique<drive::Resource>(s.lock_id, scenario.resource.fencing);
+  for (auto& c : s.clients) {
+    c->workload = std::make_unique<drive::ClientWorkload>(scenario, c->index, c->id, *s.resource, *c);
+  }
+
+  auto run = std::unique_ptr<LiveRun>(new LiveRun(std::move(impl)));
+  auto& d = run->derived_;
+  d.emplace_back("seed", std::to_string(scenario.seed));
+  d.emplace_back("protocol", scenario.protocol.kind + " " + scenario.protocol.version);
+  for (const auto& [name, body] : s.scripts.bodies) {
+    d.emplace_back("script " + name, ScriptHost::Sha1Hex(body) + " " + s.scripts.files[name]);
+  }
+  d.emplace_back("lease", drive::LeaseText(scenario.protocol, scenario.workload.lease_us));
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    const LiveNode& n = *s.nodes[i];
+    std::string role = n.master ? "master" : "replica";
+    if (s.cluster != nullptr) role = "cluster master, slots " + SlotRangesText(*s.cluster, static_cast<int>(i));
+    d.emplace_back("node " + n.name,
+                   role + " at " + n.address.host + ":" + std::to_string(n.address.port));
+  }
+  for (auto& c : s.clients) {
+    const std::string role =
+        c->spec.role == ClientSpec::Role::kWorker
+            ? std::string()
+            : ", role " + std::string(history::RoleName(
+                              static_cast<history::RoleNote::Role>(c->spec.role)));
+    d.emplace_back("client " + c->name,
+                   std::to_string(c->spec.threads) + " thread(s)" + role + ", uuid " + c->uuid +
+                       ", clock offset " + history::FormatMs(c->spec.clock.offset_us) +
+                       drive::OwnWorkloadText(scenario.protocol, c->spec.workload));
+  }
+  d.emplace_back("sequence key", s.seq_key);
+  return run;
+}
+
+EventLoop& LiveRun::loop() { return impl_->loop; }
+TrueTime LiveRun::NowUs() const { return impl_->Now(); }
+uint64_t LiveRun::late_results() const { return impl_->late; }
+uint64_t LiveRun::commands_sent() const { return impl_->commands; }
+
+void LiveRun::AtTrueTime(TrueTime at_us, std::function<void()> work) {
+  if (!impl_->started) {
+    impl_->before_start.emplace_back(at_us, std::move(work));
+    return;
+  }
+  impl_->loop.At(impl_->start_loop_us + at_us, std::move(work));
+}
+
+void LiveRun::Stop() { impl_->loop.Stop(); }
+
+void LiveRun::Run(const std::function<bool()>& should_stop,
+                  const volatile std::sig_atomic_t* interrupted, int64_t should_stop_every_us) {
+  Impl& s = *impl_;
+  assert(!s.started);
+  s.start_loop_us = EventLoop::NowUs();
+  s.started = true;
+  {
+    history::Event e;
+    e.type = EventType::kNote;
+    e.process = names::kSim;
+    e.op = names::kRun;
+    e.detail = history::RunNote{s.scenario.duration_us, s.scenario.seed, s.scenario.name};
+    s.Record(e);
+    history::Event protocol;
+    protocol.type = EventType::kNote;
+    protocol.process = names::kSim;
+    protocol.op = names::kProtocol;
+    history::ProtocolNote note;
+    note.kind = s.scenario.protocol.kind;
+    note.version = s.scenario.protocol.version;
+    note.fencing = s.scenario.resource.fencing;
+    note.permits = s.scenario.protocol.permits;
+    note.nodes = s.clients.empty() ? 0 : s.NodeCountOf(*s.clients[0]);
+    note.fair_wait_timeout_us = s.scenario.protocol.fair_wait_timeout_us;
+    protocol.detail = note;
+    s.Record(protocol);
+    if (s.cluster != nullptr) {
+      // The slot map, so that a reader of the history knows which node holds which key.
+      history::Event cluster;
+      cluster.type = EventType::kNote;
+      cluster.process = names::kSim;
+      cluster.op = names::kCluster;
+      std::string slots;
+      for (size_t i = 0; i < s.cluster_nodes.size(); ++i) {
+        const LiveNode& n = *s.nodes[static_cast<size_t>(s.cluster_nodes[i])];
+        slots += (slots.empty() ? "" : " ") + n.name + "=" + SlotRangesText(*s.cluster, static_cast<int>(i));
+      }
+      cluster.detail = history::ClusterNote{slots, KeyHashSlot(s.scenario.protocol.lock_name)};
+      s.Record(cluster);
+    }
+    history::Event lease;
+    lease.type = EventType::kNote;
+    lease.process = names::kSim;
+    lease.op = names::kLeaseDefault;
+    lease.has_value = true;
+    lease.value = s.scenario.protocol.watchdog_timeout_us;
+    s.Record(lease);
+  }
+  if (s.options.watch_expiry) {
+    for (auto& n : s.nodes) {
+      if (n->master) s.WatchExpiry(*n);
+    }
+  }
+  for (auto& c : s.clients) s.StartClient(*c, /*restart=*/false);
+  for (auto& [at_us, work] : s.before_start) s.loop.At(s.start_loop_us + at_us, std::move(work));
+  s.before_start.clear();
+  if (s.scenario.gc.enabled) {
+    for (auto& c : s.clients) {
+      const auto& only = s.scenario.gc.clients;
+      if (only.empty() || std::find(only.begin(), only.end(), c->name) != only.end()) {
+        s.ScheduleGc(*c);
+      }
+    }
+  }
+  s.loop.SetIterationHook([&s] { s.Flush(/*force=*/false); });
+  s.loop.StopWhen(interrupted);
+  // Asks should_stop now and then; lives until the loop has run.
+  std::function<void()> ask;
+  if (should_stop) {
+    ask = [&s, &should_stop, &ask, should_stop_every_us] {
+      if (should_stop()) return s.loop.Stop();
+      s.loop.After(should_stop_every_us, ask);
+    };
+    s.loop.After(should_stop_every_us, ask);
+  }
+  const bool to_the_end = s.loop.Run(s.start_loop_us + s.scenario.duration_us);
+  s.loop.SetIterationHook(nullptr);
+  s.Flush(/*force=*/true);
+  interrupted_ = !to_the_end;
+  end_us_ = to_the_end ? s.scenario.duration_us : s.Now();
+  history::Event e;
+  e.type = EventType::kNote;
+  e.process = names::kSim;
+  e.op = names::kEnd;
+  if (interrupted_) e.detail = history::Text{"interrupted"};
+  // The end note at the run's end, as the simulator writes it (the loop may stop a little
+  // after the deadline).
+  e.t_us = std::max(end_us_, s.recorder->last_t_us());
+  s.recorder->Append(e);
+}
+
+bool LiveRun::CrashClient(const std::string& name, int64_t restart_after_us) {
+  Impl& s = *impl_;
+  LiveClient* c = s.FindClient(name);
+  if (c == nullptr || !c->up) return false;
+  s.Fault(c->id, names::kCrash, history::StockText{});
+  s.CrashClient(*c);
+  if (restart_after_us > 0) {
+    s.loop.After(restart_after_us, [this, name] { RestartClient(name); });
+  }
+  return true;
+}
+
+bool LiveRun::RestartClient(const std::string& name) {
+  Impl& s = *impl_;
+  LiveClient* c = s.FindClient(name);
+  if (c == nullptr || c->up) return false;
+  s.Fault(c->id, names::kRestart, history::StockText{});
+  c->up = true;
+  s.StartClient(*c, /*restart=*/true);
+  return true;
+}
+
+bool LiveRun::PauseClient(const std::string& name, int64_t duration_us, bool gc) {
+  Impl& s = *impl_;
+  LiveClient* c = s.FindClient(name);
+  return c != nullptr && s.Pause(*c, duration_us, gc);
+}
+
+bool LiveRun::ResumeClient(const std::string& name) {
+  Impl& s = *impl_;
+  LiveClient* c = s.FindClient(name);
+  return c != nullptr && s.ResumeClient(*c);
+}
+
+bool LiveRun::PromoteNode(const std::string& replica, const std::string& old_master) {
+  Impl& s = *impl_;
+  LiveNode* r = s.FindNode(replica);
+  LiveNode* old = s.FindNode(old_master);
+  if (r == nullptr || old == nullptr || r->master || !old->master || s.cluster != nullptr) return false;
+  // The new master's view of the lock starts from the old master's, as in the simulator: its
+  // first probe records `lost` if the promoted replica lacks what the old master had.
+  r->master = true;
+  r->lock_owners = old->lock_owners;
+  r->lock_expire_ms = kNoExpiryMs;
+  old->master = false;
+  old->lock_owners.clear();
+  old->lock_expire_ms = kNoExpiryMs;
+  if (s.started) {
+    if (s.options.watch_expiry && r->observer == nullptr) s.WatchExpiry(*r);
+    if (r->probe == nullptr) {
+      r->probe = std::make_unique<RespConnection>(s.loop, s.ConnectionTo(*r, false), s.WithHooks({}));
+    }
+    s.Probe(*r, names::kLost);
+  }
+  return true;
+}
+
+bool LiveRun::Rediscover(const std::string& old_master, const std::string& new_master) {
+  Impl& s = *impl_;
+  LiveNode* old = s.FindNode(old_master);
+  LiveNode* now = s.FindNode(new_master);
+  if (old == nullptr || now == nullptr) return false;
+  for (auto& c : s.clients) {
+    for (int& slot : c->slots) {
+      if (slot == old->index) slot = now->index;
+    }
+  }
+  history::Event e;
+  e.type = EventType::kNote;
+  e.process = names::kSim;
+  e.op = names::kRediscover;
+  e.detail = history::RediscoverNote{now->name};
+  s.Record(e);
+  return true;
+}
+
+bool LiveRun::NoReplyFor(int local_port, int64_t index) {
+  Impl& s = *impl_;
+  auto apply = [&](RespConnection* conn) {
+    if (conn == nullptr || conn->local_port() != local_port) return false;
+    conn->NoReplyFor(index);
+    return true;
+  };
+  for (auto& c : s.clients) {
+    for (auto& conn : c->command) {
+      if (apply(conn.get())) return true;
+    }
+    for (auto& conn : c->pubsub) {
+      if (apply(conn.get())) return true;
+    }
+  }
+  for (auto& n : s.nodes) {
+    if (apply(n->probe.get()) || apply(n->observer.get())) return true;
+  }
+  return false;
+}
+
+}  // namespace lockstep::live

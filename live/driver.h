@@ -1,0 +1,146 @@
+// The live driver: a scenario's clients run against real redis-server processes, in real time,
+// through the same sans-IO lock protocols the simulator drives (locks/protocol.h), and every
+// event goes to a history::Recorder in the simulator's format, so that the same checkers and
+// reports read a live run.
+//
+// One thread, one EventLoop. Per client process: its protocol, a LiveOutbox (its clocks: the
+// harness's monotonic clock since the run start through the client's ClockSpec; its timers
+// on the loop; its commands on a command connection and SUBSCRIBE/UNSUBSCRIBE on a pub/sub
+// connection per node, as Redisson has), its workload, and its faults (crash and restart,
+// pause and resume) as functions a fault schedule calls. The workload is drive::ClientWorkload,
+// the simulator's own loop (drive/workload.h), hosted on the event loop.
+//
+// Exec and lease events. A real server does not say what a command did to the lock key, so
+// every command a protocol sends on its command connection (but WAIT, which a transaction
+// cannot hold) goes as one transaction:
+//     MULTI / <the command, byte for byte> / EVAL <probe> 1 <lock key> / INCR <seq key> / EXEC
+// The probe is read-only and returns the lock key's type, its owner fields or value, its PTTL
+// and the server's TIME; INCR numbers the transactions of the run on that node in the order
+// the server executed them. The protocol sees only its command's reply, unwrapped. Exec and
+// lease events of a node are recorded in that order (replies that arrive in one loop
+// iteration, or within reorder_wait_us of a missing number, are sorted), and a command's exec
+// (and the lease change it made) is recorded before the protocol sees its reply.
+// A fault proxy between a client and a node must treat MULTI..EXEC as one unit: drop all of
+// it or none, and the same for its replies.
+//
+// Expiry: on servers the harness started with notify-keyspace-events Ex, an observer
+// connection per master subscribes to __keyevent@0__:expired; an expiry of the lock key sends
+// a probe transaction on the node's probe connection, which records `lease expired` in the
+// same order as everything else.
+//
+// True time (t_us) is the harness's monotonic clock since Run() started. docs/live.md lists
+// how a live history differs from a simulated one.
+#ifndef LOCKSTEP_LIVE_DRIVER_H_
+#define LOCKSTEP_LIVE_DRIVER_H_
+
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "history/history.h"
+#include "live/event_loop.h"
+#include "locks/protocol.h"
+#include "model/scenario.h"
+
+namespace lockstep::live {
+
+struct NodeAddress {
+  std::string host = "127.0.0.1";
+  int port = 0;
+};
+
+struct LiveOptions {
+  // Every node of the scenario by name: where its clients connect (a server, or a proxy).
+  std::map<std::string, NodeAddress> nodes;
+  std::string lua_dir;
+  // The run's own keys (the transaction sequence) are "<prefix>:seq" inside the lock key's
+  // hash tag; empty: "lockstep:<pid>:<monotonic start>".
+  std::string run_prefix;
+  // Subscribe to __keyevent@0__:expired on every master (servers started with
+  // notify-keyspace-events Ex).
+  bool watch_expiry = true;
+  // How long a transaction's result waits for a missing earlier number (a reply still on its
+  // way on another connection, or one a proxy dropped) before it is recorded anyway.
+  int64_t reorder_wait_us = 20'000;
+  int64_t reconnect_delay_us = 100'000;
+  // Called on every connection after it read bytes and before it pairs the replies in them:
+  // a fault proxy's drop reports go to NoReplyFor here (live/fault_proxy.h's ordering
+  // guarantee makes that exact).
+  std::function<void()> before_pairing;
+};
+
+class LiveRun {
+ public:
+  // Null (and *error) when the scenario cannot run live: an unknown protocol, a missing
+  // script, a node without an address, a replica in a [cluster]. A [cluster] scenario needs
+  // servers in cluster mode with the simulator's slot split (core/cluster.h EvenSlotRanges
+  // over the nodes in declaration order): the driver routes by that map and is never redirected.
+  static std::unique_ptr<LiveRun> Create(const Scenario& scenario, LiveOptions options,
+                                         history::Recorder& recorder, std::string* error);
+  ~LiveRun();
+
+  // Runs the scenario for its duration of real time, or until Stop(), *interrupted is
+  // non-zero (a signal handler's flag: seen at once when the handler also calls
+  // loop().Wake(), else within poll's one-second limit), or should_stop() answers true (asked
+  // every should_stop_every_us). Call once.
+  void Run(const std::function<bool()>& should_stop = nullptr,
+           const volatile std::sig_atomic_t* interrupted = nullptr,
+           int64_t should_stop_every_us = 50'000);
+  void Stop();
+
+  EventLoop& loop();
+  // True time: microseconds of the harness's monotonic clock since Run() began.
+  TrueTime NowUs() const;
+  // Runs `work` at true time at_us (a fault schedule); before Run(), armed when it begins.
+  void AtTrueTime(TrueTime at_us, std::function<void()> work);
+
+  // The scenario's [gc] pauses are the driver's own (drawn from each client's PRNG, as the
+  // simulator draws them). Process faults, recorded as the simulator records them. A crash drops the client's
+  // connections, timers and held work and calls the protocol's OnCrash; with restart_after_us
+  // > 0 it restarts then as a new process (a new UUID). A pause holds everything that arrives
+  // for the client and every timer that fires until it resumes after duration_us.
+  bool CrashClient(const std::string& name, int64_t restart_after_us);
+  bool RestartClient(const std::string& name);
+  bool PauseClient(const std::string& name, int64_t duration_us, bool gc = false);
+  bool ResumeClient(const std::string& name);
+
+  // Failover, as the fault schedule (or the real Sentinel it watches) performs it. PromoteNode:
+  // `replica` is now the master in place of `old_master` for lease events (its first probe
+  // records `lost` if it lacks the lock the old master had); the schedule records the promote
+  // fault. Rediscover: clients now send what they sent to `old_master` to `new_master` (the
+  // simulator's client_rediscover), with the rediscover note. Not for a [cluster].
+  bool PromoteNode(const std::string& replica, const std::string& old_master);
+  bool Rediscover(const std::string& old_master, const std::string& new_master);
+
+  // A fault proxy's report: request `index` on the connection from local port `local_port`
+  // got no reply. False if no connection of this run has that port.
+  bool NoReplyFor(int local_port, int64_t index);
+
+  TrueTime end_us() const { return end_us_; }
+  bool interrupted() const { return interrupted_; }
+  const std::vector<std::pair<std::string, std::string>>& derived() const { return derived_; }
+  // Transactions whose result was recorded out of order (their number came after a later
+  // one's); 0 in a run without lost replies.
+  uint64_t late_results() const;
+  // Commands the clients sent (a transaction counts once): the live run's "events".
+  uint64_t commands_sent() const;
+
+  // The driver's state (driver.cpp); public so that its parts there can name it.
+  struct Impl;
+
+ private:
+  explicit LiveRun(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  TrueTime end_us_ = 0;
+  bool interrupted_ = false;
+  std::vector<std::pair<std::string, std::string>> derived_;
+};
+
+}  // namespace lockstep::live
+
+#endif  // LOCKSTEP_LIVE_DRIVER_H_

@@ -1,0 +1,386 @@
+// Short live runs of an RLock scenario on a real redis-server: the history the live driver
+// records reads through the same checkers as a simulated run (mutual exclusion holds), with
+// invoke/ok pairs, an exec for every command, lease events from the probe transactions, an
+// expiry seen through keyspace notifications, and a client crash and restart.
+#include "live/driver.h"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+#include <chrono>
+
+#include "check/check.h"
+#include "core/cluster.h"
+#include "live/redis_client.h"
+#include "live/redis_process.h"
+#include "model/scenario_scale.h"
+#include "model/scenario_toml.h"
+#include "pipeline/pipeline.h"
+
+namespace lockstep::live {
+namespace {
+
+using history::EventType;
+namespace names = history::names;
+
+// The servers' ports of the running RunLive, by node index (for a test's faults).
+std::vector<int> ports_;
+
+struct LiveResult {
+  check::Verdict streamed;
+  check::Verdict from_file;
+  history::History history;
+  std::map<std::string, int> counts;  // "invoke acquire", "ok release", "lease acquired", "exec".
+};
+
+Scenario Load(const std::string& toml) {
+  ScenarioError error;
+  auto s = LoadScenarioString(toml, "test.toml", &error);
+  INFO(error.ToString());
+  REQUIRE(s.has_value());
+  return *s;
+}
+
+// Runs `scenario` live on one fresh redis-server (n1) through the run's pipeline: the checkers
+// and a history file as sinks, as `lockstep run` has them. `faults` runs after the run began.
+// Redis servers for a scenario's nodes, started with keyspace notifications of expiries.
+std::vector<std::unique_ptr<RedisProcess>> StartServers(size_t count, bool cluster = false) {
+  RedisProcess::Options options;
+  options.extra_args = {"--notify-keyspace-events", "Ex"};
+  options.cluster = cluster;
+  std::vector<std::unique_ptr<RedisProcess>> servers;
+  for (size_t i = 0; i < count; ++i) servers.push_back(RedisProcess::StartOrThrow(options));
+  return servers;
+}
+
+// Forms one cluster of `servers` with the simulator's slot split, and waits until every node
+// says cluster_state:ok.
+void FormCluster(const std::vector<std::unique_ptr<RedisProcess>>& servers) {
+  const std::vector<SlotRange> ranges = EvenSlotRanges(static_cast<int>(servers.size()));
+  for (size_t i = 0; i < servers.size(); ++i) {
+    RedisClient c("127.0.0.1", servers[i]->port());
+    REQUIRE(c.Command({"CLUSTER", "ADDSLOTSRANGE", std::to_string(ranges[i].first),
+                       std::to_string(ranges[i].last)}) == Reply::Ok());
+    if (i > 0) {
+      REQUIRE(c.Command({"CLUSTER", "MEET", "127.0.0.1", std::to_string(servers[0]->port()),
+                         std::to_string(servers[0]->cluster_bus_port())}) == Reply::Ok());
+    }
+  }
+  const int64_t deadline = EventLoop::NowUs() + 20'000'000;
+  for (const auto& server : servers) {
+    RedisClient c("127.0.0.1", server->port());
+    while (c.Command({"CLUSTER", "INFO"}).str.find("cluster_state:ok") == std::string::npos) {
+      REQUIRE(EventLoop::NowUs() < deadline);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+}
+
+LiveResult RunLive(const Scenario& scenario,
+                   const std::function<void(LiveRun&, history::Recorder&)>& faults = nullptr,
+                   bool cluster = false) {
+  auto servers = StartServers(scenario.nodes.size(), cluster);
+  if (cluster) FormCluster(servers);
+  for (size_t i = 0; i < servers.size(); ++i) {
+    const std::string& master = scenario.nodes[i].replica_of;
+    if (master.empty()) continue;
+    size_t m = 0;
+    while (scenario.nodes[m].name != master) ++m;
+    RedisClient c("127.0.0.1", servers[i]->port());
+    REQUIRE(c.Command({"REPLICAOF", "127.0.0.1", std::to_string(servers[m]->port())}) == Reply::Ok());
+  }
+  ports_.clear();
+  for (const auto& server : servers) ports_.push_back(server->port());
+
+  history::Recorder recorder;
+  LiveOptions options;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    options.nodes[scenario.nodes[i].name] = NodeAddress{"127.0.0.1", servers[i]->port()};
+  }
+  options.lua_dir = std::string(LOCKSTEP_SOURCE_DIR) + "/lua";
+  std::string error;
+  auto run = LiveRun::Create(scenario, options, recorder, &error);
+  INFO(error);
+  REQUIRE(run != nullptr);
+
+  LiveResult result{check::Verdict{}, check::Verdict{}, history::History(recorder.shared_names()), {}};
+  recorder.AddSink(&result.history);
+  if (faults) faults(*run, recorder);
+  // The pipeline `lockstep run` uses: the checkers and the history file as sinks.
+  PipelineOptions pipeline;
+  pipeline.history = history::HistoryFormat::kJsonl;
+  pipeline.history_path =
+      (std::filesystem::temp_directory_path() / ("lockstep-live-" + scenario.name + ".jsonl")).string();
+  const std::string& path = pipeline.history_path;
+  std::optional<PipelineResult> out = RunPipelineWith(
+      recorder, scenario, pipeline,
+      [&run](const std::function<bool()>& should_stop) {
+        run->Run(should_stop);
+        return DriveOutcome{run->commands_sent(), run->end_us(), run->interrupted()};
+      },
+      &error);
+  REQUIRE(out.has_value());
+  CHECK_FALSE(out->interrupted);
+  CHECK(out->history_written);
+  CHECK(out->end_us == scenario.duration_us);
+  result.streamed = out->verdict;
+  auto from_file = check::CheckHistoryFile(path, CheckOptionsOf(scenario), &error);
+  INFO(error);
+  REQUIRE(from_file.has_value());
+  result.from_file = *from_file;
+  // LOCKSTEP_KEEP_LIVE_HISTORY=1 keeps the file, to look at a run (`lockstep report` reads it).
+  if (std::getenv("LOCKSTEP_KEEP_LIVE_HISTORY") == nullptr) std::filesystem::remove(path);
+  const history::History& h = result.history;
+  for (const history::Event& e : h.events()) {
+    std::string key = history::TypeName(e.type);
+    if (e.type != EventType::kExec) key += " " + h.Str(e.op);
+    ++result.counts[key];
+  }
+  return result;
+}
+
+bool Holds(const check::Verdict& v, std::string_view property) {
+  const check::PropertyResult* r = v.Find(property);
+  REQUIRE(r != nullptr);
+  if (r->violated && !r->violations.empty()) UNSCOPED_INFO(r->violations.front().explanation);
+  return !r->violated;
+}
+
+// Six threads contending for an RLock on one healthy node, for 25 s of scenario time: run
+// at a tenth of its times (model/scenario_scale.h), 2.5 s of real time.
+constexpr const char* kRlock = R"(
+name = "live-rlock"
+seed = 3
+duration_ms = 25000
+
+[[nodes]]
+name = "n1"
+
+[[clients]]
+count = 3
+threads = 2
+
+[protocol]
+kind = "rlock"
+version = "v3.13.6"
+
+[workload]
+mode = "trylock"
+wait_ms = 10000
+critical_ms = { dist = "uniform", min = 50, max = 300 }
+think_ms = { dist = "uniform", min = 50, max = 400 }
+)";
+
+Scenario LoadScaled(const char* toml) {
+  Scenario s = ScaleTimes(Load(toml), 0.1);
+  REQUIRE(s.duration_us == 2'500'000);
+  return s;
+}
+
+// Does `action` (a fault) once, the first time `client` holds the lock after 300 ms.
+class OnFirstHold : public history::EventSink {
+ public:
+  OnFirstHold(std::string client, std::function<void(LiveRun&)> action)
+      : client_name_(std::move(client)), action_(std::move(action)) {}
+  void Attach(LiveRun& run, history::Recorder& recorder) {
+    run_ = &run;
+    client_ = recorder.names().Intern(client_name_);
+    recorder.AddSink(this);
+  }
+  void OnEvent(const history::Event& e) override {
+    if (done_ || e.process != client_ || e.type != EventType::kOk || e.op != names::kAcquire) return;
+    if (e.t_us < 300'000) return;
+    done_ = true;
+    // Not inside the recorder's call: as the loop's own work, at once.
+    run_->loop().After(0, [this] { action_(*run_); });
+  }
+  bool done_ = false;
+
+ private:
+  std::string client_name_;
+  std::function<void(LiveRun&)> action_;
+  LiveRun* run_ = nullptr;
+  history::Name client_ = names::kNone;
+};
+
+// Two single-thread clients, critical sections of 100 ms and a lease of 300 ms: a holder that
+// stops for long enough outlives its lease.
+Scenario ShortLeases() {
+  Scenario scenario = LoadScaled(kRlock);
+  scenario.workload.lease_us = 300'000;  // An explicit lease: no watchdog keeps it alive.
+  scenario.workload.critical_us = Distribution::Fixed(100'000);
+  scenario.clients.resize(2);
+  for (ClientSpec& c : scenario.clients) c.threads = 1;
+  return scenario;
+}
+
+TEST_CASE("LiveRun: a short RLock run on redis-server holds mutual exclusion") {
+  const Scenario scenario = LoadScaled(kRlock);
+  LiveResult r = RunLive(scenario);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  CHECK(Holds(r.streamed, "resource_exclusion"));
+  CHECK(Holds(r.streamed, "lease_safety"));
+  CHECK(Holds(r.from_file, "mutual_exclusion"));
+  // Contention: many acquisitions, each with its release, each seen on the node.
+  CHECK(r.counts["invoke acquire"] >= 20);
+  CHECK(r.counts["ok acquire"] >= 20);
+  CHECK(r.counts["ok release"] >= 20);
+  CHECK(r.counts["invoke release"] - r.counts["ok release"] <= 6);  // In flight at the end.
+  CHECK(r.counts["lease acquired"] >= r.counts["ok acquire"] - 6);
+  CHECK(r.counts["lease released"] >= r.counts["ok release"] - 6);
+  CHECK(r.counts["lease expired"] == 0);
+  CHECK(r.counts["exec"] >= r.counts["invoke acquire"] + r.counts["invoke release"]);
+  CHECK(r.counts["note client"] == 3);
+  // Every lease event is of the lock on n1, and acquired/released alternate on the one master.
+  history::Name last = names::kNone;
+  for (const history::Event& e : r.history.events()) {
+    if (e.type != EventType::kLease) continue;
+    CHECK(r.history.Str(e.process) == "n1");
+    CHECK(e.op != last);
+    last = e.op;
+  }
+}
+
+TEST_CASE("LiveRun: a crashed holder's lease expires on the server; the client restarts anew") {
+  Scenario scenario = ShortLeases();
+  scenario.name = "live-rlock-crash";
+  // Crashes c1 the first time it holds the lock after 300 ms; restarts it 500 ms later.
+  OnFirstHold crash("c1", [](LiveRun& run) { CHECK(run.CrashClient("c1", 500'000)); });
+  LiveResult r = RunLive(scenario, [&crash](LiveRun& run, history::Recorder& recorder) {
+    crash.Attach(run, recorder);
+  });
+  REQUIRE(crash.done_);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  CHECK(r.counts["fault crash"] == 1);
+  CHECK(r.counts["fault restart"] == 1);
+  CHECK(r.counts["note client"] == 3);  // Two starts and one restart.
+  // Its lease ran out on the server: seen through the expiry notification's probe.
+  CHECK(r.counts["lease expired"] >= 1);
+  CHECK(Holds(r.streamed, "lease_safety"));
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  CHECK(Holds(r.from_file, "mutual_exclusion"));
+  // The restarted c1 has a new UUID and takes the lock again.
+  std::vector<std::string> c1_uuids;
+  bool c1_after_restart = false;
+  bool restarted = false;
+  for (const history::Event& e : r.history.events()) {
+    if (r.history.Str(e.process) != "c1") continue;
+    if (e.type == EventType::kNote && e.op == names::kClient) c1_uuids.push_back(r.history.DetailOf(e));
+    if (e.type == EventType::kFault && e.op == names::kRestart) restarted = true;
+    if (restarted && e.type == EventType::kOk && e.op == names::kAcquire) c1_after_restart = true;
+  }
+  REQUIRE(c1_uuids.size() == 2);
+  CHECK(c1_uuids[0] != c1_uuids[1]);
+  CHECK(c1_after_restart);
+}
+
+}  // namespace
+}  // namespace lockstep::live
+
+namespace lockstep::live {
+namespace {
+
+TEST_CASE("LiveRun: a holder paused past its lease breaks mutual exclusion on a real server") {
+  Scenario scenario = ShortLeases();
+  scenario.name = "live-rlock-pause";
+  // c1 stops for 800 ms while it holds the lock: its 300 ms lease runs out on the server, c2
+  // takes the lock, and c1 goes on in its critical section when it resumes.
+  OnFirstHold pause("c1", [](LiveRun& run) { CHECK(run.PauseClient("c1", 800'000)); });
+  LiveResult r = RunLive(scenario, [&pause](LiveRun& run, history::Recorder& recorder) {
+    pause.Attach(run, recorder);
+  });
+  REQUIRE(pause.done_);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  CHECK(r.counts["fault pause"] == 1);
+  CHECK(r.counts["fault resume"] == 1);
+  CHECK(r.counts["lease expired"] >= 1);
+  CHECK_FALSE(Holds(r.streamed, "mutual_exclusion"));
+  CHECK_FALSE(Holds(r.streamed, "lease_safety"));
+  CHECK_FALSE(Holds(r.from_file, "mutual_exclusion"));
+  // Nothing reached c1 while it was paused: its first event after the pause is the resume.
+  bool paused = false;
+  for (const history::Event& e : r.history.events()) {
+    if (r.history.Str(e.process) != "c1") continue;
+    if (e.type == EventType::kFault && e.op == names::kPause) {
+      paused = true;
+      continue;
+    }
+    if (paused) {
+      CHECK(e.type == EventType::kFault);
+      CHECK(e.op == names::kResume);
+      break;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::live
+
+namespace lockstep::live {
+namespace {
+
+TEST_CASE("LiveRun: an RLock on a three-master Redis Cluster, routed by slot") {
+  ScenarioError error;
+  auto loaded = LoadScenarioFile(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/cluster-rlock-3-masters.toml", &error);
+  INFO(error.ToString());
+  REQUIRE(loaded.has_value());
+  const Scenario scenario = ScaleTimes(*loaded, 0.05);  // 60 s of scenario time in 3 s.
+  LiveResult r = RunLive(scenario, nullptr, /*cluster=*/true);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  CHECK(Holds(r.streamed, "lease_safety"));
+  CHECK(Holds(r.from_file, "mutual_exclusion"));
+  CHECK(r.counts["ok acquire"] >= 10);
+  CHECK(r.counts["lease acquired"] >= r.counts["ok acquire"] - 8);
+  CHECK(r.counts["note cluster"] == 1);
+  // The lock's slot (14370) is n3's: every command of the lock ran there.
+  for (const history::Event& e : r.history.events()) {
+    if (e.type == EventType::kExec || e.type == EventType::kLease) CHECK(r.history.Str(e.process) == "n3");
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::live
+
+namespace lockstep::live {
+namespace {
+
+TEST_CASE("LiveRun: a replica promoted by REPLICAOF NO ONE takes over once clients rediscover it") {
+  Scenario scenario = LoadScaled(kRlock);
+  scenario.name = "live-rlock-failover";
+  NodeSpec replica;
+  replica.name = "n2";
+  replica.replica_of = "n1";
+  scenario.nodes.push_back(replica);
+  LiveResult r = RunLive(scenario, [](LiveRun& run, history::Recorder&) {
+    run.AtTrueTime(1'000'000, [&run] {
+      RedisClient n2("127.0.0.1", ports_.at(1));
+      CHECK(n2.Command({"REPLICAOF", "NO", "ONE"}) == Reply::Ok());
+      CHECK(run.PromoteNode("n2", "n1"));
+      run.AtTrueTime(1'100'000, [&run] { CHECK(run.Rediscover("n1", "n2")); });
+    });
+  });
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  CHECK(r.counts["note rediscover"] == 1);
+  int n2_execs = 0, n2_leases = 0, n1_execs_after = 0, acquired_after = 0;
+  bool rediscovered = false;
+  for (const history::Event& e : r.history.events()) {
+    if (e.type == EventType::kNote && e.op == names::kRediscover) rediscovered = true;
+    const std::string process = r.history.Str(e.process);
+    if (e.type == EventType::kExec && process == "n2") ++n2_execs;
+    if (e.type == EventType::kLease && process == "n2") ++n2_leases;
+    if (rediscovered && e.type == EventType::kExec && process == "n1") ++n1_execs_after;
+    if (rediscovered && e.type == EventType::kOk && e.op == names::kAcquire) ++acquired_after;
+  }
+  CHECK(n2_execs >= 10);
+  CHECK(n2_leases >= 2);
+  CHECK(acquired_after >= 5);
+  CHECK(n1_execs_after <= 12);  // Only replies already on their way from n1.
+}
+
+}  // namespace
+}  // namespace lockstep::live
