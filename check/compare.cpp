@@ -129,9 +129,11 @@ std::string FormatComparison(const RunComparison& c) {
   for (const PropertyComparison& p : c.properties) {
     const char* sim = !p.applicable ? "-" : p.sim_violated ? "VIOLATED" : "holds";
     const char* live = !p.applicable ? "-" : p.live_violated ? "VIOLATED" : "holds";
-    std::snprintf(line, sizeof(line), "  %-19s sim %-9s live %-9s%s\n", p.property.c_str(), sim,
+    std::snprintf(line, sizeof(line), "  %-19s sim %-9s live %-9s%s", p.property.c_str(), sim,
                   live, p.differs() ? "  <-- DIFFERENT" : "");
-    out += line;
+    std::string text = line;
+    text.erase(text.find_last_not_of(' ') + 1);
+    out += text + "\n";
   }
   std::snprintf(line, sizeof(line),
                 "  operations: %zu compared position by position, %zu with the same outcome; "

@@ -215,24 +215,7 @@ int RunMain(const std::vector<std::string>& args) {
   const check::Judgement judgement = check::Judge(verdict, scenario.expect);
 
   std::ostringstream body;
-  body << "verdict:\n";
-  for (const check::PropertyResult& r : verdict.results) {
-    auto it = scenario.expect.find(r.property);
-    const Expectation want = it == scenario.expect.end() ? Expectation::kAny : it->second;
-    const char* expected = want == Expectation::kHold       ? "expected to hold"
-                           : want == Expectation::kViolated ? "expected to be violated"
-                                                            : "not judged";
-    const bool matches = want == Expectation::kAny || (want == Expectation::kHold) != r.violated;
-    char line[160];
-    std::snprintf(line, sizeof(line), "  %-19s %-9s (%s)%s", r.property.c_str(),
-                  r.violated ? "VIOLATED" : "holds", expected, matches ? "" : "  <-- MISMATCH");
-    body << line;
-    if (r.violated) body << "  " << r.violations.size() << " violation(s)";
-    body << "\n";
-    if (r.violated && !r.violations.empty()) {
-      body << "      first: " << r.violations.front().explanation << "\n";
-    }
-  }
+  body << FormatVerdict(verdict, scenario.expect);
 
 
   const double sim_s = static_cast<double>(run->end_us) / 1e6;

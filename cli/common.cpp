@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 
 #include "cli/subcommands.h"
 
@@ -35,6 +36,30 @@ std::string FormatFactor(double factor) {
     if (std::strtod(buf, nullptr) == factor) break;
   }
   return buf;
+}
+
+std::string FormatVerdict(const check::Verdict& verdict,
+                          const std::map<std::string, Expectation>& expect) {
+  std::ostringstream body;
+  body << "verdict:\n";
+  for (const check::PropertyResult& r : verdict.results) {
+    auto it = expect.find(r.property);
+    const Expectation want = it == expect.end() ? Expectation::kAny : it->second;
+    const char* expected = want == Expectation::kHold       ? "expected to hold"
+                           : want == Expectation::kViolated ? "expected to be violated"
+                                                            : "not judged";
+    const bool matches = want == Expectation::kAny || (want == Expectation::kHold) != r.violated;
+    char line[160];
+    std::snprintf(line, sizeof(line), "  %-19s %-9s (%s)%s", r.property.c_str(),
+                  r.violated ? "VIOLATED" : "holds", expected, matches ? "" : "  <-- MISMATCH");
+    body << line;
+    if (r.violated) body << "  " << r.violations.size() << " violation(s)";
+    body << "\n";
+    if (r.violated && !r.violations.empty()) {
+      body << "      first: " << r.violations.front().explanation << "\n";
+    }
+  }
+  return body.str();
 }
 
 std::optional<int> ParseArgs(const std::string& command, const std::vector<std::string>& args,

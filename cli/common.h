@@ -5,10 +5,14 @@
 
 #include <boost/program_options.hpp>
 
+#include <map>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "check/verdict.h"
 
 namespace lockstep::cli {
 
@@ -24,6 +28,11 @@ std::string Seconds(int64_t us);
 // A factor as the user would type it again: "0.1", "2.5" (the shortest text that reads back
 // the same number).
 std::string FormatFactor(double factor);
+
+// The verdict block `lockstep run` prints: each property's outcome against `expect`, with the
+// first violation's explanation.
+std::string FormatVerdict(const check::Verdict& verdict,
+                          const std::map<std::string, Expectation>& expect);
 
 // Parses `args` for `lockstep <command>`: the options of `desc` and one positional argument
 // stored through `positional_name` (declared by the caller in `hidden`). Returns the exit status

@@ -21,6 +21,8 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"run", "simulate a scenario file, check the history, compare with its [expect]",
      lockstep::cli::RunMain},
+    {"replay", "run a scenario live on real redis-servers with real faults; compare with the sim",
+     lockstep::cli::ReplayMain},
     {"fuzz", "search fault schedules around a base scenario; shrink failures to a file",
      lockstep::cli::FuzzMain},
     {"report", "rebuild report.html, trace.json and summary.md from a saved history",

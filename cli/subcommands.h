@@ -21,6 +21,9 @@ int EmuMain(const std::vector<std::string>& args);
 int EvalMain(const std::vector<std::string>& args);
 // lockstep run SCENARIO [--seed N] [--out DIR]: simulate, check, compare with [expect].
 int RunMain(const std::vector<std::string>& args);
+// lockstep replay SCENARIO [--time-scale F]: simulate, run live on real redis-servers with the
+// faults made real, check both, compare.
+int ReplayMain(const std::vector<std::string>& args);
 // lockstep fuzz BASE [--cases N] [--jobs N]: search variations of a base scenario for a broken
 // property and shrink each failure to a minimal scenario file.
 int FuzzMain(const std::vector<std::string>& args);

@@ -263,10 +263,16 @@ struct LiveRun::Impl {
     return nullptr;
   }
 
-  RespConnection::Options ConnectionTo(const LiveNode& n, bool pubsub) const {
+  RespConnection::Options ConnectionTo(const LiveNode& n, bool pubsub,
+                                       const std::string* client = nullptr) const {
     RespConnection::Options o;
     o.host = n.address.host;
     o.port = n.address.port;
+    if (client != nullptr && options.client_address) {
+      const NodeAddress a = options.client_address(*client, n.name, pubsub);
+      o.host = a.host;
+      o.port = a.port;
+    }
     o.pubsub = pubsub;
     o.reconnect_delay_us = options.reconnect_delay_us;
     return o;
@@ -629,7 +635,7 @@ RespConnection& LiveClient::Command(int node) {
   auto& conn = command[static_cast<size_t>(node)];
   if (!conn) {
     conn = std::make_unique<RespConnection>(
-        run_.loop, run_.ConnectionTo(*run_.nodes[static_cast<size_t>(node)], false),
+        run_.loop, run_.ConnectionTo(*run_.nodes[static_cast<size_t>(node)], false, &name),
         run_.WithHooks({}));
   }
   return *conn;
@@ -658,7 +664,7 @@ RespConnection& LiveClient::PubSub(int node) {
         protocol_->OnMessage(outbox(), slot, channel, payload);
       });
     };
-    conn = std::make_unique<RespConnection>(run_.loop, run_.ConnectionTo(*np, true),
+    conn = std::make_unique<RespConnection>(run_.loop, run_.ConnectionTo(*np, true, &name),
                                             run_.WithHooks(std::move(h)));
   }
   return *conn;
@@ -979,6 +985,9 @@ bool LiveRun::Rediscover(const std::string& old_master, const std::string& new_m
   s.Record(e);
   return true;
 }
+
+void LiveRun::Record(history::Event& e) { impl_->Record(e); }
+history::Name LiveRun::Intern(std::string_view s) { return impl_->Intern(s); }
 
 bool LiveRun::NoReplyFor(int local_port, int64_t index) {
   Impl& s = *impl_;

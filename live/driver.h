@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -72,6 +73,11 @@ struct LiveOptions {
   // a fault proxy's drop reports go to NoReplyFor here (live/fault_proxy.h's ordering
   // guarantee makes that exact).
   std::function<void()> before_pairing;
+  // Where client `client`'s command (pubsub false) or pub/sub connection to `node` goes, when
+  // it is not the node's address: a fault proxy's link for that client and node. The
+  // harness's own connections (the expiry observer and probe) always go to `nodes`.
+  std::function<NodeAddress(const std::string& client, const std::string& node, bool pubsub)>
+      client_address;
 };
 
 class LiveRun {
@@ -120,6 +126,11 @@ class LiveRun {
   // A fault proxy's report: request `index` on the connection from local port `local_port`
   // got no reply. False if no connection of this run has that port.
   bool NoReplyFor(int local_port, int64_t index);
+
+  // Records an event of the harness (a fault it made, a note) at the current true time, in
+  // order with the driver's own events; `Intern` names it in the run's table.
+  void Record(history::Event& e);
+  history::Name Intern(std::string_view s);
 
   TrueTime end_us() const { return end_us_; }
   bool interrupted() const { return interrupted_; }

@@ -84,6 +84,8 @@ struct FaultProxy::Message {
   uint64_t index = 0;
   bool is_request = false;
   Expect expect;
+  // A request that opens (MULTI) or closes (EXEC, DISCARD) a transaction.
+  enum class Transaction : uint8_t { kNone, kBegin, kEnd } transaction = Transaction::kNone;
 };
 
 // Where a master->replica stream is: handshake replies, the RDB transfer, then commands.
@@ -103,6 +105,10 @@ struct FaultProxy::Flow {
   ReplicationPhase phase = ReplicationPhase::kHandshake;
   int64_t rdb_left = 0;         // kRdbSized.
   std::string eof_mark;         // kRdbEof.
+  // Inside MULTI .. EXEC (requests): the whole transaction shares the fate of its MULTI, so a
+  // fault never lets the server run half of one.
+  bool in_transaction = false;
+  bool transaction_dropped = false;
 
   size_t Pending() const { return queued_bytes + (out.size() - out_pos); }
 };
@@ -645,8 +651,12 @@ void FaultProxy::ClassifyRequest(Connection& c, const Link& link, const RespFram
   m->has_index = true;
   m->index = c.next_request++;
   m->expect = Expect{m->index, 1, Expect::Until::kCount};
-  if (link.kind != ProxyLinkKind::kPubSub) return;
   const std::string_view name = frame.head[0];
+  if (EqualsIgnoreCase(name, "multi")) m->transaction = Message::Transaction::kBegin;
+  if (EqualsIgnoreCase(name, "exec") || EqualsIgnoreCase(name, "discard")) {
+    m->transaction = Message::Transaction::kEnd;
+  }
+  if (link.kind != ProxyLinkKind::kPubSub) return;
   const int64_t channels = frame.count - 1;
   if (EqualsIgnoreCase(name, "subscribe") || EqualsIgnoreCase(name, "psubscribe")) {
     m->expect.replies_left = std::max<int64_t>(channels, 1);  // None named: one error.
@@ -704,8 +714,19 @@ void FaultProxy::Admit(Connection& c, ProxyDirection direction, Link& link, Mess
   if (link.kind != ProxyLinkKind::kReplication) {
     bool drop = faults.blocked ||
                 (direction == ProxyDirection::kToClient && link.lose_replies);
-    // Draw only when loss is on, so a run without loss draws nothing.
-    if (!drop && faults.loss > 0) drop = f.rng.Bernoulli(faults.loss);
+    if (f.in_transaction) {
+      // The requests of a transaction go, or are dropped, with its MULTI.
+      drop = f.transaction_dropped;
+    } else if (!drop && faults.loss > 0) {
+      // Draw only when loss is on, so a run without loss draws nothing.
+      drop = f.rng.Bernoulli(faults.loss);
+    }
+    if (m.transaction == Message::Transaction::kBegin) {
+      f.in_transaction = true;
+      f.transaction_dropped = drop;
+    } else if (m.transaction == Message::Transaction::kEnd) {
+      f.in_transaction = false;
+    }
     if (drop) {
       Drop(c, link, m, direction);
       return;

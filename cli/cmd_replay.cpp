@@ -1,0 +1,302 @@
+// lockstep replay: the scenario simulated, then run live on real redis-server processes with
+// its faults made real, both judged by the same checkers, and compared.
+#include <signal.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "check/check.h"
+#include "check/compare.h"
+#include "cli/common.h"
+#include "cli/subcommands.h"
+#include "history/jsonl.h"
+#include "history/writer.h"
+#include "live/replay.h"
+#include "live/support.h"
+#include "model/scenario_scale.h"
+#include "model/scenario_toml.h"
+#include "pipeline/pipeline.h"
+#include "reports/report.h"
+#include "sim/simulation.h"
+
+namespace po = boost::program_options;
+
+namespace lockstep::cli {
+
+namespace {
+
+const char* kReplayHelp =
+    "usage: lockstep replay SCENARIO.toml [--time-scale F] [--seed N] [--out DIR] [options]\n"
+    "\n"
+    "Runs the scenario twice with the same seed: in the simulator, and live, in real time, on\n"
+    "real redis-server processes that lockstep starts (one per [[nodes]] entry, on free\n"
+    "loopback ports, each in a temporary directory), through the same lock protocols, with\n"
+    "the scenario's faults made real: node pauses by SIGSTOP, crashes by SIGKILL and a restart\n"
+    "from the node's directory, partitions, lost replies, latency and loss by a fault proxy on\n"
+    "every client->node and replication link, node clock offsets, drift and jumps by a time\n"
+    "shim preloaded into each server, failovers by REPLICAOF NO ONE or the real Sentinel.\n"
+    "Both histories go through the same checkers; then the two runs are compared: per\n"
+    "property, the simulated and the live verdict; per client operation, whether the outcomes\n"
+    "agree; and the first point where they diverge. Timing jitter is expected live; a verdict\n"
+    "that differs is a finding (docs/live.md).\n"
+    "\n"
+    "A live run lasts as long as the scenario says, in real time: --time-scale 0.1 runs a\n"
+    "simulated minute in six seconds with every ratio kept (both runs use the scaled scenario).\n"
+    "\n"
+    "What cannot be made real (duplicated messages, reordering) is refused before anything\n"
+    "starts, with a message per item. Every process lockstep starts is stopped by its pid when\n"
+    "the replay ends, fails or is interrupted (Ctrl-C, SIGTERM: what was written is kept).\n"
+    "\n"
+    "Writes DIR/history.jsonl, DIR/report.html, DIR/trace.json, DIR/summary.md and\n"
+    "DIR/summary.txt for the live run, DIR/comparison.txt, and the simulated run in DIR/sim/.\n"
+    "\n"
+    "Exit status: 0 the live verdict matches [expect], 1 it does not (with --strict: also when\n"
+    "a property's simulated and live verdicts differ), 2 bad input or a server that cannot be\n"
+    "started, 130 interrupted.\n"
+    "\n"
+    "Example:\n"
+    "  lockstep replay scenarios/gc-pause-explicit-lease.toml --time-scale 0.1\n"
+    "\n"
+    "Options";
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void OnInterrupt(int) { g_interrupted = 1; }
+
+// The reports of one run, from its history file; false (with a message) if they could not be
+// written, which costs neither the history nor the verdict.
+bool WriteReports(const std::string& history_path, const check::Verdict& verdict,
+                  reports::ReportMeta meta, const std::string& out_dir) {
+  std::vector<reports::WrittenFile> written;
+  std::string error;
+  bool ok = false;
+  try {
+    ok = reports::WriteReportsFromFile(history_path, verdict, meta, out_dir, &written, &error);
+  } catch (const std::exception& e) {
+    error = std::string("internal error while writing reports: ") + e.what();
+  }
+  if (!ok) std::cerr << "lockstep replay: reports in " << out_dir << " not written: " << error << "\n";
+  return ok;
+}
+
+}  // namespace
+
+int ReplayMain(const std::vector<std::string>& args) {
+  std::string file, out_dir, lua_dir = DefaultLuaDir();
+  uint64_t seed = 0;
+  int64_t duration_ms = 0;
+  double time_scale = 1;
+  bool strict = false, quiet = false;
+  po::options_description desc(kReplayHelp);
+  desc.add_options()("help,h", "show this help")(
+      "seed", po::value(&seed), "override the scenario's seed")(
+      "duration-ms", po::value(&duration_ms), "override the scenario's duration_ms")(
+      "time-scale", po::value(&time_scale),
+      "multiply every duration of the scenario by this factor (after --duration-ms)")(
+      "out", po::value(&out_dir), "output directory (default: lockstep-out/<scenario>-seed<N>-live)")(
+      "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
+      "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
+      "strict", po::bool_switch(&strict),
+      "exit 1 also when a property's simulated and live verdicts differ")(
+      "quiet,q", po::bool_switch(&quiet), "no progress lines");
+  po::options_description hidden;
+  hidden.add_options()("scenario", po::value(&file));
+  po::variables_map vm;
+  if (std::optional<int> done = ParseArgs("replay", args, desc, hidden, "scenario", &vm)) return *done;
+  if (file.empty()) {
+    std::cerr << "lockstep replay: which scenario? e.g. lockstep replay "
+                 "scenarios/gc-pause-explicit-lease.toml --time-scale 0.1\n";
+    return kExitBadInput;
+  }
+  ScenarioError load_error;
+  std::optional<Scenario> loaded = LoadScenarioFile(file, &load_error);
+  if (!loaded) {
+    std::cerr << load_error.ToString() << "\n";
+    return kExitBadInput;
+  }
+  Scenario scenario = std::move(*loaded);
+  if (vm.count("seed")) scenario.seed = seed;
+  if (vm.count("duration-ms")) {
+    if (duration_ms <= 0) {
+      std::cerr << "lockstep replay: --duration-ms must be positive\n";
+      return kExitBadInput;
+    }
+    scenario.duration_us = duration_ms * 1000;
+  }
+  if (vm.count("time-scale")) {
+    if (!(time_scale > 0) || !std::isfinite(time_scale)) {
+      std::cerr << "lockstep replay: --time-scale must be a number above 0, e.g. 0.1\n";
+      return kExitBadInput;
+    }
+    scenario = ScaleTimes(scenario, time_scale);
+  }
+  const std::vector<std::string> refusals = live::LiveRefusals(scenario, /*own_servers=*/true);
+  if (!refusals.empty()) {
+    std::cerr << "lockstep replay: the scenario asks for what a live run cannot make real:\n";
+    for (const std::string& r : refusals) std::cerr << "  " << r << "\n";
+    return kExitBadInput;
+  }
+  if (out_dir.empty()) {
+    out_dir = "lockstep-out/" + scenario.name + "-seed" + std::to_string(scenario.seed) + "-live";
+  }
+  const std::string sim_dir = out_dir + "/sim";
+  std::error_code ec;
+  std::filesystem::create_directories(sim_dir, ec);
+  if (ec) {
+    std::cerr << "lockstep replay: cannot create " << sim_dir << ": " << ec.message() << "\n";
+    return kExitBadInput;
+  }
+  std::string reproduce = "lockstep replay " + ShellQuote(file) + " --seed " + std::to_string(scenario.seed);
+  if (vm.count("duration-ms")) reproduce += " --duration-ms " + std::to_string(duration_ms);
+  if (vm.count("time-scale")) reproduce += " --time-scale " + FormatFactor(time_scale);
+
+  std::ostringstream head;
+  head << "scenario   " << scenario.name << " (" << file << ")\n";
+  head << "seed       " << scenario.seed << "\n";
+  head << "duration   " << Seconds(scenario.duration_us) << " of real time";
+  if (vm.count("time-scale")) head << " (every duration times " << FormatFactor(time_scale) << ")";
+  head << "\n";
+  std::cout << head.str() << std::flush;
+
+  g_interrupted = 0;
+  struct sigaction action {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old_int {}, old_term {};
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+  struct RestoreSignals {
+    struct sigaction* i;
+    struct sigaction* t;
+    ~RestoreSignals() {
+      sigaction(SIGINT, i, nullptr);
+      sigaction(SIGTERM, t, nullptr);
+    }
+  } restore{&old_int, &old_term};
+
+  // --- the simulated run ---
+  std::string error;
+  auto sim = sim::Simulation::Create(scenario, lua_dir, &error);
+  if (!sim) {
+    std::cerr << file << ": " << error << "\n";
+    return kExitBadInput;
+  }
+  check::OperationLog sim_ops(&sim->recorder().names());
+  sim->recorder().AddSink(&sim_ops);
+  PipelineOptions sim_pipeline;
+  sim_pipeline.history_path = sim_dir + "/" + history::HistoryFileName(history::HistoryFormat::kJsonl);
+  sim_pipeline.interrupted = &g_interrupted;
+  std::optional<PipelineResult> sim_run = RunPipeline(*sim, scenario, sim_pipeline, &error);
+  if (!sim_run) {
+    std::cerr << "lockstep replay: " << error << "\n";
+    return kExitFailed;
+  }
+  reports::ReportMeta meta;
+  reports::DescribeScenario(scenario, &meta);
+  meta.scenario_file = file;
+  meta.version = LOCKSTEP_VERSION;
+  meta.parameters = sim->derived();
+  meta.reproduce = reproduce;
+  WriteReports(sim_pipeline.history_path, sim_run->verdict, meta, sim_dir);
+  if (!quiet) {
+    std::cerr << "simulated: " << sim_run->history_events << " events, "
+              << (sim_run->verdict.AnyViolated() ? "a property violated" : "every property holds")
+              << " (" << sim_dir << ")\n";
+  }
+  if (g_interrupted) {
+    std::cerr << "lockstep replay: interrupted during the simulated run\n";
+    return kExitInterrupted;
+  }
+
+  // --- the live run ---
+  history::Recorder recorder;
+  check::OperationLog live_ops(&recorder.names());
+  recorder.AddSink(&live_ops);
+  if (!quiet) std::cerr << "live: starting the servers, the fault proxy and the clients ...\n";
+  std::unique_ptr<live::Replay> replay =
+      live::Replay::Start(scenario, live::ReplayOptions{lua_dir}, recorder, &error);
+  if (!replay) {
+    std::cerr << "lockstep replay: cannot start the live run: " << error << "\n";
+    return kExitBadInput;
+  }
+  std::ostringstream parameters;
+  for (const auto& [name, value] : replay->derived()) parameters << "  " << name << ": " << value << "\n";
+  std::cout << parameters.str() << std::flush;
+  if (!quiet) std::cerr << "live: running " << Seconds(scenario.duration_us) << " of real time ...\n";
+  PipelineOptions live_pipeline;
+  live_pipeline.history_path = out_dir + "/" + history::HistoryFileName(history::HistoryFormat::kJsonl);
+  live_pipeline.interrupted = &g_interrupted;
+  std::optional<PipelineResult> live_run = RunPipelineWith(
+      recorder, scenario, live_pipeline,
+      [&](const std::function<bool()>& should_stop) {
+        replay->Run(should_stop);
+        return DriveOutcome{replay->commands_sent(), replay->end_us(), replay->interrupted()};
+      },
+      &error);
+  const std::vector<std::string> fault_notes = replay->fault_notes();
+  const std::vector<std::pair<std::string, std::string>> live_parameters = replay->derived();
+  replay.reset();  // Every server, sentinel and proxy it started is stopped here.
+  if (!live_run) {
+    std::cerr << "lockstep replay: " << error << "\n";
+    return kExitFailed;
+  }
+  const bool interrupted = live_run->interrupted;
+  meta.parameters = live_parameters;
+  WriteReports(live_pipeline.history_path, live_run->verdict, meta, out_dir);
+
+  // --- verdicts and comparison ---
+  const check::RunComparison comparison =
+      check::CompareRuns(sim_run->verdict, sim_ops, live_run->verdict, live_ops);
+  const std::string compared = check::FormatComparison(comparison);
+  const check::Judgement judgement = check::Judge(live_run->verdict, scenario.expect);
+  std::ostringstream body;
+  body << "live " << FormatVerdict(live_run->verdict, scenario.expect);
+  for (const std::string& n : fault_notes) body << "  fault not applied as asked: " << n << "\n";
+  body << compared;
+  std::ostringstream tail;
+  char figures[256];
+  std::snprintf(figures, sizeof(figures),
+                "live       %.3f s of real time, %llu commands sent, %llu events\n",
+                static_cast<double>(live_run->end_us) / 1e6,
+                static_cast<unsigned long long>(live_run->engine_events),
+                static_cast<unsigned long long>(live_run->history_events));
+  tail << figures << "history    " << live_pipeline.history_path << " (simulated: "
+       << sim_pipeline.history_path << ")\n"
+       << "reports    " << out_dir << "/report.html, trace.json, summary.md (simulated: " << sim_dir
+       << "/)\n"
+       << "reproduce  " << reproduce << "\n";
+  int status = kExitOk;
+  if (interrupted) {
+    tail << "result     INTERRUPTED at " << Seconds(live_run->end_us) << " of "
+         << Seconds(scenario.duration_us) << ": the live verdict above is of that prefix\n";
+    status = kExitInterrupted;
+  } else if (!judgement.matches) {
+    tail << "result     FAIL: the live verdict does not match the scenario's expectations:\n";
+    for (const std::string& m : judgement.mismatches) tail << "             " << m << "\n";
+    status = kExitFailed;
+  } else if (strict && comparison.verdicts_differ) {
+    tail << "result     FAIL (--strict): the simulated and the live verdicts differ\n";
+    status = kExitFailed;
+  } else {
+    tail << "result     PASS: the live verdict matches the scenario's expectations"
+         << (comparison.verdicts_differ ? " (the simulated one differs: see above)" : "") << "\n";
+  }
+  std::cout << body.str() << tail.str();
+  std::ofstream summary(out_dir + "/summary.txt");
+  summary << head.str() << parameters.str() << body.str() << tail.str();
+  std::ofstream(out_dir + "/comparison.txt") << compared;
+  if (!summary) {
+    std::cerr << "lockstep replay: cannot write " << out_dir << "/summary.txt\n";
+    return kExitFailed;
+  }
+  return status;
+}
+
+}  // namespace lockstep::cli

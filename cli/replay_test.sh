@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Live replay on real redis-server processes (lockstep replay), in three modes:
+#   cli/replay_test.sh LOCKSTEP SOURCE_DIR OUT_DIR agree SCENARIO [SCALE]
+#       replays SCENARIO with --strict: the live verdict must match its [expect] and every
+#       property's live verdict must equal the simulated one (exit 0), and the outputs exist;
+#   cli/replay_test.sh LOCKSTEP SOURCE_DIR OUT_DIR refuse
+#       a scenario asking for duplicated messages is refused before anything starts (exit 2);
+#   cli/replay_test.sh LOCKSTEP SOURCE_DIR OUT_DIR interrupt
+#       SIGINT in the middle of a replay: exit 130, every server it started is gone, and the
+#       history written so far is readable (lockstep report rebuilds its reports).
+set -euo pipefail
+lockstep=$1
+src=$2
+out=$3
+mode=$4
+
+case "$mode" in
+  agree)
+    scenario=$5
+    scale=${6:-0.1}
+    name=$(basename "$scenario" .toml)
+    dir="$out/$name"
+    rm -rf "$dir"
+    set +e
+    "$lockstep" replay "$src/$scenario" --time-scale "$scale" --strict --quiet --out "$dir" >"$dir.out" 2>&1
+    code=$?
+    set -e
+    cat "$dir.out"
+    if [ "$code" -ne 0 ]; then
+      echo "FAIL: lockstep replay $scenario exited $code"
+      exit 1
+    fi
+    for f in history.jsonl report.html trace.json summary.md summary.txt comparison.txt sim/history.jsonl; do
+      [ -s "$dir/$f" ] || { echo "FAIL: $dir/$f missing"; exit 1; }
+    done
+    grep -q '^simulated vs live:' "$dir.out" || { echo "FAIL: no comparison printed"; exit 1; }
+    if grep -q 'DIFFERENT' "$dir.out"; then echo "FAIL: a verdict differs"; exit 1; fi
+    echo "ok: $scenario live verdict matches [expect] and the simulated verdict"
+    ;;
+  refuse)
+    mkdir -p "$out"
+    cat >"$out/dup.toml" <<'TOML'
+name = "dup"
+[[nodes]]
+name = "n1"
+[[clients]]
+count = 1
+[network]
+duplicate = 0.2
+TOML
+    set +e
+    "$lockstep" replay "$out/dup.toml" --quiet --out "$out/dup" >"$out/dup.out" 2>&1
+    code=$?
+    set -e
+    cat "$out/dup.out"
+    [ "$code" -eq 2 ] || { echo "FAIL: exit $code, not 2"; exit 1; }
+    grep -q 'duplicate > 0' "$out/dup.out" || { echo "FAIL: no message about duplication"; exit 1; }
+    if [ -e "$out/dup/history.jsonl" ] || [ -e "$out/dup/sim" ]; then
+      echo "FAIL: a refused replay ran something"
+      exit 1
+    fi
+    echo "ok: duplication refused with exit 2"
+    ;;
+  interrupt)
+    dir="$out/interrupt"
+    rm -rf "$dir" "$dir.out"
+    mkdir -p "$out"
+    "$lockstep" replay "$src/scenarios/contention-10.toml" --time-scale 0.5 --quiet --out "$dir" \
+      >"$dir.out" 2>&1 &
+    pid=$!
+    # Wait until the live run is under way (its servers are listed), then interrupt it.
+    for _ in $(seq 1 100); do
+      grep -q '^  server n1: redis-server pid' "$dir.out" 2>/dev/null && break
+      sleep 0.1
+    done
+    sleep 2
+    kill -INT "$pid"
+    set +e
+    wait "$pid"
+    code=$?
+    set -e
+    cat "$dir.out"
+    [ "$code" -eq 130 ] || { echo "FAIL: exit $code, not 130"; exit 1; }
+    pids=$(sed -n 's/^  server [^:]*: redis-server pid \([0-9]*\) .*/\1/p' "$dir.out")
+    [ -n "$pids" ] || { echo "FAIL: no server pid printed"; exit 1; }
+    for p in $pids; do
+      if kill -0 "$p" 2>/dev/null; then echo "FAIL: server pid $p still alive"; exit 1; fi
+    done
+    grep -q 'INTERRUPTED' "$dir.out" || { echo "FAIL: no INTERRUPTED result"; exit 1; }
+    "$lockstep" report "$dir/history.jsonl" --out "$dir/again" >"$dir.report.out" 2>&1 || {
+      cat "$dir.report.out"; echo "FAIL: the partial history does not read back"; exit 1; }
+    [ -s "$dir/again/report.html" ] || { echo "FAIL: no report from the partial history"; exit 1; }
+    echo "ok: interrupted replay exited 130, stopped its servers ($pids), kept a readable history"
+    ;;
+  *)
+    echo "usage: $0 LOCKSTEP SOURCE_DIR OUT_DIR agree SCENARIO [SCALE] | refuse | interrupt" >&2
+    exit 2
+    ;;
+esac

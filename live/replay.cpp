@@ -1,0 +1,483 @@
+#include "live/replay.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "history/names.h"
+#include "live/driver.h"
+#include "live/fault_proxy.h"
+#include "live/server_clock.h"
+#include "live/servers.h"
+#include "live/support.h"
+
+namespace lockstep::live {
+
+namespace names = history::names;
+using history::EventType;
+using history::Name;
+
+namespace {
+
+bool Contains(const std::vector<std::string>& v, const std::string& name) {
+  return std::find(v.begin(), v.end(), name) != v.end();
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+bool ClockIsPlain(const ClockSpec& c) {
+  return c.offset_us == 0 && c.drift_ppm == 0 && c.jumps.empty();
+}
+
+}  // namespace
+
+struct Replay::Impl {
+  Scenario scenario;
+  ReplayOptions options;
+  history::Recorder* recorder = nullptr;
+  std::string clock_dir;  // The shims' control files.
+  std::map<std::string, std::unique_ptr<ServerClock>> clocks;  // By node; moved clocks only.
+  std::unique_ptr<FaultProxy> proxy;
+  std::unique_ptr<LiveServers> servers;
+  std::unique_ptr<LiveRun> run;
+  std::vector<std::string> notes;
+
+  // One proxy link per client, node and connection kind, and per replication link. `a` is the
+  // connecting side (a client, a replica), `b` the server side (a node, a master).
+  struct Link {
+    std::string a, b;
+    bool pubsub = false;
+    bool replication = false;
+    int id = -1;
+    int port = 0;
+    // How many active faults block each direction (to the server, to the client), and the
+    // latency they add.
+    int blocked[2] = {0, 0};
+    int64_t extra_us = 0;
+  };
+  std::vector<Link> links;
+
+  // [sentinel]: the node each monitored group's master is, as last seen.
+  std::map<std::string, std::string> sentinel_master;
+
+  Link* FindLink(const std::string& a, const std::string& b, bool pubsub, bool replication) {
+    for (Link& l : links) {
+      if (l.a == a && l.b == b && l.pubsub == pubsub && l.replication == replication) return &l;
+    }
+    return nullptr;
+  }
+
+  Link* AddLink(const std::string& a, const std::string& b, bool pubsub, bool replication,
+                const Endpoint& upstream, std::string* error) {
+    if (Link* l = FindLink(a, b, pubsub, replication)) return l;
+    const ProxyLinkKind kind = replication ? ProxyLinkKind::kReplication
+                               : pubsub    ? ProxyLinkKind::kPubSub
+                                           : ProxyLinkKind::kCommands;
+    const std::string name = a + "->" + b + (replication ? " (replication)" : pubsub ? " (pub/sub)" : "");
+    const FaultProxy::Endpoint e = proxy->AddLink(name, upstream.host, upstream.port, kind, error);
+    if (e.link < 0) return nullptr;
+    Link l;
+    l.a = a;
+    l.b = b;
+    l.pubsub = pubsub;
+    l.replication = replication;
+    l.id = e.link;
+    l.port = e.port;
+    links.push_back(l);
+    return &links.back();
+  }
+
+  // --- recording faults as the simulator does ---
+
+  void Fault(const std::string& process, Name op, const history::Detail& detail,
+             int64_t value = 0, bool has_value = false) {
+    history::Event e;
+    e.type = EventType::kFault;
+    e.process = process == "sim" ? names::kSim : run->Intern(process);
+    e.op = op;
+    e.detail = detail;
+    e.has_value = has_value;
+    e.value = value;
+    run->Record(e);
+  }
+
+  bool IsNode(const std::string& name) const {
+    return std::any_of(scenario.nodes.begin(), scenario.nodes.end(),
+                       [&](const NodeSpec& n) { return n.name == name; });
+  }
+
+  // --- network faults on the proxy ---
+
+  // A partition (or its heal): the links whose one end is in side A and the other in side B
+  // lose what travels from A to B, and with a two-way partition also what travels back.
+  void Partition(const FaultSpec& f, bool on) {
+    const auto in_a = [&](const std::string& n) { return Contains(f.targets, n); };
+    const auto in_b = [&](const std::string& n) { return Contains(f.peers, n); };
+    for (Link& l : links) {
+      const bool to_server = (in_a(l.a) && in_b(l.b)) || (!f.one_way && in_b(l.a) && in_a(l.b));
+      const bool to_client = (in_a(l.b) && in_b(l.a)) || (!f.one_way && in_b(l.b) && in_a(l.a));
+      Block(l, ProxyDirection::kToServer, to_server, on);
+      Block(l, ProxyDirection::kToClient, to_client, on);
+    }
+  }
+  void Block(Link& l, ProxyDirection d, bool applies, bool on) {
+    if (!applies) return;
+    int& count = l.blocked[d == ProxyDirection::kToServer ? 0 : 1];
+    count += on ? 1 : -1;
+    if ((on && count == 1) || (!on && count == 0)) proxy->SetBlocked(l.id, d, on);
+  }
+
+  // A latency window: every link with an end in targets (and, with peers, the other in peers).
+  void Latency(const FaultSpec& f, bool on) {
+    for (Link& l : links) {
+      const bool applies =
+          f.peers.empty()
+              ? Contains(f.targets, l.a) || Contains(f.targets, l.b)
+              : (Contains(f.targets, l.a) && Contains(f.peers, l.b)) ||
+                    (Contains(f.targets, l.b) && Contains(f.peers, l.a));
+      if (!applies) continue;
+      l.extra_us += on ? f.extra_us : -f.extra_us;
+      proxy->SetExtraLatency(l.id, ProxyDirection::kToServer, l.extra_us);
+      proxy->SetExtraLatency(l.id, ProxyDirection::kToClient, l.extra_us);
+    }
+  }
+
+  void LoseReplies(const std::string& node, bool on) {
+    for (Link& l : links) {
+      if (!l.replication && l.b == node) proxy->SetLoseReplies(l.id, on);
+    }
+  }
+
+  // --- process faults ---
+
+  void CrashNode(const std::string& node, int64_t restart_after_us) {
+    std::string error;
+    if (servers->pid(node) == 0) return;  // Down already: a crash changes nothing.
+    Fault(node, names::kCrash, history::StockText{});
+    if (!servers->Crash(node, &error)) notes.push_back("crash of " + node + ": " + error);
+    for (Link& l : links) {
+      if (l.b == node) proxy->CloseAll(l.id);
+    }
+    if (restart_after_us > 0) {
+      run->loop().After(restart_after_us, [this, node] {
+        Fault(node, names::kRestart, history::StockText{});
+        std::string error;
+        if (!servers->Restart(node, &error)) notes.push_back("restart of " + node + ": " + error);
+      });
+    }
+  }
+
+  void PauseNode(const std::string& node, int64_t duration_us) {
+    std::string error;
+    if (servers->pid(node) == 0 || servers->paused(node)) return;
+    if (!servers->Pause(node, &error)) {
+      notes.push_back("pause of " + node + ": " + error);
+      return;
+    }
+    Fault(node, names::kPause, history::PauseFault{false, duration_us}, duration_us / 1000, true);
+    run->loop().After(duration_us, [this, node] {
+      std::string error;
+      Fault(node, names::kResume, history::StockText{});
+      if (!servers->Resume(node, &error)) notes.push_back("resume of " + node + ": " + error);
+    });
+  }
+
+  // The clients learn of a new master client_rediscover after it was promoted.
+  void Promoted(const std::string& old_master, const std::string& replica, const std::string& why) {
+    Fault(replica, names::kPromote, history::PromoteFault{replica, why});
+    run->PromoteNode(replica, old_master);
+    run->loop().After(scenario.sentinel.client_rediscover_us, [this, old_master, replica] {
+      run->Rediscover(old_master, replica);
+    });
+  }
+
+  void Failover(const std::string& master) {
+    Fault(master, names::kFailover, history::FailoverFault{master, -1});
+    std::string error;
+    const std::string promoted = servers->Failover(master, &error);
+    if (promoted.empty()) {
+      notes.push_back("failover of " + master + ": " + error);
+      return;
+    }
+    Promoted(master, promoted, "manual failover");
+  }
+
+  // Asks the sentinels who each group's master is; a change is the real Sentinel's failover.
+  void PollSentinels() {
+    for (auto& [group, current] : sentinel_master) {
+      std::string error;
+      const std::optional<Endpoint> at = servers->SentinelMasterAddress(group, &error);
+      if (!at) continue;
+      const std::string node = servers->NodeAt(at->port);
+      if (node.empty() || node == current) continue;
+      Fault(current, names::kFailover,
+            history::FailoverFault{current, scenario.sentinel.down_after_us});
+      Promoted(current, node, "sentinel");
+      current = node;
+    }
+    run->loop().After(options.sentinel_poll_us, [this] { PollSentinels(); });
+  }
+
+  void Apply(const FaultSpec& f) {
+    using K = FaultSpec::Kind;
+    switch (f.kind) {
+      case K::kPartition: {
+        const std::string a = Join(f.targets), b = Join(f.peers);
+        const bool one_way = f.one_way;
+        Fault("sim", names::kPartition, history::PartitionFault{a, b, one_way},
+              f.duration_us / 1000, true);
+        Partition(f, true);
+        run->loop().After(f.duration_us, [this, f, a, b, one_way] {
+          Partition(f, false);
+          Fault("sim", names::kHeal, history::PartitionFault{a, b, one_way});
+        });
+        break;
+      }
+      case K::kCrash:
+        for (const std::string& name : f.targets) {
+          if (IsNode(name)) {
+            CrashNode(name, f.duration_us);
+          } else {
+            run->CrashClient(name, f.duration_us);
+          }
+        }
+        break;
+      case K::kPause:
+        for (const std::string& name : f.targets) {
+          if (IsNode(name)) {
+            PauseNode(name, f.duration_us);
+          } else {
+            run->PauseClient(name, f.duration_us, /*gc=*/false);
+          }
+        }
+        break;
+      case K::kClockJump:
+        // Part of the node's shim schedule or the client's clock since the start; recorded.
+        for (const std::string& name : f.targets) {
+          Fault(name, names::kClockJump, history::ClockJumpFault{f.by_us}, f.by_us / 1000, true);
+        }
+        break;
+      case K::kFailover:
+        for (const std::string& name : f.targets) Failover(name);
+        break;
+      case K::kLoseReplies:
+        for (const std::string& name : f.targets) {
+          Fault(name, names::kLoseReplies, history::LoseRepliesFault{name}, f.duration_us / 1000,
+                true);
+          LoseReplies(name, true);
+          run->loop().After(f.duration_us, [this, name] {
+            LoseReplies(name, false);
+            Fault(name, names::kLoseRepliesEnd, history::LoseRepliesFault{name});
+          });
+        }
+        break;
+      case K::kLatency:
+      case K::kLoss: {
+        const bool latency = f.kind == K::kLatency;
+        const std::string targets = Join(f.targets), peers = Join(f.peers);
+        const history::NetworkFault detail{latency ? f.extra_us : 0, latency ? 0 : f.rate,
+                                           targets, peers};
+        Fault("sim", latency ? names::kLatency : names::kLoss, detail, f.duration_us / 1000, true);
+        if (latency) {
+          Latency(f, true);
+        } else {
+          Loss(f, f.rate);
+        }
+        run->loop().After(f.duration_us, [this, f, latency, targets, peers] {
+          if (latency) {
+            Latency(f, false);
+          } else {
+            Loss(f, 0);
+          }
+          const history::NetworkFault end{latency ? f.extra_us : 0, latency ? 0 : f.rate,
+                                          targets, peers};
+          Fault("sim", latency ? names::kLatencyEnd : names::kLossEnd, end);
+        });
+        break;
+      }
+      case K::kDuplicate:
+        break;  // Refused before the run (live/support.h).
+    }
+  }
+
+  // A loss window: each message on the affected links is dropped with probability `rate`
+  // (overlapping loss windows on one link: the last one set wins).
+  void Loss(const FaultSpec& f, double rate) {
+    for (Link& l : links) {
+      if (l.replication) continue;
+      const bool applies =
+          f.peers.empty()
+              ? Contains(f.targets, l.a) || Contains(f.targets, l.b)
+              : (Contains(f.targets, l.a) && Contains(f.peers, l.b)) ||
+                    (Contains(f.targets, l.b) && Contains(f.peers, l.a));
+      if (!applies) continue;
+      proxy->SetLoss(l.id, ProxyDirection::kToServer, rate);
+      proxy->SetLoss(l.id, ProxyDirection::kToClient, rate);
+    }
+  }
+};
+
+Replay::Replay(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Replay::~Replay() {
+  // The driver first (its connections), then the proxy, then the servers; then the clocks'
+  // control files and their folder.
+  impl_->run.reset();
+  impl_->proxy.reset();
+  impl_->servers.reset();
+  impl_->clocks.clear();
+  if (!impl_->clock_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(impl_->clock_dir, ec);
+  }
+}
+
+std::unique_ptr<Replay> Replay::Start(const Scenario& scenario, const ReplayOptions& options,
+                                      history::Recorder& recorder, std::string* error) {
+  const std::vector<std::string> refusals = LiveRefusals(scenario, /*own_servers=*/true);
+  if (!refusals.empty()) {
+    *error = refusals.front();
+    for (size_t i = 1; i < refusals.size(); ++i) *error += "\n" + refusals[i];
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  Impl& s = *impl;
+  s.scenario = scenario;
+  s.options = options;
+  s.recorder = &recorder;
+  // Replay's pieces are torn down in order by ~Replay, also on the way out of a failed start.
+  std::unique_ptr<Replay> replay(new Replay(std::move(impl)));
+
+  // The node clocks: a shim control file each, for the nodes whose clock the scenario moves.
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                    "/lockstep-clocks-XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) {
+    *error = "cannot create a temporary directory for the node clocks under " + dir;
+    return nullptr;
+  }
+  s.clock_dir = dir;
+  const int64_t now_real_us = ServerClock::RealNowUs();
+  for (const NodeSpec& n : scenario.nodes) {
+    const ClockSpec spec = ClockOf(scenario, n.name, n.clock);
+    if (ClockIsPlain(spec)) continue;
+    if (const std::string why = ServerClock::Check(spec); !why.empty()) {
+      *error = scenario.file + ": node " + n.name + "'s clock cannot be made real: " + why;
+      return nullptr;
+    }
+    const std::string node_dir = dir + "/" + n.name;
+    std::filesystem::create_directories(node_dir);
+    auto clock = ServerClock::Create(node_dir, error);
+    if (!clock) return nullptr;
+    if (!clock->Apply(spec, now_real_us, error)) return nullptr;
+    s.clocks[n.name] = std::move(clock);
+  }
+
+  s.proxy = std::make_unique<FaultProxy>(scenario.seed);
+
+  ServersOptions so;
+  so.notify_keyspace_events = "Ex";
+  Impl* sp = &s;
+  so.replication_address = [sp](const std::string& replica, const std::string& master,
+                                const Endpoint& own) {
+    std::string link_error;
+    Impl::Link* l = sp->AddLink(replica, master, false, true, own, &link_error);
+    if (l == nullptr) return own;  // No proxy on this link: replication runs unfaulted.
+    return Endpoint{"127.0.0.1", l->port};
+  };
+  so.node_env = [sp](const std::string& node) {
+    auto it = sp->clocks.find(node);
+    return it == sp->clocks.end() ? EnvEntries{} : it->second->Env();
+  };
+  s.servers = LiveServers::Start(scenario, so, error);
+  if (!s.servers) return nullptr;
+
+  for (const ClientSpec& c : scenario.clients) {
+    for (const NodeSpec& n : scenario.nodes) {
+      for (const bool pubsub : {false, true}) {
+        if (s.AddLink(c.name, n.name, pubsub, false, s.servers->address(n.name), error) == nullptr) {
+          return nullptr;
+        }
+      }
+    }
+  }
+
+  LiveOptions lo;
+  for (const NodeSpec& n : scenario.nodes) {
+    const Endpoint e = s.servers->address(n.name);
+    lo.nodes[n.name] = NodeAddress{e.host, e.port};
+  }
+  lo.lua_dir = options.lua_dir;
+  lo.client_address = [sp](const std::string& client, const std::string& node, bool pubsub) {
+    Impl::Link* l = sp->FindLink(client, node, pubsub, false);
+    if (l == nullptr) {
+      const Endpoint e = sp->servers->address(node);
+      return NodeAddress{e.host, e.port};
+    }
+    return NodeAddress{"127.0.0.1", l->port};
+  };
+  lo.before_pairing = [sp] {
+    for (const ProxyDrop& d : sp->proxy->TakeDrops()) {
+      sp->run->NoReplyFor(d.client_port, static_cast<int64_t>(d.request_index));
+    }
+  };
+  s.run = LiveRun::Create(scenario, std::move(lo), recorder, error);
+  if (!s.run) return nullptr;
+  if (scenario.sentinel.enabled) {
+    for (const std::string& group : s.servers->sentinel_master_names()) {
+      s.sentinel_master[group] = group;  // Each group is named after its first master.
+    }
+  }
+  return replay;
+}
+
+void Replay::Run(const std::function<bool()>& should_stop) {
+  Impl& s = *impl_;
+  // True time 0 is now: the node clocks' schedules start here too.
+  const int64_t zero_real_us = ServerClock::RealNowUs();
+  for (auto& [node, clock] : s.clocks) {
+    std::string error;
+    for (const NodeSpec& n : s.scenario.nodes) {
+      if (n.name == node && !clock->Apply(ClockOf(s.scenario, n.name, n.clock), zero_real_us, &error)) {
+        s.notes.push_back("clock of " + node + ": " + error);
+      }
+    }
+  }
+  for (const FaultSpec& f : s.scenario.faults) {
+    s.run->AtTrueTime(f.at_us, [this, f] { impl_->Apply(f); });
+  }
+  if (s.scenario.sentinel.enabled) {
+    s.run->AtTrueTime(0, [this] { impl_->PollSentinels(); });
+  }
+  s.run->Run(should_stop);
+}
+
+int64_t Replay::end_us() const { return impl_->run->end_us(); }
+bool Replay::interrupted() const { return impl_->run->interrupted(); }
+uint64_t Replay::commands_sent() const { return impl_->run->commands_sent(); }
+const std::vector<std::string>& Replay::fault_notes() const { return impl_->notes; }
+
+std::vector<std::pair<std::string, std::string>> Replay::derived() const {
+  std::vector<std::pair<std::string, std::string>> d = impl_->run->derived();
+  for (const std::string& node : impl_->servers->node_names()) {
+    d.emplace_back("server " + node,
+                   "redis-server pid " + std::to_string(impl_->servers->pid(node)) + " at " +
+                       impl_->servers->address(node).ToString() + ", dir " +
+                       impl_->servers->dir(node) +
+                       (impl_->clocks.count(node) ? ", clock moved by the time shim" : ""));
+  }
+  d.emplace_back("fault proxy", std::to_string(impl_->links.size()) +
+                                    " links (one per client, node and connection; one per "
+                                    "replication link)");
+  return d;
+}
+
+}  // namespace lockstep::live
