@@ -21,6 +21,7 @@ case "$mode" in
     name=$(basename "$scenario" .toml)
     dir="$out/$name"
     rm -rf "$dir"
+    mkdir -p "$out"
     set +e
     "$lockstep" replay "$src/$scenario" --time-scale "$scale" --strict --quiet --out "$dir" >"$dir.out" 2>&1
     code=$?
