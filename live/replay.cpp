@@ -67,6 +67,8 @@ struct Replay::Impl {
 
   // [sentinel]: the node each monitored group's master is, as last seen.
   std::map<std::string, std::string> sentinel_master;
+  // Groups whose failover the scenario requested (SENTINEL FAILOVER) and not yet seen done.
+  std::vector<std::string> requested_failovers;
 
   Link* FindLink(const std::string& a, const std::string& b, bool pubsub, bool replication) {
     for (Link& l : links) {
@@ -202,6 +204,22 @@ struct Replay::Impl {
   void Failover(const std::string& master) {
     Fault(master, names::kFailover, history::FailoverFault{master, -1});
     std::string error;
+    if (scenario.sentinel.enabled) {
+      // The sentinels do it (SENTINEL FAILOVER); PollSentinels sees the new master. A
+      // promotion behind their back would be undone by them.
+      // The group is named after its first master; after an earlier failover, `master` is
+      // the group's current master.
+      std::string group = master;
+      for (const auto& [name, now] : sentinel_master) {
+        if (now == master) group = name;
+      }
+      if (!servers->SentinelFailover(group, &error)) {
+        notes.push_back("failover of " + master + ": " + error);
+      } else {
+        requested_failovers.push_back(group);
+      }
+      return;
+    }
     const std::string promoted = servers->Failover(master, &error);
     if (promoted.empty()) {
       notes.push_back("failover of " + master + ": " + error);
@@ -218,9 +236,17 @@ struct Replay::Impl {
       if (!at) continue;
       const std::string node = servers->NodeAt(at->port);
       if (node.empty() || node == current) continue;
-      Fault(current, names::kFailover,
-            history::FailoverFault{current, scenario.sentinel.down_after_us});
-      Promoted(current, node, "sentinel");
+      auto requested = std::find(requested_failovers.begin(), requested_failovers.end(), group);
+      if (requested != requested_failovers.end()) {
+        // The scenario's failover, recorded when it was asked for.
+        requested_failovers.erase(requested);
+        Promoted(current, node, "manual failover");
+      } else {
+        // As the simulator records Sentinel's own failovers: by "sentinel".
+        Fault("sentinel", names::kFailover,
+              history::FailoverFault{current, scenario.sentinel.down_after_us});
+        Promoted(current, node, "sentinel");
+      }
       current = node;
     }
     run->loop().After(options.sentinel_poll_us, [this] { PollSentinels(); });
