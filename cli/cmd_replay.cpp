@@ -115,28 +115,10 @@ int ReplayMain(const std::vector<std::string>& args) {
                  "scenarios/gc-pause-explicit-lease.toml --time-scale 0.1\n";
     return kExitBadInput;
   }
-  ScenarioError load_error;
-  std::optional<Scenario> loaded = LoadScenarioFile(file, &load_error);
-  if (!loaded) {
-    std::cerr << load_error.ToString() << "\n";
-    return kExitBadInput;
-  }
+  std::optional<Scenario> loaded =
+      LoadScenarioForRun("replay", file, RunOverrides{seed, duration_ms, time_scale}, vm);
+  if (!loaded) return kExitBadInput;
   Scenario scenario = std::move(*loaded);
-  if (vm.count("seed")) scenario.seed = seed;
-  if (vm.count("duration-ms")) {
-    if (duration_ms <= 0) {
-      std::cerr << "lockstep replay: --duration-ms must be positive\n";
-      return kExitBadInput;
-    }
-    scenario.duration_us = duration_ms * 1000;
-  }
-  if (vm.count("time-scale")) {
-    if (!(time_scale > 0) || !std::isfinite(time_scale)) {
-      std::cerr << "lockstep replay: --time-scale must be a number above 0, e.g. 0.1\n";
-      return kExitBadInput;
-    }
-    scenario = ScaleTimes(scenario, time_scale);
-  }
   const std::vector<std::string> refusals = live::LiveRefusals(scenario, /*own_servers=*/true);
   if (!refusals.empty()) {
     std::cerr << "lockstep replay: the scenario asks for what a live run cannot make real:\n";

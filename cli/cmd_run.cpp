@@ -122,28 +122,10 @@ int RunMain(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
 
-  ScenarioError error;
-  std::optional<Scenario> loaded = LoadScenarioFile(file, &error);
-  if (!loaded) {
-    std::cerr << error.ToString() << "\n";
-    return kExitBadInput;
-  }
+  std::optional<Scenario> loaded =
+      LoadScenarioForRun("run", file, RunOverrides{seed, duration_ms, time_scale}, vm);
+  if (!loaded) return kExitBadInput;
   Scenario scenario = std::move(*loaded);
-  if (vm.count("seed")) scenario.seed = seed;
-  if (vm.count("duration-ms")) {
-    if (duration_ms <= 0) {
-      std::cerr << "lockstep run: --duration-ms must be positive\n";
-      return kExitBadInput;
-    }
-    scenario.duration_us = duration_ms * 1000;
-  }
-  if (vm.count("time-scale")) {
-    if (!(time_scale > 0) || !std::isfinite(time_scale)) {
-      std::cerr << "lockstep run: --time-scale must be a number above 0, e.g. 0.1\n";
-      return kExitBadInput;
-    }
-    scenario = ScaleTimes(scenario, time_scale);
-  }
   if (out_dir.empty()) {
     out_dir = "lockstep-out/" + scenario.name + "-seed" + std::to_string(scenario.seed);
   }

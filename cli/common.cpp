@@ -1,11 +1,14 @@
 #include "cli/common.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
 
 #include "cli/subcommands.h"
+#include "model/scenario_scale.h"
+#include "model/scenario_toml.h"
 
 namespace po = boost::program_options;
 
@@ -60,6 +63,32 @@ std::string FormatVerdict(const check::Verdict& verdict,
     }
   }
   return body.str();
+}
+
+std::optional<Scenario> LoadScenarioForRun(const std::string& command, const std::string& file,
+                                           const RunOverrides& o, const po::variables_map& vm) {
+  ScenarioError error;
+  std::optional<Scenario> scenario = LoadScenarioFile(file, &error);
+  if (!scenario) {
+    std::cerr << error.ToString() << "\n";
+    return std::nullopt;
+  }
+  if (vm.count("seed")) scenario->seed = o.seed;
+  if (vm.count("duration-ms")) {
+    if (o.duration_ms <= 0) {
+      std::cerr << "lockstep " << command << ": --duration-ms must be positive\n";
+      return std::nullopt;
+    }
+    scenario->duration_us = o.duration_ms * 1000;
+  }
+  if (vm.count("time-scale")) {
+    if (!(o.time_scale > 0) || !std::isfinite(o.time_scale)) {
+      std::cerr << "lockstep " << command << ": --time-scale must be a number above 0, e.g. 0.1\n";
+      return std::nullopt;
+    }
+    *scenario = ScaleTimes(*scenario, o.time_scale);
+  }
+  return scenario;
 }
 
 std::optional<int> ParseArgs(const std::string& command, const std::vector<std::string>& args,

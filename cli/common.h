@@ -34,6 +34,19 @@ std::string FormatFactor(double factor);
 std::string FormatVerdict(const check::Verdict& verdict,
                           const std::map<std::string, Expectation>& expect);
 
+// What `run` and `replay` change in a scenario before running it: --seed, --duration-ms and
+// --time-scale, each only when given (`vm` says which).
+struct RunOverrides {
+  uint64_t seed = 0;
+  int64_t duration_ms = 0;
+  double time_scale = 1;
+};
+// Loads `file` and applies `o`. nullopt after printing why (a bad file names its line; a bad
+// value names its flag): the command then exits with kExitBadInput.
+std::optional<Scenario> LoadScenarioForRun(const std::string& command, const std::string& file,
+                                           const RunOverrides& o,
+                                           const boost::program_options::variables_map& vm);
+
 // Parses `args` for `lockstep <command>`: the options of `desc` and one positional argument
 // stored through `positional_name` (declared by the caller in `hidden`). Returns the exit status
 // when the command is to end here (--help printed: 0; a bad flag reported: 2), else nullopt.

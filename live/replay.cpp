@@ -137,15 +137,18 @@ struct Replay::Impl {
     if ((on && count == 1) || (!on && count == 0)) proxy->SetBlocked(l.id, d, on);
   }
 
+  // Whether a network window (latency, loss) covers link `l`: one end in targets and, when the
+  // window names peers, the other end in peers.
+  static bool InWindow(const FaultSpec& f, const Link& l) {
+    if (f.peers.empty()) return Contains(f.targets, l.a) || Contains(f.targets, l.b);
+    return (Contains(f.targets, l.a) && Contains(f.peers, l.b)) ||
+           (Contains(f.targets, l.b) && Contains(f.peers, l.a));
+  }
+
   // A latency window: every link with an end in targets (and, with peers, the other in peers).
   void Latency(const FaultSpec& f, bool on) {
     for (Link& l : links) {
-      const bool applies =
-          f.peers.empty()
-              ? Contains(f.targets, l.a) || Contains(f.targets, l.b)
-              : (Contains(f.targets, l.a) && Contains(f.peers, l.b)) ||
-                    (Contains(f.targets, l.b) && Contains(f.peers, l.a));
-      if (!applies) continue;
+      if (!InWindow(f, l)) continue;
       l.extra_us += on ? f.extra_us : -f.extra_us;
       proxy->SetExtraLatency(l.id, ProxyDirection::kToServer, l.extra_us);
       proxy->SetExtraLatency(l.id, ProxyDirection::kToClient, l.extra_us);
@@ -339,12 +342,7 @@ struct Replay::Impl {
   void Loss(const FaultSpec& f, double rate) {
     for (Link& l : links) {
       if (l.replication) continue;
-      const bool applies =
-          f.peers.empty()
-              ? Contains(f.targets, l.a) || Contains(f.targets, l.b)
-              : (Contains(f.targets, l.a) && Contains(f.peers, l.b)) ||
-                    (Contains(f.targets, l.b) && Contains(f.peers, l.a));
-      if (!applies) continue;
+      if (!InWindow(f, l)) continue;
       proxy->SetLoss(l.id, ProxyDirection::kToServer, rate);
       proxy->SetLoss(l.id, ProxyDirection::kToClient, rate);
     }

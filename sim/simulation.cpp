@@ -18,6 +18,7 @@
 #include "core/strings.h"
 #include "drive/client.h"
 #include "drive/resource.h"
+#include "drive/run_notes.h"
 #include "drive/workload.h"
 #include "history/kinds.h"
 #include "history/lease_owners.h"
@@ -1210,46 +1211,16 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
                      const std::function<bool()>& should_stop) {
   Impl& s = *impl_;
   {
-    history::Event e;
-    e.type = EventType::kNote;
-    e.process = names::kSim;
-    e.op = names::kRun;
-    e.detail = history::RunNote{s.scenario.duration_us, s.scenario.seed, s.scenario.name};
-    s.Record(e);
-    history::Event protocol;
-    protocol.type = EventType::kNote;
-    protocol.process = names::kSim;
-    protocol.op = names::kProtocol;
-    history::ProtocolNote note;
-    note.kind = s.scenario.protocol.kind;
-    note.version = s.scenario.protocol.version;
-    note.fencing = s.scenario.resource.fencing;
-    note.permits = s.scenario.protocol.permits;
-    note.nodes = s.clients.empty() ? 0 : s.NodeCountOf(*s.clients[0]);
-    note.fair_wait_timeout_us = s.scenario.protocol.fair_wait_timeout_us;
-    protocol.detail = note;
-    s.Record(protocol);
+    std::string slots;  // The cluster note's slot map; empty without [cluster].
     if (s.cluster != nullptr) {
-      // The slot map, so that a reader of the history knows which node holds which key.
-      history::Event cluster;
-      cluster.type = EventType::kNote;
-      cluster.process = names::kSim;
-      cluster.op = names::kCluster;
-      std::string slots;
       for (int x : s.cluster_nodes) {
         const Node& n = *s.nodes[static_cast<size_t>(x)];
         slots += (slots.empty() ? "" : " ") + n.name + "=" + s.SlotsOf(n);
       }
-      cluster.detail = history::ClusterNote{slots, KeyHashSlot(s.scenario.protocol.lock_name)};
-      s.Record(cluster);
     }
-    history::Event lease;
-    lease.type = EventType::kNote;
-    lease.process = names::kSim;
-    lease.op = names::kLeaseDefault;
-    lease.has_value = true;
-    lease.value = s.scenario.protocol.watchdog_timeout_us;
-    s.Record(lease);
+    drive::RecordRunNotes(s.scenario, s.clients.empty() ? 0 : s.NodeCountOf(*s.clients[0]), slots,
+                          KeyHashSlot(s.scenario.protocol.lock_name),
+                          [&s](history::Event& e) { s.Record(e); });
   }
   for (auto& c : s.clients) s.StartClient(*c, /*restart=*/false);
   for (const FaultSpec& f : s.scenario.faults) s.ScheduleFault(f);
