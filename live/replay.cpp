@@ -33,6 +33,25 @@ std::string Join(const std::vector<std::string>& v) {
   return out;
 }
 
+// A latency distribution as the proxy makes it: the proxy holds every message the same time,
+// so a distribution is made real by its mean (a fixed latency exactly). Pareto's mean is
+// x_min * alpha / (alpha - 1) (infinite for alpha <= 1: then its cap, or x_min).
+int64_t MeanUs(const Distribution& d) {
+  double mean = 0;
+  switch (d.kind) {
+    case Distribution::Kind::kFixed:
+    case Distribution::Kind::kExponential:
+    case Distribution::Kind::kNormal: mean = d.a; break;
+    case Distribution::Kind::kUniform: mean = (d.a + d.b) / 2; break;
+    case Distribution::Kind::kPareto:
+      mean = d.b > 1 ? d.a * d.b / (d.b - 1) : (d.cap > 0 ? d.cap : d.a);
+      break;
+  }
+  if (mean < 0) mean = 0;
+  if (d.cap > 0 && mean > d.cap) mean = d.cap;
+  return static_cast<int64_t>(mean);
+}
+
 bool ClockIsPlain(const ClockSpec& c) {
   return c.offset_us == 0 && c.drift_ppm == 0 && c.jumps.empty();
 }
@@ -61,7 +80,10 @@ struct Replay::Impl {
     // How many active faults block each direction (to the server, to the client), and the
     // latency they add.
     int blocked[2] = {0, 0};
-    int64_t extra_us = 0;
+    int64_t extra_us = 0;  // What latency windows add now.
+    // The scenario's own latency on the link, per direction ([network] latency_ms, its links,
+    // [replication] lag_ms), which windows add to.
+    int64_t base_us[2] = {0, 0};
   };
   std::vector<Link> links;
 
@@ -146,12 +168,42 @@ struct Replay::Impl {
   }
 
   // A latency window: every link with an end in targets (and, with peers, the other in peers).
+  // The replication stream is left alone, as the simulator leaves it.
   void Latency(const FaultSpec& f, bool on) {
     for (Link& l : links) {
-      if (!InWindow(f, l)) continue;
+      if (l.replication || !InWindow(f, l)) continue;
       l.extra_us += on ? f.extra_us : -f.extra_us;
-      proxy->SetExtraLatency(l.id, ProxyDirection::kToServer, l.extra_us);
-      proxy->SetExtraLatency(l.id, ProxyDirection::kToClient, l.extra_us);
+      SetLatency(l);
+      if (!l.replication && scenario.network.loss > 0) {
+        // [network] loss: every message of the clients' links, as in the simulator.
+        proxy->SetLoss(l.id, ProxyDirection::kToServer, scenario.network.loss);
+        proxy->SetLoss(l.id, ProxyDirection::kToClient, scenario.network.loss);
+      }
+    }
+  }
+
+  void SetLatency(const Link& l) {
+    proxy->SetExtraLatency(l.id, ProxyDirection::kToServer, l.base_us[0] + l.extra_us);
+    proxy->SetExtraLatency(l.id, ProxyDirection::kToClient, l.base_us[1] + l.extra_us);
+  }
+
+  // The scenario's standing network: [network] latency_ms (or a link's own) on the client
+  // links, [replication] lag_ms from master to replica, each by its mean, and [network] loss
+  // on the client links.
+  void SetBaseLatencies() {
+    const auto link_latency = [&](const std::string& from, const std::string& to) {
+      auto it = scenario.network.link_latency_us.find(from + "->" + to);
+      return MeanUs(it != scenario.network.link_latency_us.end() ? it->second
+                                                                 : scenario.network.latency_us);
+    };
+    for (Link& l : links) {
+      if (l.replication) {
+        l.base_us[1] = MeanUs(scenario.replication.lag_us);  // The master's stream.
+      } else {
+        l.base_us[0] = link_latency(l.a, l.b);
+        l.base_us[1] = link_latency(l.b, l.a);
+      }
+      SetLatency(l);
     }
   }
 
@@ -324,7 +376,7 @@ struct Replay::Impl {
           if (latency) {
             Latency(f, false);
           } else {
-            Loss(f, 0);
+            Loss(f, scenario.network.loss);  // Back to the standing loss.
           }
           const history::NetworkFault end{latency ? f.extra_us : 0, latency ? 0 : f.rate,
                                           targets, peers};
@@ -475,6 +527,7 @@ void Replay::Run(const std::function<bool()>& should_stop) {
       }
     }
   }
+  s.SetBaseLatencies();
   for (const FaultSpec& f : s.scenario.faults) {
     s.run->AtTrueTime(f.at_us, [this, f] { impl_->Apply(f); });
   }

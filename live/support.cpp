@@ -31,6 +31,14 @@ std::vector<std::string> LiveRefusals(const Scenario& scenario, bool own_servers
                   "set reorder = false for the replay");
   }
   for (const FaultSpec& f : scenario.faults) {
+    const bool names_sentinel =
+        std::find(f.targets.begin(), f.targets.end(), "sentinel") != f.targets.end() ||
+        std::find(f.peers.begin(), f.peers.end(), "sentinel") != f.peers.end();
+    if (names_sentinel) {
+      out.push_back(Where(scenario, f) +
+                    "a fault that names \"sentinel\" cannot be made real: the sentinels talk to "
+                    "the servers directly, not through the fault proxy; leave it out of the replay");
+    }
     if (f.kind == FaultSpec::Kind::kDuplicate) {
       out.push_back(Where(scenario, f) +
                     "a duplicate fault cannot be made real on TCP connections; remove it for the "

@@ -6,6 +6,7 @@
 //  - duplicated messages (network.duplicate, duplicate faults): TCP delivers each byte once, and
 //    a command sent twice on a connection would desynchronise the client's replies;
 //  - reordering (network.reorder): one TCP connection delivers in order;
+//  - a fault naming "sentinel": the sentinels reach the servers directly, not through the proxy;
 // and, against servers the user runs (`--redis`), everything that needs control of the server
 // processes: node crashes, pauses, clock jumps, clock offsets and drift, failovers, replicas,
 // Sentinel, cluster mode and persistence settings.

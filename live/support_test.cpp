@@ -57,6 +57,30 @@ targets = ["c1"]
   CHECK(AnyContains(refusals, "live.toml:10: a duplicate fault"));
 }
 
+TEST_CASE("live replay refuses a partition of the sentinels", "[live][support]") {
+  const Scenario s = Load(R"(
+name = "sentinel-cut"
+[[nodes]]
+name = "n1"
+[[nodes]]
+name = "n2"
+replica_of = "n1"
+[[clients]]
+count = 1
+[sentinel]
+enabled = true
+[[faults]]
+kind = "partition"
+at_ms = 1000
+duration_ms = 1000
+targets = ["n1"]
+peers = ["sentinel"]
+)");
+  const auto refusals = LiveRefusals(s, true);
+  REQUIRE(refusals.size() == 1);
+  CHECK(AnyContains(refusals, "live.toml:12: a fault that names \"sentinel\""));
+}
+
 TEST_CASE("against the user's servers, process and configuration faults are refused",
           "[live][support]") {
   const Scenario s = Load(R"(
