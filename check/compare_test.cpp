@@ -36,7 +36,7 @@ Recorder Turns(bool live) {
   r.Invoke(4_s, "c2.t0", "release");
   r.Ok(4001_ms, "c2.t0", "release", 1);
   r.Invoke(live ? 5100_ms : 5_s, "c2.t0", "acquire");
-  r.Exec(5101_ms, "n1", "c2.t0", "acquire", live ? "2870" : "(nil)");
+  r.Exec(live ? 5101_ms : 5001_ms, "n1", "c2.t0", "acquire", live ? "2870" : "(nil)");
   if (live) {
     r.Fail(5200_ms, "c2.t0", "acquire", "wait timed out");
   } else {
