@@ -60,8 +60,6 @@ const char* kFuzzHelp =
     "\n"
     "Options";
 
-volatile std::sig_atomic_t g_interrupted = 0;
-void OnInterrupt(int) { g_interrupted = 1; }
 
 std::string XmlEscape(std::string_view s) {
   std::string out;
@@ -295,20 +293,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   limits.max_events = vm.count("max-events") ? max_events : base.fuzz.max_events;
   limits.max_wall_s = vm.count("max-case-s") ? max_case_s : base.fuzz.max_case_s;
 
-  g_interrupted = 0;
-  struct sigaction action {};
-  action.sa_handler = OnInterrupt;
-  sigemptyset(&action.sa_mask);
-  struct sigaction old_int {}, old_term {};
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
-  struct RestoreSignals {
-    struct sigaction a, b;
-    ~RestoreSignals() {
-      sigaction(SIGINT, &a, nullptr);
-      sigaction(SIGTERM, &b, nullptr);
-    }
-  } restore{old_int, old_term};
+  InterruptScope interrupt;
 
   std::cout << "base       " << base.name << " (" << file << ")\n"
             << "watching   ";
@@ -381,7 +366,7 @@ int FuzzMain(const std::vector<std::string>& args) {
     options.shard_count = shard_count;
     options.lua_dir = lua_dir;
     options.limits = limits;
-    options.interrupted = &g_interrupted;
+    options.interrupted = interrupt.flag();
     found = fuzz::Search(base, *plan, watch, options, [&](const fuzz::SearchStatus& s) {
       char line[160];
       std::snprintf(line, sizeof(line), "[fuzz %llu cases, %.1f/s, %llu failing, %llu over limit, %.0f s]",
@@ -426,7 +411,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   }
 
   // Shrink and write each failure.
-  for (size_t n = 0; n < found.failures.size() && !g_interrupted; ++n) {
+  for (size_t n = 0; n < found.failures.size() && !interrupt.interrupted(); ++n) {
     const fuzz::Failure& failure = found.failures[n];
     const Scenario original = fuzz::Materialize(base, failure.c);
     fuzz::ShrinkOptions shrink;
@@ -437,7 +422,7 @@ int FuzzMain(const std::vector<std::string>& args) {
     shrink.limits.cancel = &cancel;
     shrink.max_tries = max_shrink;
     shrink.progress = [&](int steps, int tries) {
-      if (g_interrupted) cancel.store(true);
+      if (interrupt.interrupted()) cancel.store(true);
       char line[160];
       std::snprintf(line, sizeof(line), "[shrink %s: %d steps, %d candidates tried]",
                     failure.property.c_str(), steps, tries);
@@ -609,7 +594,7 @@ int FuzzMain(const std::vector<std::string>& args) {
       return kExitFailed;
     }
   }
-  if (g_interrupted || found.interrupted) {
+  if (interrupt.interrupted() || found.interrupted) {
     std::cout << "result     INTERRUPTED" << (failed ? " (the failures above were written)" : "") << "\n";
     return kExitInterrupted;
   }

@@ -67,9 +67,6 @@ const char* kReplayHelp =
     "\n"
     "Options";
 
-volatile std::sig_atomic_t g_interrupted = 0;
-void OnInterrupt(int) { g_interrupted = 1; }
-
 // The reports of one run, from its history file; false (with a message) if they could not be
 // written, which costs neither the history nor the verdict.
 bool WriteReports(const std::string& history_path, const check::Verdict& verdict,
@@ -147,21 +144,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   head << "\n";
   std::cout << head.str() << std::flush;
 
-  g_interrupted = 0;
-  struct sigaction action {};
-  action.sa_handler = OnInterrupt;
-  sigemptyset(&action.sa_mask);
-  struct sigaction old_int {}, old_term {};
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
-  struct RestoreSignals {
-    struct sigaction* i;
-    struct sigaction* t;
-    ~RestoreSignals() {
-      sigaction(SIGINT, i, nullptr);
-      sigaction(SIGTERM, t, nullptr);
-    }
-  } restore{&old_int, &old_term};
+  InterruptScope interrupt;
 
   // --- the simulated run ---
   std::string error;
@@ -174,7 +157,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   sim->recorder().AddSink(&sim_ops);
   PipelineOptions sim_pipeline;
   sim_pipeline.history_path = sim_dir + "/" + history::HistoryFileName(history::HistoryFormat::kJsonl);
-  sim_pipeline.interrupted = &g_interrupted;
+  sim_pipeline.interrupted = interrupt.flag();
   std::optional<PipelineResult> sim_run = RunPipeline(*sim, scenario, sim_pipeline, &error);
   if (!sim_run) {
     std::cerr << "lockstep replay: " << error << "\n";
@@ -192,7 +175,7 @@ int ReplayMain(const std::vector<std::string>& args) {
               << (sim_run->verdict.AnyViolated() ? "a property violated" : "every property holds")
               << " (" << sim_dir << ")\n";
   }
-  if (g_interrupted) {
+  if (interrupt.interrupted()) {
     std::cerr << "lockstep replay: interrupted during the simulated run\n";
     return kExitInterrupted;
   }
@@ -214,7 +197,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   if (!quiet) std::cerr << "live: running " << Seconds(scenario.duration_us) << " of real time ...\n";
   PipelineOptions live_pipeline;
   live_pipeline.history_path = out_dir + "/" + history::HistoryFileName(history::HistoryFormat::kJsonl);
-  live_pipeline.interrupted = &g_interrupted;
+  live_pipeline.interrupted = interrupt.flag();
   std::optional<PipelineResult> live_run = RunPipelineWith(
       recorder, scenario, live_pipeline,
       [&](const std::function<bool()>& should_stop) {

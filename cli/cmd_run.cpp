@@ -80,11 +80,6 @@ long PeakRssKb() {
   return usage.ru_maxrss;
 }
 
-// Set by SIGINT/SIGTERM; the simulator looks at it between events.
-volatile std::sig_atomic_t g_interrupted = 0;
-
-void OnInterrupt(int) { g_interrupted = 1; }
-
 }  // namespace
 
 int RunMain(const std::vector<std::string>& args) {
@@ -169,18 +164,14 @@ int RunMain(const std::vector<std::string>& args) {
                  Seconds(now).c_str(), Seconds(scenario.duration_us).c_str(),
                  static_cast<unsigned long long>(sim->events_run()), wall, tty ? "" : "\n");
   };
-  pipeline.interrupted = &g_interrupted;
-  g_interrupted = 0;
-  struct sigaction action {};
-  action.sa_handler = OnInterrupt;
-  sigemptyset(&action.sa_mask);
-  struct sigaction old_int {}, old_term {};
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
   std::string write_error;
-  std::optional<PipelineResult> run = RunPipeline(*sim, scenario, pipeline, &write_error);
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
+  std::optional<PipelineResult> run;
+  {
+    // The simulator looks at the flag between events; the reports below run uninterrupted.
+    InterruptScope interrupt;
+    pipeline.interrupted = interrupt.flag();
+    run = RunPipeline(*sim, scenario, pipeline, &write_error);
+  }
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
   if (!run) {
     std::cerr << "lockstep run: " << write_error << "\n";

@@ -1,5 +1,7 @@
 #include "cli/common.h"
 
+#include <signal.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +15,27 @@
 namespace po = boost::program_options;
 
 namespace lockstep::cli {
+
+namespace {
+volatile std::sig_atomic_t g_interrupted = 0;
+void OnInterrupt(int) { g_interrupted = 1; }
+}  // namespace
+
+InterruptScope::InterruptScope() {
+  g_interrupted = 0;
+  struct sigaction action {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &old_int_);
+  sigaction(SIGTERM, &action, &old_term_);
+}
+
+InterruptScope::~InterruptScope() {
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+const volatile std::sig_atomic_t* InterruptScope::flag() const { return &g_interrupted; }
 
 std::string DefaultLuaDir() {
   if (const char* env = std::getenv("LOCKSTEP_LUA_DIR")) return env;

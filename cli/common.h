@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include <csignal>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,6 +47,25 @@ struct RunOverrides {
 std::optional<Scenario> LoadScenarioForRun(const std::string& command, const std::string& file,
                                            const RunOverrides& o,
                                            const boost::program_options::variables_map& vm);
+
+// While it lives, SIGINT and SIGTERM set a flag instead of ending the process, so that a long
+// command stops where it is and keeps what it wrote; the handlers from before come back when
+// it ends. One at a time.
+class InterruptScope {
+ public:
+  InterruptScope();
+  ~InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+  // For a pipeline or a search to look at between events.
+  const volatile std::sig_atomic_t* flag() const;
+  bool interrupted() const { return *flag() != 0; }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
 
 // Parses `args` for `lockstep <command>`: the options of `desc` and one positional argument
 // stored through `positional_name` (declared by the caller in `hidden`). Returns the exit status
