@@ -644,6 +644,14 @@ class HostState {
   uint64_t last_script_steps() const { return last_steps_; }
 
   static HostState* Of(lua_State* L) { return *static_cast<HostState**>(lua_getextraspace(L)); }
+  // The host of L, or null when L belongs to a lua_State a HostState did not create.
+  static HostState* OfAnyState(lua_State* L) {
+    void* ud = nullptr;
+    return lua_getallocf(L, &ud) == &HostState::Alloc ? static_cast<HostState*>(ud) : nullptr;
+  }
+
+  // ScriptBudget::Charge for this host's running script (see core/script_budget.h).
+  void Charge(lua_State* L, uint64_t units);
 
   // --- used by the Lua C functions ---
   Server& server_;
@@ -711,8 +719,13 @@ class HostState {
   size_t mem_limit_;
   bool mem_enforce_ = false;
 
+  // The budget spent by the running script (ScriptBudget units: instructions counted by the
+  // hook, plus the charges of library functions and VM operations). Charges count only while
+  // budget_live_, that is inside the script's protected call: the host's own work before and
+  // after it (building the reply) must never raise the stop.
   uint64_t steps_ = 0;
   uint64_t last_steps_ = 0;
+  bool budget_live_ = false;
   int hook_count_ = kHookInterval;
 
   std::unordered_map<std::string, ScriptEntry, ShaHash, std::equal_to<>> scripts_;
@@ -757,6 +770,21 @@ void HostState::CountHook(lua_State* L, lua_Debug*) {
   }
 }
 
+void HostState::Charge(lua_State* L, uint64_t units) {
+  RunState* run = run_;
+  if (run == nullptr || !budget_live_) return;
+  if (run->stop != StopReason::kNone) RaiseStop(L);
+  steps_ = units > UINT64_MAX - steps_ ? UINT64_MAX : steps_ + units;
+  if (steps_ > step_budget_) {
+    run->stop = StopReason::kBudget;
+    RaiseStop(L);
+  }
+}
+
+// The VM's charges for work no instruction count shows (core/lua-patches/0002): '..' building a
+// long string, '==' and '<' of long strings.
+void ChargeVmBytes(lua_State* L, size_t bytes) { ScriptBudget::ChargeBytes(L, bytes); }
+
 void HostState::RaiseStop(lua_State* L) {
   // Like Redis after SCRIPT KILL: the hook now fires on every instruction, so a pcall that
   // catches this error cannot keep the script alive.
@@ -788,6 +816,12 @@ void HostState::CreateVm() {
   if (L_ == nullptr) throw std::bad_alloc();
   *static_cast<HostState**>(lua_getextraspace(L_)) = this;
   lua_atpanic(L_, LuaPanic);
+  // One pointer for the whole process (the patch's hook is a global); set once, thread-safely.
+  static const bool vm_charge_installed = [] {
+    lockstep_lua_charge = &ChargeVmBytes;
+    return true;
+  }();
+  (void)vm_charge_installed;
   hook_count_ = static_cast<int>(std::min<uint64_t>(kHookInterval, step_budget_));
   BuildSandbox();
   table_layout_known_ = TableLayoutMatches(L_);
@@ -942,7 +976,13 @@ int Lua51Gcinfo(lua_State* L) {
 int Lua51Collectgarbage(lua_State* L) {
   static const char* const kOptions[] = {"stop",  "restart",  "collect",    "count",
                                          "step",  "setpause", "setstepmul", nullptr};
-  if (luaL_checkoption(L, 1, "collect", kOptions) == 0) HostState::Of(L)->gc_stopped_ = true;
+  const int option = luaL_checkoption(L, 1, "collect", kOptions);
+  if (option == 0) HostState::Of(L)->gc_stopped_ = true;
+  // A collection ("collect", or "step", which may finish a cycle) traverses the whole heap:
+  // charged as scanning it.
+  if (option == 2 || option == 4) {
+    ScriptBudget::ChargeBytes(L, static_cast<uint64_t>(lua_gc(L, LUA_GCCOUNT)) * 1024);
+  }
   return CallInner(L, LUA_MULTRET);
 }
 
@@ -1171,7 +1211,12 @@ const char* LoadReader(lua_State* L, void*, size_t* size) {
   PushStringLua51(L, -1);
   lua_replace(L, 3);
   lua_pop(L, 1);
-  return lua_tolstring(L, 3, size);
+  const char* piece = lua_tolstring(L, 3, size);
+  // A reader that never returns nil must still end: each call, and each byte of source it
+  // hands over (compiled later, at one unit per byte, and kept outside the Lua heap until then),
+  // is charged now.
+  ScriptBudget::Charge(L, ScriptBudget::kReaderCallUnits + *size);
+  return piece;
 }
 
 int LoadResult(lua_State* L, int status) {
@@ -1202,6 +1247,7 @@ int Lua51Loadstring(lua_State* L) {
   if (!ToStringLua51(L, 1, &chunk)) luaL_typeerror(L, 1, "string");
   std::string name = chunk;
   if (!lua_isnoneornil(L, 2) && !ToStringLua51(L, 2, &name)) luaL_typeerror(L, 2, "string");
+  ScriptBudget::Charge(L, chunk.size());  // compiling: one unit per byte of source
   return LoadResult(L, LoadText(L, chunk, name.c_str()));
 }
 
@@ -1261,9 +1307,20 @@ int Lua51Xpcall(lua_State* L) {
 }
 
 // coroutine.create and coroutine.wrap: Lua 5.1 refuses a C function; 5.4 would run it.
+// Each new coroutine is charged kCoroutineUnits (core/script_budget.h).
 int Lua51CoroutineCreate(lua_State* L) {
   luaL_argcheck(L, lua_isfunction(L, 1) && !lua_iscfunction(L, 1), 1, "Lua function expected");
+  ScriptBudget::Charge(L, ScriptBudget::kCoroutineUnits);
   return CallInner(L, 1);
+}
+
+// coroutine.yield as Lua 5.4's (luaB_yield), charged kYieldUnits: a yield and the resume it
+// returns to cost far more than an instruction (in this C++ build of Lua the yield unwinds the
+// C function as an exception), and a coroutine that yields forever to a loop that resumes it
+// forever must still exhaust the budget quickly.
+int CoroutineYield(lua_State* L) {
+  ScriptBudget::Charge(L, ScriptBudget::kYieldUnits);
+  return lua_yield(L, lua_gettop(L));
 }
 
 int Lua51CoroutineRunning(lua_State* L) {
@@ -1387,6 +1444,13 @@ void PushInnerWrapper(lua_State* L, int src, const char* name, lua_CFunction wra
 // 5.4's function (upvalue 1); upvalue 3 is the bit mask of numeric argument positions (bit i
 // for argument i; bit 31 also stands for every later one). A number given as a string argument
 // needs nothing: lockstep's Lua converts it with "%.14g" as 5.1 does.
+//
+// Bit 0 of the mask (kChargeResults; no argument has position 0) asks for the work to be
+// charged to the script's budget after the call, by the size of the results: the characters of
+// the strings it returns and one element per other result (string.byte returns one number per
+// byte).
+constexpr uint32_t kChargeResults = 1u;
+
 int Lua51StringCall(lua_State* L) {
   const auto numeric = static_cast<uint32_t>(lua_tointeger(L, lua_upvalueindex(3)));
   const int top = lua_gettop(L);
@@ -1398,12 +1462,45 @@ int Lua51StringCall(lua_State* L) {
       lua_replace(L, i);
     }
   }
-  return CallInner(L, LUA_MULTRET);
+  const int nresults = CallInner(L, LUA_MULTRET);
+  if ((numeric & kChargeResults) != 0) {
+    uint64_t chars = 0;
+    uint64_t elements = 0;
+    for (int i = lua_gettop(L) - nresults + 1; i <= lua_gettop(L); ++i) {
+      if (lua_type(L, i) == LUA_TSTRING) {
+        chars += lua_rawlen(L, i);
+      } else {
+        ++elements;
+      }
+    }
+    ScriptBudget::Charge(L, chars / ScriptBudget::kCharsPerUnit +
+                                elements * ScriptBudget::kElementUnits);
+  }
+  return nresults;
 }
 
 int Lua51StringRep(lua_State* L) {
   if (lua_gettop(L) > 2) lua_settop(L, 2);  // Lua 5.1 has no separator argument.
-  return Lua51StringCall(L);
+  // The work: n copies of the string (bulk bytes) and n steps of the copy loop (characters).
+  // An empty string costs only the loop, charged before it runs, since no memory bounds it; any
+  // other string is charged after the copy, whose result had to fit in the memory cap first
+  // (so a result too large for the heap ends with the memory error, as before). A number
+  // becomes at most 24 characters of text.
+  uint64_t count = 0;
+  uint64_t len = 0;
+  if (lua_isnumber(L, 2) && (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER)) {
+    const int n = static_cast<int>(
+        static_cast<uint32_t>(static_cast<uint64_t>(TruncateLikeX86(lua_tonumber(L, 2)))));
+    count = n > 0 ? static_cast<uint64_t>(n) : 0;
+    len = lua_type(L, 1) == LUA_TSTRING ? lua_rawlen(L, 1) : 24;
+  }
+  if (len == 0) ScriptBudget::ChargeChars(L, count);
+  const int nresults = Lua51StringCall(L);
+  if (len > 0) {
+    ScriptBudget::Charge(L, count * len / ScriptBudget::kBytesPerUnit +
+                                count / ScriptBudget::kCharsPerUnit);
+  }
+  return nresults;
 }
 
 // string.format with Lua 5.1's rules (lstrlib.c str_format): the same validation and messages,
@@ -1457,7 +1554,11 @@ int Lua51StringFormat(lua_State* L) {
         return luaL_error(L, "invalid option '%%%c' to 'format'", conv);
     }
   }
-  return CallInner(L, 1);
+  CallInner(L, 1);
+  // The text produced (each directive is at most a few hundred characters, or a string
+  // argument, escaped by %q) and the format scanned.
+  ScriptBudget::ChargeChars(L, lua_rawlen(L, -1) + len);
+  return 1;
 }
 
 // --- table, Lua 5.1 flavour (raw access, 5.1 bounds rules) ---
@@ -1490,6 +1591,9 @@ int Lua51TableInsert(lua_State* L) {
       pos = CheckInt51(L, 2);
       CheckWritable(L, writable);
       if (pos > e) e = pos;
+      if (e > pos) {  // the elements moved
+        ScriptBudget::Charge(L, static_cast<uint64_t>(e - pos) * ScriptBudget::kElementUnits);
+      }
       for (lua_Integer i = e; i > pos; --i) {
         lua_rawgeti(L, 1, i - 1);
         lua_rawseti(L, 1, i);
@@ -1509,6 +1613,9 @@ int Lua51TableRemove(lua_State* L) {
   lua_Integer pos = lua_isnoneornil(L, 2) ? e : CheckInt51(L, 2);
   if (!(1 <= pos && pos <= e)) return 0;
   CheckWritable(L, writable);
+  if (e > pos) {  // the elements moved
+    ScriptBudget::Charge(L, static_cast<uint64_t>(e - pos) * ScriptBudget::kElementUnits);
+  }
   lua_rawgeti(L, 1, pos);
   for (; pos < e; ++pos) {
     lua_rawgeti(L, 1, pos + 1);
@@ -1528,6 +1635,9 @@ int Lua51TableConcat(lua_State* L) {
   const lua_Integer last = lua_isnoneornil(L, 4) ? n : CheckInt51(L, 4);
   std::string out;
   std::string piece;
+  // The result is built outside the Lua heap, so the work is charged as it goes: a long
+  // separator repeated many times ends the script before the text grows without bound.
+  ScriptWorkMeter work(L);
   for (; i <= last; ++i) {
     lua_rawgeti(L, 1, i);
     if (!ToStringLua51(L, -1, &piece)) {
@@ -1535,9 +1645,13 @@ int Lua51TableConcat(lua_State* L) {
                         luaL_typename(L, -1), static_cast<int>(i));
     }
     lua_pop(L, 1);
+    work.AddUnits(ScriptBudget::kElementUnits);
+    work.AddBytes(piece.size() + (i != last ? sep.size() : 0));
     out += piece;
     if (i != last) out += sep;
   }
+  work.AddBytes(out.size());  // the copy into a Lua string
+  work.Flush();
   lua_pushlstring(L, out.data(), out.size());
   return 1;
 }
@@ -1557,13 +1671,16 @@ int Lua51TableMaxn(lua_State* L) {
   bool writable;
   TableArg(L, &writable);
   double max = 0;
+  ScriptWorkMeter work(L);
   lua_pushnil(L);
   while (lua_next(L, 1) != 0) {
     lua_pop(L, 1);
+    work.AddUnits(ScriptBudget::kElementUnits);
     if (lua_type(L, -1) == LUA_TNUMBER) {
       max = std::max(max, static_cast<double>(lua_tonumber(L, -1)));
     }
   }
+  work.Flush();
   PushNumberLua51(L, max);
   return 1;
 }
@@ -1609,7 +1726,10 @@ int Lua51TableForeachi(lua_State* L) {
 // smaller half. Stack slot 1 is the table, slot 2 the comparator or nil.
 class Sorter {
  public:
-  explicit Sorter(lua_State* L) : L_(L) {}
+  explicit Sorter(lua_State* L) : L_(L), work_(L) {}
+
+  // Charges the comparisons not charged yet (each one is an element of work).
+  void ChargeWork() { work_.Flush(); }
 
   void Sort(lua_Integer lo, lua_Integer hi) {
     while (lo < hi) {
@@ -1682,6 +1802,7 @@ class Sorter {
     lua_rawseti(L_, 1, j);
   }
   bool Less(int a, int b) {
+    work_.AddUnits(ScriptBudget::kElementUnits);
     if (!lua_isnil(L_, 2)) {
       lua_pushvalue(L_, 2);
       lua_pushvalue(L_, a - 1);
@@ -1695,6 +1816,7 @@ class Sorter {
   }
 
   lua_State* L_;
+  ScriptWorkMeter work_;
 };
 
 int Lua51TableSort(lua_State* L) {
@@ -1704,7 +1826,9 @@ int Lua51TableSort(lua_State* L) {
   if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TFUNCTION);
   lua_settop(L, 2);
   if (n > 1) CheckWritable(L, writable);
-  Sorter(L).Sort(1, n);
+  Sorter sorter(L);
+  sorter.Sort(1, n);
+  sorter.ChargeWork();
   return 0;
 }
 
@@ -2227,10 +2351,17 @@ void HostState::BuildSandbox() {
   // others are strings.
   constexpr uint32_t kAll = ~1u;
   const std::pair<const char*, uint32_t> kStringFunctions[] = {
-      {"byte", 1u << 2 | 1u << 3}, {"char", kAll},        {"find", 1u << 3},
-      {"gmatch", 0},               {"gsub", 1u << 4},     {"len", 0},
-      {"lower", 0},                {"match", 1u << 3},    {"reverse", 0},
-      {"sub", 1u << 2 | 1u << 3},  {"upper", 0},
+      {"byte", 1u << 2 | 1u << 3 | kChargeResults},
+      {"char", kAll | kChargeResults},
+      {"find", 1u << 3},
+      {"gmatch", 0},
+      {"gsub", 1u << 4},
+      {"len", 0},
+      {"lower", kChargeResults},
+      {"match", 1u << 3},
+      {"reverse", kChargeResults},
+      {"sub", 1u << 2 | 1u << 3 | kChargeResults},
+      {"upper", kChargeResults},
   };
   for (const auto& [fname, numeric] : kStringFunctions) {
     PushInnerWrapper(L, string54, fname, Guarded<Lua51StringCall>, numeric);
@@ -2298,7 +2429,8 @@ void HostState::BuildSandbox() {
 
   // coroutine
   lua_newtable(L);
-  CopyFields(L, co54, {"resume", "status", "yield"});
+  CopyFields(L, co54, {"resume", "status"});
+  SetFunctions(L, {{"yield", Guarded<CoroutineYield>}});
   PushInnerWrapper(L, co54, "create", Guarded<Lua51CoroutineCreate>);
   lua_setfield(L, -2, "create");
   PushInnerWrapper(L, co54, "wrap", Guarded<Lua51CoroutineCreate>);
@@ -2991,7 +3123,9 @@ Reply HostState::Run(Ctx& ctx, const ScriptEntry& script, const Argv& argv, size
   steps_ = 0;
   if (script.needs_step_hook) lua_sethook(L, &HostState::CountHook, LUA_MASKCOUNT, hook_count_);
   mem_enforce_ = true;
+  budget_live_ = true;
   const int status = lua_pcall(L, 0, 1, 1);
+  budget_live_ = false;
   mem_enforce_ = false;
   lua_sethook(L, nullptr, 0, 0);  // also the one RaiseStop installs in a hook-free script
   last_steps_ = steps_;
@@ -3206,8 +3340,8 @@ Reply HostState::ErrorToReply(RunState& run, int status) {
   if (run.stop == StopReason::kBudget) {
     return Reply::Error(
         "BUSY lockstep stopped the script after " + std::to_string(steps_) +
-        " Lua instructions (script_step_budget " + std::to_string(step_budget_) +
-        "); redis-server would keep running it and answer every other client \"BUSY Redis is "
+        " steps of Lua instructions and library work (script_step_budget " +
+        std::to_string(step_budget_) + "); redis-server would keep running it and answer every other client \"BUSY Redis is "
         "busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\" script: " +
         sha);
   }
@@ -3318,6 +3452,11 @@ Reply HostState::Script(Ctx&, const Argv& argv) {
 }
 
 }  // namespace
+
+void ScriptBudget::Charge(lua_State* L, uint64_t units) {
+  HostState* host = HostState::OfAnyState(L);
+  if (host != nullptr) host->Charge(L, units);
+}
 
 // ---------------------------------------------------------------------------------------------
 // ScriptHost
