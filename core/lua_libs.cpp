@@ -188,9 +188,9 @@ int PushKeysImpl(lua_State* L, int idx) {
   // the array prefix, and a comparison sort of the other keys. A script that calls pairs or
   // next on a large table in a loop pays for it.
   const uint64_t sorted = others.size();
-  ScriptBudget::Charge(L, ScriptBudget::kKeyOrderUnits +
-                              (2 * static_cast<uint64_t>(n) + sorted * (4 + 2 * std::bit_width(sorted))) *
-                                  ScriptBudget::kElementUnits);
+  const uint64_t elements =
+      2 * static_cast<uint64_t>(n) + sorted * (4 + 2 * std::bit_width(sorted));
+  ScriptBudget::Charge(L, ScriptBudget::kKeyOrderUnits + elements * ScriptBudget::kElementUnits);
   std::stable_sort(others.begin(), others.end(), KeyLess);
 
   const lua_Integer total = n + static_cast<lua_Integer>(others.size());

@@ -8,19 +8,25 @@
 //   work                                                        units
 //   a Lua VM instruction, in any coroutine                      1 (see below)
 //   bytes copied or compared in bulk: '..' building a long      1 per kBytesPerUnit bytes
-//     string, '==' '<' '<=' of long strings (both through
-//     core/lua-patches/0002), table.concat, cjson.encode's
-//     result
+//     string, '==' '<' '<=' of long strings, indexing a table
+//     with a long string key (these three through
+//     core/lua-patches/0002), rawequal of long strings,
+//     cjson.encode's result
 //   characters handled one at a time: string.upper/lower/       1 per kCharsPerUnit chars
 //     reverse/sub/char/format results, string.rep (n copies:
 //     its bytes, plus n for its loop), cjson text scanned,
-//     escaped or decoded
+//     escaped or decoded, tonumber and redis.sha1hex of a
+//     string, table.concat's pieces (its text is built outside
+//     the Lua heap: this also bounds its size)
 //   source text compiled (load, loadstring)                     1 per byte
 //   an element visited: a table entry read or moved (maxn,      kElementUnits
 //     insert, remove, concat), a sort comparison, a
 //     string.byte result, a key put in pairs/next's fixed
 //     order (2 per key of the array part, 4 + 2 log2 n per
 //     other key: they are sorted)
+//   redis.call / redis.pcall: the string arguments copied       bulk bytes
+//     into the command, the bulk strings of its reply; each
+//     element of an array reply                                 3 * kElementUnits
 //   a JSON value encoded or decoded                             kJsonValueUnits
 //   a number formatted as text by cjson.encode                  kNumberTextUnits (more)
 //   a JSON table (object or array) encoded or decoded           kJsonTableUnits

@@ -57,10 +57,24 @@ const std::vector<std::string> kRunaways = {
     "local s = string.rep('x', 1e5) while true do local u = string.reverse(s) end",
     "local s = string.rep('x', 1e5) while true do local u = string.sub(s, 2) end",
     "local s = string.rep('x', 5000) while true do local u = {string.byte(s, 1, -1)} end",
-    "local t = {} for i = 1, 5000 do t[i] = 65 end while true do local u = string.char(unpack(t)) end",
+    "local t = {} for i = 1, 5000 do t[i] = 65 end"
+    " while true do local u = string.char(unpack(t)) end",
     // comparisons of long strings
     "local a, b = string.rep('x', 1e5), string.rep('x', 1e5) while true do local e = a == b end",
     "local a, b = string.rep('x', 1e5), string.rep('x', 1e5) while true do local e = a < b end",
+    "local a, b = string.rep('x', 1e5), string.rep('x', 1e5)"
+    " while true do local e = rawequal(a, b) end",
+    "local a, b = string.rep('x', 1e5), string.rep('x', 1e5) local t = {[a] = 1}"
+    " while true do local v = t[b] end",
+    "local a, b = string.rep('x', 1e5), string.rep('x', 1e5) local t = {[a] = 1}"
+    " while true do t[b] = 2 end",
+    "local s = string.rep('1', 1e5) while true do local n = tonumber(s) end",
+    "local s = string.rep('x', 1e5) while true do local h = redis.sha1hex(s) end",
+    // redis.call with large arguments and replies
+    "local s = string.rep('x', 1e5) while true do redis.call('set', 'big', s) end",
+    "redis.call('set', 'big', string.rep('x', 1e5)) while true do redis.call('get', 'big') end",
+    "redis.call('del', 'list') for i = 1, 1000 do redis.call('rpush', 'list', i) end"
+    " while true do redis.call('lrange', 'list', 0, -1) end",
     // coroutines
     "while true do coroutine.create(function() end) end",
     "while true do coroutine.wrap(function() end) end",
@@ -159,7 +173,8 @@ TEST_CASE("library work is charged by the documented cost model", "[script][limi
   using B = ScriptBudget;
   // string.rep: n * len bulk bytes and n loop steps (characters).
   CHECK(Eval(server, "return #string.rep('x', 100000)") == "100000");
-  CHECK(server.scripts().last_script_steps() == 100000 / B::kBytesPerUnit + 100000 / B::kCharsPerUnit);
+  CHECK(server.scripts().last_script_steps() ==
+        100000 / B::kBytesPerUnit + 100000 / B::kCharsPerUnit);
   // '..' building a long string: its bytes (the two reps as above).
   CHECK(Eval(server, "return #(string.rep('ab', 1000) .. string.rep('c', 3000))") == "5000");
   const uint64_t reps = (2000 / B::kBytesPerUnit + 1000 / B::kCharsPerUnit) +

@@ -938,6 +938,7 @@ bool Str2dLua51(const char* s, double* out) {
 
 int Lua51Tonumber(lua_State* L) {
   const int base = OptInt51(L, 2, 10);
+  if (lua_type(L, 1) == LUA_TSTRING) ScriptBudget::ChargeChars(L, lua_rawlen(L, 1));
   if (base == 10) {
     luaL_checkany(L, 1);
     if (lua_type(L, 1) == LUA_TNUMBER) {
@@ -1015,6 +1016,16 @@ int Lua51Ipairs(lua_State* L) {
   PushUnproxied(L, 1);
   lua_pushinteger(L, 0);
   return 3;
+}
+
+// rawequal, as Lua 5.4's (upvalue 1), charged for comparing two long strings of equal length
+// (the VM's own '==' is charged by core/lua-patches/0002; raw equality is not).
+int Lua51Rawequal(lua_State* L) {
+  if (lua_type(L, 1) == LUA_TSTRING && lua_type(L, 2) == LUA_TSTRING &&
+      lua_rawlen(L, 1) == lua_rawlen(L, 2)) {
+    ScriptBudget::ChargeBytes(L, lua_rawlen(L, 1));
+  }
+  return CallInner(L, LUA_MULTRET);
 }
 
 int Lua51Rawget(lua_State* L) {
@@ -1635,8 +1646,9 @@ int Lua51TableConcat(lua_State* L) {
   const lua_Integer last = lua_isnoneornil(L, 4) ? n : CheckInt51(L, 4);
   std::string out;
   std::string piece;
-  // The result is built outside the Lua heap, so the work is charged as it goes: a long
-  // separator repeated many times ends the script before the text grows without bound.
+  // The result is built outside the Lua heap, so the work is charged as it goes, and per
+  // character rather than as bulk bytes: the budget then also bounds the size of that text
+  // (50 million units: 100 MB), which the memory cap does not see.
   ScriptWorkMeter work(L);
   for (; i <= last; ++i) {
     lua_rawgeti(L, 1, i);
@@ -1646,7 +1658,7 @@ int Lua51TableConcat(lua_State* L) {
     }
     lua_pop(L, 1);
     work.AddUnits(ScriptBudget::kElementUnits);
-    work.AddBytes(piece.size() + (i != last ? sep.size() : 0));
+    work.AddChars(piece.size() + (i != last ? sep.size() : 0));
     out += piece;
     if (i != last) out += sep;
   }
@@ -1989,6 +2001,16 @@ int ErrHandler(lua_State* L) {
 // ---------------------------------------------------------------------------------------------
 
 // Pushes a command's reply as Redis 7.0 hands it to Lua (script_lua.c redisProtocolToLuaType).
+// The work of a command's reply (core/script_budget.h): three elements per array element (the
+// command builds it, the host converts it into a Lua value and stores it in a table) and the
+// bulk bytes copied. A reply is a few levels deep at most.
+uint64_t ReplyWorkUnits(const Reply& r) {
+  uint64_t units = r.str.size() / ScriptBudget::kBytesPerUnit +
+                   r.elements.size() * 3 * ScriptBudget::kElementUnits;
+  for (const Reply& e : r.elements) units += ReplyWorkUnits(e);
+  return units;
+}
+
 void PushReply(lua_State* L, const Reply& r, int resp) {
   switch (r.type) {
     case Reply::Type::kStatus:
@@ -2141,6 +2163,12 @@ int RedisGenericCommand(lua_State* L, bool raise) {
   // A script stopped by the memory cap (a script without step hook notices only here) runs
   // no further command.
   if (run->stop != StopReason::kNone) host->RaiseStop(L);
+  // The arguments are copied into the command's argv, and usually again into the keyspace.
+  uint64_t arg_bytes = 0;
+  for (int j = lua_gettop(L); j >= 1; --j) {
+    if (lua_type(L, j) == LUA_TSTRING) arg_bytes += lua_rawlen(L, j);
+  }
+  ScriptBudget::ChargeBytes(L, arg_bytes);
   const char* err = nullptr;
   if (!host->BuildArgv(L, &err)) {
     PushErrorTable(L, err, false);
@@ -2158,6 +2186,7 @@ int RedisGenericCommand(lua_State* L, bool raise) {
   const Reply reply =
       host->server_.CallFromScript(ctx, *host->argv_, run->read_only, host->LookupCommand());
   PushReply(L, reply, run->resp);
+  ScriptBudget::Charge(L, ReplyWorkUnits(reply));
   if (raise && reply.is_error()) return lua_error(L);
   return 1;
 }
@@ -2169,6 +2198,7 @@ int RedisSha1hex(lua_State* L) {
   if (lua_gettop(L) != 1) RaiseErrorTable(L, "wrong number of arguments");
   std::string s;
   ToStringLua51(L, 1, &s);  // Anything else hashes as the empty string, as in Redis.
+  ScriptBudget::ChargeChars(L, s.size());
   char hex[40];
   Sha1HexTo(s, hex);
   lua_pushlstring(L, hex, 40);
@@ -2336,7 +2366,9 @@ void HostState::BuildSandbox() {
       {"unpack", Guarded<Lua51Unpack>},
       {"__redis__err__handler", Guarded<ErrHandler>},
   });
-  CopyFields(L, base54, {"rawequal", "select", "type"});
+  CopyFields(L, base54, {"select", "type"});
+  PushInnerWrapper(L, base54, "rawequal", Guarded<Lua51Rawequal>);
+  lua_setfield(L, -2, "rawequal");
   lua_pushcfunction(L, Guarded<Lua51Xpcall>);
   lua_setfield(L, -2, "xpcall");
   PushInnerWrapper(L, base54, "collectgarbage", Guarded<Lua51Collectgarbage>);
@@ -3341,7 +3373,8 @@ Reply HostState::ErrorToReply(RunState& run, int status) {
     return Reply::Error(
         "BUSY lockstep stopped the script after " + std::to_string(steps_) +
         " steps of Lua instructions and library work (script_step_budget " +
-        std::to_string(step_budget_) + "); redis-server would keep running it and answer every other client \"BUSY Redis is "
+        std::to_string(step_budget_) +
+        "); redis-server would keep running it and answer every other client \"BUSY Redis is "
         "busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\" script: " +
         sha);
   }
