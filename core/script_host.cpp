@@ -782,7 +782,7 @@ void HostState::Charge(lua_State* L, uint64_t units) {
 }
 
 // The VM's charges for work no instruction count shows (core/lua-patches/0002): '..' building a
-// long string, '==' and '<' of long strings.
+// long string, '==' and '<' of long strings, indexing a table with a long string key.
 void ChargeVmBytes(lua_State* L, size_t bytes) { ScriptBudget::ChargeBytes(L, bytes); }
 
 void HostState::RaiseStop(lua_State* L) {
@@ -2000,7 +2000,6 @@ int ErrHandler(lua_State* L) {
 // 4. The redis.* API
 // ---------------------------------------------------------------------------------------------
 
-// Pushes a command's reply as Redis 7.0 hands it to Lua (script_lua.c redisProtocolToLuaType).
 // The work of a command's reply (core/script_budget.h): three elements per array element (the
 // command builds it, the host converts it into a Lua value and stores it in a table) and the
 // bulk bytes copied. A reply is a few levels deep at most.
@@ -2011,6 +2010,7 @@ uint64_t ReplyWorkUnits(const Reply& r) {
   return units;
 }
 
+// Pushes a command's reply as Redis 7.0 hands it to Lua (script_lua.c redisProtocolToLuaType).
 void PushReply(lua_State* L, const Reply& r, int resp) {
   switch (r.type) {
     case Reply::Type::kStatus:
@@ -2383,20 +2383,18 @@ void HostState::BuildSandbox() {
   // others are strings.
   constexpr uint32_t kAll = ~1u;
   const std::pair<const char*, uint32_t> kStringFunctions[] = {
-      {"byte", 1u << 2 | 1u << 3 | kChargeResults},
-      {"char", kAll | kChargeResults},
-      {"find", 1u << 3},
-      {"gmatch", 0},
-      {"gsub", 1u << 4},
-      {"len", 0},
-      {"lower", kChargeResults},
-      {"match", 1u << 3},
-      {"reverse", kChargeResults},
-      {"sub", 1u << 2 | 1u << 3 | kChargeResults},
-      {"upper", kChargeResults},
+      {"byte", 1u << 2 | 1u << 3}, {"char", kAll},        {"find", 1u << 3},
+      {"gmatch", 0},               {"gsub", 1u << 4},     {"len", 0},
+      {"lower", 0},                {"match", 1u << 3},    {"reverse", 0},
+      {"sub", 1u << 2 | 1u << 3},  {"upper", 0},
   };
+  // These charge the script's budget for the size of their results (kChargeResults).
+  const std::string_view kChargedByResults[] = {"byte", "char", "lower", "reverse", "sub", "upper"};
   for (const auto& [fname, numeric] : kStringFunctions) {
-    PushInnerWrapper(L, string54, fname, Guarded<Lua51StringCall>, numeric);
+    const bool charged = std::find(std::begin(kChargedByResults), std::end(kChargedByResults),
+                                   fname) != std::end(kChargedByResults);
+    PushInnerWrapper(L, string54, fname, Guarded<Lua51StringCall>,
+                     numeric | (charged ? kChargeResults : 0));
     lua_setfield(L, -2, fname);
   }
   lua_getfield(L, -1, "gmatch");
