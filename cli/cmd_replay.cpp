@@ -58,6 +58,13 @@ const char* kReplayHelp =
     "Writes DIR/history.jsonl, DIR/report.html, DIR/trace.json, DIR/summary.md and\n"
     "DIR/summary.txt for the live run, DIR/comparison.txt, and the simulated run in DIR/sim/.\n"
     "\n"
+    "With --redis HOST:PORT[,...] the live run uses servers you run instead (one independent\n"
+    "master per [[nodes]] entry, in order): the workload and the network faults (through the\n"
+    "fault proxy) are replayed, faults that need control of the server processes are refused.\n"
+    "lockstep touches only keys and channels under a run prefix it prints\n"
+    "(lockstep:<seed>:<random id>:), sends no command without such a key (never FLUSHALL,\n"
+    "FLUSHDB, CONFIG, DEBUG, SHUTDOWN), and deletes what is left under the prefix at the end.\n"
+    "\n"
     "Exit status: 0 the live verdict matches [expect], 1 it does not (with --strict: also when\n"
     "a property's simulated and live verdicts differ), 2 bad input or a server that cannot be\n"
     "started, 130 interrupted.\n"
@@ -91,6 +98,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   int64_t duration_ms = 0;
   double time_scale = 1;
   bool strict = false, quiet = false;
+  std::string redis;
   po::options_description desc(kReplayHelp);
   desc.add_options()("help,h", "show this help")(
       "seed", po::value(&seed), "override the scenario's seed")(
@@ -102,7 +110,11 @@ int ReplayMain(const std::vector<std::string>& args) {
       "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
       "strict", po::bool_switch(&strict),
       "exit 1 also when a property's simulated and live verdicts differ")(
-      "quiet,q", po::bool_switch(&quiet), "no progress lines");
+      "quiet,q", po::bool_switch(&quiet), "no progress lines")(
+      "redis", po::value(&redis),
+      "HOST:PORT[,...]: replay the workload on these servers (yours, one master per node, in "
+      "the scenario's order) instead of starting any; keys only under a run prefix, deleted "
+      "at the end");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value(&file));
   po::variables_map vm;
@@ -116,11 +128,26 @@ int ReplayMain(const std::vector<std::string>& args) {
       LoadScenarioForRun("replay", file, RunOverrides{seed, duration_ms, time_scale}, vm);
   if (!loaded) return kExitBadInput;
   Scenario scenario = std::move(*loaded);
-  const std::vector<std::string> refusals = live::LiveRefusals(scenario, /*own_servers=*/true);
+  const bool on_user_servers = vm.count("redis") > 0;
+  const std::vector<std::string> refusals = live::LiveRefusals(scenario, !on_user_servers);
   if (!refusals.empty()) {
-    std::cerr << "lockstep replay: the scenario asks for what a live run cannot make real:\n";
+    std::cerr << "lockstep replay: the scenario asks for what a live run cannot make real"
+              << (on_user_servers ? " on servers lockstep did not start (--redis)" : "") << ":\n";
     for (const std::string& r : refusals) std::cerr << "  " << r << "\n";
     return kExitBadInput;
+  }
+  // --redis: the user's servers, checked (by reading only) before anything runs.
+  std::vector<live::UserServer> user_servers;
+  std::shared_ptr<const live::RunKeyspace> keyspace;
+  if (on_user_servers) {
+    std::string why;
+    std::optional<std::vector<live::UserServer>> mapped = live::MapUserServers(scenario, redis, &why);
+    if (!mapped || !live::CheckUserServers(&*mapped, &why)) {
+      std::cerr << "lockstep replay: " << why << "\n";
+      return kExitBadInput;
+    }
+    user_servers = std::move(*mapped);
+    keyspace = std::make_shared<const live::RunKeyspace>(live::RunKeyspace::ForRun(scenario.seed));
   }
   if (out_dir.empty()) {
     out_dir = "lockstep-out/" + scenario.name + "-seed" + std::to_string(scenario.seed) + "-live";
@@ -135,6 +162,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   std::string reproduce = "lockstep replay " + ShellQuote(file) + " --seed " + std::to_string(scenario.seed);
   if (vm.count("duration-ms")) reproduce += " --duration-ms " + std::to_string(duration_ms);
   if (vm.count("time-scale")) reproduce += " --time-scale " + FormatFactor(time_scale);
+  if (on_user_servers) reproduce += " --redis " + ShellQuote(redis);
 
   std::ostringstream head;
   head << "scenario   " << scenario.name << " (" << file << ")\n";
@@ -142,6 +170,10 @@ int ReplayMain(const std::vector<std::string>& args) {
   head << "duration   " << Seconds(scenario.duration_us) << " of real time";
   if (vm.count("time-scale")) head << " (every duration times " << FormatFactor(time_scale) << ")";
   head << "\n";
+  if (keyspace != nullptr) {
+    head << "servers    yours (--redis " << redis << "); every key and channel of the run under "
+         << keyspace->prefix() << "\n";
+  }
   std::cout << head.str() << std::flush;
 
   InterruptScope interrupt;
@@ -184,9 +216,16 @@ int ReplayMain(const std::vector<std::string>& args) {
   history::Recorder recorder;
   check::OperationLog live_ops(&recorder.names());
   recorder.AddSink(&live_ops);
-  if (!quiet) std::cerr << "live: starting the servers, the fault proxy and the clients ...\n";
+  if (!quiet) {
+    std::cerr << (keyspace != nullptr ? "live: starting the fault proxy and the clients ...\n"
+                                      : "live: starting the servers, the fault proxy and the clients ...\n");
+  }
+  live::ReplayOptions replay_options;
+  replay_options.lua_dir = lua_dir;
+  replay_options.user_servers = user_servers;
+  replay_options.keyspace = keyspace;
   std::unique_ptr<live::Replay> replay =
-      live::Replay::Start(scenario, live::ReplayOptions{lua_dir}, recorder, &error);
+      live::Replay::Start(scenario, replay_options, recorder, &error);
   if (!replay) {
     std::cerr << "lockstep replay: cannot start the live run: " << error << "\n";
     return kExitBadInput;
@@ -207,9 +246,13 @@ int ReplayMain(const std::vector<std::string>& args) {
       &error);
   const std::vector<std::string> fault_notes = replay->fault_notes();
   const std::vector<std::pair<std::string, std::string>> live_parameters = replay->derived();
-  replay.reset();  // Every server, sentinel and proxy it started is stopped here.
+  // Every server, sentinel and proxy it started is stopped here; on the user's servers, what
+  // is left under the run's prefix is deleted.
+  const std::vector<std::string> cleanup = replay->Stop();
+  replay.reset();
   if (!live_run) {
     std::cerr << "lockstep replay: " << error << "\n";
+    for (const std::string& c : cleanup) std::cerr << "lockstep replay: " << c << "\n";
     return kExitFailed;
   }
   const bool interrupted = live_run->interrupted;
@@ -224,6 +267,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   std::ostringstream body;
   body << "live " << FormatVerdict(live_run->verdict, scenario.expect);
   for (const std::string& n : fault_notes) body << "  fault not applied as asked: " << n << "\n";
+  for (const std::string& c : cleanup) body << "clean-up   " << c << "\n";
   body << compared;
   std::ostringstream tail;
   char figures[256];

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <optional>
 
@@ -68,6 +70,7 @@ struct Replay::Impl {
   std::unique_ptr<LiveServers> servers;
   std::unique_ptr<LiveRun> run;
   std::vector<std::string> notes;
+  bool stopped = false;
 
   // One proxy link per client, node and connection kind, and per replication link. `a` is the
   // connecting side (a client, a replica), `b` the server side (a node, a master).
@@ -403,22 +406,121 @@ struct Replay::Impl {
 
 Replay::Replay(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+// The user's servers: no process, no clock; the proxy's client links lead to them, and the
+// driver keeps its keys under the run's prefix and probes for expiry (no keyspace
+// notifications: lockstep does not change a server's configuration).
+std::unique_ptr<Replay> Replay::StartOnUserServers(std::unique_ptr<Replay> replay,
+                                                   history::Recorder& recorder,
+                                                   std::string* error) {
+  Impl& s = *replay->impl_;
+  const Scenario& scenario = s.scenario;
+  assert(s.options.user_servers.size() == scenario.nodes.size());
+  s.proxy = std::make_unique<FaultProxy>(scenario.seed);
+  const auto address_of = [&s](const std::string& node) {
+    for (const UserServer& u : s.options.user_servers) {
+      if (u.node == node) return Endpoint{u.host, u.port};
+    }
+    assert(false);
+    return Endpoint{};
+  };
+  for (const ClientSpec& c : scenario.clients) {
+    for (const NodeSpec& n : scenario.nodes) {
+      for (const bool pubsub : {false, true}) {
+        if (s.AddLink(c.name, n.name, pubsub, false, address_of(n.name), error) == nullptr) {
+          return nullptr;
+        }
+      }
+    }
+  }
+  LiveOptions lo;
+  for (const UserServer& u : s.options.user_servers) lo.nodes[u.node] = NodeAddress{u.host, u.port};
+  lo.lua_dir = s.options.lua_dir;
+  lo.watch_expiry = false;
+  lo.probe_at_expiry = true;
+  lo.keyspace = s.options.keyspace;
+  Impl* sp = &s;
+  lo.client_address = [sp, address_of](const std::string& client, const std::string& node,
+                                       bool pubsub) {
+    Impl::Link* l = sp->FindLink(client, node, pubsub, false);
+    if (l == nullptr) {
+      const Endpoint e = address_of(node);
+      return NodeAddress{e.host, e.port};
+    }
+    return NodeAddress{"127.0.0.1", l->port};
+  };
+  lo.before_pairing = [sp] {
+    for (const ProxyDrop& d : sp->proxy->TakeDrops()) {
+      sp->run->NoReplyFor(d.client_port, static_cast<int64_t>(d.request_index));
+    }
+  };
+  s.run = LiveRun::Create(scenario, std::move(lo), recorder, error);
+  if (!s.run) return nullptr;
+  return replay;
+}
+
 Replay::~Replay() {
+  if (impl_->stopped) return;
+  for (const std::string& line : Stop()) std::cerr << "lockstep replay: " << line << "\n";
+}
+
+std::vector<std::string> Replay::Stop() {
+  Impl& s = *impl_;
+  if (s.stopped) return {};
+  s.stopped = true;
   // The driver first (its connections), then the proxy, then the servers; then the clocks'
   // control files and their folder.
-  impl_->run.reset();
-  impl_->proxy.reset();
-  impl_->servers.reset();
-  impl_->clocks.clear();
-  if (!impl_->clock_dir.empty()) {
+  s.run.reset();
+  s.proxy.reset();
+  s.servers.reset();
+  s.clocks.clear();
+  if (!s.clock_dir.empty()) {
     std::error_code ec;
-    std::filesystem::remove_all(impl_->clock_dir, ec);
+    std::filesystem::remove_all(s.clock_dir, ec);
   }
+  std::vector<std::string> out;
+  if (s.options.keyspace == nullptr) return out;
+  // The user's servers: what is left under the run's prefix goes. Twice, the second time a
+  // moment later: a command the proxy had passed on just before it closed may still be
+  // executed after the first pass.
+  const RunKeyspace& keyspace = *s.options.keyspace;
+  std::vector<int64_t> removed(s.options.user_servers.size(), 0);
+  std::vector<std::string> failed(s.options.user_servers.size());
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1) ::usleep(100'000);
+    for (size_t i = 0; i < s.options.user_servers.size(); ++i) {
+      std::string error;
+      const std::optional<int64_t> n = RemoveRunKeys(s.options.user_servers[i], keyspace, &error);
+      if (n) {
+        removed[i] += *n;
+        failed[i].clear();
+      } else {
+        failed[i] = error;
+      }
+    }
+  }
+  for (size_t i = 0; i < s.options.user_servers.size(); ++i) {
+    const UserServer& u = s.options.user_servers[i];
+    if (!failed[i].empty()) {
+      out.push_back("node " + u.node + " (" + u.address() + "): the keys under " +
+                    keyspace.prefix() + " could not all be deleted: " + failed[i] +
+                    "; delete them with: redis-cli -h " + u.host + " -p " +
+                    std::to_string(u.port) + " --scan --pattern '" + keyspace.prefix() +
+                    "*' | xargs -r redis-cli -h " + u.host + " -p " + std::to_string(u.port) +
+                    " unlink");
+    } else {
+      out.push_back("node " + u.node + " (" + u.address() + "): deleted " +
+                    std::to_string(removed[i]) + " key" + (removed[i] == 1 ? "" : "s") +
+                    " left under " + keyspace.prefix());
+    }
+  }
+  return out;
 }
 
 std::unique_ptr<Replay> Replay::Start(const Scenario& scenario, const ReplayOptions& options,
                                       history::Recorder& recorder, std::string* error) {
-  const std::vector<std::string> refusals = LiveRefusals(scenario, /*own_servers=*/true);
+  const bool user_servers = !options.user_servers.empty();
+  assert(!user_servers || options.keyspace != nullptr);
+  const std::vector<std::string> refusals = LiveRefusals(scenario, !user_servers);
   if (!refusals.empty()) {
     *error = refusals.front();
     for (size_t i = 1; i < refusals.size(); ++i) *error += "\n" + refusals[i];
@@ -431,6 +533,7 @@ std::unique_ptr<Replay> Replay::Start(const Scenario& scenario, const ReplayOpti
   s.recorder = &recorder;
   // Replay's pieces are torn down in order by ~Replay, also on the way out of a failed start.
   std::unique_ptr<Replay> replay(new Replay(std::move(impl)));
+  if (user_servers) return StartOnUserServers(std::move(replay), recorder, error);
 
   // The node clocks: a shim control file each, for the nodes whose clock the scenario moves.
   const char* tmp = std::getenv("TMPDIR");
@@ -544,7 +647,12 @@ const std::vector<std::string>& Replay::fault_notes() const { return impl_->note
 
 std::vector<std::pair<std::string, std::string>> Replay::derived() const {
   std::vector<std::pair<std::string, std::string>> d = impl_->run->derived();
-  for (const std::string& node : impl_->servers->node_names()) {
+  for (const UserServer& u : impl_->options.user_servers) {
+    d.emplace_back("server " + u.node, "the user's redis-server " + u.redis_version + " at " +
+                                           u.address() + " (--redis, run_id " + u.run_id + ")");
+  }
+  for (const std::string& node : impl_->servers ? impl_->servers->node_names()
+                                                 : std::vector<std::string>{}) {
     d.emplace_back("server " + node,
                    "redis-server pid " + std::to_string(impl_->servers->pid(node)) + " at " +
                        impl_->servers->address(node).ToString() + ", dir " +
