@@ -1,7 +1,8 @@
 // Short live runs of an RLock scenario on a real redis-server: the history the live driver
 // records reads through the same checkers as a simulated run (mutual exclusion holds), with
 // invoke/ok pairs, an exec for every command, lease events from the probe transactions, an
-// expiry seen through keyspace notifications, and a client crash and restart.
+// expiry seen through keyspace notifications (or, on servers without them, through a probe at
+// the lock key's PTTL), and a client crash and restart.
 #include "live/driver.h"
 
 #include <catch2/catch.hpp>
