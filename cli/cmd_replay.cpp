@@ -226,12 +226,20 @@ int ReplayMain(const std::vector<std::string>& args) {
   // --- verdicts and comparison ---
   const check::RunComparison comparison =
       check::CompareRuns(sim_run->verdict, sim_ops, live_run->verdict, live_ops);
-  // The live run's reports show the simulated run too (its own reports are in sim/).
-  WriteReports(out_dir, [&](std::vector<reports::WrittenFile>* written, std::string* error) {
+  // The live run's reports show the simulated run too (its own reports are in sim/); if the
+  // simulated history cannot be read again, the live run still gets its own.
+  const bool both = WriteReports(out_dir, [&](std::vector<reports::WrittenFile>* written,
+                                              std::string* error) {
     return reports::WriteComparisonReportsFromFiles(
         live_pipeline.history_path, live_run->verdict, meta, sim_pipeline.history_path,
         sim_run->verdict, sim_meta, comparison, out_dir, written, error);
   });
+  if (!both) {
+    WriteReports(out_dir, [&](std::vector<reports::WrittenFile>* written, std::string* error) {
+      return reports::WriteReportsFromFile(live_pipeline.history_path, live_run->verdict, meta,
+                                           out_dir, written, error);
+    });
+  }
   const std::string compared = check::FormatComparison(comparison);
   const check::Judgement judgement = check::Judge(live_run->verdict, scenario.expect);
   std::ostringstream body;
