@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -57,6 +58,9 @@ const char* kReplayHelp =
     "\n"
     "Writes DIR/history.jsonl, DIR/report.html, DIR/trace.json, DIR/summary.md and\n"
     "DIR/summary.txt for the live run, DIR/comparison.txt, and the simulated run in DIR/sim/.\n"
+    "DIR/report.html shows both runs: both verdicts per property, the operations' agreement\n"
+    "per thread, the first divergence, and both timelines on one time axis (live above);\n"
+    "DIR/summary.md has the comparison too.\n"
     "\n"
     "With --redis HOST:PORT[,...] the live run uses servers you run instead (one independent\n"
     "master per [[nodes]] entry, in order): the workload and the network faults (through the\n"
@@ -74,15 +78,15 @@ const char* kReplayHelp =
     "\n"
     "Options";
 
-// The reports of one run, from its history file; false (with a message) if they could not be
+// Reports from history files, written by `write`; false (with a message) if they could not be
 // written, which costs neither the history nor the verdict.
-bool WriteReports(const std::string& history_path, const check::Verdict& verdict,
-                  reports::ReportMeta meta, const std::string& out_dir) {
+bool WriteReports(const std::string& out_dir,
+                  const std::function<bool(std::vector<reports::WrittenFile>*, std::string*)>& write) {
   std::vector<reports::WrittenFile> written;
   std::string error;
   bool ok = false;
   try {
-    ok = reports::WriteReportsFromFile(history_path, verdict, meta, out_dir, &written, &error);
+    ok = write(&written, &error);
   } catch (const std::exception& e) {
     error = std::string("internal error while writing reports: ") + e.what();
   }
@@ -201,7 +205,11 @@ int ReplayMain(const std::vector<std::string>& args) {
   meta.version = LOCKSTEP_VERSION;
   meta.parameters = sim->derived();
   meta.reproduce = reproduce;
-  WriteReports(sim_pipeline.history_path, sim_run->verdict, meta, sim_dir);
+  const reports::ReportMeta sim_meta = meta;
+  WriteReports(sim_dir, [&](std::vector<reports::WrittenFile>* written, std::string* error) {
+    return reports::WriteReportsFromFile(sim_pipeline.history_path, sim_run->verdict, sim_meta,
+                                         sim_dir, written, error);
+  });
   if (!quiet) {
     std::cerr << "simulated: " << sim_run->history_events << " events, "
               << (sim_run->verdict.AnyViolated() ? "a property violated" : "every property holds")
@@ -257,11 +265,24 @@ int ReplayMain(const std::vector<std::string>& args) {
   }
   const bool interrupted = live_run->interrupted;
   meta.parameters = live_parameters;
-  WriteReports(live_pipeline.history_path, live_run->verdict, meta, out_dir);
 
   // --- verdicts and comparison ---
   const check::RunComparison comparison =
       check::CompareRuns(sim_run->verdict, sim_ops, live_run->verdict, live_ops);
+  // The live run's reports show the simulated run too (its own reports are in sim/); if the
+  // simulated history cannot be read again, the live run still gets its own.
+  const bool both = WriteReports(out_dir, [&](std::vector<reports::WrittenFile>* written,
+                                              std::string* error) {
+    return reports::WriteComparisonReportsFromFiles(
+        live_pipeline.history_path, live_run->verdict, meta, sim_pipeline.history_path,
+        sim_run->verdict, sim_meta, comparison, out_dir, written, error);
+  });
+  if (!both) {
+    WriteReports(out_dir, [&](std::vector<reports::WrittenFile>* written, std::string* error) {
+      return reports::WriteReportsFromFile(live_pipeline.history_path, live_run->verdict, meta,
+                                           out_dir, written, error);
+    });
+  }
   const std::string compared = check::FormatComparison(comparison);
   const check::Judgement judgement = check::Judge(live_run->verdict, scenario.expect);
   std::ostringstream body;

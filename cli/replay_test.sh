@@ -2,7 +2,8 @@
 # Live replay on real redis-server processes (lockstep replay), in three modes:
 #   cli/replay_test.sh LOCKSTEP SOURCE_DIR OUT_DIR agree SCENARIO [SCALE]
 #       replays SCENARIO with --strict: the live verdict must match its [expect] and every
-#       property's live verdict must equal the simulated one (exit 0), and the outputs exist;
+#       property's live verdict must equal the simulated one (exit 0), the outputs exist, and
+#       report.html shows both runs with the verdicts and counts comparison.txt gives;
 #   cli/replay_test.sh LOCKSTEP SOURCE_DIR OUT_DIR refuse
 #       a scenario asking for duplicated messages is refused before anything starts (exit 2);
 #   cli/replay_test.sh LOCKSTEP SOURCE_DIR OUT_DIR interrupt
@@ -36,6 +37,39 @@ case "$mode" in
     done
     grep -q '^simulated vs live:' "$dir.out" || { echo "FAIL: no comparison printed"; exit 1; }
     if grep -q 'DIFFERENT' "$dir.out"; then echo "FAIL: a verdict differs"; exit 1; fi
+    # report.html shows both runs: both timelines, and per property the verdicts comparison.txt
+    # gives, with the same operation counts; the simulated run's own report stays single.
+    html="$dir/report.html"
+    for id in live-title sim-title verdict-comparison thread-agreement live-lane-n1 sim-lane-n1; do
+      grep -q "id=\"$id\"" "$html" || { echo "FAIL: report.html has no #$id"; exit 1; }
+    done
+    for run in live sim; do
+      grep -q "id=\"$run-lane-c[0-9]*\.t[0-9]*\"" "$html" ||
+        { echo "FAIL: report.html has no $run thread lane"; exit 1; }
+    done
+    rows=0
+    while read -r property _ sim _ live _; do
+      sim=$(echo "$sim" | sed 's/^VIOLATED$/violated/; s/^-$/n\/a/')
+      live=$(echo "$live" | sed 's/^VIOLATED$/violated/; s/^-$/n\/a/')
+      grep -qF "<tr data-property=\"$property\" data-sim=\"$sim\" data-live=\"$live\"" "$html" ||
+        { echo "FAIL: report.html does not say $property: sim $sim, live $live"; exit 1; }
+      rows=$((rows + 1))
+    done < <(grep -E '^  [a-z_]+ +sim ' "$dir/comparison.txt")
+    [ "$rows" -ge 5 ] || { echo "FAIL: only $rows properties in comparison.txt"; exit 1; }
+    counts=$(sed -n 's/^  operations: \([0-9]*\) compared.*, \([0-9]*\) with the same outcome; \([0-9]*\) only simulated, \([0-9]*\) only live$/\1 \2 \3 \4/p' "$dir/comparison.txt")
+    read -r compared agree sim_only live_only <<<"$counts"
+    grep -qF "id=\"operation-agreement\" data-compared=\"$compared\" data-agree=\"$agree\" data-sim-only=\"$sim_only\" data-live-only=\"$live_only\"" "$html" ||
+      { echo "FAIL: report.html's operation counts differ from comparison.txt ($counts)"; exit 1; }
+    if grep -q '^  first divergence: ' "$dir/comparison.txt"; then
+      grep -q 'id="first-divergence"' "$html" && grep -q 'id="live-divergence"' "$html" &&
+        grep -q 'id="sim-divergence"' "$html" ||
+        { echo "FAIL: comparison.txt has a divergence that report.html does not mark"; exit 1; }
+    fi
+    grep -q '^### Simulated vs live' "$dir/summary.md" || { echo "FAIL: summary.md has no comparison"; exit 1; }
+    if grep -q 'id="live-title"' "$dir/sim/report.html"; then
+      echo "FAIL: sim/report.html is not the simulated run's own report"; exit 1
+    fi
+    echo "ok: report.html shows both runs ($rows properties, $compared operations compared)"
     echo "ok: $scenario live verdict matches [expect] and the simulated verdict"
     ;;
   refuse)
