@@ -598,7 +598,7 @@ bool FaultProxy::ParseFlow(Connection& c, ProxyDirection direction, Link& link, 
       length = frame.length;
       if (replication) {
         if (direction == ProxyDirection::kToClient) NoteHandshake(f, frame);
-        if (request && frame.count > 0) {
+        if (request && frame.count > 0 && frame.head_size >= 1) {
           // The master propagates a script's effects as MULTI .. EXEC: one latency draw.
           m.group = GroupOf(frame.head[0], &f.stream_in_transaction);
         }

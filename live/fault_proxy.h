@@ -63,7 +63,10 @@
 // and SUBSCRIBE on a commands link break the pairing; a pub/sub link counts one confirmation per
 // channel named by (P)SUBSCRIBE/(P)UNSUBSCRIBE and, for an UNSUBSCRIBE without channels, ends
 // its confirmations when the connection has none left (tracked from the server's
-// confirmations). A message larger than kMaxMessageBytes closes the connection. Duplication is
+// confirmations). Transactions are followed by their commands' names: a MULTI that the server
+// refuses without opening one (on a subscribed RESP2 connection) would make the proxy group
+// what follows until an EXEC or DISCARD. A message larger than kMaxMessageBytes closes the
+// connection. Duplication is
 // not offered: a duplicated request would desynchronize the client's FIFO pairing.
 #ifndef LOCKSTEP_LIVE_FAULT_PROXY_H_
 #define LOCKSTEP_LIVE_FAULT_PROXY_H_
