@@ -8,7 +8,12 @@
 #       a scenario asking for duplicated messages is refused before anything starts (exit 2);
 #   cli/replay_test.sh LOCKSTEP SOURCE_DIR OUT_DIR interrupt
 #       SIGINT in the middle of a replay: exit 130, every server it started is gone, and the
-#       history written so far is readable (lockstep report rebuilds its reports).
+#       history written so far is readable (lockstep report rebuilds its reports);
+#   cli/replay_test.sh LOCKSTEP SOURCE_DIR OUT_DIR lost-exec SCENARIO SCALE OP DETAIL LEASE
+#       replays SCENARIO (with a lose_replies fault); inside the lost-replies window, both the
+#       simulated and the live history have an exec of OP whose reply was DETAIL, followed by
+#       the node's lease event LEASE: the server ran the command whose reply was lost, and the
+#       live driver records it from the reply the proxy handed over, as the simulator does.
 set -euo pipefail
 lockstep=$1
 src=$2
@@ -127,8 +132,46 @@ TOML
     [ -s "$dir/again/report.html" ] || { echo "FAIL: no report from the partial history"; exit 1; }
     echo "ok: interrupted replay exited 130, stopped its servers ($pids), kept a readable history"
     ;;
+  lost-exec)
+    scenario=$5
+    scale=$6
+    op=$7
+    detail=$8
+    lease=$9
+    name=$(basename "$scenario" .toml)
+    dir="$out/lost-exec-$name"
+    rm -rf "$dir" "$dir.out"
+    mkdir -p "$out"
+    set +e
+    "$lockstep" replay "$src/$scenario" --time-scale "$scale" --quiet --out "$dir" >"$dir.out" 2>&1
+    code=$?
+    set -e
+    cat "$dir.out"
+    [ "$code" -eq 0 ] || { echo "FAIL: lockstep replay $scenario exited $code"; exit 1; }
+    # The events between lose_replies and lose_replies_end, one a line (a history's lines
+    # are written with the keys in a fixed order: seq, t, type, process, ..., op, ...).
+    window() {
+      awk '/"op":"lose_replies"/ { on = 1; next } /"op":"lose_replies_end"/ { on = 0 } on' "$1"
+    }
+    # An exec of $op answered $detail, and the next event of that node is a $lease lease.
+    has_lost_exec() {
+      window "$1" | awk -v op="\"op\":\"$op\"" -v detail="\"detail\":\"$detail\"" \
+        -v lease="\"type\":\"lease\",\"process\":\"" -v lop="\"op\":\"$lease\"" '
+        index($0, "\"type\":\"exec\"") && index($0, op) && index($0, detail) {
+          match($0, /"process":"[^"]*"/); node = substr($0, RSTART + 11, RLENGTH - 12); want = 1; next }
+        want && index($0, "\"process\":\"" node "\"") {
+          if (index($0, lease node "\"") && index($0, lop)) found = 1; want = 0 }
+        END { exit found ? 0 : 1 }'
+    }
+    has_lost_exec "$dir/sim/history.jsonl" ||
+      { echo "FAIL: the simulated history has no $op exec ($detail) then $lease lease while replies are lost"; exit 1; }
+    has_lost_exec "$dir/history.jsonl" ||
+      { echo "FAIL: the live history has no $op exec ($detail) then $lease lease while replies are lost"; exit 1; }
+    echo "ok: both histories record the $op ($detail) whose reply was lost, and its $lease lease"
+    ;;
   *)
-    echo "usage: $0 LOCKSTEP SOURCE_DIR OUT_DIR agree SCENARIO [SCALE] | refuse | interrupt" >&2
+    echo "usage: $0 LOCKSTEP SOURCE_DIR OUT_DIR agree SCENARIO [SCALE] | refuse | interrupt |" \
+      "lost-exec SCENARIO SCALE OP DETAIL LEASE" >&2
     exit 2
     ;;
 esac

@@ -401,10 +401,12 @@ struct LiveRun::Impl {
 
   // Sends `argv` as MULTI / argv / probe / INCR seq / EXEC on `conn`; `done` gets the
   // command's own reply and the transaction's number and key state (or no number when the
-  // transaction did not run: the command was refused when queued).
-  void Transaction(RespConnection& conn, const Argv* argv,
-                   std::function<void(const Reply& reply, std::optional<int64_t> seq,
-                                      std::optional<KeyState> key)> done) {
+  // transaction did not run: the command was refused when queued), and whether a fault proxy
+  // dropped EXEC's reply on its way (`lost`: it handed the reply over; the client never saw
+  // it, yet the server ran the transaction).
+  using TransactionDone = std::function<void(const Reply& reply, std::optional<int64_t> seq,
+                                             std::optional<KeyState> key, bool lost)>;
+  void Transaction(RespConnection& conn, const Argv* argv, TransactionDone done) {
     struct Tx {
       std::optional<Reply> queued;  // The command's reply when queued (an error refuses it).
     };
@@ -416,18 +418,23 @@ struct LiveRun::Impl {
     conn.Send({"EVAL", kProbeScript, "1", server_lock_key}, nullptr);
     conn.Send({"INCR", seq_key}, nullptr);
     const bool with_command = argv != nullptr;
-    conn.Send({"EXEC"}, [tx, with_command, done = std::move(done)](const Reply& exec) {
+    auto finish = [tx, with_command, done = std::move(done)](const Reply& exec, bool lost) {
       const size_t want = with_command ? 3 : 2;
       if (exec.type == Reply::Type::kArray && exec.elements.size() == want) {
         const size_t at = with_command ? 1 : 0;
         const Reply command_reply = with_command ? exec.elements[0] : Reply::Null();
-        done(command_reply, IntOf(exec.elements[at + 1]), ParseProbe(exec.elements[at]));
+        done(command_reply, IntOf(exec.elements[at + 1]), ParseProbe(exec.elements[at]), lost);
         return;
       }
       // EXECABORT: the command was refused when queued (a wrong number of arguments, say);
-      // the protocol sees that refusal, as it would without the transaction.
-      done(tx->queued && tx->queued->is_error() ? *tx->queued : exec, std::nullopt, std::nullopt);
-    });
+      // the protocol sees that refusal, as it would without the transaction. (A lost
+      // transaction's replies are all lost together, so then tx->queued is empty.)
+      done(tx->queued && tx->queued->is_error() ? *tx->queued : exec, std::nullopt, std::nullopt,
+           lost);
+    };
+    conn.Send(
+        {"EXEC"}, [finish](const Reply& exec) { finish(exec, /*lost=*/false); },
+        [finish](const Reply& exec) { finish(exec, /*lost=*/true); });
   }
 
   // Whether a command can go inside MULTI..EXEC.
@@ -466,6 +473,11 @@ struct LiveRun::Impl {
       argv = std::make_shared<const Argv>(std::move(*mapped));
     }
     const std::string_view command = (*argv)[0];
+    // A reply a fault proxy dropped, handed over: the server ran the command, so its exec is
+    // recorded, as the simulator records it; the protocol never sees the reply.
+    auto lost = [this, np, cp, thread, label_id, request](const Reply& r) {
+      Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
+    };
     if (EqualsNoCase(command, "SUBSCRIBE") || EqualsNoCase(command, "UNSUBSCRIBE")) {
       c.PubSub(n.index).Send(*argv, [this, np, cp, thread, label_id, request, deliver](const Reply& server_reply) {
         const Reply r = options.keyspace != nullptr
@@ -480,25 +492,29 @@ struct LiveRun::Impl {
     // In a cluster a transaction's keys must share one slot: a command on another slot than
     // the lock's goes alone.
     if (!Wrappable(*argv) || (cluster != nullptr && ClientRouteSlot(*argv) != KeyHashSlot(server_lock_key))) {
-      conn.Send(*argv, [this, np, cp, thread, label_id, request, deliver](const Reply& r) {
-        Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
-        deliver(r);
-      });
+      conn.Send(
+          *argv,
+          [this, np, cp, thread, label_id, request, deliver](const Reply& r) {
+            Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
+            deliver(r);
+          },
+          lost);
       return;
     }
     Transaction(conn, argv.get(),
                 [this, np, cp, thread, label_id, request, deliver](
-                    const Reply& reply, std::optional<int64_t> seq, std::optional<KeyState> key) {
+                    const Reply& reply, std::optional<int64_t> seq, std::optional<KeyState> key,
+                    bool lost) {
                   if (!seq || !key) {
                     Exec(*np, *cp, thread, label_id, request, reply, EstimatedLocalMs(*np));
-                    deliver(reply);
+                    if (!lost) deliver(reply);
                     return;
                   }
                   Ready(*np, *seq, std::move(*key),
-                        [this, np, cp, thread, label_id, request, deliver, reply](const KeyState& k) {
+                        [this, np, cp, thread, label_id, request, deliver, reply, lost](const KeyState& k) {
                           Exec(*np, *cp, thread, label_id, request, reply, k.local_ms);
                           TrackLock(*np, k, names::kReleased);
-                          deliver(reply);
+                          if (!lost) deliver(reply);
                         });
                 });
   }
@@ -530,7 +546,8 @@ struct LiveRun::Impl {
   void Probe(LiveNode& n, Name gone_as) {
     LiveNode* np = &n;
     Transaction(*n.probe, nullptr,
-                [this, np, gone_as](const Reply&, std::optional<int64_t> seq, std::optional<KeyState> key) {
+                [this, np, gone_as](const Reply&, std::optional<int64_t> seq,
+                                    std::optional<KeyState> key, bool /*lost*/) {
                   if (!seq || !key) return;
                   Ready(*np, *seq, std::move(*key),
                         [this, np, gone_as](const KeyState& k) { TrackLock(*np, k, gone_as); });
@@ -1021,11 +1038,11 @@ bool LiveRun::Rediscover(const std::string& old_master, const std::string& new_m
 void LiveRun::Record(history::Event& e) { impl_->Record(e); }
 history::Name LiveRun::Intern(std::string_view s) { return impl_->Intern(s); }
 
-bool LiveRun::NoReplyFor(int local_port, int64_t index) {
+bool LiveRun::NoReplyFor(int local_port, int64_t index, std::string_view lost_reply) {
   Impl& s = *impl_;
   auto apply = [&](RespConnection* conn) {
     if (conn == nullptr || conn->local_port() != local_port) return false;
-    conn->NoReplyFor(index);
+    conn->NoReplyFor(index, lost_reply);
     return true;
   };
   for (auto& c : s.clients) {

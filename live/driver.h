@@ -21,7 +21,8 @@
 // iteration, or within reorder_wait_us of a missing number, are sorted), and a command's exec
 // (and the lease change it made) is recorded before the protocol sees its reply.
 // A fault proxy between a client and a node must treat MULTI..EXEC as one unit: drop all of
-// it or none, and the same for its replies.
+// it or none, and the same for its replies. When it drops the replies, it hands EXEC's reply
+// over (NoReplyFor): the exec and lease events are recorded from it, the protocol sees none.
 //
 // Expiry: on servers the harness started with notify-keyspace-events Ex, an observer
 // connection per master subscribes to __keyevent@0__:expired; an expiry of the lock key sends
@@ -137,8 +138,11 @@ class LiveRun {
   bool Rediscover(const std::string& old_master, const std::string& new_master);
 
   // A fault proxy's report: request `index` on the connection from local port `local_port`
-  // got no reply. False if no connection of this run has that port.
-  bool NoReplyFor(int local_port, int64_t index);
+  // got no reply. False if no connection of this run has that port. `lost_reply`, when not
+  // empty, is the reply the proxy dropped (its RESP bytes): the server ran the command, so
+  // its exec (and, for a transaction, its lease events) are recorded from it, in the node's
+  // transaction order, while the protocol still sees no reply, as in the simulator.
+  bool NoReplyFor(int local_port, int64_t index, std::string_view lost_reply = {});
 
   // Records an event of the harness (a fault it made, a note) at the current true time, in
   // order with the driver's own events; `Intern` names it in the run's table.

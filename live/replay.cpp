@@ -35,25 +35,6 @@ std::string Join(const std::vector<std::string>& v) {
   return out;
 }
 
-// A latency distribution as the proxy makes it: the proxy holds every message the same time,
-// so a distribution is made real by its mean (a fixed latency exactly). Pareto's mean is
-// x_min * alpha / (alpha - 1) (infinite for alpha <= 1: then its cap, or x_min).
-int64_t MeanUs(const Distribution& d) {
-  double mean = 0;
-  switch (d.kind) {
-    case Distribution::Kind::kFixed:
-    case Distribution::Kind::kExponential:
-    case Distribution::Kind::kNormal: mean = d.a; break;
-    case Distribution::Kind::kUniform: mean = (d.a + d.b) / 2; break;
-    case Distribution::Kind::kPareto:
-      mean = d.b > 1 ? d.a * d.b / (d.b - 1) : (d.cap > 0 ? d.cap : d.a);
-      break;
-  }
-  if (mean < 0) mean = 0;
-  if (d.cap > 0 && mean > d.cap) mean = d.cap;
-  return static_cast<int64_t>(mean);
-}
-
 bool ClockIsPlain(const ClockSpec& c) {
   return c.offset_us == 0 && c.drift_ppm == 0 && c.jumps.empty();
 }
@@ -83,10 +64,7 @@ struct Replay::Impl {
     // How many active faults block each direction (to the server, to the client), and the
     // latency they add.
     int blocked[2] = {0, 0};
-    int64_t extra_us = 0;  // What latency windows add now.
-    // The scenario's own latency on the link, per direction ([network] latency_ms, its links,
-    // [replication] lag_ms), which windows add to.
-    int64_t base_us[2] = {0, 0};
+    int64_t extra_us = 0;  // What latency windows add now, on top of the drawn latency.
   };
   std::vector<Link> links;
 
@@ -119,7 +97,15 @@ struct Replay::Impl {
     l.id = e.link;
     l.port = e.port;
     links.push_back(l);
+    if (standing_network) SetStandingNetwork(links.back());
     return &links.back();
+  }
+
+  // The proxy's drop reports to the driver, with the replies it dropped.
+  void TakeDrops() {
+    for (const ProxyDrop& d : proxy->TakeDrops()) {
+      run->NoReplyFor(d.client_port, static_cast<int64_t>(d.request_index), d.reply);
+    }
   }
 
   // --- recording faults as the simulator does ---
@@ -176,39 +162,38 @@ struct Replay::Impl {
     for (Link& l : links) {
       if (l.replication || !InWindow(f, l)) continue;
       l.extra_us += on ? f.extra_us : -f.extra_us;
-      SetLatency(l);
-      if (!l.replication && scenario.network.loss > 0) {
-        // [network] loss: every message of the clients' links, as in the simulator.
-        proxy->SetLoss(l.id, ProxyDirection::kToServer, scenario.network.loss);
-        proxy->SetLoss(l.id, ProxyDirection::kToClient, scenario.network.loss);
-      }
+      proxy->SetExtraLatency(l.id, ProxyDirection::kToServer, l.extra_us);
+      proxy->SetExtraLatency(l.id, ProxyDirection::kToClient, l.extra_us);
     }
-  }
-
-  void SetLatency(const Link& l) {
-    proxy->SetExtraLatency(l.id, ProxyDirection::kToServer, l.base_us[0] + l.extra_us);
-    proxy->SetExtraLatency(l.id, ProxyDirection::kToClient, l.base_us[1] + l.extra_us);
   }
 
   // The scenario's standing network: [network] latency_ms (or a link's own) on the client
-  // links, [replication] lag_ms from master to replica, each by its mean, and [network] loss
-  // on the client links.
-  void SetBaseLatencies() {
+  // links and [replication] lag_ms from master to replica, each message drawn from its
+  // distribution by the proxy, and [network] loss on the client links, as in the simulator.
+  // A link added later (a replica's new master after a failover) gets it when added.
+  void SetStandingNetwork() {
+    standing_network = true;
+    for (const Link& l : links) SetStandingNetwork(l);
+  }
+  void SetStandingNetwork(const Link& l) {
+    if (l.replication) {
+      // The master's stream; the replica's acknowledgements go unlagged, as in the simulator.
+      proxy->SetLatency(l.id, ProxyDirection::kToClient, scenario.replication.lag_us);
+      return;
+    }
     const auto link_latency = [&](const std::string& from, const std::string& to) {
       auto it = scenario.network.link_latency_us.find(from + "->" + to);
-      return MeanUs(it != scenario.network.link_latency_us.end() ? it->second
-                                                                 : scenario.network.latency_us);
+      return it != scenario.network.link_latency_us.end() ? it->second
+                                                          : scenario.network.latency_us;
     };
-    for (Link& l : links) {
-      if (l.replication) {
-        l.base_us[1] = MeanUs(scenario.replication.lag_us);  // The master's stream.
-      } else {
-        l.base_us[0] = link_latency(l.a, l.b);
-        l.base_us[1] = link_latency(l.b, l.a);
-      }
-      SetLatency(l);
+    proxy->SetLatency(l.id, ProxyDirection::kToServer, link_latency(l.a, l.b));
+    proxy->SetLatency(l.id, ProxyDirection::kToClient, link_latency(l.b, l.a));
+    if (scenario.network.loss > 0) {
+      proxy->SetLoss(l.id, ProxyDirection::kToServer, scenario.network.loss);
+      proxy->SetLoss(l.id, ProxyDirection::kToClient, scenario.network.loss);
     }
   }
+  bool standing_network = false;  // Since Run began.
 
   void LoseReplies(const std::string& node, bool on) {
     for (Link& l : links) {
@@ -603,13 +588,12 @@ std::unique_ptr<Replay> Replay::Start(const Scenario& scenario, const ReplayOpti
     }
     return NodeAddress{"127.0.0.1", l->port};
   };
-  lo.before_pairing = [sp] {
-    for (const ProxyDrop& d : sp->proxy->TakeDrops()) {
-      sp->run->NoReplyFor(d.client_port, static_cast<int64_t>(d.request_index));
-    }
-  };
+  lo.before_pairing = [sp] { sp->TakeDrops(); };
   s.run = LiveRun::Create(scenario, std::move(lo), recorder, error);
   if (!s.run) return nullptr;
+  // Drops are also taken when they are queued, not only when a later reply is read: a lost
+  // reply's exec is then recorded when the proxy dropped it, not whenever traffic resumes.
+  s.run->loop().Watch(s.proxy->drop_fd(), true, false, [sp](short) { sp->TakeDrops(); });
   if (scenario.sentinel.enabled) {
     for (const std::string& group : s.servers->sentinel_master_names()) {
       s.sentinel_master[group] = group;  // Each group is named after its first master.
@@ -630,7 +614,7 @@ void Replay::Run(const std::function<bool()>& should_stop) {
       }
     }
   }
-  s.SetBaseLatencies();
+  s.SetStandingNetwork();
   for (const FaultSpec& f : s.scenario.faults) {
     s.run->AtTrueTime(f.at_us, [this, f] { impl_->Apply(f); });
   }

@@ -18,7 +18,11 @@
 //                        clients rediscover the new master client_rediscover later
 //   lose_replies         the proxy drops every reply on the node's links
 //   latency              the proxy holds each message extra_us on the affected links
-// What cannot be made real is refused before anything starts (live/support.h).
+// The scenario's standing network is on the proxy links from the start of Run: each message
+// held a latency drawn from [network] latency_ms (or its link's own; [replication] lag_ms on
+// a replication stream), in order per connection, and [network] loss on the client links.
+// A reply the proxy drops reaches the driver out of band, so the exec the server ran is still
+// recorded. What cannot be made real is refused before anything starts (live/support.h).
 //
 // Everything started is stopped when the Replay goes away (and, through the process registry,
 // when the harness dies of a signal).
