@@ -433,13 +433,11 @@ std::unique_ptr<Replay> Replay::StartOnUserServers(std::unique_ptr<Replay> repla
     }
     return NodeAddress{"127.0.0.1", l->port};
   };
-  lo.before_pairing = [sp] {
-    for (const ProxyDrop& d : sp->proxy->TakeDrops()) {
-      sp->run->NoReplyFor(d.client_port, static_cast<int64_t>(d.request_index));
-    }
-  };
+  lo.before_pairing = [sp] { sp->TakeDrops(); };
   s.run = LiveRun::Create(scenario, std::move(lo), recorder, error);
   if (!s.run) return nullptr;
+  // As on lockstep's own servers: a lost reply's exec is recorded when the proxy drops it.
+  s.run->loop().Watch(s.proxy->drop_fd(), true, false, [sp](short) { sp->TakeDrops(); });
   return replay;
 }
 
