@@ -44,7 +44,12 @@ class Census {
       }
       grew = true;
     }
-    if (e.thread >= 0) {
+    // Client threads, as the facts pass keeps them: of the client's own events (an exec's
+    // thread is its client's, on a node).
+    const bool client_event = e.type == EventType::kInvoke || e.type == EventType::kOk ||
+                              e.type == EventType::kFail || e.type == EventType::kInfo ||
+                              e.type == EventType::kResource;
+    if (client_event && e.thread >= 0) {
       if (threads_seen_.size() <= e.process) threads_seen_.resize(e.process + 1);
       std::vector<bool>& seen = threads_seen_[e.process];
       if (seen.size() <= static_cast<size_t>(e.thread)) seen.resize(e.thread + 1);

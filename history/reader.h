@@ -32,8 +32,8 @@ inline constexpr size_t kMaxHistoryLineBytes = 1 << 20;
 inline constexpr uint64_t kMaxHistoryBytes = uint64_t{64} << 30;  // Uncompressed.
 inline constexpr size_t kMaxHistoryProcesses = 4096;
 inline constexpr size_t kMaxHistoryLocks = 64;
-// Distinct (process, thread) pairs times distinct locks: the facts pass keeps a hold state for
-// each.
+// Distinct client threads ((process, thread) pairs of invoke, ok, fail, info and resource
+// events) times distinct locks: the facts pass keeps a hold state for each.
 inline constexpr uint64_t kMaxHistoryThreadLocks = uint64_t{1} << 18;
 
 // Streams a JSON Lines history (gzip-compressed or not: the gzip magic decides) into `sink`,
