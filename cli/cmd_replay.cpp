@@ -54,7 +54,8 @@ const char* kReplayHelp =
     "\n"
     "What cannot be made real (duplicated messages, reordering) is refused before anything\n"
     "starts, with a message per item. Every process lockstep starts is stopped by its pid when\n"
-    "the replay ends, fails or is interrupted (Ctrl-C, SIGTERM: what was written is kept).\n"
+    "the replay ends, fails or is interrupted (Ctrl-C, SIGTERM, SIGHUP: what was written is\n"
+    "kept).\n"
     "\n"
     "Writes DIR/history.jsonl, DIR/report.html, DIR/trace.json, DIR/summary.md and\n"
     "DIR/summary.txt for the live run, DIR/comparison.txt, and the simulated run in DIR/sim/.\n"
@@ -71,7 +72,8 @@ const char* kReplayHelp =
     "\n"
     "Exit status: 0 the live verdict matches [expect], 1 it does not (with --strict: also when\n"
     "a property's simulated and live verdicts differ), 2 bad input, a server that cannot be\n"
-    "started or a --redis server that cannot be used, 130 interrupted.\n"
+    "started or a --redis server that cannot be used, 130 interrupted (SIGINT; 143 SIGTERM,\n"
+    "129 SIGHUP).\n"
     "\n"
     "Example:\n"
     "  lockstep replay scenarios/gc-pause-explicit-lease.toml --time-scale 0.1\n"
@@ -217,7 +219,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   }
   if (interrupt.interrupted()) {
     std::cerr << "lockstep replay: interrupted during the simulated run\n";
-    return kExitInterrupted;
+    return interrupt.exit_status();
   }
 
   // --- the live run ---
@@ -306,7 +308,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   if (interrupted) {
     tail << "result     INTERRUPTED at " << Seconds(live_run->end_us) << " of "
          << Seconds(scenario.duration_us) << ": the live verdict above is of that prefix\n";
-    status = kExitInterrupted;
+    status = interrupt.exit_status();
   } else if (!judgement.matches) {
     tail << "result     FAIL: the live verdict does not match the scenario's expectations:\n";
     for (const std::string& m : judgement.mismatches) tail << "             " << m << "\n";

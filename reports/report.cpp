@@ -17,28 +17,30 @@ namespace lockstep::reports {
 
 namespace {
 
-// Writes through a temporary name, so a failed write never leaves half a report behind.
-// *bytes is what `write` wrote.
+// Writes through a temporary name, so a failed write never leaves half a report behind: the
+// temporary file is removed when anything fails (a full disk, a file-size limit). *bytes is
+// what `write` wrote.
 bool WriteFile(const std::string& path, const std::function<void(std::ostream&)>& write,
                size_t* bytes, std::string* error) {
   const std::string tmp = path + ".tmp";
+  const auto fail = [&](const std::string& what) {
+    *error = what + ": " + (errno != 0 ? std::strerror(errno) : "an I/O error");
+    std::remove(tmp.c_str());
+    return false;
+  };
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      *error = "cannot write " + tmp + ": " + std::strerror(errno);
-      return false;
-    }
+    if (!out) return fail("cannot write " + path);
     write(out);
     out.flush();
-    if (!out) {
-      *error = "write to " + tmp + " failed: " + std::strerror(errno);
-      return false;
-    }
+    if (!out) return fail("write to " + path + " failed");
     *bytes = static_cast<size_t>(out.tellp());
+    out.close();
+    if (!out) return fail("write to " + path + " failed");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
-    return false;
+    return fail("cannot rename " + tmp + " to " + path);
   }
   return true;
 }
