@@ -54,6 +54,7 @@
 #include <lua.hpp>
 
 #include "core/lua_libs.h"
+#include "core/lua_patterns.h"
 #include "core/sha1.h"
 #include "core/strings.h"
 
@@ -671,6 +672,10 @@ class HostState {
   // again) on every instruction, so pcall cannot keep the script alive.
   [[noreturn]] void RaiseStop(lua_State* L);
 
+  // Work done inside a C function (pattern matcher steps), charged to the same budget as the
+  // script's VM instructions: past the budget the script stops as the step hook stops it.
+  void ChargeWork(lua_State* L, uint64_t units);
+
   // Converts the Lua arguments 1..top into argv_ (Redis luaArgsToRedisArgv). On failure
   // returns false with the error message in *err.
   bool BuildArgv(lua_State* L, const char** err);
@@ -765,6 +770,27 @@ void HostState::RaiseStop(lua_State* L) {
                          ? "-ERR lockstep: script memory cap exceeded"
                          : "-BUSY lockstep: script step budget exceeded");
 }
+
+void HostState::ChargeWork(lua_State* L, uint64_t units) {
+  // The single place where C-function work meets the script budget (one unit = one VM
+  // instruction's worth). Redis counts no such work: its hook sees only VM instructions.
+  if (run_ == nullptr) return;
+  if (run_->stop != StopReason::kNone) RaiseStop(L);
+  steps_ += units;
+  if (steps_ > step_budget_) {
+    run_->stop = StopReason::kBudget;
+    RaiseStop(L);
+  }
+}
+
+// The pattern matcher's meter. A matcher step (one pattern item tried at one position) takes
+// about twice as long as a VM instruction, so it costs two units of the script budget: a
+// pathological pattern then stops after about as much CPU time as a runaway loop.
+constexpr uint64_t kUnitsPerMatcherStep = 2;
+void ChargePatternSteps(lua_State* L, uint64_t steps) {
+  HostState::Of(L)->ChargeWork(L, steps * kUnitsPerMatcherStep);
+}
+constexpr luapattern::MatchMeter kPatternMeter{&ChargePatternSteps};
 
 void HostState::DestroyVm() {
   if (L_ != nullptr) lua_close(L_);
@@ -2227,17 +2253,17 @@ void HostState::BuildSandbox() {
   // others are strings.
   constexpr uint32_t kAll = ~1u;
   const std::pair<const char*, uint32_t> kStringFunctions[] = {
-      {"byte", 1u << 2 | 1u << 3}, {"char", kAll},        {"find", 1u << 3},
-      {"gmatch", 0},               {"gsub", 1u << 4},     {"len", 0},
-      {"lower", 0},                {"match", 1u << 3},    {"reverse", 0},
-      {"sub", 1u << 2 | 1u << 3},  {"upper", 0},
+      {"byte", 1u << 2 | 1u << 3}, {"char", kAll},   {"len", 0},
+      {"lower", 0},                {"reverse", 0},   {"sub", 1u << 2 | 1u << 3},
+      {"upper", 0},
   };
   for (const auto& [fname, numeric] : kStringFunctions) {
     PushInnerWrapper(L, string54, fname, Guarded<Lua51StringCall>, numeric);
     lua_setfield(L, -2, fname);
   }
-  lua_getfield(L, -1, "gmatch");
-  lua_setfield(L, -2, "gfind");
+  // find, match, gmatch (and gfind), gsub: lockstep's own Lua 5.1 matcher, whose work counts
+  // against the script's budget (lua_patterns.h).
+  luapattern::SetPatternFunctions(L, -1, &kPatternMeter);
   PushInnerWrapper(L, string54, "rep", Guarded<Lua51StringRep>, 1u << 2);
   lua_setfield(L, -2, "rep");
   PushInnerWrapper(L, string54, "format", Guarded<Lua51StringFormat>);
