@@ -1299,6 +1299,25 @@ int Lua51CoroutineRunning(lua_State* L) {
   return 1;
 }
 
+// select with Lua 5.1's luaL_checkint: the index is cut to a C int, so select(2^31, ...) is
+// select(-2^31, ...) and fails with "index out of range" (Lua 5.4 returns nothing), and
+// select(2.5, ...) truncates (5.4: "number has no integer representation").
+int Lua51Select(lua_State* L) {
+  const int n = lua_gettop(L);
+  if (lua_type(L, 1) == LUA_TSTRING && *lua_tostring(L, 1) == '#') {
+    lua_pushinteger(L, n - 1);
+    return 1;
+  }
+  int64_t i = CheckInt51(L, 1);
+  if (i < 0) {
+    i += n;
+  } else if (i > n) {
+    i = n;
+  }
+  luaL_argcheck(L, 1 <= i, 1, "index out of range");
+  return n - static_cast<int>(i);
+}
+
 // --- calling Lua 5.4's own C functions from a wrapper ---
 
 // A wrapper that fixes arguments and then calls 5.4's function (upvalue 1) would make that
@@ -1432,6 +1451,23 @@ int Lua51StringRep(lua_State* L) {
   return Lua51StringCall(L);
 }
 
+// Lua 5.1's %q (lstrlib.c addquoted): a double quote, a backslash and a newline get a
+// backslash before them, CR is written as backslash-r, a zero byte as backslash-000; every other
+// byte is copied (5.4 writes control characters as decimal escapes).
+std::string QuoteLua51(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': case '\\': case '\n': out += '\\'; out += c; break;
+      case '\r': out += "\\r"; break;
+      case '\0': out += "\\000"; break;
+      default: out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
 // string.format with Lua 5.1's rules (lstrlib.c str_format): the same validation and messages,
 // %d and friends truncate a float, %s and %q print numbers as 5.1 does and refuse other types.
 // The formatting itself is 5.4's (upvalue 1), which gives the same text for these inputs.
@@ -1440,8 +1476,13 @@ int Lua51StringFormat(lua_State* L) {
   const char* fmt = luaL_checklstring(L, 1, &len);
   const int top = lua_gettop(L);
   int arg = 1;
+  // The format handed to 5.4: each %q becomes a plain %s of the argument quoted the 5.1 way
+  // (5.1 ignores %q's flags and width; 5.4 refuses them).
+  std::string fmt54;
+  size_t copied = 0;  // fmt[0, copied) is in fmt54
   for (size_t i = 0; i < len; ++i) {
     if (fmt[i] != '%') continue;
+    const size_t spec_start = i;
     if (++i < len && fmt[i] == '%') continue;
     if (++arg > top) luaL_argerror(L, arg, "no value");
     const size_t flags_start = i;
@@ -1477,11 +1518,35 @@ int Lua51StringFormat(lua_State* L) {
         } else if (t != LUA_TSTRING) {
           luaL_typeerror(L, arg, "string");
         }
+        size_t slen = 0;
+        const char* s = lua_tolstring(L, arg, &slen);
+        if (conv == 'q') {
+          const std::string quoted = QuoteLua51(std::string_view(s, slen));
+          lua_pushlstring(L, quoted.data(), quoted.size());
+          lua_replace(L, arg);
+          fmt54.append(fmt + copied, spec_start - copied);
+          fmt54 += "%s";
+          copied = i + 1;
+          break;
+        }
+        // 5.1 hands a string with a precision, or shorter than 100 bytes, to sprintf, which
+        // stops at its first zero byte.
+        const bool has_precision = std::memchr(fmt + flags_start, '.', i - flags_start) != nullptr;
+        const void* zero = std::memchr(s, '\0', slen);
+        if (zero != nullptr && (has_precision || slen < 100)) {
+          lua_pushlstring(L, s, static_cast<size_t>(static_cast<const char*>(zero) - s));
+          lua_replace(L, arg);
+        }
         break;
       }
       default:
         return luaL_error(L, "invalid option '%%%c' to 'format'", conv);
     }
+  }
+  if (copied > 0) {
+    fmt54.append(fmt + copied, len - copied);
+    lua_pushlstring(L, fmt54.data(), fmt54.size());
+    lua_replace(L, 1);
   }
   return CallInner(L, 1);
 }
@@ -2238,7 +2303,9 @@ void HostState::BuildSandbox() {
       {"unpack", Guarded<Lua51Unpack>},
       {"__redis__err__handler", Guarded<ErrHandler>},
   });
-  CopyFields(L, base54, {"rawequal", "select", "type"});
+  CopyFields(L, base54, {"rawequal", "type"});
+  lua_pushcfunction(L, Guarded<Lua51Select>);
+  lua_setfield(L, -2, "select");
   lua_pushcfunction(L, Guarded<Lua51Xpcall>);
   lua_setfield(L, -2, "xpcall");
   PushInnerWrapper(L, base54, "collectgarbage", Guarded<Lua51Collectgarbage>);
