@@ -1529,11 +1529,16 @@ int Lua51StringFormat(lua_State* L) {
           copied = i + 1;
           break;
         }
-        // 5.1 hands a string with a precision, or shorter than 100 bytes, to sprintf, which
-        // stops at its first zero byte.
+        // 5.1 copies a string of 100 bytes or more whole when there is no precision, flags
+        // and width ignored (5.4 refuses one with a zero byte there); any other string goes
+        // to sprintf, which stops at its first zero byte.
         const bool has_precision = std::memchr(fmt + flags_start, '.', i - flags_start) != nullptr;
         const void* zero = std::memchr(s, '\0', slen);
-        if (zero != nullptr && (has_precision || slen < 100)) {
+        if (!has_precision && slen >= 100) {
+          fmt54.append(fmt + copied, spec_start - copied);
+          fmt54 += "%s";
+          copied = i + 1;
+        } else if (zero != nullptr) {
           lua_pushlstring(L, s, static_cast<size_t>(static_cast<const char*>(zero) - s));
           lua_replace(L, arg);
         }
