@@ -54,6 +54,7 @@
 #include <lua.hpp>
 
 #include "core/lua_libs.h"
+#include "core/lua_patterns.h"
 #include "core/sha1.h"
 #include "core/strings.h"
 
@@ -794,6 +795,15 @@ void HostState::RaiseStop(lua_State* L) {
                          : "-BUSY lockstep: script step budget exceeded");
 }
 
+// The pattern matcher's meter. A matcher step (one pattern item tried at one position) takes
+// about twice as long as a VM instruction, so it costs two units of the script budget: a
+// pathological pattern then stops after about as much CPU time as a runaway loop.
+constexpr uint64_t kUnitsPerMatcherStep = 2;
+void ChargePatternSteps(lua_State* L, uint64_t steps) {
+  ScriptBudget::Charge(L, steps * kUnitsPerMatcherStep);
+}
+constexpr luapattern::MatchMeter kPatternMeter{&ChargePatternSteps};
+
 void HostState::DestroyVm() {
   if (L_ != nullptr) lua_close(L_);
   L_ = nullptr;
@@ -1341,6 +1351,25 @@ int Lua51CoroutineRunning(lua_State* L) {
   return 1;
 }
 
+// select with Lua 5.1's luaL_checkint: the index is cut to a C int, so select(2^31, ...) is
+// select(-2^31, ...) and fails with "index out of range" (Lua 5.4 returns nothing), and
+// select(2.5, ...) truncates (5.4: "number has no integer representation").
+int Lua51Select(lua_State* L) {
+  const int n = lua_gettop(L);
+  if (lua_type(L, 1) == LUA_TSTRING && *lua_tostring(L, 1) == '#') {
+    lua_pushinteger(L, n - 1);
+    return 1;
+  }
+  int64_t i = CheckInt51(L, 1);
+  if (i < 0) {
+    i += n;
+  } else if (i > n) {
+    i = n;
+  }
+  luaL_argcheck(L, 1 <= i, 1, "index out of range");
+  return n - static_cast<int>(i);
+}
+
 // --- calling Lua 5.4's own C functions from a wrapper ---
 
 // A wrapper that fixes arguments and then calls 5.4's function (upvalue 1) would make that
@@ -1514,6 +1543,23 @@ int Lua51StringRep(lua_State* L) {
   return nresults;
 }
 
+// Lua 5.1's %q (lstrlib.c addquoted): a double quote, a backslash and a newline get a
+// backslash before them, CR is written as backslash-r, a zero byte as backslash-000; every other
+// byte is copied (5.4 writes control characters as decimal escapes).
+std::string QuoteLua51(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': case '\\': case '\n': out += '\\'; out += c; break;
+      case '\r': out += "\\r"; break;
+      case '\0': out += "\\000"; break;
+      default: out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
 // string.format with Lua 5.1's rules (lstrlib.c str_format): the same validation and messages,
 // %d and friends truncate a float, %s and %q print numbers as 5.1 does and refuse other types.
 // The formatting itself is 5.4's (upvalue 1), which gives the same text for these inputs.
@@ -1522,8 +1568,13 @@ int Lua51StringFormat(lua_State* L) {
   const char* fmt = luaL_checklstring(L, 1, &len);
   const int top = lua_gettop(L);
   int arg = 1;
+  // The format handed to 5.4: each %q becomes a plain %s of the argument quoted the 5.1 way
+  // (5.1 ignores %q's flags and width; 5.4 refuses them).
+  std::string fmt54;
+  size_t copied = 0;  // fmt[0, copied) is in fmt54
   for (size_t i = 0; i < len; ++i) {
     if (fmt[i] != '%') continue;
+    const size_t spec_start = i;
     if (++i < len && fmt[i] == '%') continue;
     if (++arg > top) luaL_argerror(L, arg, "no value");
     const size_t flags_start = i;
@@ -1559,11 +1610,40 @@ int Lua51StringFormat(lua_State* L) {
         } else if (t != LUA_TSTRING) {
           luaL_typeerror(L, arg, "string");
         }
+        size_t slen = 0;
+        const char* s = lua_tolstring(L, arg, &slen);
+        if (conv == 'q') {
+          const std::string quoted = QuoteLua51(std::string_view(s, slen));
+          lua_pushlstring(L, quoted.data(), quoted.size());
+          lua_replace(L, arg);
+          fmt54.append(fmt + copied, spec_start - copied);
+          fmt54 += "%s";
+          copied = i + 1;
+          break;
+        }
+        // 5.1 copies a string of 100 bytes or more whole when there is no precision, flags
+        // and width ignored (5.4 refuses one with a zero byte there); any other string goes
+        // to sprintf, which stops at its first zero byte.
+        const bool has_precision = std::memchr(fmt + flags_start, '.', i - flags_start) != nullptr;
+        const void* zero = std::memchr(s, '\0', slen);
+        if (!has_precision && slen >= 100) {
+          fmt54.append(fmt + copied, spec_start - copied);
+          fmt54 += "%s";
+          copied = i + 1;
+        } else if (zero != nullptr) {
+          lua_pushlstring(L, s, static_cast<size_t>(static_cast<const char*>(zero) - s));
+          lua_replace(L, arg);
+        }
         break;
       }
       default:
         return luaL_error(L, "invalid option '%%%c' to 'format'", conv);
     }
+  }
+  if (copied > 0) {
+    fmt54.append(fmt + copied, len - copied);
+    lua_pushlstring(L, fmt54.data(), fmt54.size());
+    lua_replace(L, 1);
   }
   CallInner(L, 1);
   // The text produced (each directive is at most a few hundred characters, or a string
@@ -2366,9 +2446,11 @@ void HostState::BuildSandbox() {
       {"unpack", Guarded<Lua51Unpack>},
       {"__redis__err__handler", Guarded<ErrHandler>},
   });
-  CopyFields(L, base54, {"select", "type"});
+  CopyFields(L, base54, {"type"});
   PushInnerWrapper(L, base54, "rawequal", Guarded<Lua51Rawequal>);
   lua_setfield(L, -2, "rawequal");
+  lua_pushcfunction(L, Guarded<Lua51Select>);
+  lua_setfield(L, -2, "select");
   lua_pushcfunction(L, Guarded<Lua51Xpcall>);
   lua_setfield(L, -2, "xpcall");
   PushInnerWrapper(L, base54, "collectgarbage", Guarded<Lua51Collectgarbage>);
@@ -2383,10 +2465,9 @@ void HostState::BuildSandbox() {
   // others are strings.
   constexpr uint32_t kAll = ~1u;
   const std::pair<const char*, uint32_t> kStringFunctions[] = {
-      {"byte", 1u << 2 | 1u << 3}, {"char", kAll},        {"find", 1u << 3},
-      {"gmatch", 0},               {"gsub", 1u << 4},     {"len", 0},
-      {"lower", 0},                {"match", 1u << 3},    {"reverse", 0},
-      {"sub", 1u << 2 | 1u << 3},  {"upper", 0},
+      {"byte", 1u << 2 | 1u << 3}, {"char", kAll},   {"len", 0},
+      {"lower", 0},                {"reverse", 0},   {"sub", 1u << 2 | 1u << 3},
+      {"upper", 0},
   };
   // These charge the script's budget for the size of their results (kChargeResults).
   const std::string_view kChargedByResults[] = {"byte", "char", "lower", "reverse", "sub", "upper"};
@@ -2397,8 +2478,9 @@ void HostState::BuildSandbox() {
                      numeric | (charged ? kChargeResults : 0));
     lua_setfield(L, -2, fname);
   }
-  lua_getfield(L, -1, "gmatch");
-  lua_setfield(L, -2, "gfind");
+  // find, match, gmatch (and gfind), gsub: lockstep's own Lua 5.1 matcher, whose work counts
+  // against the script's budget (lua_patterns.h).
+  luapattern::SetPatternFunctions(L, -1, &kPatternMeter);
   PushInnerWrapper(L, string54, "rep", Guarded<Lua51StringRep>, 1u << 2);
   lua_setfield(L, -2, "rep");
   PushInnerWrapper(L, string54, "format", Guarded<Lua51StringFormat>);
