@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  build-essential dpkg-dev patch cmake pkg-config
+  build-essential dpkg-dev patch cmake ninja-build pkg-config
   catch2 librapidcheck-dev libhiredis-dev libboost-program-options-dev
   libtomlplusplus-dev zlib1g-dev redis-server redis-tools redis-sentinel libfaketime
 )
@@ -88,6 +88,12 @@ if [ "${LOCKSTEP_WERROR:-0}" = 1 ]; then
   flags+=(-DLOCKSTEP_WERROR=ON)
 else
   flags+=(-DLOCKSTEP_WERROR=OFF)
+fi
+# A new build tree uses Ninja, which starts a target's compiles while the libraries it links
+# are still being built (Make waits for each library); a tree configured before keeps its
+# generator.
+if [ ! -f "$dir/CMakeCache.txt" ]; then
+  flags+=(-G Ninja)
 fi
 cmake -S . -B "$dir" "${flags[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"

@@ -8,19 +8,56 @@
 # Tests that need redis-server start their own on a free loopback port (live/redis_process.h).
 # The property tests' seed is pinned (RC_PARAMS) so CI runs are reproducible; override it to
 # explore: RC_PARAMS="seed=123" bash scripts/test.sh
+#
+# The order of the work (docs/building.md has the timings): build/, then build-asan/ builds in
+# the background at the lowest priority while build/'s tests run (most of their time is spent
+# waiting on real redis-server processes, which leaves the cores idle), then build-asan/'s tests.
+# The background build's output goes to build-asan.log and is printed in full once build/'s
+# tests are done; the script fails if either build or any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export RC_PARAMS="${RC_PARAMS:-seed=20261122}"
 jobs=$(nproc)
 
-LOCKSTEP_WERROR=1 bash scripts/setup.sh
-echo "== tests (RelWithDebInfo)"
-ctest --test-dir build --output-on-failure -j"$jobs"
+stage() { # stage NAME START: how long a stage took
+  echo "== $1 took $((SECONDS - $2)) s"
+}
 
-LOCKSTEP_WERROR=1 LOCKSTEP_SANITIZE=1 bash scripts/setup.sh
+start=$SECONDS
+LOCKSTEP_WERROR=1 bash scripts/setup.sh
+stage "setup and build/" "$start"
+
+start=$SECONDS
+echo "== building build-asan/ in the background (output: build-asan.log, printed below)"
+LOCKSTEP_WERROR=1 LOCKSTEP_SANITIZE=1 nice -n 19 bash scripts/setup.sh >build-asan.log 2>&1 &
+asan_build=$!
+
+echo "== tests (RelWithDebInfo)"
+plain_rc=0
+ctest --test-dir build --output-on-failure -j"$jobs" || plain_rc=$?
+stage "tests (RelWithDebInfo)" "$start"
+
+asan_build_rc=0
+wait "$asan_build" || asan_build_rc=$?
+echo "== build-asan/ (ASan + UBSan) build output"
+cat build-asan.log
+stage "build-asan/ (from the start of build/'s tests)" "$start"
+if [ "$plain_rc" -ne 0 ]; then
+  echo "== tests (RelWithDebInfo) failed (ctest exit $plain_rc)" >&2
+  exit "$plain_rc"
+fi
+if [ "$asan_build_rc" -ne 0 ]; then
+  echo "== the build-asan/ build failed (exit $asan_build_rc)" >&2
+  exit "$asan_build_rc"
+fi
+
+start=$SECONDS
 echo "== tests (ASan + UBSan)"
 # halt_on_error makes any sanitizer report fail the test that triggered it.
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 ctest --test-dir build-asan --output-on-failure -j"$jobs"
+stage "tests (ASan + UBSan)" "$start"
+echo "== CPU time of everything (user, system):"
+times | tail -1
