@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -162,7 +163,8 @@ Summary RunCases(const std::vector<Case>& cases, int jobs, double cpu_limit_seco
     if (first_line.size() > 200) first_line.resize(200);
     summary.failure_lines.push_back(c.name + ": " + why + " [" + first_line + "]");
     if (!failure_dir_made) {
-      mkdir(failure_dir.c_str(), 0755);
+      std::error_code ignored;
+      std::filesystem::create_directories(failure_dir, ignored);
       failure_dir_made = true;
     }
     const std::string stem = failure_dir + "/case-" + std::to_string(r.index);
