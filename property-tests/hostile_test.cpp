@@ -1,0 +1,201 @@
+// The hostile-input suite: scenario files mutated from the library's, hostile Lua scripts
+// (through `eval` and as a protocol's script override) and hostile emulator input, each run
+// by the subcommand that `lockstep` would run, in a child process of its own. For every case:
+// an allowed exit status (2 with a message for input that must be refused), no signal, no
+// sanitizer report, no internal error, and a bounded amount of CPU. Seeds are pinned; the
+// counts are printed. Failing inputs are kept in hostile-failures/ (under the test's working
+// directory) to reproduce them with `lockstep run FILE` or `lockstep eval FILE`.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/subcommands.h"
+#include "property-tests/hostile_inputs.h"
+#include "property-tests/hostile_runner.h"
+
+namespace lockstep::hostile {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kSeed = 20261126;
+
+#ifdef LOCKSTEP_SANITIZED
+constexpr double kCpuBoundSeconds = 30;
+#else
+constexpr double kCpuBoundSeconds = 10;
+#endif
+
+int Jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+int EnvCount(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : fallback;
+}
+
+// A private scratch folder, removed at the end.
+class Scratch {
+ public:
+  Scratch() {
+    std::string pattern = (fs::temp_directory_path() / "lockstep-hostile-XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void Write(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+std::string Read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A scenario case: the child writes the file, runs `lockstep run` on it and removes its
+// output folder.
+Case ScenarioCase(const std::string& name, const std::string& text, const std::string& dir,
+                  size_t index, std::set<int> allowed) {
+  const std::string file = dir + "/s" + std::to_string(index) + ".toml";
+  const std::string out = dir + "/out" + std::to_string(index);
+  const std::string history = index % 4 == 0 ? "jsonl" : "none";
+  Case c;
+  c.name = name;
+  c.allowed_exits = std::move(allowed);
+  c.input_for_failure = text;
+  c.body = [file, out, history, text] {
+    Write(file, text);
+    const int rc = cli::RunMain({file, "--out", out, "-q", "--history", history});
+    std::error_code ignored;
+    fs::remove_all(out, ignored);
+    return rc;
+  };
+  return c;
+}
+
+std::string FailureDir(const std::string& test) { return (fs::current_path() / "hostile-failures" / test).string(); }
+
+void Report(const std::string& title, const Summary& s) {
+  std::cout << FormatSummary(title, s) << std::flush;
+  CHECK(s.failures == 0);
+}
+
+TEST_CASE("hostile scenario files are refused or run, never crash or hang", "[hostile]") {
+  Scratch scratch;
+  std::vector<std::pair<std::string, std::string>> bases;  // name, text
+  for (const fs::directory_entry& e : fs::directory_iterator(LOCKSTEP_SOURCE_DIR "/scenarios")) {
+    if (e.path().extension() != ".toml") continue;
+    std::string text = Read(e.path());
+    // Script overrides name files relative to the scenario; the mutants live elsewhere.
+    if (text.find("scripts") != std::string::npos) continue;
+    bases.push_back({e.path().stem().string(), std::move(text)});
+  }
+  std::sort(bases.begin(), bases.end());
+  REQUIRE(bases.size() >= 20);
+
+  std::vector<Case> cases;
+  const std::string not_lua = scratch.path() + "/not-lua.txt";
+  Write(not_lua, "This is a text file, not a Lua script.\n");
+  for (const Named& bad : KnownBadScenarios(not_lua)) {
+    const bool refuse = bad.name.find("(refuse)") != std::string::npos;
+    cases.push_back(ScenarioCase("known: " + bad.name, bad.text, scratch.path(), cases.size(),
+                                 refuse ? std::set<int>{2} : std::set<int>{0, 1, 2}));
+  }
+  const int mutants = EnvCount("LOCKSTEP_HOSTILE_SCENARIOS", 1000);
+  for (int i = 0; i < mutants; ++i) {
+    const auto& [base_name, base_text] = bases[static_cast<size_t>(i) % bases.size()];
+    const Named m = MutateScenario(base_text, kSeed * 1000003 + static_cast<uint64_t>(i));
+    cases.push_back(ScenarioCase("mutant " + std::to_string(i) + " of " + base_name + ": " + m.name,
+                                 m.text, scratch.path(), cases.size(), {0, 1, 2}));
+  }
+  const Summary s = RunCases(cases, Jobs(), kCpuBoundSeconds, scratch.path() + "/run",
+                             FailureDir("scenarios"));
+  Report("hostile scenario files", s);
+  CHECK(s.cases >= 1000);
+}
+
+TEST_CASE("hostile scripts through eval end with a reply or an error reply", "[hostile]") {
+  Scratch scratch;
+  std::vector<Case> cases;
+  for (const Named& script : HostileScripts()) {
+    const std::string file = scratch.path() + "/script" + std::to_string(cases.size()) + ".lua";
+    Case c;
+    c.name = "eval: " + script.name;
+    c.allowed_exits = {0, 1};
+    c.input_for_failure = script.text;
+    c.body = [file, text = script.text] {
+      Write(file, text);
+      return cli::EvalMain({file, "--clock-ms", "1767225600000", "--keys", "k1", "k2", "--args", "a1", "10"});
+    };
+    cases.push_back(std::move(c));
+  }
+  const Summary s = RunCases(cases, Jobs(), kCpuBoundSeconds, scratch.path() + "/run",
+                             FailureDir("eval"));
+  Report("hostile scripts through eval", s);
+  CHECK(s.cases >= 200);
+}
+
+TEST_CASE("hostile scripts as a lock's script override are refused or run, never crash or hang",
+          "[hostile]") {
+  Scratch scratch;
+  std::vector<Case> cases;
+  const char* roles[] = {"acquire", "unlock", "renew", "force_unlock"};
+  for (const Named& script : HostileScripts()) {
+    const size_t index = cases.size();
+    const std::string lua = scratch.path() + "/override" + std::to_string(index) + ".lua";
+    const std::string text =
+        "name = \"override\"\nduration_ms = 5000\n[[nodes]]\nname = \"n1\"\n[[clients]]\n"
+        "count = 1\n[workload]\nops_per_thread = 1\nwait_ms = 100\n[protocol]\nscripts = { " +
+        std::string(roles[index % std::size(roles)]) + " = \"" + lua + "\" }\n";
+    Case c = ScenarioCase("override " + std::string(roles[index % std::size(roles)]) + ": " + script.name,
+                          text, scratch.path(), index, {0, 1, 2});
+    c.input_for_failure = script.text;
+    c.body = [lua, body = c.body, lua_text = script.text] {
+      Write(lua, lua_text);
+      return body();
+    };
+    cases.push_back(std::move(c));
+  }
+  const Summary s = RunCases(cases, Jobs(), kCpuBoundSeconds, scratch.path() + "/run",
+                             FailureDir("overrides"));
+  Report("hostile scripts as script overrides", s);
+}
+
+TEST_CASE("hostile emulator input ends with replies and errors, never a crash or a hang",
+          "[hostile]") {
+  Scratch scratch;
+  std::vector<Case> cases;
+  for (const Named& input : HostileEmuInputs()) {
+    Case c;
+    c.name = "emu: " + input.name;
+    c.allowed_exits = {0, 1};
+    c.stdin_text = input.text;
+    c.body = [] { return cli::EmuMain({"--clock-ms", "1767225600000"}); };
+    cases.push_back(std::move(c));
+  }
+  const Summary s = RunCases(cases, Jobs(), kCpuBoundSeconds, scratch.path() + "/run",
+                             FailureDir("emu"));
+  Report("hostile emulator input", s);
+  CHECK(s.cases >= 30);
+}
+
+}  // namespace
+}  // namespace lockstep::hostile
