@@ -16,7 +16,7 @@ check::CheckOptions CheckOptionsOf(const Scenario& scenario) {
 std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& scenario,
                                           const PipelineOptions& options, std::string* error) {
   const bool may_stop = options.interrupted != nullptr || static_cast<bool>(options.should_stop);
-  return RunPipelineWith(
+  std::optional<PipelineResult> result = RunPipelineWith(
       sim.recorder(), scenario, options,
       [&](const std::function<bool()>& should_stop) {
         // The simulator asks only when somebody may say stop: its loop stays lean otherwise.
@@ -25,6 +25,8 @@ std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& 
         return DriveOutcome{sim.events_run(), sim.end_us(), sim.interrupted()};
       },
       error);
+  if (result) result->stalled = sim.stalled();
+  return result;
 }
 
 std::optional<PipelineResult> RunPipelineWith(
