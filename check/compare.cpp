@@ -97,28 +97,56 @@ RunComparison CompareRuns(const Verdict& sim, const OperationLog& sim_ops, const
     auto it = live_ops.threads().find(thread);
     const size_t live_size = it == live_ops.threads().end() ? 0 : it->second.size();
     const size_t both = std::min(sim_list.size(), live_size);
-    if (sim_list.size() > both) c.sim_only += sim_list.size() - both;
-    if (live_size > both) c.live_only += live_size - both;
+    ThreadComparison t;
+    t.thread = thread;
+    t.compared = both;
+    t.sim_only = sim_list.size() - both;
+    t.live_only = live_size - both;
     for (size_t i = 0; i < both; ++i) {
       const OperationLog::Operation& s = sim_list[i];
       const OperationLog::Operation& l = it->second[i];
-      ++c.operations_compared;
       if (s.op == l.op && s.outcome == l.outcome) {
-        ++c.operations_agree;
+        ++t.agree;
         continue;
       }
       const int64_t at = std::min(s.invoke_us, l.invoke_us);
       if (at >= first_at) continue;
       first_at = at;
+      Divergence d;
+      d.thread = thread;
+      d.position = i + 1;
+      d.sim_op = s.op;
+      d.live_op = l.op;
+      d.sim_invoke_us = s.invoke_us;
+      d.sim_end_us = s.end_us;
+      d.live_invoke_us = l.invoke_us;
+      d.live_end_us = l.end_us;
+      d.sim_side = Side(s);
+      d.live_side = Side(l);
       c.first_divergence = thread + "'s operation #" + std::to_string(i + 1) + " (" + s.op +
                            (s.op == l.op ? "" : " in the simulator, " + l.op + " live") +
                            "), invoked at " + Seconds(s.invoke_us) + " simulated and " +
-                           Seconds(l.invoke_us) + " live:\n    simulator: " + Side(s) +
-                           "\n    live:      " + Side(l);
+                           Seconds(l.invoke_us) + " live:\n    simulator: " + d.sim_side +
+                           "\n    live:      " + d.live_side;
+      c.divergence = std::move(d);
     }
+    c.threads.push_back(t);
   }
   for (const auto& [thread, live_list] : live_ops.threads()) {
-    if (sim_ops.threads().count(thread) == 0) c.live_only += live_list.size();
+    if (sim_ops.threads().count(thread) == 0) {
+      ThreadComparison t;
+      t.thread = thread;
+      t.live_only = live_list.size();
+      c.threads.push_back(t);
+    }
+  }
+  std::sort(c.threads.begin(), c.threads.end(),
+            [](const ThreadComparison& a, const ThreadComparison& b) { return a.thread < b.thread; });
+  for (const ThreadComparison& t : c.threads) {
+    c.operations_compared += t.compared;
+    c.operations_agree += t.agree;
+    c.sim_only += t.sim_only;
+    c.live_only += t.live_only;
   }
   return c;
 }

@@ -64,8 +64,28 @@ struct PropertyComparison {
   bool differs() const { return applicable && sim_violated != live_violated; }
 };
 
+// One thread's operations compared position by position.
+struct ThreadComparison {
+  std::string thread;  // "c1.t0"
+  size_t compared = 0;
+  size_t agree = 0;
+  size_t sim_only = 0;
+  size_t live_only = 0;
+};
+
+// The first divergence as data, for a report that marks it on both runs' timelines.
+struct Divergence {
+  std::string thread;   // "c2.t0"
+  size_t position = 0;  // 1-based: the thread's operation #position
+  std::string sim_op, live_op;
+  int64_t sim_invoke_us = 0, sim_end_us = -1;  // end -1: never completed
+  int64_t live_invoke_us = 0, live_end_us = -1;
+  std::string sim_side, live_side;  // "ok at 5.002 s, last reply from n1: (nil)"
+};
+
 struct RunComparison {
   std::vector<PropertyComparison> properties;  // kProperties order.
+  std::vector<ThreadComparison> threads;       // Every thread either run has, by name.
   bool verdicts_differ = false;
   // Operations compared position by position over the threads both runs have.
   size_t operations_compared = 0;
@@ -75,6 +95,7 @@ struct RunComparison {
   size_t live_only = 0;
   // The first position (earliest in either run's time) where the outcomes differ, explained.
   std::optional<std::string> first_divergence;
+  std::optional<Divergence> divergence;  // The same, as data.
 };
 
 RunComparison CompareRuns(const Verdict& sim, const OperationLog& sim_ops, const Verdict& live,

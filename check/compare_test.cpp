@@ -63,6 +63,23 @@ TEST_CASE("CompareRuns: same verdicts, one operation differs, one only simulated
         "c2.t0's operation #3 (acquire), invoked at 5.000 s simulated and 5.100 s live:\n"
         "    simulator: ok at 5.002 s, last reply from n1: (nil)\n"
         "    live:      fail (wait timed out) at 5.200 s, last reply from n1: 2870");
+  // The same divergence as data, and the counts per thread.
+  REQUIRE(c.divergence);
+  CHECK(c.divergence->thread == "c2.t0");
+  CHECK(c.divergence->position == 3);
+  CHECK(c.divergence->sim_invoke_us == 5_s);
+  CHECK(c.divergence->sim_end_us == 5002_ms);
+  CHECK(c.divergence->live_invoke_us == 5100_ms);
+  CHECK(c.divergence->live_end_us == 5200_ms);
+  CHECK(c.divergence->live_side == "fail (wait timed out) at 5.200 s, last reply from n1: 2870");
+  REQUIRE(c.threads.size() == 2);
+  CHECK(c.threads[0].thread == "c1.t0");
+  CHECK(c.threads[0].compared == 2);
+  CHECK(c.threads[0].agree == 2);
+  CHECK(c.threads[1].thread == "c2.t0");
+  CHECK(c.threads[1].compared == 3);
+  CHECK(c.threads[1].agree == 2);
+  CHECK(c.threads[1].sim_only == 1);
   const std::string text = FormatComparison(c);
   CHECK(text.find("mutual_exclusion    sim holds     live holds") != std::string::npos);
   CHECK(text.find("The verdicts agree") != std::string::npos);
@@ -93,6 +110,12 @@ TEST_CASE("CompareRuns: a property violated in one run only is a difference", "[
   CHECK(me->differs());
   CHECK(c.live_only == 1);
   CHECK_FALSE(c.first_divergence);
+  CHECK_FALSE(c.divergence);
+  // c2 ran only live: a row of its own, all of it live only.
+  REQUIRE(c.threads.size() == 2);
+  CHECK(c.threads[1].thread == "c2.t0");
+  CHECK(c.threads[1].compared == 0);
+  CHECK(c.threads[1].live_only == 1);
   const std::string text = FormatComparison(c);
   CHECK(text.find("mutual_exclusion    sim holds     live VIOLATED   <-- DIFFERENT") != std::string::npos);
   CHECK(text.find("The verdicts differ") != std::string::npos);

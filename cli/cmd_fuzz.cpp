@@ -51,7 +51,8 @@ const char* kFuzzHelp =
     "regression test.\n"
     "\n"
     "Exit status: 0 nothing found, 1 a violation found and written (or a corpus case\n"
-    "still fails), 2 bad input, 130 interrupted.\n"
+    "still fails), 2 bad input, 130 interrupted\n"
+    "(SIGINT; 143 SIGTERM, 129 SIGHUP).\n"
     "\n"
     "Examples:\n"
     "  lockstep fuzz scenarios/contention-10.toml --cases 500\n"
@@ -596,7 +597,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   }
   if (interrupt.interrupted() || found.interrupted) {
     std::cout << "result     INTERRUPTED" << (failed ? " (the failures above were written)" : "") << "\n";
-    return kExitInterrupted;
+    return interrupt.exit_status();
   }
   if (failed) {
     const bool all_corpus = std::all_of(written.begin(), written.end(),

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -53,29 +54,41 @@ const char* kReplayHelp =
     "\n"
     "What cannot be made real (duplicated messages, reordering) is refused before anything\n"
     "starts, with a message per item. Every process lockstep starts is stopped by its pid when\n"
-    "the replay ends, fails or is interrupted (Ctrl-C, SIGTERM: what was written is kept).\n"
+    "the replay ends, fails or is interrupted (Ctrl-C, SIGTERM, SIGHUP: what was written is\n"
+    "kept).\n"
     "\n"
     "Writes DIR/history.jsonl, DIR/report.html, DIR/trace.json, DIR/summary.md and\n"
     "DIR/summary.txt for the live run, DIR/comparison.txt, and the simulated run in DIR/sim/.\n"
+    "DIR/report.html shows both runs: both verdicts per property, the operations' agreement\n"
+    "per thread, the first divergence, and both timelines on one time axis (live above);\n"
+    "DIR/summary.md has the comparison too.\n"
+    "\n"
+    "With --redis HOST:PORT[,...] the live run uses servers you run instead (one independent\n"
+    "master per [[nodes]] entry, in order): the workload and the network faults (through the\n"
+    "fault proxy) are replayed, faults that need control of the server processes are refused.\n"
+    "lockstep touches only keys and channels under a run prefix it prints\n"
+    "(lockstep:<seed>:<random id>:), sends no command without such a key (never FLUSHALL,\n"
+    "FLUSHDB, CONFIG, DEBUG, SHUTDOWN), and deletes what is left under the prefix at the end.\n"
     "\n"
     "Exit status: 0 the live verdict matches [expect], 1 it does not (with --strict: also when\n"
-    "a property's simulated and live verdicts differ), 2 bad input or a server that cannot be\n"
-    "started, 130 interrupted.\n"
+    "a property's simulated and live verdicts differ), 2 bad input, a server that cannot be\n"
+    "started or a --redis server that cannot be used, 130 interrupted (SIGINT; 143 SIGTERM,\n"
+    "129 SIGHUP).\n"
     "\n"
     "Example:\n"
     "  lockstep replay scenarios/gc-pause-explicit-lease.toml --time-scale 0.1\n"
     "\n"
     "Options";
 
-// The reports of one run, from its history file; false (with a message) if they could not be
+// Reports from history files, written by `write`; false (with a message) if they could not be
 // written, which costs neither the history nor the verdict.
-bool WriteReports(const std::string& history_path, const check::Verdict& verdict,
-                  reports::ReportMeta meta, const std::string& out_dir) {
+bool WriteReports(const std::string& out_dir,
+                  const std::function<bool(std::vector<reports::WrittenFile>*, std::string*)>& write) {
   std::vector<reports::WrittenFile> written;
   std::string error;
   bool ok = false;
   try {
-    ok = reports::WriteReportsFromFile(history_path, verdict, meta, out_dir, &written, &error);
+    ok = write(&written, &error);
   } catch (const std::exception& e) {
     error = std::string("internal error while writing reports: ") + e.what();
   }
@@ -91,6 +104,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   int64_t duration_ms = 0;
   double time_scale = 1;
   bool strict = false, quiet = false;
+  std::string redis;
   po::options_description desc(kReplayHelp);
   desc.add_options()("help,h", "show this help")(
       "seed", po::value(&seed), "override the scenario's seed")(
@@ -102,7 +116,11 @@ int ReplayMain(const std::vector<std::string>& args) {
       "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
       "strict", po::bool_switch(&strict),
       "exit 1 also when a property's simulated and live verdicts differ")(
-      "quiet,q", po::bool_switch(&quiet), "no progress lines");
+      "quiet,q", po::bool_switch(&quiet), "no progress lines")(
+      "redis", po::value(&redis),
+      "HOST:PORT[,...]: replay the workload on these servers (yours, one master per node, in "
+      "the scenario's order) instead of starting any; keys only under a run prefix, deleted "
+      "at the end");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value(&file));
   po::variables_map vm;
@@ -116,11 +134,26 @@ int ReplayMain(const std::vector<std::string>& args) {
       LoadScenarioForRun("replay", file, RunOverrides{seed, duration_ms, time_scale}, vm);
   if (!loaded) return kExitBadInput;
   Scenario scenario = std::move(*loaded);
-  const std::vector<std::string> refusals = live::LiveRefusals(scenario, /*own_servers=*/true);
+  const bool on_user_servers = vm.count("redis") > 0;
+  const std::vector<std::string> refusals = live::LiveRefusals(scenario, !on_user_servers);
   if (!refusals.empty()) {
-    std::cerr << "lockstep replay: the scenario asks for what a live run cannot make real:\n";
+    std::cerr << "lockstep replay: the scenario asks for what a live run cannot make real"
+              << (on_user_servers ? " on servers lockstep did not start (--redis)" : "") << ":\n";
     for (const std::string& r : refusals) std::cerr << "  " << r << "\n";
     return kExitBadInput;
+  }
+  // --redis: the user's servers, checked (by reading only) before anything runs.
+  std::vector<live::UserServer> user_servers;
+  std::shared_ptr<const live::RunKeyspace> keyspace;
+  if (on_user_servers) {
+    std::string why;
+    std::optional<std::vector<live::UserServer>> mapped = live::MapUserServers(scenario, redis, &why);
+    if (!mapped || !live::CheckUserServers(&*mapped, &why)) {
+      std::cerr << "lockstep replay: " << why << "\n";
+      return kExitBadInput;
+    }
+    user_servers = std::move(*mapped);
+    keyspace = std::make_shared<const live::RunKeyspace>(live::RunKeyspace::ForRun(scenario.seed));
   }
   if (out_dir.empty()) {
     out_dir = "lockstep-out/" + scenario.name + "-seed" + std::to_string(scenario.seed) + "-live";
@@ -135,6 +168,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   std::string reproduce = "lockstep replay " + ShellQuote(file) + " --seed " + std::to_string(scenario.seed);
   if (vm.count("duration-ms")) reproduce += " --duration-ms " + std::to_string(duration_ms);
   if (vm.count("time-scale")) reproduce += " --time-scale " + FormatFactor(time_scale);
+  if (on_user_servers) reproduce += " --redis " + ShellQuote(redis);
 
   std::ostringstream head;
   head << "scenario   " << scenario.name << " (" << file << ")\n";
@@ -142,6 +176,10 @@ int ReplayMain(const std::vector<std::string>& args) {
   head << "duration   " << Seconds(scenario.duration_us) << " of real time";
   if (vm.count("time-scale")) head << " (every duration times " << FormatFactor(time_scale) << ")";
   head << "\n";
+  if (keyspace != nullptr) {
+    head << "servers    yours (--redis " << redis << "); every key and channel of the run under "
+         << keyspace->prefix() << "\n";
+  }
   std::cout << head.str() << std::flush;
 
   InterruptScope interrupt;
@@ -169,7 +207,11 @@ int ReplayMain(const std::vector<std::string>& args) {
   meta.version = LOCKSTEP_VERSION;
   meta.parameters = sim->derived();
   meta.reproduce = reproduce;
-  WriteReports(sim_pipeline.history_path, sim_run->verdict, meta, sim_dir);
+  const reports::ReportMeta sim_meta = meta;
+  WriteReports(sim_dir, [&](std::vector<reports::WrittenFile>* written, std::string* error) {
+    return reports::WriteReportsFromFile(sim_pipeline.history_path, sim_run->verdict, sim_meta,
+                                         sim_dir, written, error);
+  });
   if (!quiet) {
     std::cerr << "simulated: " << sim_run->history_events << " events, "
               << (sim_run->verdict.AnyViolated() ? "a property violated" : "every property holds")
@@ -177,16 +219,23 @@ int ReplayMain(const std::vector<std::string>& args) {
   }
   if (interrupt.interrupted()) {
     std::cerr << "lockstep replay: interrupted during the simulated run\n";
-    return kExitInterrupted;
+    return interrupt.exit_status();
   }
 
   // --- the live run ---
   history::Recorder recorder;
   check::OperationLog live_ops(&recorder.names());
   recorder.AddSink(&live_ops);
-  if (!quiet) std::cerr << "live: starting the servers, the fault proxy and the clients ...\n";
+  if (!quiet) {
+    std::cerr << (keyspace != nullptr ? "live: starting the fault proxy and the clients ...\n"
+                                      : "live: starting the servers, the fault proxy and the clients ...\n");
+  }
+  live::ReplayOptions replay_options;
+  replay_options.lua_dir = lua_dir;
+  replay_options.user_servers = user_servers;
+  replay_options.keyspace = keyspace;
   std::unique_ptr<live::Replay> replay =
-      live::Replay::Start(scenario, live::ReplayOptions{lua_dir}, recorder, &error);
+      live::Replay::Start(scenario, replay_options, recorder, &error);
   if (!replay) {
     std::cerr << "lockstep replay: cannot start the live run: " << error << "\n";
     return kExitBadInput;
@@ -207,23 +256,41 @@ int ReplayMain(const std::vector<std::string>& args) {
       &error);
   const std::vector<std::string> fault_notes = replay->fault_notes();
   const std::vector<std::pair<std::string, std::string>> live_parameters = replay->derived();
-  replay.reset();  // Every server, sentinel and proxy it started is stopped here.
+  // Every server, sentinel and proxy it started is stopped here; on the user's servers, what
+  // is left under the run's prefix is deleted.
+  const std::vector<std::string> cleanup = replay->Stop();
+  replay.reset();
   if (!live_run) {
     std::cerr << "lockstep replay: " << error << "\n";
+    for (const std::string& c : cleanup) std::cerr << "lockstep replay: " << c << "\n";
     return kExitFailed;
   }
   const bool interrupted = live_run->interrupted;
   meta.parameters = live_parameters;
-  WriteReports(live_pipeline.history_path, live_run->verdict, meta, out_dir);
 
   // --- verdicts and comparison ---
   const check::RunComparison comparison =
       check::CompareRuns(sim_run->verdict, sim_ops, live_run->verdict, live_ops);
+  // The live run's reports show the simulated run too (its own reports are in sim/); if the
+  // simulated history cannot be read again, the live run still gets its own.
+  const bool both = WriteReports(out_dir, [&](std::vector<reports::WrittenFile>* written,
+                                              std::string* error) {
+    return reports::WriteComparisonReportsFromFiles(
+        live_pipeline.history_path, live_run->verdict, meta, sim_pipeline.history_path,
+        sim_run->verdict, sim_meta, comparison, out_dir, written, error);
+  });
+  if (!both) {
+    WriteReports(out_dir, [&](std::vector<reports::WrittenFile>* written, std::string* error) {
+      return reports::WriteReportsFromFile(live_pipeline.history_path, live_run->verdict, meta,
+                                           out_dir, written, error);
+    });
+  }
   const std::string compared = check::FormatComparison(comparison);
   const check::Judgement judgement = check::Judge(live_run->verdict, scenario.expect);
   std::ostringstream body;
   body << "live " << FormatVerdict(live_run->verdict, scenario.expect);
   for (const std::string& n : fault_notes) body << "  fault not applied as asked: " << n << "\n";
+  for (const std::string& c : cleanup) body << "clean-up   " << c << "\n";
   body << compared;
   std::ostringstream tail;
   char figures[256];
@@ -241,7 +308,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   if (interrupted) {
     tail << "result     INTERRUPTED at " << Seconds(live_run->end_us) << " of "
          << Seconds(scenario.duration_us) << ": the live verdict above is of that prefix\n";
-    status = kExitInterrupted;
+    status = interrupt.exit_status();
   } else if (!judgement.matches) {
     tail << "result     FAIL: the live verdict does not match the scenario's expectations:\n";
     for (const std::string& m : judgement.mismatches) tail << "             " << m << "\n";

@@ -6,9 +6,12 @@
 
 #include <boost/program_options.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -62,11 +65,15 @@ const char* kRunHelp =
     "DIR/report.html (timeline), DIR/trace.json (Perfetto) and DIR/summary.md (for a pull\n"
     "request); `lockstep report DIR/history.jsonl` rebuilds them from the history.\n"
     "\n"
-    "Ctrl-C (SIGINT) or SIGTERM stops the run where it is: the history written so far, its\n"
-    "verdict and its reports are kept, and the exit status is 130.\n"
+    "DIR is created, and checked to be writable, before the simulation starts. Ctrl-C\n"
+    "(SIGINT), SIGTERM or SIGHUP stops the run where it is: the history written so far, its\n"
+    "verdict, its reports and DIR/summary.txt are kept. A write that fails (a full disk, a\n"
+    "file-size limit) stops the run at once with a message; the file it was writing is\n"
+    "removed, so nothing half-written is left behind.\n"
     "\n"
-    "Exit status: 0 the verdict matches [expect], 1 it does not, 2 bad input,\n"
-    "130 interrupted.\n"
+    "Exit status: 0 the verdict matches [expect], 1 it does not, or an output file could not\n"
+    "be written; 2 bad input (a flag, the scenario, an --out that cannot be created or\n"
+    "written); interrupted: 130 by SIGINT, 143 by SIGTERM, 129 by SIGHUP.\n"
     "\n"
     "Example:\n"
     "  lockstep run scenarios/contention-10.toml\n"
@@ -74,10 +81,57 @@ const char* kRunHelp =
     "\n"
     "Options";
 
+// The process's peak resident memory so far (every thread's, the reports' included).
 long PeakRssKb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss;
+}
+
+// Creates `dir` and proves it writable by writing and removing a file in it, so that an --out
+// that cannot take the results is refused before the simulation, not found after it.
+bool PrepareOutDir(const std::string& dir, std::string* error) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    *error = "cannot create " + dir + ": " + ec.message();
+    return false;
+  }
+  if (!std::filesystem::is_directory(dir, ec)) {
+    *error = dir + " is not a directory";
+    return false;
+  }
+  std::string probe = dir + "/.lockstep-write-test-XXXXXX";
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) {
+    *error = "cannot write in " + dir + ": " + std::strerror(errno);
+    return false;
+  }
+  const bool wrote = write(fd, "\n", 1) == 1;
+  const int write_errno = errno;
+  close(fd);
+  unlink(probe.c_str());
+  if (!wrote) {
+    *error = "cannot write in " + dir + ": " + std::strerror(write_errno);
+    return false;
+  }
+  return true;
+}
+
+// Writes `text` to `path` through a temporary name; on failure the temporary file is removed
+// and nothing is left under either name.
+bool WriteWholeFile(const std::string& path, const std::string& text, std::string* error) {
+  const std::string tmp = path + ".tmp";
+  errno = 0;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (out && std::rename(tmp.c_str(), path.c_str()) == 0) return true;
+  }
+  *error = "cannot write " + path + ": " + (errno != 0 ? std::strerror(errno) : "an I/O error");
+  std::remove(tmp.c_str());
+  return false;
 }
 
 }  // namespace
@@ -132,10 +186,9 @@ int RunMain(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
 
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) {
-    std::cerr << "lockstep run: cannot create " << out_dir << ": " << ec.message() << "\n";
+  std::string out_error;
+  if (!PrepareOutDir(out_dir, &out_error)) {
+    std::cerr << "lockstep run: --out: " << out_error << "\n";
     return kExitBadInput;
   }
   const std::string history_path =
@@ -165,13 +218,12 @@ int RunMain(const std::vector<std::string>& args) {
                  static_cast<unsigned long long>(sim->events_run()), wall, tty ? "" : "\n");
   };
   std::string write_error;
-  std::optional<PipelineResult> run;
-  {
-    // The simulator looks at the flag between events; the reports below run uninterrupted.
-    InterruptScope interrupt;
-    pipeline.interrupted = interrupt.flag();
-    run = RunPipeline(*sim, scenario, pipeline, &write_error);
-  }
+  // The simulator looks at the flag between events and stops at the next boundary. The scope
+  // lasts to the end, so that a signal while the reports and the summary are written lets
+  // them finish (no half-written file) and still gives the interrupted exit status.
+  InterruptScope interrupt;
+  pipeline.interrupted = interrupt.flag();
+  std::optional<PipelineResult> run = RunPipeline(*sim, scenario, pipeline, &write_error);
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
   if (!run) {
     std::cerr << "lockstep run: " << write_error << "\n";
@@ -186,9 +238,10 @@ int RunMain(const std::vector<std::string>& args) {
   const bool interrupted = run->interrupted;
   const double wall_s = run->wall_s;
   if (interrupted) {
-    std::cerr << "lockstep run: interrupted at " << Seconds(run->end_us) << " simulated; the verdict, "
+    std::cerr << "lockstep run: interrupted by " << interrupt.signal_name() << " at "
+              << Seconds(run->end_us) << " simulated; the verdict, "
               << (run->history_written ? history_path : "the history")
-              << " and the reports are of the run so far\n";
+              << ", the reports and the summary are of the run so far\n";
   }
   const check::Verdict& verdict = run->verdict;
   const check::Judgement judgement = check::Judge(verdict, scenario.expect);
@@ -230,7 +283,8 @@ int RunMain(const std::vector<std::string>& args) {
       std::cerr << "lockstep run: reports not written: " << write_error << "\n";
     }
   }
-  // Peak memory includes the reports.
+  // Taken last, after checking and the reports: the process's real peak (the summary and the
+  // lines printed below add nothing to it).
   char figures[512];
   std::snprintf(figures, sizeof(figures),
                 "simulated  %.3f s in %.2f s wall (%.1f simulated s per wall s)\n"
@@ -241,8 +295,9 @@ int RunMain(const std::vector<std::string>& args) {
                 PeakRssKb() / 1024);
   const double report_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - report_start).count();
-  std::string report_line =
-      written_history ? "reports    " : "reports    none (no history to read them from)";
+  std::string report_line = !written_history ? "reports    none (no history to read them from)"
+                            : reports_ok      ? "reports    "
+                                              : "reports    NOT WRITTEN: " + write_error;
   for (const reports::WrittenFile& f : written) {
     const std::string name = std::filesystem::path(f.path).filename().string();
     report_line += (report_line.size() > 11 ? ", " + name : f.path) + " (" +
@@ -253,7 +308,8 @@ int RunMain(const std::vector<std::string>& args) {
 
   std::ostringstream tail;
   tail << "history    " << kept << "\n"
-       << figures << report_line << (written_history ? report_time : "\n") << "reproduce  " << reproduce
+       << figures << report_line << (written_history && reports_ok ? report_time : "\n")
+       << "reproduce  " << reproduce
        << "\n";
   if (interrupted) {
     tail << "result     INTERRUPTED at " << Seconds(run->end_us) << " of "
@@ -265,14 +321,23 @@ int RunMain(const std::vector<std::string>& args) {
     for (const std::string& m : judgement.mismatches) tail << "             " << m << "\n";
   }
 
-  std::cout << body.str() << tail.str();
-  std::ofstream summary(out_dir + "/summary.txt");
-  summary << head.str() << body.str() << tail.str();
-  if (!summary) {
-    std::cerr << "lockstep run: cannot write " << out_dir << "/summary.txt\n";
+  std::cout << body.str() << tail.str() << std::flush;
+  if (!WriteWholeFile(out_dir + "/summary.txt", head.str() + body.str() + tail.str(),
+                      &write_error)) {
+    std::cerr << "lockstep run: " << write_error << "\n";
     return kExitFailed;
   }
-  if (interrupted) return kExitInterrupted;
+  // An output missing for want of space is a failure whatever the verdict: whoever reads the
+  // exit status alone must not take the run for complete.
+  if (written_history && !reports_ok) return kExitFailed;
+  if (interrupt.interrupted()) {
+    if (!interrupted) {
+      std::cerr << "lockstep run: " << interrupt.signal_name()
+                << " arrived after the run ended; its verdict, history, reports and summary are "
+                   "complete\n";
+    }
+    return interrupt.exit_status();
+  }
   return judgement.matches ? kExitOk : kExitFailed;
 }
 

@@ -17,8 +17,12 @@ namespace po = boost::program_options;
 namespace lockstep::cli {
 
 namespace {
+// The first signal that arrived; later ones do not overwrite it (the exit status names the one
+// that stopped the run).
 volatile std::sig_atomic_t g_interrupted = 0;
-void OnInterrupt(int) { g_interrupted = 1; }
+void OnInterrupt(int signal_number) {
+  if (g_interrupted == 0) g_interrupted = signal_number;
+}
 }  // namespace
 
 InterruptScope::InterruptScope() {
@@ -26,16 +30,37 @@ InterruptScope::InterruptScope() {
   struct sigaction action {};
   action.sa_handler = OnInterrupt;
   sigemptyset(&action.sa_mask);
+  // One handler at a time: a second signal waits until the first one's flag is set.
+  sigaddset(&action.sa_mask, SIGINT);
+  sigaddset(&action.sa_mask, SIGTERM);
+  sigaddset(&action.sa_mask, SIGHUP);
   sigaction(SIGINT, &action, &old_int_);
   sigaction(SIGTERM, &action, &old_term_);
+  sigaction(SIGHUP, &action, &old_hup_);
 }
 
 InterruptScope::~InterruptScope() {
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
+  sigaction(SIGHUP, &old_hup_, nullptr);
 }
 
 const volatile std::sig_atomic_t* InterruptScope::flag() const { return &g_interrupted; }
+
+int InterruptScope::signal_number() const { return g_interrupted; }
+
+int InterruptScope::exit_status() const {
+  return g_interrupted != 0 ? 128 + g_interrupted : kExitInterrupted;
+}
+
+const char* InterruptScope::signal_name() const {
+  switch (g_interrupted) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "a signal";
+  }
+}
 
 std::string DefaultLuaDir() {
   if (const char* env = std::getenv("LOCKSTEP_LUA_DIR")) return env;

@@ -48,9 +48,9 @@ std::optional<Scenario> LoadScenarioForRun(const std::string& command, const std
                                            const RunOverrides& o,
                                            const boost::program_options::variables_map& vm);
 
-// While it lives, SIGINT and SIGTERM set a flag instead of ending the process, so that a long
-// command stops where it is and keeps what it wrote; the handlers from before come back when
-// it ends. One at a time.
+// While it lives, SIGINT, SIGTERM and SIGHUP set a flag instead of ending the process, so that
+// a long command stops where it is and keeps what it wrote; the handlers from before come back
+// when it ends. One at a time.
 class InterruptScope {
  public:
   InterruptScope();
@@ -61,10 +61,20 @@ class InterruptScope {
   // For a pipeline or a search to look at between events.
   const volatile std::sig_atomic_t* flag() const;
   bool interrupted() const { return *flag() != 0; }
+  // The first signal that arrived (0: none).
+  int signal_number() const;
+  // What the command exits with once interrupted: 128 + the signal, as shells report a process
+  // the signal ended (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+  // 130 when no signal arrived (a command that stopped for its own reasons reports it as SIGINT
+  // would).
+  int exit_status() const;
+  // "SIGINT", "SIGTERM" or "SIGHUP".
+  const char* signal_name() const;
 
  private:
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
+  struct sigaction old_hup_ {};
 };
 
 // Parses `args` for `lockstep <command>`: the options of `desc` and one positional argument

@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# A run stopped by SIGINT keeps what it did: the history written so far (a readable prefix
-# that ends with the "interrupted" end note), the verdict and the reports of that prefix, a
-# message on stderr, and exit status 130; `lockstep report` reads the prefix back.
+# A run stopped by SIGINT, SIGTERM or SIGHUP keeps what it did: the history written so far (a
+# readable prefix that ends with the "interrupted" end note), the verdict, the reports and the
+# summary of that prefix, a message on stderr naming the signal, and the exit status a shell
+# gives a process that signal ended (130, 143, 129); `lockstep report` reads the prefix back.
 #
-#   cli/interrupt_test.sh LOCKSTEP SOURCE_DIR OUT_DIR
+#   cli/interrupt_test.sh LOCKSTEP SOURCE_DIR OUT_DIR [INT|TERM|HUP]
 set -euo pipefail
 lockstep=$1
 src=$2
 out=$3
+signal=${4:-INT}
+case "$signal" in
+  INT) want=130 ;;
+  TERM) want=143 ;;
+  HUP) want=129 ;;
+  *) echo "unknown signal $signal"; exit 2 ;;
+esac
 rm -rf "$out"
 mkdir -p "$out"
 history="$out/run/history.jsonl"
@@ -21,7 +29,7 @@ for _ in $(seq 1 600); do
   if [ -s "$history" ] && [ "$(stat -c %s "$history")" -gt 2000000 ]; then break; fi
   sleep 0.1
 done
-kill -INT "$pid"
+kill -"$signal" "$pid"
 set +e
 wait "$pid"
 code=$?
@@ -29,13 +37,15 @@ set -e
 cat "$out/stderr"
 tail -3 "$out/stdout"
 fail() { echo "FAIL: $*"; exit 1; }
-[ "$code" -eq 130 ] || fail "exit status $code, not 130"
-grep -q "interrupted at" "$out/stderr" || fail "no message on stderr"
+[ "$code" -eq "$want" ] || fail "exit status $code, not $want"
+grep -q "interrupted by SIG$signal at" "$out/stderr" || fail "no message on stderr naming SIG$signal"
 grep -q "^result     INTERRUPTED at" "$out/stdout" || fail "no INTERRUPTED result line"
 tail -1 "$history" | grep -q '"op":"end","detail":"interrupted"' || fail "the history does not end with the interrupted end note"
 for f in report.html trace.json summary.md summary.txt; do
   [ -s "$out/run/$f" ] || fail "$f was not written"
 done
+grep -q "^result     INTERRUPTED at" "$out/run/summary.txt" || fail "summary.txt does not say interrupted"
+! ls "$out/run" | grep -q '\.tmp$' || fail "a temporary file was left behind"
 "$lockstep" report "$history" --out "$out/again" >"$out/report.out" || fail "lockstep report could not read the prefix"
 [ -s "$out/again/report.html" ] || fail "lockstep report wrote no report.html"
-echo "ok: interrupted after $(wc -l <"$history") events; prefix, verdict and reports kept"
+echo "ok: SIG$signal: exit $code, interrupted after $(wc -l <"$history") events; prefix, verdict and reports kept"

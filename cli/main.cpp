@@ -1,8 +1,10 @@
 // lockstep: finds out whether a distributed lock built on Redis keeps its promises.
 //
 // The executable is a set of subcommands; each parses its own options and has its own --help.
-// Exit status: 0 success, 1 a check failed (or a verdict did not match its expectation),
-// 2 bad input (unknown subcommand or flag, unreadable or malformed file).
+// Exit status: 0 success, 1 a check failed (or a verdict did not match its expectation, or an
+// output could not be written), 2 bad input (unknown subcommand or flag, unreadable or malformed
+// file), 128 + the signal when a long command was interrupted (130, 143, 129).
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -43,7 +45,8 @@ void PrintUsage(std::FILE* out) {
                "subcommands:\n");
   for (const Subcommand& s : kSubcommands) std::fprintf(out, "  %-6s %s\n", s.name, s.summary);
   std::fprintf(out,
-               "\nexit status: 0 ok, 1 a check failed, 2 bad input\n"
+               "\nexit status: 0 ok, 1 a check failed or an output could not be written,\n"
+               "2 bad input, 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP\n"
                "example: lockstep eval lua/rlock/v3.13.6/acquire.lua --keys lock "
                "--args 30000 client-1:1\n");
 }
@@ -51,6 +54,10 @@ void PrintUsage(std::FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Past a file-size limit (ulimit -f) a write is to fail with EFBIG, which the writers report
+  // and clean up after, rather than the process being killed by SIGXFSZ with a file half
+  // written.
+  std::signal(SIGXFSZ, SIG_IGN);
   if (argc < 2) {
     PrintUsage(stderr);
     return lockstep::cli::kExitBadInput;

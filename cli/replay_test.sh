@@ -2,12 +2,18 @@
 # Live replay on real redis-server processes (lockstep replay), in three modes:
 #   cli/replay_test.sh LOCKSTEP SOURCE_DIR OUT_DIR agree SCENARIO [SCALE]
 #       replays SCENARIO with --strict: the live verdict must match its [expect] and every
-#       property's live verdict must equal the simulated one (exit 0), and the outputs exist;
+#       property's live verdict must equal the simulated one (exit 0), the outputs exist, and
+#       report.html shows both runs with the verdicts and counts comparison.txt gives;
 #   cli/replay_test.sh LOCKSTEP SOURCE_DIR OUT_DIR refuse
 #       a scenario asking for duplicated messages is refused before anything starts (exit 2);
 #   cli/replay_test.sh LOCKSTEP SOURCE_DIR OUT_DIR interrupt
 #       SIGINT in the middle of a replay: exit 130, every server it started is gone, and the
-#       history written so far is readable (lockstep report rebuilds its reports).
+#       history written so far is readable (lockstep report rebuilds its reports);
+#   cli/replay_test.sh LOCKSTEP SOURCE_DIR OUT_DIR lost-exec SCENARIO SCALE OP DETAIL LEASE
+#       replays SCENARIO (with a lose_replies fault); inside the lost-replies window, both the
+#       simulated and the live history have an exec of OP whose reply was DETAIL, followed by
+#       the node's lease event LEASE: the server ran the command whose reply was lost, and the
+#       live driver records it from the reply the proxy handed over, as the simulator does.
 set -euo pipefail
 lockstep=$1
 src=$2
@@ -36,6 +42,39 @@ case "$mode" in
     done
     grep -q '^simulated vs live:' "$dir.out" || { echo "FAIL: no comparison printed"; exit 1; }
     if grep -q 'DIFFERENT' "$dir.out"; then echo "FAIL: a verdict differs"; exit 1; fi
+    # report.html shows both runs: both timelines, and per property the verdicts comparison.txt
+    # gives, with the same operation counts; the simulated run's own report stays single.
+    html="$dir/report.html"
+    for id in live-title sim-title verdict-comparison thread-agreement live-lane-n1 sim-lane-n1; do
+      grep -q "id=\"$id\"" "$html" || { echo "FAIL: report.html has no #$id"; exit 1; }
+    done
+    for run in live sim; do
+      grep -q "id=\"$run-lane-c[0-9]*\.t[0-9]*\"" "$html" ||
+        { echo "FAIL: report.html has no $run thread lane"; exit 1; }
+    done
+    rows=0
+    while read -r property _ sim _ live _; do
+      sim=$(echo "$sim" | sed 's/^VIOLATED$/violated/; s/^-$/n\/a/')
+      live=$(echo "$live" | sed 's/^VIOLATED$/violated/; s/^-$/n\/a/')
+      grep -qF "<tr data-property=\"$property\" data-sim=\"$sim\" data-live=\"$live\"" "$html" ||
+        { echo "FAIL: report.html does not say $property: sim $sim, live $live"; exit 1; }
+      rows=$((rows + 1))
+    done < <(grep -E '^  [a-z_]+ +sim ' "$dir/comparison.txt")
+    [ "$rows" -ge 5 ] || { echo "FAIL: only $rows properties in comparison.txt"; exit 1; }
+    counts=$(sed -n 's/^  operations: \([0-9]*\) compared.*, \([0-9]*\) with the same outcome; \([0-9]*\) only simulated, \([0-9]*\) only live$/\1 \2 \3 \4/p' "$dir/comparison.txt")
+    read -r compared agree sim_only live_only <<<"$counts"
+    grep -qF "id=\"operation-agreement\" data-compared=\"$compared\" data-agree=\"$agree\" data-sim-only=\"$sim_only\" data-live-only=\"$live_only\"" "$html" ||
+      { echo "FAIL: report.html's operation counts differ from comparison.txt ($counts)"; exit 1; }
+    if grep -q '^  first divergence: ' "$dir/comparison.txt"; then
+      grep -q 'id="first-divergence"' "$html" && grep -q 'id="live-divergence"' "$html" &&
+        grep -q 'id="sim-divergence"' "$html" ||
+        { echo "FAIL: comparison.txt has a divergence that report.html does not mark"; exit 1; }
+    fi
+    grep -q '^### Simulated vs live' "$dir/summary.md" || { echo "FAIL: summary.md has no comparison"; exit 1; }
+    if grep -q 'id="live-title"' "$dir/sim/report.html"; then
+      echo "FAIL: sim/report.html is not the simulated run's own report"; exit 1
+    fi
+    echo "ok: report.html shows both runs ($rows properties, $compared operations compared)"
     echo "ok: $scenario live verdict matches [expect] and the simulated verdict"
     ;;
   refuse)
@@ -93,8 +132,46 @@ TOML
     [ -s "$dir/again/report.html" ] || { echo "FAIL: no report from the partial history"; exit 1; }
     echo "ok: interrupted replay exited 130, stopped its servers ($pids), kept a readable history"
     ;;
+  lost-exec)
+    scenario=$5
+    scale=$6
+    op=$7
+    detail=$8
+    lease=$9
+    name=$(basename "$scenario" .toml)
+    dir="$out/lost-exec-$name"
+    rm -rf "$dir" "$dir.out"
+    mkdir -p "$out"
+    set +e
+    "$lockstep" replay "$src/$scenario" --time-scale "$scale" --quiet --out "$dir" >"$dir.out" 2>&1
+    code=$?
+    set -e
+    cat "$dir.out"
+    [ "$code" -eq 0 ] || { echo "FAIL: lockstep replay $scenario exited $code"; exit 1; }
+    # The events between lose_replies and lose_replies_end, one a line (a history's lines
+    # are written with the keys in a fixed order: seq, t, type, process, ..., op, ...).
+    window() {
+      awk '/"op":"lose_replies"/ { on = 1; next } /"op":"lose_replies_end"/ { on = 0 } on' "$1"
+    }
+    # An exec of $op answered $detail, and the next event of that node is a $lease lease.
+    has_lost_exec() {
+      window "$1" | awk -v op="\"op\":\"$op\"" -v detail="\"detail\":\"$detail\"" \
+        -v lease="\"type\":\"lease\",\"process\":\"" -v lop="\"op\":\"$lease\"" '
+        index($0, "\"type\":\"exec\"") && index($0, op) && index($0, detail) {
+          match($0, /"process":"[^"]*"/); node = substr($0, RSTART + 11, RLENGTH - 12); want = 1; next }
+        want && index($0, "\"process\":\"" node "\"") {
+          if (index($0, lease node "\"") && index($0, lop)) found = 1; want = 0 }
+        END { exit found ? 0 : 1 }'
+    }
+    has_lost_exec "$dir/sim/history.jsonl" ||
+      { echo "FAIL: the simulated history has no $op exec ($detail) then $lease lease while replies are lost"; exit 1; }
+    has_lost_exec "$dir/history.jsonl" ||
+      { echo "FAIL: the live history has no $op exec ($detail) then $lease lease while replies are lost"; exit 1; }
+    echo "ok: both histories record the $op ($detail) whose reply was lost, and its $lease lease"
+    ;;
   *)
-    echo "usage: $0 LOCKSTEP SOURCE_DIR OUT_DIR agree SCENARIO [SCALE] | refuse | interrupt" >&2
+    echo "usage: $0 LOCKSTEP SOURCE_DIR OUT_DIR agree SCENARIO [SCALE] | refuse | interrupt |" \
+      "lost-exec SCENARIO SCALE OP DETAIL LEASE" >&2
     exit 2
     ;;
 esac

@@ -1,7 +1,8 @@
 // The `lockstep` subcommands. Each takes the arguments after its own name, parses them with
 // Boost.Program_options (so each has its own --help), and returns the process exit status:
-// 0 success, 1 a check or verdict failed, 2 bad input (flag, file, scenario), 130 interrupted
-// (SIGINT or SIGTERM; what was written so far is kept).
+// 0 success, 1 a check or verdict failed (or an output could not be written), 2 bad input (flag,
+// file, scenario), 128 + the signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP; what
+// was written so far is kept).
 #ifndef LOCKSTEP_CLI_SUBCOMMANDS_H_
 #define LOCKSTEP_CLI_SUBCOMMANDS_H_
 

@@ -3,6 +3,8 @@
 #include <cinttypes>
 #include <climits>
 #include <cstdlib>
+#include <utility>
+
 #include <strings.h>
 
 #include "core/commands.h"
@@ -14,57 +16,117 @@ namespace {
 
 bool EqualsNoCase(const std::string& a, const char* b) { return strcasecmp(a.c_str(), b) == 0; }
 
-// Redis stringmatchlen: glob-style matching with *, ?, [set], [^set], [a-z] and \ escapes.
-bool GlobMatch(std::string_view p, std::string_view s) {
-  size_t pi = 0, si = 0;
-  while (pi < p.size()) {
-    const char c = p[pi];
-    if (c == '*') {
-      while (pi + 1 < p.size() && p[pi + 1] == '*') ++pi;
-      if (pi + 1 == p.size()) return true;
-      for (size_t k = si; k <= s.size(); ++k) {
-        if (GlobMatch(p.substr(pi + 1), s.substr(k))) return true;
-      }
-      return false;
-    }
-    if (si >= s.size()) return false;
-    if (c == '?') {
-      ++si;
-    } else if (c == '[') {
-      ++pi;
-      const bool negate = pi < p.size() && p[pi] == '^';
-      if (negate) ++pi;
-      bool match = false;
-      while (pi < p.size() && p[pi] != ']') {
-        if (p[pi] == '\\' && pi + 1 < p.size()) {
-          ++pi;
-          if (p[pi] == s[si]) match = true;
-        } else if (pi + 2 < p.size() && p[pi + 1] == '-') {
-          char lo = p[pi], hi = p[pi + 2];
-          if (lo > hi) std::swap(lo, hi);
-          if (s[si] >= lo && s[si] <= hi) match = true;
-          pi += 2;
-        } else if (p[pi] == s[si]) {
-          match = true;
-        }
-        ++pi;
-      }
-      if (pi == p.size()) --pi;  // Unterminated set: Redis treats the end as the close.
-      if (negate) match = !match;
-      if (!match) return false;
-      ++si;
-    } else if (c == '\\' && pi + 1 < p.size()) {
-      ++pi;
-      if (p[pi] != s[si]) return false;
-      ++si;
-    } else {
-      if (c != s[si]) return false;
-      ++si;
-    }
-    ++pi;
+// Redis 7.0.15's stringmatchlen (util.c) as Debian ships it: glob matching with *, ?, [set],
+// [^set], [a-z] and \ escapes, byte by byte (bytes compare as signed chars, as C's char does
+// there). Two guards keep a hostile pattern from taking exponential time: once the rest of the
+// pattern after a '*' has failed at every later position, no earlier '*' tries a longer match
+// (skip_longer); and a '*' nested more than 1000 deep fails the match (the CVE-2024-31228
+// backport). Like Redis, an empty string matches only the empty pattern.
+class GlobMatcher {
+ public:
+  static bool Matches(std::string_view pattern, std::string_view s) {
+    bool skip_longer = false;
+    return Match(pattern.data(), static_cast<int64_t>(pattern.size()), s.data(),
+                 static_cast<int64_t>(s.size()), &skip_longer, 0);
   }
-  return si == s.size();
-}
+
+ private:
+  static constexpr int kNestingMax = 1000;
+
+  static bool Match(const char* p, int64_t plen, const char* s, int64_t slen, bool* skip_longer,
+                    int nesting) {
+    if (nesting > kNestingMax) return false;
+    // The byte at p[i], or 0 past the end (Redis reads the pattern's terminating zero there).
+    const char* const p_end = p + plen;
+    auto at = [p_end](const char* q) { return q < p_end ? *q : '\0'; };
+    while (plen > 0 && slen > 0) {
+      switch (p[0]) {
+        case '*': {
+          while (plen > 1 && p[1] == '*') {
+            ++p;
+            --plen;
+          }
+          if (plen == 1) return true;
+          for (; slen > 0; ++s, --slen) {
+            if (Match(p + 1, plen - 1, s, slen, skip_longer, nesting + 1)) return true;
+            if (*skip_longer) return false;
+          }
+          // The rest failed from every position: a longer match for an earlier '*' would only
+          // start the rest later, so it cannot succeed either.
+          *skip_longer = true;
+          return false;
+        }
+        case '?':
+          ++s;
+          --slen;
+          break;
+        case '[': {
+          ++p;
+          --plen;
+          const bool negate = at(p) == '^';
+          if (negate) {
+            ++p;
+            --plen;
+          }
+          bool match = false;
+          for (;;) {
+            if (at(p) == '\\' && plen >= 2) {
+              ++p;
+              --plen;
+              if (p[0] == s[0]) match = true;
+            } else if (at(p) == ']') {
+              break;
+            } else if (plen == 0) {
+              // An unterminated set ends with the pattern.
+              --p;
+              ++plen;
+              break;
+            } else if (plen >= 3 && p[1] == '-') {
+              int lo = p[0];
+              int hi = p[2];
+              if (lo > hi) std::swap(lo, hi);
+              p += 2;
+              plen -= 2;
+              if (s[0] >= lo && s[0] <= hi) match = true;
+            } else if (p[0] == s[0]) {
+              match = true;
+            }
+            ++p;
+            --plen;
+          }
+          if (negate) match = !match;
+          if (!match) return false;
+          ++s;
+          --slen;
+          break;
+        }
+        case '\\':
+          if (plen >= 2) {
+            ++p;
+            --plen;
+          }
+          [[fallthrough]];
+        default:
+          if (p[0] != s[0]) return false;
+          ++s;
+          --slen;
+          break;
+      }
+      ++p;
+      --plen;
+      if (slen == 0) {
+        while (at(p) == '*') {
+          ++p;
+          --plen;
+        }
+        break;
+      }
+    }
+    return plen == 0 && slen == 0;
+  }
+};
+
+bool GlobMatch(std::string_view p, std::string_view s) { return GlobMatcher::Matches(p, s); }
 
 Reply ExpireTimeError(const Argv& argv) {
   std::string name = argv[0];
@@ -197,11 +259,14 @@ Reply Keys(Ctx& ctx, const Argv& argv) {
 Reply Scan(Ctx& ctx, const Argv& argv) {
   // The cursor is a position in byte order (Redis's is a reverse-binary hash-table cursor;
   // both are opaque to clients and both end at 0).
+  // parseScanCursorOrReply: strtoul, so "-1" is accepted (and wraps), "" is cursor 0; a
+  // leading space (which strtoul would skip) is refused.
   char* end = nullptr;
   errno = 0;
-  const unsigned long long cursor = std::strtoull(argv[1].c_str(), &end, 10);
-  // strtoul semantics, as parseScanCursorOrReply: "-1" is accepted (and wraps).
-  if (argv[1].empty() || *end != '\0' || errno == ERANGE) {
+  const char* text = argv[1].c_str();
+  const unsigned long long cursor = std::strtoull(text, &end, 10);
+  const bool leading_space = *text == ' ' || (*text >= '\t' && *text <= '\r');
+  if (leading_space || *end != '\0' || errno == ERANGE) {
     return Reply::Error("ERR invalid cursor");
   }
   std::string pattern;

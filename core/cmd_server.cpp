@@ -179,4 +179,27 @@ Reply NotEmulated(Ctx&, const Argv& argv) {
   return Reply::Error("ERR '" + name + "' is not provided by the lockstep emulator (see docs/fidelity.md)");
 }
 
+// SELECT (Redis selectCommand). An emulated node keeps one database, number 0; the other 15
+// numbers Redis accepts are refused as not provided. Arguments are checked as Redis checks them:
+// an int (getIntFromObjectOrReply), no other database in cluster mode, 16 databases.
+Reply Select(Ctx& ctx, const Argv& argv) {
+  constexpr int64_t kDatabases = 16;  // redis.conf's default "databases 16"
+  const auto id = ParseInt64(argv[1]);
+  if (!id) return Reply::Error(std::string(err::kNotInteger));
+  if (*id < INT32_MIN || *id > INT32_MAX) {
+    // Redis's text, grammar included (getRangeLongFromObjectOrReply).
+    return Reply::Error("ERR value is out of range, value must between -2147483648 and "
+                        "2147483647");
+  }
+  if (ctx.server.cluster_enabled() && *id != 0) {
+    return Reply::Error("ERR SELECT is not allowed in cluster mode");
+  }
+  if (*id < 0 || *id >= kDatabases) return Reply::Error("ERR DB index is out of range");
+  if (*id != 0) {
+    return Reply::Error("ERR 'select' of a database other than 0 is not provided by the lockstep "
+                        "emulator (see docs/fidelity.md)");
+  }
+  return Reply::Ok();
+}
+
 }  // namespace lockstep::cmd

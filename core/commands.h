@@ -68,6 +68,7 @@ Reply Eval(Ctx&, const Argv&);           // EVAL, EVALSHA, EVAL_RO, EVALSHA_RO
 Reply Script(Ctx&, const Argv&);         // SCRIPT LOAD/EXISTS/FLUSH/KILL
 Reply Cluster(Ctx&, const Argv&);        // CLUSTER KEYSLOT (cluster mode); the rest refused
 Reply NotEmulated(Ctx&, const Argv&);    // Known to Redis, deliberately not emulated.
+Reply Select(Ctx&, const Argv&);         // SELECT 0 (the one database); errors as Redis's
 
 }  // namespace lockstep::cmd
 

@@ -761,3 +761,76 @@ TEST_CASE("a write to a lazily expired key replicates DEL first, then the comman
   CHECK(Run(s, "lpop l", &pop) == "(nil)");
   CHECK(Render(pop) == "DEL l");
 }
+
+// --- KEYS/SCAN globs, SCAN arguments, SELECT (replies recorded from redis-server 7.0.15; the
+// same cases run live in core/testdata/conformance/keys-limits.txt) -------------------------
+
+TEST_CASE("KEYS and SCAN match globs as stringmatchlen does, hostile ones included",
+          "[commands][keys]") {
+  Server s;
+  const std::string as(60, 'a');
+  std::string pathological;
+  for (int i = 0; i < 25; ++i) pathological += "*a";
+  pathological += "*b";
+  Run(s, "set " + as + " 1");
+  // Without stringmatchlen's early exit this takes about C(60, 25) steps.
+  CHECK(Run(s, "keys " + pathological) == "[]");
+  CHECK(Run(s, "scan 0 match " + pathological + " count 100") == "[\"0\", []]");
+  Run(s, "set " + as + "b 1");
+  CHECK(Run(s, "keys " + pathological) == "[\"" + as + "b\"]");
+
+  // A '*' nested more than 1000 deep fails (Debian's CVE-2024-31228 backport).
+  Server deep;
+  Run(deep, "set " + std::string(1001, 'a') + " 1");
+  std::string stars_1001;
+  for (int i = 0; i < 1001; ++i) stars_1001 += "*a";
+  CHECK(Run(deep, "keys " + stars_1001) == "[]");
+  CHECK(Run(deep, "keys " + stars_1001.substr(0, 1990)) ==
+        "[\"" + std::string(1001, 'a') + "\"]");
+
+  // An empty string matches no non-empty pattern; KEYS * lists everything anyway.
+  Server empty;
+  CHECK(empty.Execute({"set", "", "1"}, kNowMs, nullptr).Debug() == "+OK");
+  CHECK(Run(empty, "keys *") == "[\"\"]");
+  CHECK(Run(empty, "keys **") == "[]");
+
+  // Sets: "[^]" is any one character, an unterminated set ends with the pattern.
+  Server sets;
+  for (const char* k : {"a", "^", "]", "ab"}) Run(sets, std::string("set ") + k + " 1");
+  CHECK(Run(sets, "keys [^]") == "[\"]\", \"^\", \"a\"]");
+  CHECK(Run(sets, "keys [^]]") == "[]");
+  CHECK(Run(sets, "keys [a") == "[\"a\"]");
+  CHECK(Run(sets, "keys a[") == "[]");
+}
+
+TEST_CASE("SCAN parses its cursor with strtoul and Redis's extra checks", "[commands][keys]") {
+  Server s;
+  CHECK(s.Execute({"scan", ""}, kNowMs, nullptr).Debug() == "[\"0\", []]");
+  CHECK(Run(s, "scan -1") == "[\"0\", []]");
+  CHECK(Run(s, "scan 18446744073709551615") == "[\"0\", []]");
+  CHECK(Run(s, "scan 18446744073709551616") == "-ERR invalid cursor");
+  CHECK(s.Execute({"scan", " 0"}, kNowMs, nullptr).Debug() == "-ERR invalid cursor");
+  CHECK(s.Execute({"scan", "0 "}, kNowMs, nullptr).Debug() == "-ERR invalid cursor");
+  CHECK(Run(s, "scan 0x0") == "-ERR invalid cursor");
+  Run(s, "set k 1");
+  CHECK(Run(s, "scan 0 count 9223372036854775807") == "[\"0\", [\"k\"]]");
+  CHECK(Run(s, "scan 0 count 9223372036854775808") ==
+        "-ERR value is not an integer or out of range");
+}
+
+TEST_CASE("SELECT: database 0, and Redis's errors for the others", "[commands][keys]") {
+  Server s;
+  CHECK(Run(s, "select 0") == "+OK");
+  CHECK(Run(s, "select 16") == "-ERR DB index is out of range");
+  CHECK(Run(s, "select -1") == "-ERR DB index is out of range");
+  CHECK(Run(s, "select 2147483647") == "-ERR DB index is out of range");
+  CHECK(Run(s, "select 2147483648") ==
+        "-ERR value is out of range, value must between -2147483648 and 2147483647");
+  CHECK(Run(s, "select abc") == "-ERR value is not an integer or out of range");
+  CHECK(Run(s, "select 01") == "-ERR value is not an integer or out of range");
+  // The emulator keeps one database: Redis answers OK here.
+  CHECK(Run(s, "select 1").rfind("-ERR 'select' of a database other than 0 is not provided", 0) ==
+        0);
+  CHECK(Run(s, "eval \"return redis.pcall('select', 16)\" 0") ==
+        "-ERR DB index is out of range");
+}

@@ -4,6 +4,8 @@
 // lua-cjson 2.1.0 and LuaBitOp 1.0.2; see lua_libs.h for the two deliberate differences.
 #include "core/lua_libs.h"
 
+#include <bit>
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -14,6 +16,8 @@
 #include <exception>
 #include <string>
 #include <vector>
+
+#include "core/script_budget.h"
 
 namespace lockstep::lualib {
 
@@ -180,6 +184,13 @@ int PushKeysImpl(lua_State* L, int idx) {
     lua_pushvalue(L, -1);
     lua_rawseti(L, scratch, k.pos);
   }
+  // The work (core/script_budget.h): a fixed cost for the tables built, one element per key of
+  // the array prefix, and a comparison sort of the other keys. A script that calls pairs or
+  // next on a large table in a loop pays for it.
+  const uint64_t sorted = others.size();
+  const uint64_t elements =
+      2 * static_cast<uint64_t>(n) + sorted * (4 + 2 * std::bit_width(sorted));
+  ScriptBudget::Charge(L, ScriptBudget::kKeyOrderUnits + elements * ScriptBudget::kElementUnits);
   std::stable_sort(others.begin(), others.end(), KeyLess);
 
   const lua_Integer total = n + static_cast<lua_Integer>(others.size());
@@ -312,14 +323,34 @@ int CfgDecodeInvalidNumbers(lua_State* L) {
 
 // --- encoding ---
 
+// Redis's cjson runs on Lua 5.1, whose lua_checkstack refuses to grow a C function's stack frame
+// beyond LUAI_MAXCSTACK (8000) slots. That is what ends a deep nesting when the configured
+// maximum depth is higher (cjson.encode_max_depth(1e9)): the encoder holds one slot per nested
+// array (the element) and two per nested object (key and value), the decoder one per array
+// (the table) and two per object (table and key), plus the argument. Both directions count
+// those slots as Redis's cjson holds them, whatever this implementation itself pushes, so the
+// "excessive nesting (N)" and "too many nested data structures (N)" errors come at Redis's
+// depths: 7998 nested arrays and 4000 nested objects to encode, 7999 and 4000 to decode.
+constexpr int kLua51StackSlotsMax = 8000;
+
+struct Encoder {
+  lua_State* L;
+  const JsonConfig& cfg;
+  std::string out;
+  ScriptWorkMeter work;
+};
+
 [[noreturn]] void EncodeException(lua_State* L, int lindex, const char* reason) {
   luaL_error(L, "Cannot serialise %s: %s", luaL_typename(L, lindex), reason);
   std::abort();  // luaL_error does not return.
 }
 
-void AppendString(lua_State* L, std::string& out, int lindex) {
+void AppendString(Encoder& e, int lindex) {
+  lua_State* L = e.L;
+  std::string& out = e.out;
   size_t len = 0;
   const char* s = lua_tolstring(L, lindex, &len);
+  e.work.AddChars(len);  // escaped one by one
   out.push_back('"');
   for (size_t i = 0; i < len; ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
@@ -345,7 +376,10 @@ void AppendString(lua_State* L, std::string& out, int lindex) {
   out.push_back('"');
 }
 
-void AppendNumber(lua_State* L, const JsonConfig& cfg, std::string& out, int lindex) {
+void AppendNumber(Encoder& e, int lindex) {
+  lua_State* L = e.L;
+  const JsonConfig& cfg = e.cfg;
+  std::string& out = e.out;
   const double num = lua_tonumber(L, lindex);
   if (cfg.encode_invalid_numbers == 0) {
     if (std::isinf(num) || std::isnan(num)) EncodeException(L, lindex, "must not be NaN or Inf");
@@ -358,6 +392,7 @@ void AppendNumber(lua_State* L, const JsonConfig& cfg, std::string& out, int lin
     out += "null";
     return;
   }
+  e.work.AddUnits(ScriptBudget::kNumberTextUnits);
   char buf[64];
   const int len = std::snprintf(buf, sizeof(buf), "%.*g", cfg.encode_number_precision, num);
   out.append(buf, static_cast<size_t>(len));
@@ -365,11 +400,14 @@ void AppendNumber(lua_State* L, const JsonConfig& cfg, std::string& out, int lin
 
 // lua-cjson's lua_array_length: the table is an array when every key is a positive integer;
 // returns the largest key, or -1 for "encode as an object". The table is on top of the stack.
-int ArrayLength(lua_State* L, const JsonConfig& cfg) {
+int ArrayLength(Encoder& e) {
+  lua_State* L = e.L;
+  const JsonConfig& cfg = e.cfg;
   double max = 0;
   int items = 0;
   lua_pushnil(L);
   while (lua_next(L, -2) != 0) {
+    e.work.AddUnits(ScriptBudget::kElementUnits);  // lua_array_length's traversal
     if (lua_type(L, -2) == LUA_TNUMBER) {
       const double k = lua_tonumber(L, -2);
       if (k != 0 && std::floor(k) == k && k >= 1) {
@@ -390,22 +428,28 @@ int ArrayLength(lua_State* L, const JsonConfig& cfg) {
   return max > INT_MAX ? INT_MAX : static_cast<int>(max);
 }
 
-void AppendData(lua_State* L, const JsonConfig& cfg, int depth, std::string& out);
+// slots51: the height of Redis's Lua 5.1 stack frame at this point (see kLua51StackSlotsMax).
+void AppendData(Encoder& e, int depth, int slots51);
 
-void AppendTable(lua_State* L, const JsonConfig& cfg, int depth, std::string& out) {
+void AppendTable(Encoder& e, int depth, int slots51) {
+  lua_State* L = e.L;
+  std::string& out = e.out;
   ++depth;
-  if (depth > cfg.encode_max_depth || !lua_checkstack(L, 6)) {
+  // Redis's check: lua_checkstack(l, 3) on Lua 5.1's stack; the 5.4 stack needs its own slots.
+  if (depth > e.cfg.encode_max_depth || slots51 + 3 > kLua51StackSlotsMax ||
+      !lua_checkstack(L, 6)) {
     luaL_error(L, "Cannot serialise, excessive nesting (%d)", depth);
   }
+  e.work.AddUnits(ScriptBudget::kJsonTableUnits);
   // Look through a read-only proxy: cjson.encode(redis) sees the real table, as in Redis.
   PushUnproxied(L, -1);
-  const int len = ArrayLength(L, cfg);
+  const int len = ArrayLength(e);
   if (len > 0) {
     out.push_back('[');
     for (int i = 1; i <= len; ++i) {
       if (i > 1) out.push_back(',');
       lua_rawgeti(L, -1, i);
-      AppendData(L, cfg, depth, out);
+      AppendData(e, depth, slots51 + 1);  // Redis holds the element
       lua_pop(L, 1);
     }
     out.push_back(']');
@@ -418,16 +462,16 @@ void AppendTable(lua_State* L, const JsonConfig& cfg, int depth, std::string& ou
       const int keytype = lua_type(L, -1);
       if (keytype == LUA_TNUMBER) {
         out.push_back('"');
-        AppendNumber(L, cfg, out, -1);
+        AppendNumber(e, -1);
         out += "\":";
       } else if (keytype == LUA_TSTRING) {
-        AppendString(L, out, -1);
+        AppendString(e, -1);
         out.push_back(':');
       } else {
         EncodeException(L, -1, "table key must be a number or string");
       }
       lua_rawget(L, -3);  // value
-      AppendData(L, cfg, depth, out);
+      AppendData(e, depth, slots51 + 2);  // Redis holds the key and the value
       lua_pop(L, 1);
     }
     lua_pop(L, 1);  // key array
@@ -436,19 +480,22 @@ void AppendTable(lua_State* L, const JsonConfig& cfg, int depth, std::string& ou
   lua_pop(L, 1);  // unproxied table
 }
 
-void AppendData(lua_State* L, const JsonConfig& cfg, int depth, std::string& out) {
+void AppendData(Encoder& e, int depth, int slots51) {
+  lua_State* L = e.L;
+  std::string& out = e.out;
+  e.work.AddUnits(ScriptBudget::kJsonValueUnits);
   switch (lua_type(L, -1)) {
     case LUA_TSTRING:
-      AppendString(L, out, -1);
+      AppendString(e, -1);
       return;
     case LUA_TNUMBER:
-      AppendNumber(L, cfg, out, -1);
+      AppendNumber(e, -1);
       return;
     case LUA_TBOOLEAN:
       out += lua_toboolean(L, -1) ? "true" : "false";
       return;
     case LUA_TTABLE:
-      AppendTable(L, cfg, depth, out);
+      AppendTable(e, depth, slots51);
       return;
     case LUA_TNIL:
       out += "null";
@@ -467,9 +514,11 @@ void AppendData(lua_State* L, const JsonConfig& cfg, int depth, std::string& out
 int JsonEncode(lua_State* L) {
   const JsonConfig* cfg = FetchConfig(L);
   luaL_argcheck(L, lua_gettop(L) == 1, 1, "expected 1 argument");
-  std::string out;
-  AppendData(L, *cfg, 0, out);
-  lua_pushlstring(L, out.data(), out.size());
+  Encoder e{L, *cfg, {}, ScriptWorkMeter(L)};
+  AppendData(e, 0, 1);  // Redis's frame holds the argument
+  e.work.AddBytes(e.out.size());  // the text built, and its copy into a Lua string
+  e.work.Flush();
+  lua_pushlstring(L, e.out.data(), e.out.size());
   return 1;
 }
 
@@ -500,6 +549,7 @@ struct Parser {
   const char* ptr;
   std::string tmp;   // the decoded text of the last string token
   int depth = 0;
+  ScriptWorkMeter* work;
 };
 
 Tok CharToken(const Parser& p, unsigned char c) {
@@ -690,7 +740,12 @@ void NextToken(Parser& p, Token& tok) {
 
 void Descend(Parser& p, int slots) {
   ++p.depth;
-  if (p.depth <= p.cfg->decode_max_depth && lua_checkstack(p.L, slots)) return;
+  // Redis's check is lua_checkstack(l, slots) on Lua 5.1, whose frame here holds what this
+  // frame holds: the argument, and a table (and a key) per level (see kLua51StackSlotsMax).
+  if (p.depth <= p.cfg->decode_max_depth &&
+      lua_gettop(p.L) + slots <= kLua51StackSlotsMax && lua_checkstack(p.L, slots)) {
+    return;
+  }
   luaL_error(p.L, "Found too many nested data structures (%d) at character %d", p.depth,
              static_cast<int>(p.ptr - p.data));
 }
@@ -700,6 +755,7 @@ void ProcessValue(Parser& p, Token& tok);
 void ParseObject(Parser& p) {
   Token tok;
   Descend(p, 3);
+  p.work->AddUnits(ScriptBudget::kJsonTableUnits);
   lua_newtable(p.L);
   NextToken(p, tok);
   if (tok.type == Tok::kObjEnd) {
@@ -727,6 +783,7 @@ void ParseObject(Parser& p) {
 void ParseArray(Parser& p) {
   Token tok;
   Descend(p, 2);
+  p.work->AddUnits(ScriptBudget::kJsonTableUnits);
   lua_newtable(p.L);
   NextToken(p, tok);
   if (tok.type == Tok::kArrEnd) {
@@ -747,6 +804,7 @@ void ParseArray(Parser& p) {
 }
 
 void ProcessValue(Parser& p, Token& tok) {
+  p.work->AddUnits(ScriptBudget::kJsonValueUnits);
   switch (tok.type) {
     case Tok::kString:
       lua_pushlstring(p.L, p.tmp.data(), p.tmp.size());
@@ -780,13 +838,17 @@ int JsonDecode(lua_State* L) {
   if (len >= 2 && (data[0] == '\0' || data[1] == '\0')) {
     luaL_error(L, "JSON parser does not support UTF-16 or UTF-32");
   }
-  Parser p{L, cfg, data, data, {}, 0};
+  // The scan reads each character of the text once: charged up front, before the work.
+  ScriptBudget::ChargeChars(L, len);
+  ScriptWorkMeter work(L);
+  Parser p{L, cfg, data, data, {}, 0, &work};
   p.tmp.reserve(len);
   Token tok;
   NextToken(p, tok);
   ProcessValue(p, tok);
   NextToken(p, tok);
   if (tok.type != Tok::kEnd) ThrowParseError(p, "the end", tok);
+  work.Flush();
   return 1;
 }
 

@@ -54,6 +54,7 @@
 #include <lua.hpp>
 
 #include "core/lua_libs.h"
+#include "core/lua_patterns.h"
 #include "core/sha1.h"
 #include "core/strings.h"
 
@@ -644,6 +645,14 @@ class HostState {
   uint64_t last_script_steps() const { return last_steps_; }
 
   static HostState* Of(lua_State* L) { return *static_cast<HostState**>(lua_getextraspace(L)); }
+  // The host of L, or null when L belongs to a lua_State a HostState did not create.
+  static HostState* OfAnyState(lua_State* L) {
+    void* ud = nullptr;
+    return lua_getallocf(L, &ud) == &HostState::Alloc ? static_cast<HostState*>(ud) : nullptr;
+  }
+
+  // ScriptBudget::Charge for this host's running script (see core/script_budget.h).
+  void Charge(lua_State* L, uint64_t units);
 
   // --- used by the Lua C functions ---
   Server& server_;
@@ -711,8 +720,13 @@ class HostState {
   size_t mem_limit_;
   bool mem_enforce_ = false;
 
+  // The budget spent by the running script (ScriptBudget units: instructions counted by the
+  // hook, plus the charges of library functions and VM operations). Charges count only while
+  // budget_live_, that is inside the script's protected call: the host's own work before and
+  // after it (building the reply) must never raise the stop.
   uint64_t steps_ = 0;
   uint64_t last_steps_ = 0;
+  bool budget_live_ = false;
   int hook_count_ = kHookInterval;
 
   std::unordered_map<std::string, ScriptEntry, ShaHash, std::equal_to<>> scripts_;
@@ -757,6 +771,21 @@ void HostState::CountHook(lua_State* L, lua_Debug*) {
   }
 }
 
+void HostState::Charge(lua_State* L, uint64_t units) {
+  RunState* run = run_;
+  if (run == nullptr || !budget_live_) return;
+  if (run->stop != StopReason::kNone) RaiseStop(L);
+  steps_ = units > UINT64_MAX - steps_ ? UINT64_MAX : steps_ + units;
+  if (steps_ > step_budget_) {
+    run->stop = StopReason::kBudget;
+    RaiseStop(L);
+  }
+}
+
+// The VM's charges for work no instruction count shows (core/lua-patches/0002): '..' building a
+// long string, '==' and '<' of long strings, indexing a table with a long string key.
+void ChargeVmBytes(lua_State* L, size_t bytes) { ScriptBudget::ChargeBytes(L, bytes); }
+
 void HostState::RaiseStop(lua_State* L) {
   // Like Redis after SCRIPT KILL: the hook now fires on every instruction, so a pcall that
   // catches this error cannot keep the script alive.
@@ -765,6 +794,15 @@ void HostState::RaiseStop(lua_State* L) {
                          ? "-ERR lockstep: script memory cap exceeded"
                          : "-BUSY lockstep: script step budget exceeded");
 }
+
+// The pattern matcher's meter. A matcher step (one pattern item tried at one position) takes
+// about twice as long as a VM instruction, so it costs two units of the script budget: a
+// pathological pattern then stops after about as much CPU time as a runaway loop.
+constexpr uint64_t kUnitsPerMatcherStep = 2;
+void ChargePatternSteps(lua_State* L, uint64_t steps) {
+  ScriptBudget::Charge(L, steps * kUnitsPerMatcherStep);
+}
+constexpr luapattern::MatchMeter kPatternMeter{&ChargePatternSteps};
 
 void HostState::DestroyVm() {
   if (L_ != nullptr) lua_close(L_);
@@ -788,6 +826,12 @@ void HostState::CreateVm() {
   if (L_ == nullptr) throw std::bad_alloc();
   *static_cast<HostState**>(lua_getextraspace(L_)) = this;
   lua_atpanic(L_, LuaPanic);
+  // One pointer for the whole process (the patch's hook is a global); set once, thread-safely.
+  static const bool vm_charge_installed = [] {
+    lockstep_lua_charge = &ChargeVmBytes;
+    return true;
+  }();
+  (void)vm_charge_installed;
   hook_count_ = static_cast<int>(std::min<uint64_t>(kHookInterval, step_budget_));
   BuildSandbox();
   table_layout_known_ = TableLayoutMatches(L_);
@@ -904,6 +948,7 @@ bool Str2dLua51(const char* s, double* out) {
 
 int Lua51Tonumber(lua_State* L) {
   const int base = OptInt51(L, 2, 10);
+  if (lua_type(L, 1) == LUA_TSTRING) ScriptBudget::ChargeChars(L, lua_rawlen(L, 1));
   if (base == 10) {
     luaL_checkany(L, 1);
     if (lua_type(L, 1) == LUA_TNUMBER) {
@@ -942,7 +987,13 @@ int Lua51Gcinfo(lua_State* L) {
 int Lua51Collectgarbage(lua_State* L) {
   static const char* const kOptions[] = {"stop",  "restart",  "collect",    "count",
                                          "step",  "setpause", "setstepmul", nullptr};
-  if (luaL_checkoption(L, 1, "collect", kOptions) == 0) HostState::Of(L)->gc_stopped_ = true;
+  const int option = luaL_checkoption(L, 1, "collect", kOptions);
+  if (option == 0) HostState::Of(L)->gc_stopped_ = true;
+  // A collection ("collect", or "step", which may finish a cycle) traverses the whole heap:
+  // charged as scanning it.
+  if (option == 2 || option == 4) {
+    ScriptBudget::ChargeBytes(L, static_cast<uint64_t>(lua_gc(L, LUA_GCCOUNT)) * 1024);
+  }
   return CallInner(L, LUA_MULTRET);
 }
 
@@ -975,6 +1026,16 @@ int Lua51Ipairs(lua_State* L) {
   PushUnproxied(L, 1);
   lua_pushinteger(L, 0);
   return 3;
+}
+
+// rawequal, as Lua 5.4's (upvalue 1), charged for comparing two long strings of equal length
+// (the VM's own '==' is charged by core/lua-patches/0002; raw equality is not).
+int Lua51Rawequal(lua_State* L) {
+  if (lua_type(L, 1) == LUA_TSTRING && lua_type(L, 2) == LUA_TSTRING &&
+      lua_rawlen(L, 1) == lua_rawlen(L, 2)) {
+    ScriptBudget::ChargeBytes(L, lua_rawlen(L, 1));
+  }
+  return CallInner(L, LUA_MULTRET);
 }
 
 int Lua51Rawget(lua_State* L) {
@@ -1171,7 +1232,12 @@ const char* LoadReader(lua_State* L, void*, size_t* size) {
   PushStringLua51(L, -1);
   lua_replace(L, 3);
   lua_pop(L, 1);
-  return lua_tolstring(L, 3, size);
+  const char* piece = lua_tolstring(L, 3, size);
+  // A reader that never returns nil must still end: each call, and each byte of source it
+  // hands over (compiled later, at one unit per byte, and kept outside the Lua heap until then),
+  // is charged now.
+  ScriptBudget::Charge(L, ScriptBudget::kReaderCallUnits + *size);
+  return piece;
 }
 
 int LoadResult(lua_State* L, int status) {
@@ -1202,6 +1268,7 @@ int Lua51Loadstring(lua_State* L) {
   if (!ToStringLua51(L, 1, &chunk)) luaL_typeerror(L, 1, "string");
   std::string name = chunk;
   if (!lua_isnoneornil(L, 2) && !ToStringLua51(L, 2, &name)) luaL_typeerror(L, 2, "string");
+  ScriptBudget::Charge(L, chunk.size());  // compiling: one unit per byte of source
   return LoadResult(L, LoadText(L, chunk, name.c_str()));
 }
 
@@ -1261,9 +1328,20 @@ int Lua51Xpcall(lua_State* L) {
 }
 
 // coroutine.create and coroutine.wrap: Lua 5.1 refuses a C function; 5.4 would run it.
+// Each new coroutine is charged kCoroutineUnits (core/script_budget.h).
 int Lua51CoroutineCreate(lua_State* L) {
   luaL_argcheck(L, lua_isfunction(L, 1) && !lua_iscfunction(L, 1), 1, "Lua function expected");
+  ScriptBudget::Charge(L, ScriptBudget::kCoroutineUnits);
   return CallInner(L, 1);
+}
+
+// coroutine.yield as Lua 5.4's (luaB_yield), charged kYieldUnits: a yield and the resume it
+// returns to cost far more than an instruction (in this C++ build of Lua the yield unwinds the
+// C function as an exception), and a coroutine that yields forever to a loop that resumes it
+// forever must still exhaust the budget quickly.
+int CoroutineYield(lua_State* L) {
+  ScriptBudget::Charge(L, ScriptBudget::kYieldUnits);
+  return lua_yield(L, lua_gettop(L));
 }
 
 int Lua51CoroutineRunning(lua_State* L) {
@@ -1271,6 +1349,25 @@ int Lua51CoroutineRunning(lua_State* L) {
     lua_pushnil(L);  // Lua 5.1 returns nil in the main thread.
   }
   return 1;
+}
+
+// select with Lua 5.1's luaL_checkint: the index is cut to a C int, so select(2^31, ...) is
+// select(-2^31, ...) and fails with "index out of range" (Lua 5.4 returns nothing), and
+// select(2.5, ...) truncates (5.4: "number has no integer representation").
+int Lua51Select(lua_State* L) {
+  const int n = lua_gettop(L);
+  if (lua_type(L, 1) == LUA_TSTRING && *lua_tostring(L, 1) == '#') {
+    lua_pushinteger(L, n - 1);
+    return 1;
+  }
+  int64_t i = CheckInt51(L, 1);
+  if (i < 0) {
+    i += n;
+  } else if (i > n) {
+    i = n;
+  }
+  luaL_argcheck(L, 1 <= i, 1, "index out of range");
+  return n - static_cast<int>(i);
 }
 
 // --- calling Lua 5.4's own C functions from a wrapper ---
@@ -1387,6 +1484,13 @@ void PushInnerWrapper(lua_State* L, int src, const char* name, lua_CFunction wra
 // 5.4's function (upvalue 1); upvalue 3 is the bit mask of numeric argument positions (bit i
 // for argument i; bit 31 also stands for every later one). A number given as a string argument
 // needs nothing: lockstep's Lua converts it with "%.14g" as 5.1 does.
+//
+// Bit 0 of the mask (kChargeResults; no argument has position 0) asks for the work to be
+// charged to the script's budget after the call, by the size of the results: the characters of
+// the strings it returns and one element per other result (string.byte returns one number per
+// byte).
+constexpr uint32_t kChargeResults = 1u;
+
 int Lua51StringCall(lua_State* L) {
   const auto numeric = static_cast<uint32_t>(lua_tointeger(L, lua_upvalueindex(3)));
   const int top = lua_gettop(L);
@@ -1398,12 +1502,62 @@ int Lua51StringCall(lua_State* L) {
       lua_replace(L, i);
     }
   }
-  return CallInner(L, LUA_MULTRET);
+  const int nresults = CallInner(L, LUA_MULTRET);
+  if ((numeric & kChargeResults) != 0) {
+    uint64_t chars = 0;
+    uint64_t elements = 0;
+    for (int i = lua_gettop(L) - nresults + 1; i <= lua_gettop(L); ++i) {
+      if (lua_type(L, i) == LUA_TSTRING) {
+        chars += lua_rawlen(L, i);
+      } else {
+        ++elements;
+      }
+    }
+    ScriptBudget::Charge(L, chars / ScriptBudget::kCharsPerUnit +
+                                elements * ScriptBudget::kElementUnits);
+  }
+  return nresults;
 }
 
 int Lua51StringRep(lua_State* L) {
   if (lua_gettop(L) > 2) lua_settop(L, 2);  // Lua 5.1 has no separator argument.
-  return Lua51StringCall(L);
+  // The work: n copies of the string (bulk bytes) and n steps of the copy loop (characters).
+  // An empty string costs only the loop, charged before it runs, since no memory bounds it; any
+  // other string is charged after the copy, whose result had to fit in the memory cap first
+  // (so a result too large for the heap ends with the memory error, as before). A number
+  // becomes at most 24 characters of text.
+  uint64_t count = 0;
+  uint64_t len = 0;
+  if (lua_isnumber(L, 2) && (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER)) {
+    const int n = static_cast<int>(
+        static_cast<uint32_t>(static_cast<uint64_t>(TruncateLikeX86(lua_tonumber(L, 2)))));
+    count = n > 0 ? static_cast<uint64_t>(n) : 0;
+    len = lua_type(L, 1) == LUA_TSTRING ? lua_rawlen(L, 1) : 24;
+  }
+  if (len == 0) ScriptBudget::ChargeChars(L, count);
+  const int nresults = Lua51StringCall(L);
+  if (len > 0) {
+    ScriptBudget::Charge(L, count * len / ScriptBudget::kBytesPerUnit +
+                                count / ScriptBudget::kCharsPerUnit);
+  }
+  return nresults;
+}
+
+// Lua 5.1's %q (lstrlib.c addquoted): a double quote, a backslash and a newline get a
+// backslash before them, CR is written as backslash-r, a zero byte as backslash-000; every other
+// byte is copied (5.4 writes control characters as decimal escapes).
+std::string QuoteLua51(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': case '\\': case '\n': out += '\\'; out += c; break;
+      case '\r': out += "\\r"; break;
+      case '\0': out += "\\000"; break;
+      default: out += c;
+    }
+  }
+  out += '"';
+  return out;
 }
 
 // string.format with Lua 5.1's rules (lstrlib.c str_format): the same validation and messages,
@@ -1414,8 +1568,13 @@ int Lua51StringFormat(lua_State* L) {
   const char* fmt = luaL_checklstring(L, 1, &len);
   const int top = lua_gettop(L);
   int arg = 1;
+  // The format handed to 5.4: each %q becomes a plain %s of the argument quoted the 5.1 way
+  // (5.1 ignores %q's flags and width; 5.4 refuses them).
+  std::string fmt54;
+  size_t copied = 0;  // fmt[0, copied) is in fmt54
   for (size_t i = 0; i < len; ++i) {
     if (fmt[i] != '%') continue;
+    const size_t spec_start = i;
     if (++i < len && fmt[i] == '%') continue;
     if (++arg > top) luaL_argerror(L, arg, "no value");
     const size_t flags_start = i;
@@ -1451,13 +1610,46 @@ int Lua51StringFormat(lua_State* L) {
         } else if (t != LUA_TSTRING) {
           luaL_typeerror(L, arg, "string");
         }
+        size_t slen = 0;
+        const char* s = lua_tolstring(L, arg, &slen);
+        if (conv == 'q') {
+          const std::string quoted = QuoteLua51(std::string_view(s, slen));
+          lua_pushlstring(L, quoted.data(), quoted.size());
+          lua_replace(L, arg);
+          fmt54.append(fmt + copied, spec_start - copied);
+          fmt54 += "%s";
+          copied = i + 1;
+          break;
+        }
+        // 5.1 copies a string of 100 bytes or more whole when there is no precision, flags
+        // and width ignored (5.4 refuses one with a zero byte there); any other string goes
+        // to sprintf, which stops at its first zero byte.
+        const bool has_precision = std::memchr(fmt + flags_start, '.', i - flags_start) != nullptr;
+        const void* zero = std::memchr(s, '\0', slen);
+        if (!has_precision && slen >= 100) {
+          fmt54.append(fmt + copied, spec_start - copied);
+          fmt54 += "%s";
+          copied = i + 1;
+        } else if (zero != nullptr) {
+          lua_pushlstring(L, s, static_cast<size_t>(static_cast<const char*>(zero) - s));
+          lua_replace(L, arg);
+        }
         break;
       }
       default:
         return luaL_error(L, "invalid option '%%%c' to 'format'", conv);
     }
   }
-  return CallInner(L, 1);
+  if (copied > 0) {
+    fmt54.append(fmt + copied, len - copied);
+    lua_pushlstring(L, fmt54.data(), fmt54.size());
+    lua_replace(L, 1);
+  }
+  CallInner(L, 1);
+  // The text produced (each directive is at most a few hundred characters, or a string
+  // argument, escaped by %q) and the format scanned.
+  ScriptBudget::ChargeChars(L, lua_rawlen(L, -1) + len);
+  return 1;
 }
 
 // --- table, Lua 5.1 flavour (raw access, 5.1 bounds rules) ---
@@ -1490,6 +1682,9 @@ int Lua51TableInsert(lua_State* L) {
       pos = CheckInt51(L, 2);
       CheckWritable(L, writable);
       if (pos > e) e = pos;
+      if (e > pos) {  // the elements moved
+        ScriptBudget::Charge(L, static_cast<uint64_t>(e - pos) * ScriptBudget::kElementUnits);
+      }
       for (lua_Integer i = e; i > pos; --i) {
         lua_rawgeti(L, 1, i - 1);
         lua_rawseti(L, 1, i);
@@ -1509,6 +1704,9 @@ int Lua51TableRemove(lua_State* L) {
   lua_Integer pos = lua_isnoneornil(L, 2) ? e : CheckInt51(L, 2);
   if (!(1 <= pos && pos <= e)) return 0;
   CheckWritable(L, writable);
+  if (e > pos) {  // the elements moved
+    ScriptBudget::Charge(L, static_cast<uint64_t>(e - pos) * ScriptBudget::kElementUnits);
+  }
   lua_rawgeti(L, 1, pos);
   for (; pos < e; ++pos) {
     lua_rawgeti(L, 1, pos + 1);
@@ -1528,6 +1726,10 @@ int Lua51TableConcat(lua_State* L) {
   const lua_Integer last = lua_isnoneornil(L, 4) ? n : CheckInt51(L, 4);
   std::string out;
   std::string piece;
+  // The result is built outside the Lua heap, so the work is charged as it goes, and per
+  // character rather than as bulk bytes: the budget then also bounds the size of that text
+  // (50 million units: 100 MB), which the memory cap does not see.
+  ScriptWorkMeter work(L);
   for (; i <= last; ++i) {
     lua_rawgeti(L, 1, i);
     if (!ToStringLua51(L, -1, &piece)) {
@@ -1535,9 +1737,13 @@ int Lua51TableConcat(lua_State* L) {
                         luaL_typename(L, -1), static_cast<int>(i));
     }
     lua_pop(L, 1);
+    work.AddUnits(ScriptBudget::kElementUnits);
+    work.AddChars(piece.size() + (i != last ? sep.size() : 0));
     out += piece;
     if (i != last) out += sep;
   }
+  work.AddBytes(out.size());  // the copy into a Lua string
+  work.Flush();
   lua_pushlstring(L, out.data(), out.size());
   return 1;
 }
@@ -1557,13 +1763,16 @@ int Lua51TableMaxn(lua_State* L) {
   bool writable;
   TableArg(L, &writable);
   double max = 0;
+  ScriptWorkMeter work(L);
   lua_pushnil(L);
   while (lua_next(L, 1) != 0) {
     lua_pop(L, 1);
+    work.AddUnits(ScriptBudget::kElementUnits);
     if (lua_type(L, -1) == LUA_TNUMBER) {
       max = std::max(max, static_cast<double>(lua_tonumber(L, -1)));
     }
   }
+  work.Flush();
   PushNumberLua51(L, max);
   return 1;
 }
@@ -1609,7 +1818,10 @@ int Lua51TableForeachi(lua_State* L) {
 // smaller half. Stack slot 1 is the table, slot 2 the comparator or nil.
 class Sorter {
  public:
-  explicit Sorter(lua_State* L) : L_(L) {}
+  explicit Sorter(lua_State* L) : L_(L), work_(L) {}
+
+  // Charges the comparisons not charged yet (each one is an element of work).
+  void ChargeWork() { work_.Flush(); }
 
   void Sort(lua_Integer lo, lua_Integer hi) {
     while (lo < hi) {
@@ -1682,6 +1894,7 @@ class Sorter {
     lua_rawseti(L_, 1, j);
   }
   bool Less(int a, int b) {
+    work_.AddUnits(ScriptBudget::kElementUnits);
     if (!lua_isnil(L_, 2)) {
       lua_pushvalue(L_, 2);
       lua_pushvalue(L_, a - 1);
@@ -1695,6 +1908,7 @@ class Sorter {
   }
 
   lua_State* L_;
+  ScriptWorkMeter work_;
 };
 
 int Lua51TableSort(lua_State* L) {
@@ -1704,7 +1918,9 @@ int Lua51TableSort(lua_State* L) {
   if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TFUNCTION);
   lua_settop(L, 2);
   if (n > 1) CheckWritable(L, writable);
-  Sorter(L).Sort(1, n);
+  Sorter sorter(L);
+  sorter.Sort(1, n);
+  sorter.ChargeWork();
   return 0;
 }
 
@@ -1864,6 +2080,16 @@ int ErrHandler(lua_State* L) {
 // 4. The redis.* API
 // ---------------------------------------------------------------------------------------------
 
+// The work of a command's reply (core/script_budget.h): three elements per array element (the
+// command builds it, the host converts it into a Lua value and stores it in a table) and the
+// bulk bytes copied. A reply is a few levels deep at most.
+uint64_t ReplyWorkUnits(const Reply& r) {
+  uint64_t units = r.str.size() / ScriptBudget::kBytesPerUnit +
+                   r.elements.size() * 3 * ScriptBudget::kElementUnits;
+  for (const Reply& e : r.elements) units += ReplyWorkUnits(e);
+  return units;
+}
+
 // Pushes a command's reply as Redis 7.0 hands it to Lua (script_lua.c redisProtocolToLuaType).
 void PushReply(lua_State* L, const Reply& r, int resp) {
   switch (r.type) {
@@ -2017,6 +2243,12 @@ int RedisGenericCommand(lua_State* L, bool raise) {
   // A script stopped by the memory cap (a script without step hook notices only here) runs
   // no further command.
   if (run->stop != StopReason::kNone) host->RaiseStop(L);
+  // The arguments are copied into the command's argv, and usually again into the keyspace.
+  uint64_t arg_bytes = 0;
+  for (int j = lua_gettop(L); j >= 1; --j) {
+    if (lua_type(L, j) == LUA_TSTRING) arg_bytes += lua_rawlen(L, j);
+  }
+  ScriptBudget::ChargeBytes(L, arg_bytes);
   const char* err = nullptr;
   if (!host->BuildArgv(L, &err)) {
     PushErrorTable(L, err, false);
@@ -2034,6 +2266,7 @@ int RedisGenericCommand(lua_State* L, bool raise) {
   const Reply reply =
       host->server_.CallFromScript(ctx, *host->argv_, run->read_only, host->LookupCommand());
   PushReply(L, reply, run->resp);
+  ScriptBudget::Charge(L, ReplyWorkUnits(reply));
   if (raise && reply.is_error()) return lua_error(L);
   return 1;
 }
@@ -2045,6 +2278,7 @@ int RedisSha1hex(lua_State* L) {
   if (lua_gettop(L) != 1) RaiseErrorTable(L, "wrong number of arguments");
   std::string s;
   ToStringLua51(L, 1, &s);  // Anything else hashes as the empty string, as in Redis.
+  ScriptBudget::ChargeChars(L, s.size());
   char hex[40];
   Sha1HexTo(s, hex);
   lua_pushlstring(L, hex, 40);
@@ -2212,7 +2446,11 @@ void HostState::BuildSandbox() {
       {"unpack", Guarded<Lua51Unpack>},
       {"__redis__err__handler", Guarded<ErrHandler>},
   });
-  CopyFields(L, base54, {"rawequal", "select", "type"});
+  CopyFields(L, base54, {"type"});
+  PushInnerWrapper(L, base54, "rawequal", Guarded<Lua51Rawequal>);
+  lua_setfield(L, -2, "rawequal");
+  lua_pushcfunction(L, Guarded<Lua51Select>);
+  lua_setfield(L, -2, "select");
   lua_pushcfunction(L, Guarded<Lua51Xpcall>);
   lua_setfield(L, -2, "xpcall");
   PushInnerWrapper(L, base54, "collectgarbage", Guarded<Lua51Collectgarbage>);
@@ -2227,17 +2465,22 @@ void HostState::BuildSandbox() {
   // others are strings.
   constexpr uint32_t kAll = ~1u;
   const std::pair<const char*, uint32_t> kStringFunctions[] = {
-      {"byte", 1u << 2 | 1u << 3}, {"char", kAll},        {"find", 1u << 3},
-      {"gmatch", 0},               {"gsub", 1u << 4},     {"len", 0},
-      {"lower", 0},                {"match", 1u << 3},    {"reverse", 0},
-      {"sub", 1u << 2 | 1u << 3},  {"upper", 0},
+      {"byte", 1u << 2 | 1u << 3}, {"char", kAll},   {"len", 0},
+      {"lower", 0},                {"reverse", 0},   {"sub", 1u << 2 | 1u << 3},
+      {"upper", 0},
   };
+  // These charge the script's budget for the size of their results (kChargeResults).
+  const std::string_view kChargedByResults[] = {"byte", "char", "lower", "reverse", "sub", "upper"};
   for (const auto& [fname, numeric] : kStringFunctions) {
-    PushInnerWrapper(L, string54, fname, Guarded<Lua51StringCall>, numeric);
+    const bool charged = std::find(std::begin(kChargedByResults), std::end(kChargedByResults),
+                                   fname) != std::end(kChargedByResults);
+    PushInnerWrapper(L, string54, fname, Guarded<Lua51StringCall>,
+                     numeric | (charged ? kChargeResults : 0));
     lua_setfield(L, -2, fname);
   }
-  lua_getfield(L, -1, "gmatch");
-  lua_setfield(L, -2, "gfind");
+  // find, match, gmatch (and gfind), gsub: lockstep's own Lua 5.1 matcher, whose work counts
+  // against the script's budget (lua_patterns.h).
+  luapattern::SetPatternFunctions(L, -1, &kPatternMeter);
   PushInnerWrapper(L, string54, "rep", Guarded<Lua51StringRep>, 1u << 2);
   lua_setfield(L, -2, "rep");
   PushInnerWrapper(L, string54, "format", Guarded<Lua51StringFormat>);
@@ -2298,7 +2541,8 @@ void HostState::BuildSandbox() {
 
   // coroutine
   lua_newtable(L);
-  CopyFields(L, co54, {"resume", "status", "yield"});
+  CopyFields(L, co54, {"resume", "status"});
+  SetFunctions(L, {{"yield", Guarded<CoroutineYield>}});
   PushInnerWrapper(L, co54, "create", Guarded<Lua51CoroutineCreate>);
   lua_setfield(L, -2, "create");
   PushInnerWrapper(L, co54, "wrap", Guarded<Lua51CoroutineCreate>);
@@ -2991,7 +3235,9 @@ Reply HostState::Run(Ctx& ctx, const ScriptEntry& script, const Argv& argv, size
   steps_ = 0;
   if (script.needs_step_hook) lua_sethook(L, &HostState::CountHook, LUA_MASKCOUNT, hook_count_);
   mem_enforce_ = true;
+  budget_live_ = true;
   const int status = lua_pcall(L, 0, 1, 1);
+  budget_live_ = false;
   mem_enforce_ = false;
   lua_sethook(L, nullptr, 0, 0);  // also the one RaiseStop installs in a hook-free script
   last_steps_ = steps_;
@@ -3206,7 +3452,8 @@ Reply HostState::ErrorToReply(RunState& run, int status) {
   if (run.stop == StopReason::kBudget) {
     return Reply::Error(
         "BUSY lockstep stopped the script after " + std::to_string(steps_) +
-        " Lua instructions (script_step_budget " + std::to_string(step_budget_) +
+        " steps of Lua instructions and library work (script_step_budget " +
+        std::to_string(step_budget_) +
         "); redis-server would keep running it and answer every other client \"BUSY Redis is "
         "busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\" script: " +
         sha);
@@ -3318,6 +3565,11 @@ Reply HostState::Script(Ctx&, const Argv& argv) {
 }
 
 }  // namespace
+
+void ScriptBudget::Charge(lua_State* L, uint64_t units) {
+  HostState* host = HostState::OfAnyState(L);
+  if (host != nullptr) host->Charge(L, units);
+}
 
 // ---------------------------------------------------------------------------------------------
 // ScriptHost

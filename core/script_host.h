@@ -12,10 +12,12 @@
 // cjson.encode iterate keys in a fixed order instead (lua_libs.h, PushKeysInFixedOrder), and
 // math.random is rand48 with state owned by the host.
 //
-// Limits: every script runs under a step budget (Lua VM instructions) and a memory cap. A
-// script that exceeds the budget is stopped with a BUSY error (where redis-server would keep
-// running it and answer everyone else BUSY); one that exceeds the memory cap fails with an
-// out-of-memory error. Neither can be caught by pcall inside the script.
+// Limits: every script runs under a step budget and a memory cap. The budget counts Lua VM
+// instructions and the work of library functions, in every coroutine of the script (the cost
+// model, and how library code charges it, are in core/script_budget.h). A script that exceeds
+// the budget is stopped with a BUSY error (where redis-server would keep running it and answer
+// everyone else BUSY); one that exceeds the memory cap fails with an out-of-memory error.
+// Neither can be caught by pcall inside the script.
 #ifndef LOCKSTEP_CORE_SCRIPT_HOST_H_
 #define LOCKSTEP_CORE_SCRIPT_HOST_H_
 
@@ -24,6 +26,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/script_budget.h"
 #include "core/server.h"
 
 namespace lockstep {
@@ -44,9 +47,10 @@ class ScriptHost {
   // The SHA1 of a script body as 40 lowercase hex characters.
   static std::string Sha1Hex(std::string_view body);
 
-  // How many VM instructions the last script executed (for benchmarks and budget tuning),
-  // counted by the step hook in whole units of its interval (1000 instructions): a script
-  // shorter than that reports 0.
+  // How much of its budget the last script spent, in ScriptBudget units (for tests, benchmarks
+  // and budget tuning): its VM instructions, counted by the step hook in whole blocks of its
+  // interval (1000 instructions), plus the charges of library functions. A short script that
+  // calls no costly library function reports 0.
   uint64_t last_script_steps() const;
 
  private:

@@ -87,6 +87,7 @@ const std::vector<CommandSpec> kCommands = {
     // keeps one channel namespace for both (docs/fidelity.md).
     {"spublish", 3, kCmdMayReplicate, 1, 1, 1, cmd::Publish},
     {"time", 1, 0, 0, 0, 0, cmd::Time},
+    {"select", 2, 0, 0, 0, 0, cmd::Select},
     {"eval", -3, NS | kCmdMayReplicate, 0, 0, 0, cmd::Eval},
     {"evalsha", -3, NS | kCmdMayReplicate, 0, 0, 0, cmd::Eval},
     {"eval_ro", -3, NS | R, 0, 0, 0, cmd::Eval},

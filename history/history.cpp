@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -69,14 +70,17 @@ std::string History::DetailOf(const Event& e) const { return DetailText(e); }
 
 bool History::WriteFile(const std::string& path, std::string* error) const {
   // Write to a temporary name and rename, so a failure never leaves half a history behind
-  // under the real name.
+  // under the real name; the temporary file goes too.
   const std::string tmp = path + ".tmp";
+  const auto fail = [&](const std::string& what) {
+    *error = what + ": " + (errno != 0 ? std::strerror(errno) : "an I/O error");
+    std::remove(tmp.c_str());
+    return false;
+  };
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      *error = "cannot write " + tmp + ": " + std::strerror(errno);
-      return false;
-    }
+    if (!out) return fail("cannot write " + tmp);
     std::string line;
     for (const Event& e : events_) {
       line.clear();
@@ -84,15 +88,11 @@ bool History::WriteFile(const std::string& path, std::string* error) const {
       line.push_back('\n');
       out.write(line.data(), static_cast<std::streamsize>(line.size()));
     }
-    out.flush();
-    if (!out) {
-      *error = "write to " + tmp + " failed: " + std::strerror(errno);
-      return false;
-    }
+    out.close();
+    if (!out) return fail("write to " + tmp + " failed");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
-    return false;
+    return fail("cannot rename " + tmp + " to " + path);
   }
   return true;
 }

@@ -327,5 +327,118 @@ TEST_CASE("a malformed line is an error naming the line; time may not go backwar
   std::remove(path.c_str());
 }
 
+// The reader trusts no file: each of these is refused with the file, the line and what is
+// wrong, and the sink gets only the events before the bad line.
+TEST_CASE("the reader refuses what a run never writes, naming the line") {
+  const std::string path = TempPath("refused.jsonl");
+  const std::string ok0 = "{\"seq\":0,\"t\":0,\"type\":\"note\",\"process\":\"sim\",\"op\":\"run\"}\n";
+  const struct {
+    const char* what;
+    std::string second_line;
+    std::string error;
+  } cases[] = {
+      {"no type", "{\"seq\":1,\"t\":5}", "no \"type\": every event has \"seq\", \"t\" and \"type\""},
+      {"no seq", "{\"t\":5,\"type\":\"note\"}", "no \"seq\": every event has \"seq\", \"t\" and \"type\""},
+      {"no t", "{\"seq\":1,\"type\":\"note\"}", "no \"t\": every event has \"seq\", \"t\" and \"type\""},
+      {"a gap in seq", "{\"seq\":2,\"t\":5,\"type\":\"note\"}",
+       "\"seq\" is 2 where 1 comes next (events are numbered from 0, in order, without gaps)"},
+      {"seq repeated", "{\"seq\":0,\"t\":5,\"type\":\"note\"}",
+       "\"seq\" is 0 where 1 comes next (events are numbered from 0, in order, without gaps)"},
+      {"a key twice", "{\"seq\":1,\"t\":5,\"t\":6,\"type\":\"note\"}", "\"t\" given twice at column 20"},
+      {"thread 2^31-1",
+       "{\"seq\":1,\"t\":5,\"type\":\"invoke\",\"process\":\"c1\",\"thread\":2147483647}",
+       "\"thread\" is 2147483647, outside -1..1023"},
+      {"thread below -1", "{\"seq\":1,\"t\":5,\"type\":\"invoke\",\"process\":\"c1\",\"thread\":-2}",
+       "\"thread\" is -2, outside -1..1023"},
+      {"negative time", "{\"seq\":1,\"t\":-1,\"type\":\"note\"}", "\"t\" is -1, outside 0..9007199254740992"},
+      {"time past 2^53", "{\"seq\":1,\"t\":9007199254740993,\"type\":\"note\"}",
+       "\"t\" is 9007199254740993, outside 0..9007199254740992"},
+      {"a line of 2 MiB", std::string(2 << 20, ' '), "line longer than 1048576 bytes, not a history line"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.what);
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out << ok0 << c.second_line << "\n";
+    }
+    History back;
+    ReadStats stats;
+    std::string error;
+    CHECK_FALSE(ReadHistoryFile(path, &back.names(), &back, &stats, &error));
+    CHECK(error == path + ":2: " + c.error);
+    CHECK(back.size() == 1);
+  }
+  std::remove(path.c_str());
+}
+
+TEST_CASE("the reader refuses an empty file, a directory, a device and too many locks") {
+  History back;
+  ReadStats stats;
+  std::string error;
+  const std::string empty = TempPath("empty.jsonl");
+  { std::ofstream out(empty); }
+  CHECK_FALSE(ReadHistoryFile(empty, &back.names(), &back, &stats, &error));
+  CHECK(error == empty + ": empty file, not a history (a run's history has at least its notes)");
+  // Blank lines only: no event.
+  { std::ofstream out(empty); out << "\n\n"; }
+  CHECK_FALSE(ReadHistoryFile(empty, &back.names(), &back, &stats, &error));
+  CHECK(error == empty + ": no events, not a history (a run's history has at least its notes)");
+  std::remove(empty.c_str());
+
+  const std::string dir = TempPath("dir.jsonl");
+  std::filesystem::create_directories(dir);
+  CHECK_FALSE(ReadHistoryFile(dir, &back.names(), &back, &stats, &error));
+  CHECK(error == "cannot read " + dir + ": a directory, not a history file");
+  std::filesystem::remove(dir);
+
+  CHECK_FALSE(ReadHistoryFile("/dev/zero", &back.names(), &back, &stats, &error));
+  CHECK(error == "cannot read /dev/zero: a character device, not a history file");
+
+  const std::string many = TempPath("locks.jsonl");
+  {
+    std::ofstream out(many);
+    for (size_t i = 0; i <= kMaxHistoryLocks; ++i) {
+      out << "{\"seq\":" << i << ",\"t\":0,\"type\":\"note\",\"lock\":\"l" << i << "\"}\n";
+    }
+  }
+  CHECK_FALSE(ReadHistoryFile(many, &back.names(), &back, &stats, &error));
+  CHECK(error == many + ":" + std::to_string(kMaxHistoryLocks + 1) + ": more than " +
+                     std::to_string(kMaxHistoryLocks) + " locks, more than a history may name");
+  // Threads times locks: 64 locks leave room for 4096 threads.
+  {
+    std::ofstream out(many);
+    size_t seq = 0;
+    for (size_t i = 0; i < kMaxHistoryLocks; ++i) {
+      out << "{\"seq\":" << seq++ << ",\"t\":0,\"type\":\"note\",\"lock\":\"l" << i << "\"}\n";
+    }
+    for (int p = 0; p < 5; ++p) {
+      for (int t = 0; t <= kMaxThreadIndex; ++t) {
+        out << "{\"seq\":" << seq++ << ",\"t\":0,\"type\":\"invoke\",\"process\":\"c" << p
+            << "\",\"thread\":" << t << "}\n";
+      }
+    }
+  }
+  CHECK_FALSE(ReadHistoryFile(many, &back.names(), &back, &stats, &error));
+  CHECK(error == many + ":" + std::to_string(kMaxHistoryLocks + 4096 + 1) +
+                     ": 4097 threads and 64 locks: more than 262144 (thread, lock) pairs, more "
+                     "than a history may name");
+  std::remove(many.c_str());
+}
+
+TEST_CASE("a writer whose writes fail says so at once, and Close reports it") {
+  // /dev/full takes the open and fails every write with ENOSPC, as a full disk does.
+  Recorder recorder;
+  std::string error;
+  auto writer = HistoryWriter::Open("/dev/full", HistoryFormat::kJsonl, &recorder.names(), &error);
+  REQUIRE(writer);
+  CHECK_FALSE(writer->failed());
+  Record({writer.get()}, &recorder, 20'000);  // More than the 1 MiB buffer holds.
+  CHECK_FALSE(writer->Flush());
+  CHECK(writer->failed());
+  CHECK(writer->error() == "write to /dev/full failed: No space left on device");
+  CHECK_FALSE(writer->Close());
+  // Never Discard() here: it would remove /dev/full.
+}
+
 }  // namespace
 }  // namespace lockstep::history

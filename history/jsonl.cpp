@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <span>
 
 #include "history/notes.h"
@@ -62,6 +64,7 @@ class FlatJsonReader {
     Skip();
     std::string_view detail;
     bool has_detail = false;
+    seen_ = 0;
     if (!Eat('}')) {
       while (true) {
         Skip();
@@ -69,6 +72,7 @@ class FlatJsonReader {
         if (!ReadKey(&key)) return Fail(error, "expected a key");
         Skip();
         if (!Eat(':')) return Fail(error, "expected ':' after \"" + std::string(key) + "\"");
+        if (!FirstTime(key)) return Fail(error, "\"" + std::string(key) + "\" given twice");
         Skip();
         if (Peek() == '"') {
           if (!ReadString(&scratch_)) return Fail(error, "bad string for \"" + std::string(key) + "\"");
@@ -92,6 +96,13 @@ class FlatJsonReader {
     }
     Skip();
     if (pos_ != s_.size()) return Fail(error, "trailing characters");
+    // Every line the writer makes starts with these three.
+    for (const char* key : {"seq", "t", "type"}) {
+      if ((seen_ & Bit(key)) == 0) {
+        *error = std::string("no \"") + key + "\": every event has \"seq\", \"t\" and \"type\"";
+        return false;
+      }
+    }
     if (has_detail && !detail.empty()) {
       e->source = detail;
       e->detail = DecodeDetail(e->type, e->op, detail);
@@ -126,13 +137,24 @@ class FlatJsonReader {
   }
 
   bool AssignNumber(Event* e, std::string_view key, int64_t number, std::string* error) {
+    // Bounded here, so that no reader of a history sizes anything by a number a file made up.
+    const auto out_of_range = [&](int64_t lo, int64_t hi) {
+      if (number >= lo && number <= hi) return false;
+      *error = "\"" + std::string(key) + "\" is " + std::to_string(number) + ", outside " +
+               std::to_string(lo) + ".." + std::to_string(hi);
+      return true;
+    };
     if (key == "seq") {
+      if (out_of_range(0, std::numeric_limits<int64_t>::max())) return false;
       e->seq = static_cast<uint64_t>(number);
     } else if (key == "t") {
+      if (out_of_range(0, kMaxEventTimeUs)) return false;
       e->t_us = number;
     } else if (key == "thread") {
+      if (out_of_range(-1, kMaxThreadIndex)) return false;
       e->thread = static_cast<int>(number);
     } else if (key == "local_ms") {
+      if (out_of_range(-kMaxEventTimeUs, kMaxEventTimeUs)) return false;
       e->local_ms = number;
     } else if (key == "value") {
       e->has_value = true;
@@ -227,9 +249,27 @@ class FlatJsonReader {
     return false;
   }
 
+  // One bit per known key, for "given twice" and the keys every line has.
+  static uint32_t Bit(std::string_view key) {
+    static constexpr std::string_view kKeys[] = {"seq",  "t",        "type",  "process", "thread",
+                                                 "op",   "lock",     "peer",  "local_ms", "value",
+                                                 "detail"};
+    for (size_t i = 0; i < std::size(kKeys); ++i) {
+      if (kKeys[i] == key) return 1u << i;
+    }
+    return 0;  // Unknown keys are refused where their value is assigned.
+  }
+  bool FirstTime(std::string_view key) {
+    const uint32_t bit = Bit(key);
+    if ((seen_ & bit) != 0) return false;
+    seen_ |= bit;
+    return true;
+  }
+
   std::string_view s_;
   NameTable* names_;
   std::string* text_;
+  uint32_t seen_ = 0;
   size_t pos_ = 0;
   std::string scratch_;
   std::string key_scratch_;

@@ -35,7 +35,14 @@ class JsonLineFormatter {
   std::vector<std::string> quoted_;  // By name; empty until the name is first written.
 };
 
-// Parses one line as AppendJsonLine writes it. Names are interned into *names; the detail's
+// What a line may say, bounded so that a made-up file cannot make a reader size anything by it
+// (a thread index is an index into per-process tables). The model's limits are far inside
+// these (at most 256 threads per client, runs of at most 10^15 us).
+inline constexpr int kMaxThreadIndex = 1023;
+inline constexpr int64_t kMaxEventTimeUs = int64_t{1} << 53;  // Also the bound on |local_ms|.
+
+// Parses one line as AppendJsonLine writes it: "seq", "t" and "type" must be there, no key
+// twice, numbers within the bounds above. Names are interned into *names; the detail's
 // text is unescaped into *text, which the event's `source` and detail refer to (so *text must
 // outlive the event's use). On failure returns false and sets *error (without a position
 // prefix: the caller names the line).

@@ -4,6 +4,7 @@
 #ifndef LOCKSTEP_HISTORY_READER_H_
 #define LOCKSTEP_HISTORY_READER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -23,10 +24,25 @@ struct ReadOptions {
   uint64_t max_events = 0;  // Stop after this many events (0: read them all).
 };
 
+// What a history file may hold. A reader trusts no file: these bound the bytes it reads and
+// what the readers downstream (the facts pass keeps tables per process, per client thread and
+// per lock) build from it. Runs stay far inside them: the library's lines are under 400 bytes,
+// its histories name 2 locks and a dozen processes.
+inline constexpr size_t kMaxHistoryLineBytes = 1 << 20;
+inline constexpr uint64_t kMaxHistoryBytes = uint64_t{64} << 30;  // Uncompressed.
+inline constexpr size_t kMaxHistoryProcesses = 4096;
+inline constexpr size_t kMaxHistoryLocks = 64;
+// Distinct client threads ((process, thread) pairs of invoke, ok, fail, info and resource
+// events) times distinct locks: the facts pass keeps a hold state for each.
+inline constexpr uint64_t kMaxHistoryThreadLocks = uint64_t{1} << 18;
+
 // Streams a JSON Lines history (gzip-compressed or not: the gzip magic decides) into `sink`,
-// interning names into *names. Each event's seq is its index in the file. Returns false with
-// *error naming the file and line on a malformed line or time going backwards; the sink has
-// then received every event before that line.
+// interning names into *names. Returns false with *error naming the file (and the line, when
+// a line is at fault) when the file is not a regular file, is empty, is too large, or has a
+// malformed line: a line too long, a key missing or given twice, a number out of range
+// (history/jsonl.h), "seq" not the event's index in the file (numbered from 0, no gaps), time
+// going backwards, more processes, locks or threads than the bounds above. The sink has then
+// received every event before that line.
 bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink, ReadStats* stats,
                      std::string* error, const ReadOptions& options = {});
 

@@ -13,6 +13,15 @@ namespace lockstep::history {
 
 namespace {
 constexpr size_t kBufferBytes = 1 << 20;
+
+// zlib's message for the stream's last error; for a failed write that is the system's (errno
+// set by the write zlib made), e.g. "No space left on device".
+std::string GzError(gzFile gz) {
+  int code = 0;
+  const char* what = gzerror(gz, &code);
+  if (code == Z_ERRNO) return std::strerror(errno);
+  return what;
+}
 }  // namespace
 
 std::optional<HistoryFormat> ParseHistoryFormat(std::string_view s) {
@@ -117,12 +126,13 @@ void HistoryWriter::Write(const std::string& bytes) {
   if (file_->plain != nullptr) {
     if (std::fwrite(bytes.data(), 1, bytes.size(), file_->plain) != bytes.size()) {
       error_ = "write to " + path_ + " failed: " + std::strerror(errno);
+      failed_.store(true, std::memory_order_relaxed);
     }
   } else if (file_->gz != nullptr) {
     if (gzwrite(file_->gz, bytes.data(), static_cast<unsigned>(bytes.size())) !=
         static_cast<int>(bytes.size())) {
-      int code = 0;
-      error_ = "write to " + path_ + " failed: " + gzerror(file_->gz, &code);
+      error_ = "write to " + path_ + " failed: " + GzError(file_->gz);
+      failed_.store(true, std::memory_order_relaxed);
     }
   }
 }
@@ -135,9 +145,9 @@ bool HistoryWriter::Flush() {
   if (file_->plain != nullptr && std::fflush(file_->plain) != 0) {
     error_ = "write to " + path_ + " failed: " + std::strerror(errno);
   } else if (file_->gz != nullptr && gzflush(file_->gz, Z_SYNC_FLUSH) != Z_OK) {
-    int code = 0;
-    error_ = "write to " + path_ + " failed: " + gzerror(file_->gz, &code);
+    error_ = "write to " + path_ + " failed: " + GzError(file_->gz);
   }
+  if (!error_.empty()) failed_.store(true, std::memory_order_relaxed);
   return error_.empty();
 }
 
@@ -155,10 +165,20 @@ bool HistoryWriter::Close() {
       error_ = "closing " + path_ + " failed: " + std::strerror(errno);
     }
   } else if (file_->gz != nullptr) {
-    if (gzclose(file_->gz) != Z_OK && error_.empty()) error_ = "closing " + path_ + " failed";
+    // gzclose writes what zlib still holds; errno says why that failed.
+    errno = 0;
+    if (gzclose(file_->gz) != Z_OK && error_.empty()) {
+      error_ = "closing " + path_ + " failed" + (errno != 0 ? std::string(": ") + std::strerror(errno) : "");
+    }
   }
   file_.reset();
+  if (!error_.empty()) failed_.store(true, std::memory_order_relaxed);
   return error_.empty();
+}
+
+bool HistoryWriter::Discard() {
+  Close();
+  return std::remove(path_.c_str()) == 0 || errno == ENOENT;
 }
 
 }  // namespace lockstep::history

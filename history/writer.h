@@ -12,6 +12,7 @@
 #ifndef LOCKSTEP_HISTORY_WRITER_H_
 #define LOCKSTEP_HISTORY_WRITER_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -52,8 +53,16 @@ class HistoryWriter : public EventSink {
   // Flushes and closes the file. False on an I/O error (or an earlier one).
   bool Close();
 
+  // Closes the file and removes it: what a run does after a write error, so that no half-written
+  // history is left behind. False if it could not be removed.
+  bool Discard();
+
   const std::string& path() const { return path_; }
+  // Read it after Flush() or Close() (the writing thread sets it).
   const std::string& error() const { return error_; }
+  // Whether a write has failed (the disk is full, a file-size limit was reached): safe to ask
+  // at any time, so that a run can stop at once instead of simulating on for nothing.
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
   uint64_t events() const { return events_; }
   // The hash of everything written: read it after Close().
   uint64_t hash() const { return hash_; }
@@ -79,6 +88,7 @@ class HistoryWriter : public EventSink {
   std::unique_ptr<File> file_;
   std::string buffer_;  // Being filled by OnEvent.
   std::string error_;   // Set by the writing thread only while it holds a buffer.
+  std::atomic<bool> failed_{false};  // Set with error_, readable from any thread.
   uint64_t events_ = 0;
   uint64_t hash_;       // Advanced by the writing thread only while it holds a buffer.
   uint64_t bytes_ = 0;

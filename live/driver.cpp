@@ -133,6 +133,7 @@ struct LiveNode {
   int64_t next_seq = 1;
   std::map<int64_t, Result> results;
   EventLoop::TimerId gap_timer = 0;
+  EventLoop::TimerId expiry_timer = 0;  // probe_at_expiry: the probe when the PTTL runs out.
 
   std::unique_ptr<RespConnection> probe;     // Expiry probes.
   std::unique_ptr<RespConnection> observer;  // __keyevent@0__:expired.
@@ -203,6 +204,8 @@ struct LiveRun::Impl {
   Name lock_id = names::kNone;
   std::unique_ptr<drive::Resource> resource;  // The run's protected resource.
   std::string seq_key;
+  // The lock key as the servers name it: under the run's prefix on the user's servers.
+  std::string server_lock_key;
   int64_t start_loop_us = 0;
   bool started = false;
   uint64_t late = 0;
@@ -331,7 +334,31 @@ struct LiveRun::Impl {
       Lease(n, op, key.owners.empty() ? n.lock_owners : key.owners, key.local_ms);
       n.lock_owners = key.owners;
     }
-    n.lock_expire_ms = n.lock_owners.empty() ? kNoExpiryMs : key.expire_ms;
+    const int64_t expire_ms = n.lock_owners.empty() ? kNoExpiryMs : key.expire_ms;
+    if (options.probe_at_expiry && (expire_ms != n.lock_expire_ms || n.expiry_timer == 0)) {
+      n.lock_expire_ms = expire_ms;
+      ArmExpiryProbe(n);
+    }
+    n.lock_expire_ms = expire_ms;
+  }
+
+  // probe_at_expiry: a probe 1 ms after the lock key's expiry as last seen (the node's clock
+  // as the last probe saw it), replacing the one armed before. Redis expires a key when its
+  // clock is past the expiry; the probe's read then deletes it, and TrackLock records
+  // `expired` (or, if the lease was renewed meanwhile, arms the next probe).
+  void ArmExpiryProbe(LiveNode& n) {
+    if (n.expiry_timer != 0) loop.Cancel(n.expiry_timer);
+    n.expiry_timer = 0;
+    if (n.lock_expire_ms == kNoExpiryMs || !started || n.probe == nullptr) return;
+    const int64_t node_now_ms = RealtimeMs() + n.clock_offset_ms;
+    // At least 0.5 ms: a key found alive at its expiry (our view of the node's clock is off
+    // by up to a millisecond) is probed again soon, not in a busy loop.
+    const int64_t delay_us = std::max<int64_t>(500, (n.lock_expire_ms + 1 - node_now_ms) * 1000);
+    LiveNode* np = &n;
+    n.expiry_timer = loop.After(delay_us, [this, np] {
+      np->expiry_timer = 0;
+      Probe(*np, names::kExpired);
+    });
   }
 
   // A transaction's result arrived: it waits for its number's turn.
@@ -374,10 +401,12 @@ struct LiveRun::Impl {
 
   // Sends `argv` as MULTI / argv / probe / INCR seq / EXEC on `conn`; `done` gets the
   // command's own reply and the transaction's number and key state (or no number when the
-  // transaction did not run: the command was refused when queued).
-  void Transaction(RespConnection& conn, const Argv* argv,
-                   std::function<void(const Reply& reply, std::optional<int64_t> seq,
-                                      std::optional<KeyState> key)> done) {
+  // transaction did not run: the command was refused when queued), and whether a fault proxy
+  // dropped EXEC's reply on its way (`lost`: it handed the reply over; the client never saw
+  // it, yet the server ran the transaction).
+  using TransactionDone = std::function<void(const Reply& reply, std::optional<int64_t> seq,
+                                             std::optional<KeyState> key, bool lost)>;
+  void Transaction(RespConnection& conn, const Argv* argv, TransactionDone done) {
     struct Tx {
       std::optional<Reply> queued;  // The command's reply when queued (an error refuses it).
     };
@@ -386,21 +415,26 @@ struct LiveRun::Impl {
     if (argv != nullptr) {
       conn.Send(*argv, [tx](const Reply& r) { tx->queued = r; });
     }
-    conn.Send({"EVAL", kProbeScript, "1", scenario.protocol.lock_name}, nullptr);
+    conn.Send({"EVAL", kProbeScript, "1", server_lock_key}, nullptr);
     conn.Send({"INCR", seq_key}, nullptr);
     const bool with_command = argv != nullptr;
-    conn.Send({"EXEC"}, [tx, with_command, done = std::move(done)](const Reply& exec) {
+    auto finish = [tx, with_command, done = std::move(done)](const Reply& exec, bool lost) {
       const size_t want = with_command ? 3 : 2;
       if (exec.type == Reply::Type::kArray && exec.elements.size() == want) {
         const size_t at = with_command ? 1 : 0;
         const Reply command_reply = with_command ? exec.elements[0] : Reply::Null();
-        done(command_reply, IntOf(exec.elements[at + 1]), ParseProbe(exec.elements[at]));
+        done(command_reply, IntOf(exec.elements[at + 1]), ParseProbe(exec.elements[at]), lost);
         return;
       }
       // EXECABORT: the command was refused when queued (a wrong number of arguments, say);
-      // the protocol sees that refusal, as it would without the transaction.
-      done(tx->queued && tx->queued->is_error() ? *tx->queued : exec, std::nullopt, std::nullopt);
-    });
+      // the protocol sees that refusal, as it would without the transaction. (A lost
+      // transaction's replies are all lost together, so then tx->queued is empty.)
+      done(tx->queued && tx->queued->is_error() ? *tx->queued : exec, std::nullopt, std::nullopt,
+           lost);
+    };
+    conn.Send(
+        {"EXEC"}, [finish](const Reply& exec) { finish(exec, /*lost=*/false); },
+        [finish](const Reply& exec) { finish(exec, /*lost=*/true); });
   }
 
   // Whether a command can go inside MULTI..EXEC.
@@ -425,9 +459,30 @@ struct LiveRun::Impl {
         cp->protocol_->OnReply(cp->outbox(), request, reply);
       });
     };
+    if (options.keyspace != nullptr) {
+      // The user's servers: the command goes with its keys and channels under the run's
+      // prefix, or not at all. A refused command gets an error reply, as from a server, and
+      // no exec event: the server never saw it.
+      std::string why;
+      std::optional<Argv> mapped = options.keyspace->ToServer(*argv, &why);
+      if (!mapped) {
+        const Reply refused = Reply::Error("ERR lockstep --redis: not sent: " + why);
+        loop.After(0, [deliver, refused] { deliver(refused); });
+        return;
+      }
+      argv = std::make_shared<const Argv>(std::move(*mapped));
+    }
     const std::string_view command = (*argv)[0];
+    // A reply a fault proxy dropped, handed over: the server ran the command, so its exec is
+    // recorded, as the simulator records it; the protocol never sees the reply.
+    auto lost = [this, np, cp, thread, label_id, request](const Reply& r) {
+      Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
+    };
     if (EqualsNoCase(command, "SUBSCRIBE") || EqualsNoCase(command, "UNSUBSCRIBE")) {
-      c.PubSub(n.index).Send(*argv, [this, np, cp, thread, label_id, request, deliver](const Reply& r) {
+      c.PubSub(n.index).Send(*argv, [this, np, cp, thread, label_id, request, deliver](const Reply& server_reply) {
+        const Reply r = options.keyspace != nullptr
+                            ? options.keyspace->ConfirmationFromServer(server_reply)
+                            : server_reply;
         Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
         deliver(r);
       });
@@ -436,26 +491,30 @@ struct LiveRun::Impl {
     RespConnection& conn = c.Command(n.index);
     // In a cluster a transaction's keys must share one slot: a command on another slot than
     // the lock's goes alone.
-    if (!Wrappable(*argv) || (cluster != nullptr && ClientRouteSlot(*argv) != KeyHashSlot(scenario.protocol.lock_name))) {
-      conn.Send(*argv, [this, np, cp, thread, label_id, request, deliver](const Reply& r) {
-        Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
-        deliver(r);
-      });
+    if (!Wrappable(*argv) || (cluster != nullptr && ClientRouteSlot(*argv) != KeyHashSlot(server_lock_key))) {
+      conn.Send(
+          *argv,
+          [this, np, cp, thread, label_id, request, deliver](const Reply& r) {
+            Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
+            deliver(r);
+          },
+          lost);
       return;
     }
     Transaction(conn, argv.get(),
                 [this, np, cp, thread, label_id, request, deliver](
-                    const Reply& reply, std::optional<int64_t> seq, std::optional<KeyState> key) {
+                    const Reply& reply, std::optional<int64_t> seq, std::optional<KeyState> key,
+                    bool lost) {
                   if (!seq || !key) {
                     Exec(*np, *cp, thread, label_id, request, reply, EstimatedLocalMs(*np));
-                    deliver(reply);
+                    if (!lost) deliver(reply);
                     return;
                   }
                   Ready(*np, *seq, std::move(*key),
-                        [this, np, cp, thread, label_id, request, deliver, reply](const KeyState& k) {
+                        [this, np, cp, thread, label_id, request, deliver, reply, lost](const KeyState& k) {
                           Exec(*np, *cp, thread, label_id, request, reply, k.local_ms);
                           TrackLock(*np, k, names::kReleased);
-                          deliver(reply);
+                          if (!lost) deliver(reply);
                         });
                 });
   }
@@ -466,7 +525,7 @@ struct LiveRun::Impl {
     LiveNode* np = &n;
     RespConnection::Handlers h;
     h.on_message = [this, np](const std::string&, const std::string& key) {
-      if (key == scenario.protocol.lock_name) Probe(*np, names::kExpired);
+      if (key == server_lock_key) Probe(*np, names::kExpired);
     };
     h.on_down = [this, np](const std::string&) {
       // The node is down (or paused past our limits); subscribe again once it may be back.
@@ -487,7 +546,8 @@ struct LiveRun::Impl {
   void Probe(LiveNode& n, Name gone_as) {
     LiveNode* np = &n;
     Transaction(*n.probe, nullptr,
-                [this, np, gone_as](const Reply&, std::optional<int64_t> seq, std::optional<KeyState> key) {
+                [this, np, gone_as](const Reply&, std::optional<int64_t> seq,
+                                    std::optional<KeyState> key, bool /*lost*/) {
                   if (!seq || !key) return;
                   Ready(*np, *seq, std::move(*key),
                         [this, np, gone_as](const KeyState& k) { TrackLock(*np, k, gone_as); });
@@ -647,7 +707,10 @@ RespConnection& LiveClient::PubSub(int node) {
   if (!conn) {
     RespConnection::Handlers h;
     LiveNode* np = run_.nodes[static_cast<size_t>(node)].get();
-    h.on_message = [this, np](const std::string& channel, const std::string& payload) {
+    h.on_message = [this, np](const std::string& server_channel, const std::string& payload) {
+      const std::string channel = run_.options.keyspace != nullptr
+                                      ? run_.options.keyspace->FromServer(server_channel)
+                                      : server_channel;
       Deliver(incarnation, [this, np, channel, payload] {
         history::Event e;
         e.type = EventType::kMessage;
@@ -710,15 +773,22 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
       return nullptr;
     }
   }
-  if (s.options.run_prefix.empty()) {
+  if (s.options.keyspace != nullptr) {
+    // Everything of the run under one prefix: the sequence key too ("<prefix>{lock}:seq").
+    const std::string& p = s.options.keyspace->prefix();
+    s.options.run_prefix = p.substr(0, p.size() - (p.back() == ':' ? 1 : 0));
+  } else if (s.options.run_prefix.empty()) {
     s.options.run_prefix = "lockstep:" + std::to_string(::getpid()) + ":" +
                            std::to_string(EventLoop::NowUs());
   }
   // The sequence key shares the lock key's hash slot, so that one transaction may hold both
   // on a cluster: the lock's name as the hash tag, or the lock's own tag if it has one.
   const std::string& lock = scenario.protocol.lock_name;
+  s.server_lock_key = s.options.keyspace != nullptr ? s.options.keyspace->Key(lock) : lock;
   s.seq_key = s.options.run_prefix + ":{" + lock + "}:seq";
-  if (KeyHashSlot(s.seq_key) != KeyHashSlot(lock)) s.seq_key = s.options.run_prefix + ":" + lock + ":seq";
+  if (KeyHashSlot(s.seq_key) != KeyHashSlot(s.server_lock_key)) {
+    s.seq_key = s.options.run_prefix + ":" + lock + ":seq";
+  }
 
   std::vector<int> masters;
   for (size_t i = 0; i < scenario.nodes.size(); ++i) {
@@ -802,6 +872,10 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
                        drive::OwnWorkloadText(scenario.protocol, c->spec.workload));
   }
   d.emplace_back("sequence key", s.seq_key);
+  if (s.options.keyspace != nullptr) {
+    d.emplace_back("key prefix", s.options.keyspace->prefix() +
+                                     " (every key and channel of the run on the servers)");
+  }
   return run;
 }
 
@@ -839,6 +913,12 @@ void LiveRun::Run(const std::function<bool()>& should_stop,
   if (s.options.watch_expiry) {
     for (auto& n : s.nodes) {
       if (n->master) s.WatchExpiry(*n);
+    }
+  } else if (s.options.probe_at_expiry) {
+    for (auto& n : s.nodes) {
+      if (n->master && n->probe == nullptr) {
+        n->probe = std::make_unique<RespConnection>(s.loop, s.ConnectionTo(*n, false), s.WithHooks({}));
+      }
     }
   }
   for (auto& c : s.clients) s.StartClient(*c, /*restart=*/false);
@@ -958,11 +1038,11 @@ bool LiveRun::Rediscover(const std::string& old_master, const std::string& new_m
 void LiveRun::Record(history::Event& e) { impl_->Record(e); }
 history::Name LiveRun::Intern(std::string_view s) { return impl_->Intern(s); }
 
-bool LiveRun::NoReplyFor(int local_port, int64_t index) {
+bool LiveRun::NoReplyFor(int local_port, int64_t index, std::string_view lost_reply) {
   Impl& s = *impl_;
   auto apply = [&](RespConnection* conn) {
     if (conn == nullptr || conn->local_port() != local_port) return false;
-    conn->NoReplyFor(index);
+    conn->NoReplyFor(index, lost_reply);
     return true;
   };
   for (auto& c : s.clients) {

@@ -21,12 +21,18 @@
 // iteration, or within reorder_wait_us of a missing number, are sorted), and a command's exec
 // (and the lease change it made) is recorded before the protocol sees its reply.
 // A fault proxy between a client and a node must treat MULTI..EXEC as one unit: drop all of
-// it or none, and the same for its replies.
+// it or none, and the same for its replies. When it drops the replies, it hands EXEC's reply
+// over (NoReplyFor): the exec and lease events are recorded from it, the protocol sees none.
 //
 // Expiry: on servers the harness started with notify-keyspace-events Ex, an observer
 // connection per master subscribes to __keyevent@0__:expired; an expiry of the lock key sends
 // a probe transaction on the node's probe connection, which records `lease expired` in the
-// same order as everything else.
+// same order as everything else. On servers the harness did not start (probe_at_expiry), no
+// notification is asked for: the probe goes when the lock key's last seen PTTL runs out.
+//
+// On servers the harness did not start (LiveOptions::keyspace), every key and channel goes to
+// the server under the run's prefix and comes back without it (live/user_servers.h), so the
+// protocols, the history and the checkers see the same names as in the simulator.
 //
 // True time (t_us) is the harness's monotonic clock since Run() started. docs/live.md lists
 // how a live history differs from a simulated one.
@@ -45,6 +51,7 @@
 
 #include "history/history.h"
 #include "live/event_loop.h"
+#include "live/user_servers.h"
 #include "locks/protocol.h"
 #include "model/scenario.h"
 
@@ -65,6 +72,13 @@ struct LiveOptions {
   // Subscribe to __keyevent@0__:expired on every master (servers started with
   // notify-keyspace-events Ex).
   bool watch_expiry = true;
+  // Probe the lock key on a master when its last seen PTTL runs out (1 ms after), which
+  // records its expiry without keyspace notifications: the probe's own read makes Redis
+  // expire the key then, as any client's read would.
+  bool probe_at_expiry = false;
+  // Servers the harness did not start: every key and channel under the run's prefix (which
+  // then also holds the sequence key). Null: names go to the servers as they are.
+  std::shared_ptr<const RunKeyspace> keyspace;
   // How long a transaction's result waits for a missing earlier number (a reply still on its
   // way on another connection, or one a proxy dropped) before it is recorded anyway.
   int64_t reorder_wait_us = 20'000;
@@ -124,8 +138,11 @@ class LiveRun {
   bool Rediscover(const std::string& old_master, const std::string& new_master);
 
   // A fault proxy's report: request `index` on the connection from local port `local_port`
-  // got no reply. False if no connection of this run has that port.
-  bool NoReplyFor(int local_port, int64_t index);
+  // got no reply. False if no connection of this run has that port. `lost_reply`, when not
+  // empty, is the reply the proxy dropped (its RESP bytes): the server ran the command, so
+  // its exec (and, for a transaction, its lease events) are recorded from it, in the node's
+  // transaction order, while the protocol still sees no reply, as in the simulator.
+  bool NoReplyFor(int local_port, int64_t index, std::string_view lost_reply = {});
 
   // Records an event of the harness (a fault it made, a note) at the current true time, in
   // order with the driver's own events; `Intern` names it in the run's table.

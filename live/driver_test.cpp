@@ -1,7 +1,8 @@
 // Short live runs of an RLock scenario on a real redis-server: the history the live driver
 // records reads through the same checkers as a simulated run (mutual exclusion holds), with
 // invoke/ok pairs, an exec for every command, lease events from the probe transactions, an
-// expiry seen through keyspace notifications, and a client crash and restart.
+// expiry seen through keyspace notifications (or, on servers without them, through a probe at
+// the lock key's PTTL), and a client crash and restart.
 #include "live/driver.h"
 
 #include <catch2/catch.hpp>
@@ -34,6 +35,7 @@ struct LiveResult {
   check::Verdict from_file;
   history::History history;
   std::map<std::string, int> counts;  // "invoke acquire", "ok release", "lease acquired", "exec".
+  std::vector<std::string> keys_left;  // On the servers after the run.
 };
 
 Scenario Load(const std::string& toml) {
@@ -47,9 +49,10 @@ Scenario Load(const std::string& toml) {
 // Runs `scenario` live on one fresh redis-server (n1) through the run's pipeline: the checkers
 // and a history file as sinks, as `lockstep run` has them. `faults` runs after the run began.
 // Redis servers for a scenario's nodes, started with keyspace notifications of expiries.
-std::vector<std::unique_ptr<RedisProcess>> StartServers(size_t count, bool cluster = false) {
+std::vector<std::unique_ptr<RedisProcess>> StartServers(size_t count, bool cluster = false,
+                                                        bool notify_expiry = true) {
   RedisProcess::Options options;
-  options.extra_args = {"--notify-keyspace-events", "Ex"};
+  if (notify_expiry) options.extra_args = {"--notify-keyspace-events", "Ex"};
   options.cluster = cluster;
   std::vector<std::unique_ptr<RedisProcess>> servers;
   for (size_t i = 0; i < count; ++i) servers.push_back(RedisProcess::StartOrThrow(options));
@@ -79,10 +82,13 @@ void FormCluster(const std::vector<std::unique_ptr<RedisProcess>>& servers) {
   }
 }
 
+// `configure` changes the driver's options; without it the servers notify expiries.
 LiveResult RunLive(const Scenario& scenario,
                    const std::function<void(LiveRun&, history::Recorder&)>& faults = nullptr,
-                   bool cluster = false) {
-  auto servers = StartServers(scenario.nodes.size(), cluster);
+                   bool cluster = false,
+                   const std::function<void(LiveOptions&, const std::vector<int>& ports)>& configure =
+                       nullptr) {
+  auto servers = StartServers(scenario.nodes.size(), cluster, /*notify_expiry=*/!configure);
   if (cluster) FormCluster(servers);
   for (size_t i = 0; i < servers.size(); ++i) {
     const std::string& master = scenario.nodes[i].replica_of;
@@ -101,12 +107,13 @@ LiveResult RunLive(const Scenario& scenario,
     options.nodes[scenario.nodes[i].name] = NodeAddress{"127.0.0.1", servers[i]->port()};
   }
   options.lua_dir = std::string(LOCKSTEP_SOURCE_DIR) + "/lua";
+  if (configure) configure(options, ports_);
   std::string error;
   auto run = LiveRun::Create(scenario, options, recorder, &error);
   INFO(error);
   REQUIRE(run != nullptr);
 
-  LiveResult result{check::Verdict{}, check::Verdict{}, history::History(recorder.shared_names()), {}};
+  LiveResult result{check::Verdict{}, check::Verdict{}, history::History(recorder.shared_names()), {}, {}};
   recorder.AddSink(&result.history);
   if (faults) faults(*run, recorder);
   // The pipeline `lockstep run` uses: the checkers and the history file as sinks.
@@ -123,6 +130,10 @@ LiveResult RunLive(const Scenario& scenario,
       },
       &error);
   REQUIRE(out.has_value());
+  for (const auto& server : servers) {
+    RedisClient c("127.0.0.1", server->port());
+    for (const Reply& k : c.Command({"KEYS", "*"}).elements) result.keys_left.push_back(k.str);
+  }
   CHECK_FALSE(out->interrupted);
   CHECK(out->history_written);
   CHECK(out->end_us == scenario.duration_us);
@@ -380,6 +391,57 @@ TEST_CASE("LiveRun: a replica promoted by REPLICAOF NO ONE takes over once clien
   CHECK(n2_leases >= 2);
   CHECK(acquired_after >= 5);
   CHECK(n1_execs_after <= 12);  // Only replies already on their way from n1.
+}
+
+}  // namespace
+}  // namespace lockstep::live
+
+namespace lockstep::live {
+namespace {
+
+// The user's servers (--redis): no keyspace notifications, every key under the run's prefix.
+// One client holds the lock past its 300 ms lease (a 1 s critical section) and nobody else
+// touches the key: the probe armed at the key's PTTL records the expiry when it happens, not
+// when the holder's unlock finds the key gone 700 ms later; and the server holds no key
+// outside the prefix afterwards.
+TEST_CASE("LiveRun: on servers without expiry notifications, a probe at the PTTL sees the lease expire") {
+  Scenario scenario = LoadScaled(kRlock);
+  scenario.name = "live-rlock-probe-expiry";
+  scenario.workload.lease_us = 300'000;
+  scenario.workload.critical_us = Distribution::Fixed(1'000'000);
+  scenario.workload.think_us = Distribution::Fixed(200'000);
+  scenario.clients.resize(1);
+  scenario.clients[0].threads = 1;
+  const std::string prefix = "lockstep:3:driver-test:";
+  LiveResult r = RunLive(scenario, nullptr, false, [&](LiveOptions& o, const std::vector<int>&) {
+    o.watch_expiry = false;
+    o.probe_at_expiry = true;
+    o.keyspace = std::make_shared<const RunKeyspace>(prefix);
+  });
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  REQUIRE(r.counts["lease expired"] >= 1);
+  CHECK_FALSE(Holds(r.streamed, "lease_safety"));  // c1 used the resource without a lease.
+  const history::History& h = r.history;
+  int64_t acquired_us = -1;
+  bool checked = false;
+  for (size_t i = 0; i < h.events().size() && !checked; ++i) {
+    const history::Event& e = h.events()[i];
+    if (e.type != EventType::kLease) continue;
+    if (e.op == names::kAcquired) acquired_us = e.t_us;
+    if (e.op != names::kExpired || acquired_us < 0) continue;
+    INFO("expired " << (e.t_us - acquired_us) << " us after it was acquired");
+    CHECK(e.t_us - acquired_us >= 290'000);
+    CHECK(e.t_us - acquired_us <= 500'000);  // Not at the unlock, 1 s after the acquire.
+    // Recorded by the driver's probe, not after a client's command.
+    REQUIRE(i > 0);
+    CHECK(h.events()[i - 1].type != EventType::kExec);
+    checked = true;
+  }
+  CHECK(checked);
+  // Every key the run left is under its prefix (the sequence key at least); the lock's own
+  // name was never written.
+  REQUIRE_FALSE(r.keys_left.empty());
+  for (const std::string& k : r.keys_left) CHECK(k.rfind(prefix, 0) == 0);
 }
 
 }  // namespace

@@ -64,6 +64,27 @@ void NoDelay(int fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+// Where a message stands in a MULTI .. EXEC: the messages after the first share its fate.
+enum class Group : uint8_t { kNone, kFirst, kInside, kLast };
+
+bool FollowsGroup(Group g) { return g == Group::kInside || g == Group::kLast; }
+
+// The group of a command named `name` on a stream that is (*in_transaction) inside a MULTI;
+// updates *in_transaction as redis-server's MULTI, EXEC and DISCARD move its client. A MULTI
+// inside one is an error that leaves the transaction open, an EXEC outside one an error.
+Group GroupOf(std::string_view name, bool* in_transaction) {
+  if (!*in_transaction) {
+    if (!EqualsIgnoreCase(name, "multi")) return Group::kNone;
+    *in_transaction = true;
+    return Group::kFirst;
+  }
+  if (EqualsIgnoreCase(name, "exec") || EqualsIgnoreCase(name, "discard")) {
+    *in_transaction = false;
+    return Group::kLast;
+  }
+  return Group::kInside;
+}
+
 }  // namespace
 
 // How a forwarded request's replies end: after a number of them, or (an UNSUBSCRIBE or
@@ -74,6 +95,7 @@ struct Expect {
   uint64_t index = 0;
   int64_t replies_left = 1;
   Until until = Until::kCount;
+  Group group = Group::kNone;  // The request's; its last reply's group in the reply stream.
 };
 
 struct FaultProxy::Message {
@@ -84,8 +106,7 @@ struct FaultProxy::Message {
   uint64_t index = 0;
   bool is_request = false;
   Expect expect;
-  // A request that opens (MULTI) or closes (EXEC, DISCARD) a transaction.
-  enum class Transaction : uint8_t { kNone, kBegin, kEnd } transaction = Transaction::kNone;
+  Group group = Group::kNone;
 };
 
 // Where a master->replica stream is: handshake replies, the RDB transfer, then commands.
@@ -102,13 +123,17 @@ struct FaultProxy::Flow {
   bool held = false;            // A due message waits for a partition of a replication link.
   bool eof = false;             // The sending side closed.
   Prng rng{0};                  // Loss draws.
+  Prng latency_rng{0};          // Latency draws.
   ReplicationPhase phase = ReplicationPhase::kHandshake;
   int64_t rdb_left = 0;         // kRdbSized.
   std::string eof_mark;         // kRdbEof.
-  // Inside MULTI .. EXEC (requests): the whole transaction shares the fate of its MULTI, so a
-  // fault never lets the server run half of one.
-  bool in_transaction = false;
-  bool transaction_dropped = false;
+  // A transaction's messages share the fate of its first (Group): whether it was dropped when
+  // it arrived, its latency draw, and whether it was cut when it was due. So a fault never
+  // lets the server run half of a transaction, nor a client get half of its replies.
+  bool group_dropped_on_arrival = false;
+  int64_t group_delay_us = 0;
+  bool group_cut_when_due = false;
+  bool stream_in_transaction = false;  // A replication stream's MULTI .. EXEC.
 
   size_t Pending() const { return queued_bytes + (out.size() - out_pos); }
 };
@@ -123,6 +148,7 @@ struct FaultProxy::Connection {
   uint64_t close_epoch = 0;  // Link::close_requested when accepted.
   std::array<Flow, 2> flows;
   uint64_t next_request = 0;
+  bool requests_in_transaction = false;  // As the requests read so far leave the client.
   std::deque<Expect> awaiting;  // Forwarded requests whose replies are due, oldest first.
   // What the server has confirmed (pub/sub links): ends an UNSUBSCRIBE that names nothing.
   std::set<std::string, std::less<>> channels;
@@ -138,6 +164,7 @@ struct FaultProxy::Connection {
 struct FaultProxy::Link {
   struct Faults {
     bool blocked = false;
+    Distribution latency_us = Distribution::Fixed(0);
     int64_t extra_us = 0;
     double loss = 0;
   };
@@ -261,6 +288,11 @@ void FaultProxy::SetBlocked(int link, ProxyDirection direction, bool blocked) {
   Wake();  // A replication link releases what it held.
 }
 
+void FaultProxy::SetLatency(int link, ProxyDirection direction, const Distribution& latency_us) {
+  std::lock_guard lock(mu_);
+  if (Link* l = FindLink(link)) l->faults[Index(direction)].latency_us = latency_us;
+}
+
 void FaultProxy::SetExtraLatency(int link, ProxyDirection direction, int64_t extra_us) {
   assert(extra_us >= 0);
   std::lock_guard lock(mu_);
@@ -307,6 +339,7 @@ std::vector<ProxyDrop> FaultProxy::TakeDrops() {
   [[maybe_unused]] const ssize_t n = ::read(drop_fd_, &count, sizeof(count));  // Re-arms it.
   std::vector<ProxyDrop> taken;
   taken.swap(drops_);
+  drops_reply_bytes_ = 0;
   return taken;
 }
 
@@ -481,6 +514,8 @@ void FaultProxy::AcceptAll(int link_id, int listen_fd) {
       c->close_epoch = link.close_requested;
       c->flow(ProxyDirection::kToServer).rng = link.rng.Fork();
       c->flow(ProxyDirection::kToClient).rng = link.rng.Fork();
+      c->flow(ProxyDirection::kToServer).latency_rng = link.rng.Fork();
+      c->flow(ProxyDirection::kToClient).latency_rng = link.rng.Fork();
       upstream = link.upstream;
       upstream_len = link.upstream_len;
     }
@@ -563,6 +598,10 @@ bool FaultProxy::ParseFlow(Connection& c, ProxyDirection direction, Link& link, 
       length = frame.length;
       if (replication) {
         if (direction == ProxyDirection::kToClient) NoteHandshake(f, frame);
+        if (request && frame.count > 0 && frame.head_size >= 1) {
+          // The master propagates a script's effects as MULTI .. EXEC: one latency draw.
+          m.group = GroupOf(frame.head[0], &f.stream_in_transaction);
+        }
       } else if (direction == ProxyDirection::kToServer) {
         ClassifyRequest(c, link, frame, &m);
       } else {
@@ -644,18 +683,19 @@ FrameStatus FaultProxy::NextRdbPiece(Flow& f, std::string_view rest, size_t* len
 // A client's request gets the next index, and a note of how many replies it will have.
 void FaultProxy::ClassifyRequest(Connection& c, const Link& link, const RespFrame& frame,
                                  Message* m) {
-  // "*0", "*-1" and an empty line: redis-server skips them without a reply.
-  if (frame.count <= 0) return;
+  // "*0", "*-1" and an empty line: redis-server skips them without a reply (inside a
+  // transaction they go with it, as any other byte of it).
+  if (frame.count <= 0) {
+    m->group = c.requests_in_transaction ? Group::kInside : Group::kNone;
+    return;
+  }
   assert(frame.head_size >= 1);
   m->is_request = true;
   m->has_index = true;
   m->index = c.next_request++;
-  m->expect = Expect{m->index, 1, Expect::Until::kCount};
   const std::string_view name = frame.head[0];
-  if (EqualsIgnoreCase(name, "multi")) m->transaction = Message::Transaction::kBegin;
-  if (EqualsIgnoreCase(name, "exec") || EqualsIgnoreCase(name, "discard")) {
-    m->transaction = Message::Transaction::kEnd;
-  }
+  m->group = GroupOf(name, &c.requests_in_transaction);
+  m->expect = Expect{m->index, 1, Expect::Until::kCount, m->group};
   if (link.kind != ProxyLinkKind::kPubSub) return;
   const int64_t channels = frame.count - 1;
   if (EqualsIgnoreCase(name, "subscribe") || EqualsIgnoreCase(name, "psubscribe")) {
@@ -702,68 +742,91 @@ void FaultProxy::ClassifyReply(Connection& c, const Link& link, const RespFrame&
     case Expect::Until::kNoChannels: last = c.channels.empty(); break;
     case Expect::Until::kNoPatterns: last = c.patterns.empty(); break;
   }
+  // A transaction's replies go as its requests went: led by MULTI's +OK, ended by EXEC's.
+  m->group = e.group;
+  if (m->group == Group::kLast && !last) m->group = Group::kInside;
   if (last) c.awaiting.pop_front();
 }
 
 // Applies the faults in force when a whole message arrives: drop it, or queue it until its
-// release time.
+// release time. A message that follows a transaction's first goes as the first went.
 void FaultProxy::Admit(Connection& c, ProxyDirection direction, Link& link, Message m,
                        int64_t now_us) {
   Flow& f = c.flow(direction);
   const Link::Faults& faults = link.faults[Index(direction)];
+  const bool follows = FollowsGroup(m.group);
   if (link.kind != ProxyLinkKind::kReplication) {
-    bool drop = faults.blocked ||
-                (direction == ProxyDirection::kToClient && link.lose_replies);
-    if (f.in_transaction) {
-      // The requests of a transaction go, or are dropped, with its MULTI.
-      drop = f.transaction_dropped;
-    } else if (!drop && faults.loss > 0) {
+    bool drop = f.group_dropped_on_arrival;
+    if (!follows) {
+      drop = faults.blocked || (direction == ProxyDirection::kToClient && link.lose_replies);
       // Draw only when loss is on, so a run without loss draws nothing.
-      drop = f.rng.Bernoulli(faults.loss);
-    }
-    if (m.transaction == Message::Transaction::kBegin) {
-      f.in_transaction = true;
-      f.transaction_dropped = drop;
-    } else if (m.transaction == Message::Transaction::kEnd) {
-      f.in_transaction = false;
+      if (!drop && faults.loss > 0) drop = f.rng.Bernoulli(faults.loss);
+      if (m.group == Group::kFirst) f.group_dropped_on_arrival = drop;
     }
     if (drop) {
       Drop(c, link, m, direction);
       return;
     }
   }
-  if (faults.extra_us > 0) ++link.stats.delayed;
-  m.release_us = std::max(now_us + faults.extra_us, f.last_release_us);
+  int64_t delay_us = f.group_delay_us;
+  if (!follows) {
+    delay_us = 0;
+    // A fixed 0 draws nothing (and counts nothing), so a link without latency stays as it was.
+    if (faults.latency_us != Distribution::Fixed(0)) {
+      delay_us = faults.latency_us.Sample(f.latency_rng);
+      ++link.stats.latency_draws;
+      link.stats.latency_drawn_us += static_cast<uint64_t>(delay_us);
+      link.stats.latency_drawn_us_squares += static_cast<double>(delay_us) * static_cast<double>(delay_us);
+    }
+    if (m.group == Group::kFirst) f.group_delay_us = delay_us;
+  }
+  assert(delay_us >= 0 && faults.extra_us >= 0);
+  if (delay_us + faults.extra_us > 0) ++link.stats.delayed;
+  const int64_t due_us = now_us + delay_us + faults.extra_us;
+  // TCP: a message never overtakes an earlier one on its connection.
+  m.release_us = std::max(due_us, f.last_release_us);
+  if (m.release_us > due_us) ++link.stats.fifo_waits;
   f.last_release_us = m.release_us;
   f.queued_bytes += m.bytes.size();
   f.queued.push_back(std::move(m));
 }
 
 // Moves the messages that are due to the output, unless a partition began meanwhile: then a
-// commands or pub/sub link drops them, a replication link holds them.
+// commands or pub/sub link drops them (a transaction's messages as its first message went), a
+// replication link holds them.
 void FaultProxy::Release(Connection& c, ProxyDirection direction, Link& link, int64_t now_us) {
   Flow& f = c.flow(direction);
   f.held = false;
   while (!f.queued.empty() && f.queued.front().release_us <= now_us) {
     Message& m = f.queued.front();
-    if (link.faults[Index(direction)].blocked) {
-      if (link.kind == ProxyLinkKind::kReplication) {
-        f.held = true;
-        return;
-      }
+    const size_t size = m.bytes.size();  // Drop takes the bytes.
+    const bool blocked = link.faults[Index(direction)].blocked;
+    if (blocked && link.kind == ProxyLinkKind::kReplication) {
+      f.held = true;
+      return;
+    }
+    bool cut = blocked;
+    if (FollowsGroup(m.group)) {
+      cut = f.group_cut_when_due;
+    } else if (m.group == Group::kFirst) {
+      f.group_cut_when_due = cut;
+    }
+    if (cut) {
       Drop(c, link, m, direction);
     } else {
       f.out.append(m.bytes);
       ++link.stats.forwarded;
       if (m.is_request) c.awaiting.push_back(m.expect);
     }
-    assert(f.queued_bytes >= m.bytes.size());
-    f.queued_bytes -= m.bytes.size();
+    assert(f.queued_bytes >= size);
+    f.queued_bytes -= size;
     f.queued.pop_front();
   }
 }
 
-void FaultProxy::Drop(Connection& c, Link& link, const Message& m, ProxyDirection direction) {
+// Counts a dropped message and reports it, with its bytes when it is a reply on a commands link.
+// `m` is spent.
+void FaultProxy::Drop(Connection& c, Link& link, Message& m, ProxyDirection direction) {
   assert(link.kind != ProxyLinkKind::kReplication);
   ++link.stats.dropped;
   if (!m.has_index) return;  // A pushed message, or a reply to nothing.
@@ -773,7 +836,14 @@ void FaultProxy::Drop(Connection& c, Link& link, const Message& m, ProxyDirectio
     c.dead = true;
     return;
   }
-  drops_.push_back(ProxyDrop{c.link, c.client_port, m.index, direction});
+  ProxyDrop drop{c.link, c.client_port, m.index, direction, {}};
+  if (direction == ProxyDirection::kToClient && link.kind == ProxyLinkKind::kCommands &&
+      drops_reply_bytes_ + m.bytes.size() <= kMaxDroppedReplyBytes) {
+    drops_reply_bytes_ += m.bytes.size();
+    drop.reply = std::move(m.bytes);
+    m.bytes.clear();
+  }
+  drops_.push_back(std::move(drop));
   drops_queued_ = true;
 }
 

@@ -7,9 +7,30 @@
 //
 //   fault            commands / pub/sub link                   replication link
 //   blocked (a dir)  messages in that direction are dropped    held until unblocked (in order)
-//   extra latency    each message held extra_us, order kept    the same
+//   latency          each message held a drawn time, in order  the same
+//   extra latency    each message held extra_us more           the same
 //   loss             each message dropped with probability     not applied
 //   lose replies     server->client messages dropped           not applied
+//
+// Latency. A direction of a link has a latency distribution (SetLatency, the scenario's
+// [network] latency or [replication] lag) and an extra latency (SetExtraLatency, a latency
+// window). Each message that arrives (is read whole) at time t gets a draw d from the
+// distribution and is released at
+//     max(release of the message before it in this direction of this connection, t + d + extra)
+// so a message never overtakes an earlier one on the same TCP connection: a short draw after a
+// long one waits for it. (The simulator does the same unless [network] reorder is on; with
+// reorder it lets the later message arrive first, which one TCP connection cannot do.) The
+// draws come from the project PRNG: each connection forks a generator per direction from its
+// link's when accepted (after the two loss generators), so a connection's draws depend only on
+// the seed, the order links were added and connections accepted, and its own messages.
+//
+// Transactions. The requests of a MULTI .. EXEC (or DISCARD) on a connection share one fate:
+// the MULTI's fate at arrival (dropped or not, one loss draw, one latency draw) applies to each
+// of them, and so does its fate when it is due (a partition that began meanwhile cuts the whole
+// transaction, or none of it). Their replies (+OK, +QUEUED or errors, then EXEC's array) share
+// one fate the same way, led by MULTI's +OK: a lost reply or a partition never drops part of a
+// transaction's replies. On a replication link the MULTI .. EXEC a master propagates a
+// script's effects in shares one latency draw, as the simulator lags an effect batch as one.
 //
 // A replication stream (handshake, +FULLRESYNC, the RDB payload, then commands) cannot lose a
 // message without corrupting the replica, so a partition there holds the bytes, as the
@@ -25,7 +46,10 @@
 // `message`/`pmessage` is not reported), the proxy queues a ProxyDrop{link, client port, k},
 // where the client port is the peer port of the accepted connection, i.e. the client's local
 // port. Ordering guarantee: the drop of request k is queued before any byte of a later reply is
-// forwarded to that client. So a driver that reads a connection's bytes and then calls
+// forwarded to that client. A dropped reply on a commands link carries its bytes
+// (ProxyDrop::reply, while the queued drops hold less than kMaxDroppedReplyBytes of them), so a
+// driver learns what the server did, e.g. a transaction's EXEC result, though its client never
+// sees that reply. So a driver that reads a connection's bytes and then calls
 // TakeDrops() before pairing what it read with its requests knows about every gap in front of
 // those replies. drop_fd() becomes readable when drops are queued (it may also wake with
 // nothing left to take).
@@ -39,7 +63,10 @@
 // and SUBSCRIBE on a commands link break the pairing; a pub/sub link counts one confirmation per
 // channel named by (P)SUBSCRIBE/(P)UNSUBSCRIBE and, for an UNSUBSCRIBE without channels, ends
 // its confirmations when the connection has none left (tracked from the server's
-// confirmations). A message larger than kMaxMessageBytes closes the connection. Duplication is
+// confirmations). Transactions are followed by their commands' names: a MULTI that the server
+// refuses without opening one (on a subscribed RESP2 connection) would make the proxy group
+// what follows until an EXEC or DISCARD. A message larger than kMaxMessageBytes closes the
+// connection. Duplication is
 // not offered: a duplicated request would desynchronize the client's FIFO pairing.
 #ifndef LOCKSTEP_LIVE_FAULT_PROXY_H_
 #define LOCKSTEP_LIVE_FAULT_PROXY_H_
@@ -75,6 +102,9 @@ struct ProxyDrop {
   uint64_t request_index = 0;
   // kToServer: the request itself was dropped; kToClient: a reply to it was.
   ProxyDirection direction = ProxyDirection::kToServer;
+  // kToClient on a commands link: the dropped reply, whole (empty when it did not fit the
+  // budget of kMaxDroppedReplyBytes).
+  std::string reply;
 
   bool operator==(const ProxyDrop&) const = default;
 };
@@ -83,8 +113,16 @@ struct ProxyLinkStats {
   uint64_t connections = 0;      // Accepted.
   uint64_t forwarded = 0;        // Messages (an RDB payload counts as several chunks).
   uint64_t dropped = 0;          // Blocked, lost or lost replies.
-  uint64_t delayed = 0;          // Held for extra latency.
+  uint64_t delayed = 0;          // Held for latency (a draw or extra latency above 0).
   uint64_t protocol_errors = 0;  // Connections closed on malformed or oversized messages.
+  // The latency distribution's draws (SetLatency; none while it is a fixed 0), in the proxy's
+  // own accounting: how many, their sum and the sum of their squares (so a test reads their
+  // mean and spread without timing anything). A transaction's messages count once.
+  uint64_t latency_draws = 0;
+  uint64_t latency_drawn_us = 0;
+  double latency_drawn_us_squares = 0;
+  // Messages released later than their arrival + draw + extra, behind an earlier message.
+  uint64_t fifo_waits = 0;
 };
 
 class FaultProxy {
@@ -95,10 +133,14 @@ class FaultProxy {
   static constexpr size_t kMaxConnections = 1024;  // In all, across links.
   // Drops not yet taken; a connection whose drop would not fit is closed instead.
   static constexpr size_t kMaxQueuedDrops = 1'000'000;
+  // Bytes of dropped replies the queued drops may carry (ProxyDrop::reply); past it a drop
+  // report comes without its reply.
+  static constexpr size_t kMaxDroppedReplyBytes = 16 * 1024 * 1024;
 
-  // `seed` drives the loss draws: each link forks a generator from it when added, each
-  // connection of a link one per direction when accepted, so the draws of one connection
-  // depend only on the seed, the order links were added and the order of its own messages.
+  // `seed` drives the loss and latency draws: each link forks a generator from it when added,
+  // each connection of a link two per direction when accepted (loss, then latency), so the
+  // draws of one connection depend only on the seed, the order links were added and
+  // connections accepted, and the order of its own messages.
   explicit FaultProxy(uint64_t seed);
   ~FaultProxy();  // Stop().
   FaultProxy(const FaultProxy&) = delete;
@@ -117,7 +159,10 @@ class FaultProxy {
 
   // A partition of one direction (call for both for a two-way one).
   void SetBlocked(int link, ProxyDirection direction, bool blocked);
-  // Extra one-way latency for messages in `direction` (0 ends it).
+  // The link's own one-way latency in `direction`: each message is held a time drawn from
+  // `latency_us` (Distribution::Fixed(0), the default: none).
+  void SetLatency(int link, ProxyDirection direction, const Distribution& latency_us);
+  // Extra one-way latency for messages in `direction`, on top of the drawn one (0 ends it).
   void SetExtraLatency(int link, ProxyDirection direction, int64_t extra_us);
   // Probability, in [0, 1], that a message in `direction` is dropped (0 ends it).
   void SetLoss(int link, ProxyDirection direction, double rate);
@@ -160,7 +205,7 @@ class FaultProxy {
   void ClassifyReply(Connection& c, const Link& link, const RespFrame& frame, Message* m);
   void Admit(Connection& c, ProxyDirection direction, Link& link, Message m, int64_t now_us);
   void Release(Connection& c, ProxyDirection direction, Link& link, int64_t now_us);
-  void Drop(Connection& c, Link& link, const Message& m, ProxyDirection direction);
+  void Drop(Connection& c, Link& link, Message& m, ProxyDirection direction);
   bool WriteFlow(Connection& c, ProxyDirection direction);
   bool Drained(const Connection& c) const;
   int64_t NextReleaseUs() const;
@@ -172,6 +217,7 @@ class FaultProxy {
   std::condition_variable closed_cv_;  // CloseAll waits on it.
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<ProxyDrop> drops_;
+  size_t drops_reply_bytes_ = 0;  // Of drops_' replies.
   bool drops_queued_ = false;  // Since the proxy thread last signalled drop_fd_.
   bool stopped_ = false;
   Prng rng_;  // Forked for each link; under mu_.

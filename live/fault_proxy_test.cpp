@@ -1,13 +1,16 @@
 // The fault proxy between a plain socket and a real redis-server 7.0.15 started by each test:
 // it forwards requests and replies byte for byte, its partitions, lost replies, loss and latency
-// act on whole messages as documented in live/fault_proxy.h, every dropped request or reply is
-// reported with the request's index before a later reply reaches the client, a replica
-// replicates through a replication link that a partition holds rather than breaks, and the
-// proxy leaves no socket or thread behind.
+// act on whole messages as documented in live/fault_proxy.h, latency draws follow the link's
+// distribution and repeat with the seed, a transaction's requests and replies share one fate,
+// every dropped request or reply is reported with the request's index (and a dropped reply
+// with its bytes) before a later reply reaches the client, a replica replicates through a
+// replication link that a partition holds rather than breaks, and the proxy leaves no socket
+// or thread behind.
 //
 // Method: each test speaks RESP by hand on a blocking socket, so what arrives is compared as
-// bytes, and checks the server's side through a second, direct connection. Latency is checked
-// against the monotonic clock as a lower bound only.
+// bytes, and checks the server's side through a second, direct connection. Extra latency is
+// checked against the monotonic clock as a lower bound only; drawn latency through the proxy's
+// own accounting (its statistics), not by timing.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <initializer_list>
 #include <memory>
@@ -267,7 +271,7 @@ TEST_CASE("proxy - a two-way partition drops both ways until it heals", "[proxy]
   CHECK(!via.Read(kSilenceMs).has_value());
   CHECK(direct.Query(Command({"GET", "p"})) == "$-1\r\n");
   CHECK(WaitForDrops(rig.proxy, 1) ==
-        std::vector<ProxyDrop>{{rig.link, via.local_port(), 1, kToServer}});
+        std::vector<ProxyDrop>{{rig.link, via.local_port(), 1, kToServer, ""}});
 
   rig.proxy.SetBlocked(rig.link, kToServer, false);
   rig.proxy.SetBlocked(rig.link, kToClient, false);
@@ -287,7 +291,7 @@ TEST_CASE("proxy - a one-way partition cuts one direction only", "[proxy]") {
     CHECK(!via.Read(kSilenceMs).has_value());
     CHECK(direct.Query(Command({"GET", "a"})) == "$-1\r\n");
     CHECK(WaitForDrops(rig.proxy, 1) ==
-          std::vector<ProxyDrop>{{rig.link, via.local_port(), 0, kToServer}});
+          std::vector<ProxyDrop>{{rig.link, via.local_port(), 0, kToServer, ""}});
     rig.proxy.SetBlocked(rig.link, kToServer, false);
   }
   SECTION("server to client: the server runs the request, its reply is lost") {
@@ -295,8 +299,9 @@ TEST_CASE("proxy - a one-way partition cuts one direction only", "[proxy]") {
     via.Send(Command({"SET", "a", "1"}));
     CHECK(!via.Read(kSilenceMs).has_value());
     CHECK(direct.Query(Command({"GET", "a"})) == BulkReply("1"));
+    // A dropped reply on a commands link comes with its report.
     CHECK(WaitForDrops(rig.proxy, 1) ==
-          std::vector<ProxyDrop>{{rig.link, via.local_port(), 0, kToClient}});
+          std::vector<ProxyDrop>{{rig.link, via.local_port(), 0, kToClient, "+OK\r\n"}});
     rig.proxy.SetBlocked(rig.link, kToClient, false);
   }
   CHECK(via.Query("PING\r\n") == "+PONG\r\n");
@@ -312,7 +317,7 @@ TEST_CASE("proxy - a partition cuts a message still held for latency when it beg
   REQUIRE(Eventually([&] { return rig.proxy.Stats(rig.link).delayed == 1; }, 2000));
   rig.proxy.SetBlocked(rig.link, kToServer, true);  // While the SET is held.
   CHECK(WaitForDrops(rig.proxy, 1) ==
-        std::vector<ProxyDrop>{{rig.link, via.local_port(), 0, kToServer}});
+        std::vector<ProxyDrop>{{rig.link, via.local_port(), 0, kToServer, ""}});
   CHECK(direct.Query(Command({"GET", "cut"})) == "$-1\r\n");
   rig.proxy.SetBlocked(rig.link, kToServer, false);
   rig.proxy.SetExtraLatency(rig.link, kToServer, 0);
@@ -327,9 +332,9 @@ TEST_CASE("proxy - lost replies: the server runs every request, no reply comes b
   rig.proxy.SetLoseReplies(rig.link, true);
   via.Send(Command({"INCR", "n"}) + Command({"INCR", "n"}) + Command({"INCR", "n"}));
   const std::vector<ProxyDrop> drops = WaitForDrops(rig.proxy, 3);
-  CHECK(drops == std::vector<ProxyDrop>{{rig.link, via.local_port(), 0, kToClient},
-                                        {rig.link, via.local_port(), 1, kToClient},
-                                        {rig.link, via.local_port(), 2, kToClient}});
+  CHECK(drops == std::vector<ProxyDrop>{{rig.link, via.local_port(), 0, kToClient, ":1\r\n"},
+                                        {rig.link, via.local_port(), 1, kToClient, ":2\r\n"},
+                                        {rig.link, via.local_port(), 2, kToClient, ":3\r\n"}});
   CHECK(!via.Read(kSilenceMs).has_value());
   CHECK(direct.Query(Command({"GET", "n"})) == BulkReply("3"));
   rig.proxy.SetLoseReplies(rig.link, false);
@@ -423,6 +428,140 @@ TEST_CASE("proxy - extra latency holds each message, and order is kept", "[proxy
   CHECK(stats.dropped == 0);
 }
 
+// Sends `count` pipelined PINGs through a link whose requests are held a latency drawn from
+// `latency`, reads every reply, and returns the link's statistics.
+lockstep::ProxyLinkStats RunWithLatency(uint64_t seed, const lockstep::Distribution& latency,
+                                        int count) {
+  Rig rig(ProxyLinkKind::kCommands, seed);
+  rig.proxy.SetLatency(rig.link, kToServer, latency);
+  Socket via(rig.port);
+  std::string pipeline;
+  for (int i = 0; i < count; ++i) pipeline += Command({"ECHO", std::to_string(i)});
+  via.Send(pipeline);
+  // In order: a short draw never lets a request overtake an earlier one.
+  for (int i = 0; i < count; ++i) REQUIRE(Bulk(via.ReadOrFail()) == std::to_string(i));
+  return rig.proxy.Stats(rig.link);
+}
+
+// The draws' mean and variance, read from the proxy's own accounting, must lie within five
+// standard errors of the distribution's, for n draws: sigma/sqrt(n) for the mean and
+// sqrt((mu4 - sigma^4)/n) for the variance (mu4: the fourth central moment).
+void CheckDraws(const lockstep::ProxyLinkStats& stats, int n, double mean, double variance,
+                double mu4) {
+  REQUIRE(stats.latency_draws == static_cast<uint64_t>(n));
+  const double drawn_mean = static_cast<double>(stats.latency_drawn_us) / n;
+  const double drawn_variance = stats.latency_drawn_us_squares / n - drawn_mean * drawn_mean;
+  const double mean_bound = 5 * std::sqrt(variance / n) + 1;  // +1: draws are whole µs.
+  const double variance_bound = 5 * std::sqrt((mu4 - variance * variance) / n) + mean;
+  INFO("mean " << drawn_mean << " (want " << mean << " +- " << mean_bound << "), variance "
+               << drawn_variance << " (want " << variance << " +- " << variance_bound << ")");
+  CHECK(std::abs(drawn_mean - mean) <= mean_bound);
+  CHECK(std::abs(drawn_variance - variance) <= variance_bound);
+}
+
+TEST_CASE("proxy - latency is drawn per message from the link's distribution, in order",
+          "[proxy]") {
+  using lockstep::Distribution;
+  constexpr int kCount = 3000;
+  SECTION("uniform") {
+    const double lo = 100, hi = 4100, width = hi - lo;
+    const lockstep::ProxyLinkStats stats =
+        RunWithLatency(5, Distribution{Distribution::Kind::kUniform, lo, hi, 0}, kCount);
+    CheckDraws(stats, kCount, (lo + hi) / 2, width * width / 12, std::pow(width, 4) / 80);
+    CHECK(stats.delayed == static_cast<uint64_t>(kCount));
+    // A pipeline arrives nearly at once: most short draws wait behind a longer one.
+    CHECK(stats.fifo_waits > 0);
+    CHECK(stats.dropped == 0);
+  }
+  SECTION("exponential") {
+    const double mean = 1500;
+    const lockstep::ProxyLinkStats stats =
+        RunWithLatency(6, Distribution{Distribution::Kind::kExponential, mean, 0, 0}, kCount);
+    CheckDraws(stats, kCount, mean, mean * mean, 9 * std::pow(mean, 4));
+  }
+  SECTION("fixed: every message the same, nothing drawn from the generator") {
+    const lockstep::ProxyLinkStats stats = RunWithLatency(5, Distribution::Fixed(700), 200);
+    CHECK(stats.latency_draws == 200);
+    CHECK(stats.latency_drawn_us == 200 * 700);
+  }
+}
+
+TEST_CASE("proxy - latency draws with a fixed seed are the same every run", "[proxy]") {
+  const lockstep::Distribution latency{lockstep::Distribution::Kind::kNormal, 2000, 800, 0};
+  const lockstep::ProxyLinkStats first = RunWithLatency(21, latency, 500);
+  const lockstep::ProxyLinkStats second = RunWithLatency(21, latency, 500);
+  const lockstep::ProxyLinkStats other = RunWithLatency(22, latency, 500);
+  CHECK(first.latency_draws == 500);
+  CHECK(first.latency_drawn_us == second.latency_drawn_us);
+  CHECK(first.latency_drawn_us_squares == second.latency_drawn_us_squares);
+  CHECK(first.latency_drawn_us != other.latency_drawn_us);
+}
+
+TEST_CASE("proxy - a transaction's replies share one fate", "[proxy]") {
+  Rig rig;
+  Socket via(rig.port);
+  Socket direct(rig.redis->port());
+  const int port = via.local_port();
+
+  SECTION("lost replies beginning after MULTI's reply drop none of the rest") {
+    CHECK(via.Query(Command({"MULTI"})) == "+OK\r\n");                           // 0
+    rig.proxy.SetLoseReplies(rig.link, true);
+    via.Send(Command({"INCR", "n"}) + Command({"EXEC"}));                        // 1, 2
+    CHECK(via.ReadOrFail() == "+QUEUED\r\n");
+    CHECK(via.ReadOrFail() == "*1\r\n:1\r\n");
+    CHECK(rig.proxy.TakeDrops().empty());
+    via.Send(Command({"INCR", "n"}));                                            // 3: lost
+    CHECK(WaitForDrops(rig.proxy, 1) == std::vector<ProxyDrop>{{rig.link, port, 3, kToClient, ":2\r\n"}});
+  }
+  SECTION("lost replies ending after MULTI's reply drop all of them; EXEC's comes with its drop") {
+    rig.proxy.SetLoseReplies(rig.link, true);
+    via.Send(Command({"MULTI"}));                                                // 0
+    CHECK(WaitForDrops(rig.proxy, 1) == std::vector<ProxyDrop>{{rig.link, port, 0, kToClient, "+OK\r\n"}});
+    rig.proxy.SetLoseReplies(rig.link, false);
+    via.Send(Command({"INCR", "n"}) + Command({"EXEC"}));                        // 1, 2
+    CHECK(WaitForDrops(rig.proxy, 2) ==
+          std::vector<ProxyDrop>{{rig.link, port, 1, kToClient, "+QUEUED\r\n"},
+                                 {rig.link, port, 2, kToClient, "*1\r\n:1\r\n"}});
+    CHECK(!via.Read(kSilenceMs).has_value());
+    CHECK(direct.Query(Command({"GET", "n"})) == BulkReply("1"));  // The server ran it.
+    CHECK(via.Query(Command({"INCR", "n"})) == ":2\r\n");
+  }
+  SECTION("a partition beginning while the rest are held for latency cuts none of them") {
+    CHECK(via.Query(Command({"MULTI"})) == "+OK\r\n");
+    rig.proxy.SetExtraLatency(rig.link, kToClient, 300'000);
+    via.Send(Command({"INCR", "n"}) + Command({"EXEC"}));
+    REQUIRE(Eventually([&] { return rig.proxy.Stats(rig.link).delayed == 2; }, 2000));
+    rig.proxy.SetBlocked(rig.link, kToClient, true);  // While both replies are held.
+    CHECK(via.ReadOrFail() == "+QUEUED\r\n");
+    CHECK(via.ReadOrFail() == "*1\r\n:1\r\n");
+    CHECK(rig.proxy.TakeDrops().empty());
+    CHECK(rig.proxy.Stats(rig.link).dropped == 0);
+  }
+  SECTION("a partition beginning while MULTI's reply is held cuts every reply") {
+    rig.proxy.SetExtraLatency(rig.link, kToClient, 300'000);
+    via.Send(Command({"MULTI"}) + Command({"INCR", "n"}));
+    REQUIRE(Eventually([&] { return rig.proxy.Stats(rig.link).delayed == 2; }, 2000));
+    rig.proxy.SetBlocked(rig.link, kToClient, true);
+    CHECK(WaitForDrops(rig.proxy, 2).size() == 2);
+    rig.proxy.SetBlocked(rig.link, kToClient, false);
+    rig.proxy.SetExtraLatency(rig.link, kToClient, 0);
+    via.Send(Command({"EXEC"}));  // Healed, yet it goes as the transaction's first reply went.
+    CHECK(WaitForDrops(rig.proxy, 1) == std::vector<ProxyDrop>{{rig.link, port, 2, kToClient, "*1\r\n:1\r\n"}});
+    CHECK(!via.Read(kSilenceMs).has_value());
+    CHECK(via.Query("PING\r\n") == "+PONG\r\n");  // The next command is on its own again.
+  }
+  SECTION("a partition beginning while a transaction's later requests are held cuts none") {
+    CHECK(via.Query(Command({"MULTI"})) == "+OK\r\n");
+    rig.proxy.SetExtraLatency(rig.link, kToServer, 300'000);
+    via.Send(Command({"INCR", "n"}) + Command({"EXEC"}));
+    REQUIRE(Eventually([&] { return rig.proxy.Stats(rig.link).delayed == 2; }, 2000));
+    rig.proxy.SetBlocked(rig.link, kToServer, true);
+    CHECK(via.ReadOrFail() == "+QUEUED\r\n");
+    CHECK(via.ReadOrFail() == "*1\r\n:1\r\n");
+    CHECK(rig.proxy.TakeDrops().empty());
+  }
+}
+
 TEST_CASE("proxy - drop reports name the request, and come before any later reply", "[proxy]") {
   Rig rig;
   Socket via(rig.port);
@@ -442,8 +581,8 @@ TEST_CASE("proxy - drop reports name the request, and come before any later repl
     rig.proxy.SetLoseReplies(rig.link, false);
     CHECK(via.Query(Command({"ECHO", "d"})) == BulkReply("d"));      // 4
     CHECK(rig.proxy.TakeDrops() ==
-          std::vector<ProxyDrop>{{rig.link, via.local_port(), 1, kToServer},
-                                 {rig.link, via.local_port(), 3, kToClient}});
+          std::vector<ProxyDrop>{{rig.link, via.local_port(), 1, kToServer, ""},
+                                 {rig.link, via.local_port(), 3, kToClient, "$1\r\nc\r\n"}});
   }
   SECTION("under loss, a reply is read only after the drops in front of it are queued") {
     rig.proxy.SetLoss(rig.link, kToClient, 0.5);
@@ -492,7 +631,8 @@ TEST_CASE("proxy - pub/sub: confirmations are replies, pushed messages are not",
   // UNSUBSCRIBE without channels: three confirmations, all answering request 2.
   via.Send(Command({"UNSUBSCRIBE"}));
   const std::vector<ProxyDrop> drops = WaitForDrops(rig.proxy, 3);
-  CHECK(drops == std::vector<ProxyDrop>(3, ProxyDrop{rig.link, via.local_port(), 2, kToClient}));
+  // Pub/sub confirmations come without their bytes: only a commands link's replies carry them.
+  CHECK(drops == std::vector<ProxyDrop>(3, ProxyDrop{rig.link, via.local_port(), 2, kToClient, ""}));
   CHECK(!via.Read(kSilenceMs).has_value());
   CHECK(rig.proxy.Stats(rig.link).dropped == 4);
   rig.proxy.SetLoseReplies(rig.link, false);
@@ -502,7 +642,7 @@ TEST_CASE("proxy - pub/sub: confirmations are replies, pushed messages are not",
   rig.proxy.SetBlocked(rig.link, kToServer, true);
   via.Send(Command({"SUBSCRIBE", "d"}));  // 4
   CHECK(WaitForDrops(rig.proxy, 1) ==
-        std::vector<ProxyDrop>{{rig.link, via.local_port(), 4, kToServer}});
+        std::vector<ProxyDrop>{{rig.link, via.local_port(), 4, kToServer, ""}});
   rig.proxy.SetBlocked(rig.link, kToServer, false);
   CHECK(via.Query(Command({"SUBSCRIBE", "a"})) == confirm_a);  // 5
   CHECK(direct.Query(Command({"PUBLISH", "a", "back"})) == ":1\r\n");

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <optional>
 
@@ -33,25 +35,6 @@ std::string Join(const std::vector<std::string>& v) {
   return out;
 }
 
-// A latency distribution as the proxy makes it: the proxy holds every message the same time,
-// so a distribution is made real by its mean (a fixed latency exactly). Pareto's mean is
-// x_min * alpha / (alpha - 1) (infinite for alpha <= 1: then its cap, or x_min).
-int64_t MeanUs(const Distribution& d) {
-  double mean = 0;
-  switch (d.kind) {
-    case Distribution::Kind::kFixed:
-    case Distribution::Kind::kExponential:
-    case Distribution::Kind::kNormal: mean = d.a; break;
-    case Distribution::Kind::kUniform: mean = (d.a + d.b) / 2; break;
-    case Distribution::Kind::kPareto:
-      mean = d.b > 1 ? d.a * d.b / (d.b - 1) : (d.cap > 0 ? d.cap : d.a);
-      break;
-  }
-  if (mean < 0) mean = 0;
-  if (d.cap > 0 && mean > d.cap) mean = d.cap;
-  return static_cast<int64_t>(mean);
-}
-
 bool ClockIsPlain(const ClockSpec& c) {
   return c.offset_us == 0 && c.drift_ppm == 0 && c.jumps.empty();
 }
@@ -68,6 +51,7 @@ struct Replay::Impl {
   std::unique_ptr<LiveServers> servers;
   std::unique_ptr<LiveRun> run;
   std::vector<std::string> notes;
+  bool stopped = false;
 
   // One proxy link per client, node and connection kind, and per replication link. `a` is the
   // connecting side (a client, a replica), `b` the server side (a node, a master).
@@ -80,10 +64,7 @@ struct Replay::Impl {
     // How many active faults block each direction (to the server, to the client), and the
     // latency they add.
     int blocked[2] = {0, 0};
-    int64_t extra_us = 0;  // What latency windows add now.
-    // The scenario's own latency on the link, per direction ([network] latency_ms, its links,
-    // [replication] lag_ms), which windows add to.
-    int64_t base_us[2] = {0, 0};
+    int64_t extra_us = 0;  // What latency windows add now, on top of the drawn latency.
   };
   std::vector<Link> links;
 
@@ -116,7 +97,15 @@ struct Replay::Impl {
     l.id = e.link;
     l.port = e.port;
     links.push_back(l);
+    if (standing_network) SetStandingNetwork(links.back());
     return &links.back();
+  }
+
+  // The proxy's drop reports to the driver, with the replies it dropped.
+  void TakeDrops() {
+    for (const ProxyDrop& d : proxy->TakeDrops()) {
+      run->NoReplyFor(d.client_port, static_cast<int64_t>(d.request_index), d.reply);
+    }
   }
 
   // --- recording faults as the simulator does ---
@@ -173,39 +162,38 @@ struct Replay::Impl {
     for (Link& l : links) {
       if (l.replication || !InWindow(f, l)) continue;
       l.extra_us += on ? f.extra_us : -f.extra_us;
-      SetLatency(l);
-      if (!l.replication && scenario.network.loss > 0) {
-        // [network] loss: every message of the clients' links, as in the simulator.
-        proxy->SetLoss(l.id, ProxyDirection::kToServer, scenario.network.loss);
-        proxy->SetLoss(l.id, ProxyDirection::kToClient, scenario.network.loss);
-      }
+      proxy->SetExtraLatency(l.id, ProxyDirection::kToServer, l.extra_us);
+      proxy->SetExtraLatency(l.id, ProxyDirection::kToClient, l.extra_us);
     }
-  }
-
-  void SetLatency(const Link& l) {
-    proxy->SetExtraLatency(l.id, ProxyDirection::kToServer, l.base_us[0] + l.extra_us);
-    proxy->SetExtraLatency(l.id, ProxyDirection::kToClient, l.base_us[1] + l.extra_us);
   }
 
   // The scenario's standing network: [network] latency_ms (or a link's own) on the client
-  // links, [replication] lag_ms from master to replica, each by its mean, and [network] loss
-  // on the client links.
-  void SetBaseLatencies() {
+  // links and [replication] lag_ms from master to replica, each message drawn from its
+  // distribution by the proxy, and [network] loss on the client links, as in the simulator.
+  // A link added later (a replica's new master after a failover) gets it when added.
+  void SetStandingNetwork() {
+    standing_network = true;
+    for (const Link& l : links) SetStandingNetwork(l);
+  }
+  void SetStandingNetwork(const Link& l) {
+    if (l.replication) {
+      // The master's stream; the replica's acknowledgements go unlagged, as in the simulator.
+      proxy->SetLatency(l.id, ProxyDirection::kToClient, scenario.replication.lag_us);
+      return;
+    }
     const auto link_latency = [&](const std::string& from, const std::string& to) {
       auto it = scenario.network.link_latency_us.find(from + "->" + to);
-      return MeanUs(it != scenario.network.link_latency_us.end() ? it->second
-                                                                 : scenario.network.latency_us);
+      return it != scenario.network.link_latency_us.end() ? it->second
+                                                          : scenario.network.latency_us;
     };
-    for (Link& l : links) {
-      if (l.replication) {
-        l.base_us[1] = MeanUs(scenario.replication.lag_us);  // The master's stream.
-      } else {
-        l.base_us[0] = link_latency(l.a, l.b);
-        l.base_us[1] = link_latency(l.b, l.a);
-      }
-      SetLatency(l);
+    proxy->SetLatency(l.id, ProxyDirection::kToServer, link_latency(l.a, l.b));
+    proxy->SetLatency(l.id, ProxyDirection::kToClient, link_latency(l.b, l.a));
+    if (scenario.network.loss > 0) {
+      proxy->SetLoss(l.id, ProxyDirection::kToServer, scenario.network.loss);
+      proxy->SetLoss(l.id, ProxyDirection::kToClient, scenario.network.loss);
     }
   }
+  bool standing_network = false;  // Since Run began.
 
   void LoseReplies(const std::string& node, bool on) {
     for (Link& l : links) {
@@ -403,22 +391,119 @@ struct Replay::Impl {
 
 Replay::Replay(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+// The user's servers: no process, no clock; the proxy's client links lead to them, and the
+// driver keeps its keys under the run's prefix and probes for expiry (no keyspace
+// notifications: lockstep does not change a server's configuration).
+std::unique_ptr<Replay> Replay::StartOnUserServers(std::unique_ptr<Replay> replay,
+                                                   history::Recorder& recorder,
+                                                   std::string* error) {
+  Impl& s = *replay->impl_;
+  const Scenario& scenario = s.scenario;
+  assert(s.options.user_servers.size() == scenario.nodes.size());
+  s.proxy = std::make_unique<FaultProxy>(scenario.seed);
+  const auto address_of = [&s](const std::string& node) {
+    for (const UserServer& u : s.options.user_servers) {
+      if (u.node == node) return Endpoint{u.host, u.port};
+    }
+    assert(false);
+    return Endpoint{};
+  };
+  for (const ClientSpec& c : scenario.clients) {
+    for (const NodeSpec& n : scenario.nodes) {
+      for (const bool pubsub : {false, true}) {
+        if (s.AddLink(c.name, n.name, pubsub, false, address_of(n.name), error) == nullptr) {
+          return nullptr;
+        }
+      }
+    }
+  }
+  LiveOptions lo;
+  for (const UserServer& u : s.options.user_servers) lo.nodes[u.node] = NodeAddress{u.host, u.port};
+  lo.lua_dir = s.options.lua_dir;
+  lo.watch_expiry = false;
+  lo.probe_at_expiry = true;
+  lo.keyspace = s.options.keyspace;
+  Impl* sp = &s;
+  lo.client_address = [sp, address_of](const std::string& client, const std::string& node,
+                                       bool pubsub) {
+    Impl::Link* l = sp->FindLink(client, node, pubsub, false);
+    if (l == nullptr) {
+      const Endpoint e = address_of(node);
+      return NodeAddress{e.host, e.port};
+    }
+    return NodeAddress{"127.0.0.1", l->port};
+  };
+  lo.before_pairing = [sp] { sp->TakeDrops(); };
+  s.run = LiveRun::Create(scenario, std::move(lo), recorder, error);
+  if (!s.run) return nullptr;
+  // As on lockstep's own servers: a lost reply's exec is recorded when the proxy drops it.
+  s.run->loop().Watch(s.proxy->drop_fd(), true, false, [sp](short) { sp->TakeDrops(); });
+  return replay;
+}
+
 Replay::~Replay() {
+  if (impl_->stopped) return;
+  for (const std::string& line : Stop()) std::cerr << "lockstep replay: " << line << "\n";
+}
+
+std::vector<std::string> Replay::Stop() {
+  Impl& s = *impl_;
+  if (s.stopped) return {};
+  s.stopped = true;
   // The driver first (its connections), then the proxy, then the servers; then the clocks'
   // control files and their folder.
-  impl_->run.reset();
-  impl_->proxy.reset();
-  impl_->servers.reset();
-  impl_->clocks.clear();
-  if (!impl_->clock_dir.empty()) {
+  s.run.reset();
+  s.proxy.reset();
+  s.servers.reset();
+  s.clocks.clear();
+  if (!s.clock_dir.empty()) {
     std::error_code ec;
-    std::filesystem::remove_all(impl_->clock_dir, ec);
+    std::filesystem::remove_all(s.clock_dir, ec);
   }
+  std::vector<std::string> out;
+  if (s.options.keyspace == nullptr) return out;
+  // The user's servers: what is left under the run's prefix goes. Twice, the second time a
+  // moment later: a command the proxy had passed on just before it closed may still be
+  // executed after the first pass.
+  const RunKeyspace& keyspace = *s.options.keyspace;
+  std::vector<int64_t> removed(s.options.user_servers.size(), 0);
+  std::vector<std::string> failed(s.options.user_servers.size());
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1) ::usleep(100'000);
+    for (size_t i = 0; i < s.options.user_servers.size(); ++i) {
+      std::string error;
+      const std::optional<int64_t> n = RemoveRunKeys(s.options.user_servers[i], keyspace, &error);
+      if (n) {
+        removed[i] += *n;
+        failed[i].clear();
+      } else {
+        failed[i] = error;
+      }
+    }
+  }
+  for (size_t i = 0; i < s.options.user_servers.size(); ++i) {
+    const UserServer& u = s.options.user_servers[i];
+    if (!failed[i].empty()) {
+      out.push_back("node " + u.node + " (" + u.address() + "): the keys under " +
+                    keyspace.prefix() + " could not all be deleted: " + failed[i] +
+                    "; delete them with: redis-cli -h " + u.host + " -p " +
+                    std::to_string(u.port) + " --scan --pattern '" + keyspace.prefix() +
+                    "*' | xargs -r redis-cli -h " + u.host + " -p " + std::to_string(u.port) +
+                    " unlink");
+    } else {
+      out.push_back("node " + u.node + " (" + u.address() + "): deleted " +
+                    std::to_string(removed[i]) + " key" + (removed[i] == 1 ? "" : "s") +
+                    " left under " + keyspace.prefix());
+    }
+  }
+  return out;
 }
 
 std::unique_ptr<Replay> Replay::Start(const Scenario& scenario, const ReplayOptions& options,
                                       history::Recorder& recorder, std::string* error) {
-  const std::vector<std::string> refusals = LiveRefusals(scenario, /*own_servers=*/true);
+  const bool user_servers = !options.user_servers.empty();
+  assert(!user_servers || options.keyspace != nullptr);
+  const std::vector<std::string> refusals = LiveRefusals(scenario, !user_servers);
   if (!refusals.empty()) {
     *error = refusals.front();
     for (size_t i = 1; i < refusals.size(); ++i) *error += "\n" + refusals[i];
@@ -431,6 +516,7 @@ std::unique_ptr<Replay> Replay::Start(const Scenario& scenario, const ReplayOpti
   s.recorder = &recorder;
   // Replay's pieces are torn down in order by ~Replay, also on the way out of a failed start.
   std::unique_ptr<Replay> replay(new Replay(std::move(impl)));
+  if (user_servers) return StartOnUserServers(std::move(replay), recorder, error);
 
   // The node clocks: a shim control file each, for the nodes whose clock the scenario moves.
   const char* tmp = std::getenv("TMPDIR");
@@ -500,13 +586,12 @@ std::unique_ptr<Replay> Replay::Start(const Scenario& scenario, const ReplayOpti
     }
     return NodeAddress{"127.0.0.1", l->port};
   };
-  lo.before_pairing = [sp] {
-    for (const ProxyDrop& d : sp->proxy->TakeDrops()) {
-      sp->run->NoReplyFor(d.client_port, static_cast<int64_t>(d.request_index));
-    }
-  };
+  lo.before_pairing = [sp] { sp->TakeDrops(); };
   s.run = LiveRun::Create(scenario, std::move(lo), recorder, error);
   if (!s.run) return nullptr;
+  // Drops are also taken when they are queued, not only when a later reply is read: a lost
+  // reply's exec is then recorded when the proxy dropped it, not whenever traffic resumes.
+  s.run->loop().Watch(s.proxy->drop_fd(), true, false, [sp](short) { sp->TakeDrops(); });
   if (scenario.sentinel.enabled) {
     for (const std::string& group : s.servers->sentinel_master_names()) {
       s.sentinel_master[group] = group;  // Each group is named after its first master.
@@ -527,7 +612,7 @@ void Replay::Run(const std::function<bool()>& should_stop) {
       }
     }
   }
-  s.SetBaseLatencies();
+  s.SetStandingNetwork();
   for (const FaultSpec& f : s.scenario.faults) {
     s.run->AtTrueTime(f.at_us, [this, f] { impl_->Apply(f); });
   }
@@ -544,7 +629,12 @@ const std::vector<std::string>& Replay::fault_notes() const { return impl_->note
 
 std::vector<std::pair<std::string, std::string>> Replay::derived() const {
   std::vector<std::pair<std::string, std::string>> d = impl_->run->derived();
-  for (const std::string& node : impl_->servers->node_names()) {
+  for (const UserServer& u : impl_->options.user_servers) {
+    d.emplace_back("server " + u.node, "the user's redis-server " + u.redis_version + " at " +
+                                           u.address() + " (--redis, run_id " + u.run_id + ")");
+  }
+  for (const std::string& node : impl_->servers ? impl_->servers->node_names()
+                                                 : std::vector<std::string>{}) {
     d.emplace_back("server " + node,
                    "redis-server pid " + std::to_string(impl_->servers->pid(node)) + " at " +
                        impl_->servers->address(node).ToString() + ", dir " +

@@ -18,10 +18,19 @@
 //                        clients rediscover the new master client_rediscover later
 //   lose_replies         the proxy drops every reply on the node's links
 //   latency              the proxy holds each message extra_us on the affected links
-// What cannot be made real is refused before anything starts (live/support.h).
+// The scenario's standing network is on the proxy links from the start of Run: each message
+// held a latency drawn from [network] latency_ms (or its link's own; [replication] lag_ms on
+// a replication stream), in order per connection, and [network] loss on the client links.
+// A reply the proxy drops reaches the driver out of band, so the exec the server ran is still
+// recorded. What cannot be made real is refused before anything starts (live/support.h).
 //
 // Everything started is stopped when the Replay goes away (and, through the process registry,
 // when the harness dies of a signal).
+//
+// On the user's servers (ReplayOptions::user_servers, `--redis`) nothing is started: the
+// proxy's links lead to those servers, the driver keeps every key and channel under the run's
+// prefix (live/user_servers.h) and observes expiry by probing, and Stop() deletes what is left
+// under the prefix. Process and configuration faults are refused (LiveRefusals).
 #ifndef LOCKSTEP_LIVE_REPLAY_H_
 #define LOCKSTEP_LIVE_REPLAY_H_
 
@@ -33,6 +42,7 @@
 #include <vector>
 
 #include "history/history.h"
+#include "live/user_servers.h"
 #include "model/scenario.h"
 
 namespace lockstep::live {
@@ -41,6 +51,10 @@ struct ReplayOptions {
   std::string lua_dir;
   // How often the sentinels are asked who the master is, when [sentinel] is on.
   int64_t sentinel_poll_us = 100'000;
+  // Not empty: replay on these servers (one per node, in the scenario's order, checked by
+  // CheckUserServers) instead of starting any, with every key under `keyspace`.
+  std::vector<UserServer> user_servers;
+  std::shared_ptr<const RunKeyspace> keyspace;
 };
 
 class Replay {
@@ -57,6 +71,11 @@ class Replay {
   // stop.
   void Run(const std::function<bool()>& should_stop);
 
+  // Stops the driver, the proxy and every process it started; on the user's servers, then
+  // deletes the keys left under the run's prefix. One line per server on what was deleted
+  // (or why not). Once; the destructor calls it if nobody did (and prints those lines).
+  std::vector<std::string> Stop();
+
   int64_t end_us() const;
   bool interrupted() const;
   uint64_t commands_sent() const;
@@ -68,6 +87,9 @@ class Replay {
  private:
   struct Impl;
   explicit Replay(std::unique_ptr<Impl> impl);
+  static std::unique_ptr<Replay> StartOnUserServers(std::unique_ptr<Replay> replay,
+                                                    history::Recorder& recorder,
+                                                    std::string* error);
   std::unique_ptr<Impl> impl_;
 };
 

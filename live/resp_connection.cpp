@@ -13,6 +13,7 @@
 #include <cassert>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "live/redis_client.h"
@@ -22,6 +23,25 @@ namespace lockstep::live {
 namespace {
 
 std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// One whole RESP reply in `bytes`, nothing after it; nullopt otherwise.
+std::optional<Reply> ParseWholeReply(std::string_view bytes) {
+  redisReader* reader = redisReaderCreate();
+  std::optional<Reply> out;
+  void* raw = nullptr;
+  if (redisReaderFeed(reader, bytes.data(), bytes.size()) == REDIS_OK &&
+      redisReaderGetReply(reader, &raw) == REDIS_OK && raw != nullptr) {
+    // Nothing may follow: the proxy hands over exactly one reply.
+    void* more = nullptr;
+    if (redisReaderGetReply(reader, &more) == REDIS_OK && more == nullptr) {
+      out = ReplyFromHiredis(static_cast<redisReply*>(raw));
+    }
+    if (more != nullptr) freeReplyObject(more);
+    freeReplyObject(raw);
+  }
+  redisReaderFree(reader);
+  return out;
+}
 
 bool IsPush(const Reply& r, std::string_view kind) {
   return r.type == Reply::Type::kArray && !r.elements.empty() &&
@@ -109,7 +129,7 @@ bool RespConnection::Open() {
   return true;
 }
 
-int64_t RespConnection::Send(const Argv& argv, OnReply on_reply) {
+int64_t RespConnection::Send(const Argv& argv, OnReply on_reply, OnReply on_lost) {
   assert(!argv.empty());
   if (fd_ < 0) {
     if (EventLoop::NowUs() < reconnect_at_us_) return -1;  // Still down: the request is lost.
@@ -138,20 +158,27 @@ int64_t RespConnection::Send(const Argv& argv, OnReply on_reply) {
   out_.append(encoded, static_cast<size_t>(n));
   redisFreeCommand(encoded);
   const int64_t index = next_index_++;
-  pending_.push_back(Pending{index, false, std::move(on_reply)});
+  pending_.push_back(Pending{index, false, std::move(on_reply), std::move(on_lost)});
   if (state_ == State::kConnected) Flush();
   return fd_ >= 0 ? index : -1;
 }
 
-void RespConnection::NoReplyFor(int64_t index) {
+void RespConnection::NoReplyFor(int64_t index, std::string_view lost_reply) {
+  OnReply on_lost;
   for (Pending& p : pending_) {
     if (p.index == index) {
       p.no_reply = true;
       p.on_reply = nullptr;
+      on_lost = std::move(p.on_lost);
+      p.on_lost = nullptr;
       break;
     }
   }
   while (!pending_.empty() && pending_.front().no_reply) pending_.pop_front();
+  // Last: the callback may send, or close this connection.
+  if (on_lost && !lost_reply.empty()) {
+    if (std::optional<Reply> reply = ParseWholeReply(lost_reply)) on_lost(*reply);
+  }
 }
 
 void RespConnection::UpdateInterest() {

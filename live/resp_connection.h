@@ -9,6 +9,9 @@
 //    was sent), takes request k out of the pairing, so the next reply goes to the request
 //    after it. The report must reach the connection before the reply that follows k does
 //    (the proxy and the driver run in the same loop, or the proxy holds that reply back).
+//    When the proxy dropped the reply itself and hands over its bytes, the request's on_lost
+//    (if it has one) gets that reply: the owner learns what the server did, its on_reply is
+//    never called.
 //  - the connection failed (connect refused, reset, closed by the server): every request
 //    still waiting is dropped without a reply (the lock protocol sees timeouts, as Redisson
 //    sees a dead connection), the owner's on_down is told, and the next Send after
@@ -24,6 +27,7 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "base/argv.h"
 #include "core/reply.h"
@@ -65,11 +69,14 @@ class RespConnection {
   // Queues a request; `on_reply` gets its reply, unless the request is dropped (connection
   // down, NoReplyFor, Close). Opens the connection first if there is none (and the reconnect
   // delay has passed). Returns the request's index on the current connection, or -1 if it was
-  // dropped at once.
-  int64_t Send(const Argv& argv, OnReply on_reply);
+  // dropped at once. `on_lost`, if given, gets the reply a proxy dropped (NoReplyFor with the
+  // reply's bytes) instead.
+  int64_t Send(const Argv& argv, OnReply on_reply, OnReply on_lost = nullptr);
 
-  // Request `index` of the current connection will get no reply.
-  void NoReplyFor(int64_t index);
+  // Request `index` of the current connection will get no reply. `lost_reply`, when not
+  // empty, is the RESP reply a proxy dropped on its way to us: the request's on_lost gets it
+  // (after the request left the pairing; a reply that does not parse whole is ignored).
+  void NoReplyFor(int64_t index, std::string_view lost_reply = {});
 
   // Drops the connection and every waiting request (no callbacks). A later Send reconnects
   // without waiting for the reconnect delay.
@@ -90,6 +97,7 @@ class RespConnection {
     int64_t index = 0;
     bool no_reply = false;
     OnReply on_reply;
+    OnReply on_lost;
   };
 
   bool Open();

@@ -72,6 +72,28 @@ TEST_CASE("RespConnection: NoReplyFor skips requests that get no reply") {
   CHECK(conn.pending() == 0);
 }
 
+TEST_CASE("RespConnection: NoReplyFor with a dropped reply's bytes hands it to on_lost only") {
+  auto server = RedisProcess::StartOrThrow();
+  EventLoop loop;
+  RespConnection conn(loop, To(*server), {});
+  std::vector<std::string> got;
+  auto keep = [&](const char* tag) {
+    return [&got, tag](const Reply& r) { got.push_back(std::string(tag) + r.Debug()); };
+  };
+  // As before, CLIENT REPLY SKIP makes the server answer neither request; the bytes handed
+  // over stand for what a proxy dropped on the way.
+  const int64_t skip = conn.Send({"CLIENT", "REPLY", "SKIP"}, keep("skip:"), keep("lost skip:"));
+  const int64_t set = conn.Send({"SET", "k", "v"}, keep("set:"), keep("lost set:"));
+  conn.Send({"GET", "k"}, keep("get:"), keep("lost get:"));
+  conn.NoReplyFor(set, "*2\r\n+OK\r\n:7\r\n");
+  conn.NoReplyFor(skip, "+OK\r\n+OK\r\n");  // Two replies, not one whole: ignored.
+  RunUntil(loop, [&] { return got.size() == 2; });
+  CHECK(got == std::vector<std::string>{
+                   "lost set:" + Reply::Array({Reply::Ok(), Reply::Integer(7)}).Debug(),
+                   "get:" + Reply::Bulk("v").Debug()});
+  CHECK(conn.pending() == 0);
+}
+
 TEST_CASE("RespConnection: local_port is the port the server sees") {
   auto server = RedisProcess::StartOrThrow();
   EventLoop loop;

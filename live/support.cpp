@@ -11,6 +11,12 @@ bool IsNode(const Scenario& s, const std::string& name) {
                      [&](const NodeSpec& n) { return n.name == name; });
 }
 
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
 std::string Where(const Scenario& s, const FaultSpec& f) {
   return s.file + ":" + std::to_string(f.line) + ": ";
 }
@@ -56,6 +62,10 @@ std::vector<std::string> LiveRefusals(const Scenario& scenario, bool own_servers
   for (const FaultSpec& f : scenario.faults) {
     const bool on_node = std::any_of(f.targets.begin(), f.targets.end(),
                                      [&](const std::string& t) { return IsNode(scenario, t); });
+    std::string nodes;  // The nodes it names, for the message.
+    for (const std::string& t : f.targets) {
+      if (IsNode(scenario, t)) nodes += (nodes.empty() ? "" : ", ") + t;
+    }
     switch (f.kind) {
       case FaultSpec::Kind::kCrash:
       case FaultSpec::Kind::kPause:
@@ -65,13 +75,13 @@ std::vector<std::string> LiveRefusals(const Scenario& scenario, bool own_servers
                         (f.kind == FaultSpec::Kind::kCrash   ? std::string("crash")
                          : f.kind == FaultSpec::Kind::kPause ? std::string("pause")
                                                              : std::string("clock jump")) +
-                        " needs control of the server process, which --redis does not give; "
-                        "replay without --redis or remove the fault");
+                        " (of " + nodes + ") needs control of the server process, which "
+                        "--redis does not give; replay without --redis or remove the fault");
         }
         break;
       case FaultSpec::Kind::kFailover:
-        out.push_back(Where(scenario, f) +
-                      "a failover needs control of the servers, which --redis does not give; "
+        out.push_back(Where(scenario, f) + "a failover (of " + Join(f.targets) +
+                      ") needs control of the servers, which --redis does not give; "
                       "replay without --redis or remove the fault");
         break;
       default: break;
@@ -86,6 +96,13 @@ std::vector<std::string> LiveRefusals(const Scenario& scenario, bool own_servers
   }
   if (scenario.sentinel.enabled) refuse("[sentinel]");
   if (scenario.cluster.enabled) refuse("[cluster]");
+  // lockstep's own scripts take every key they touch through KEYS (or build it from one), so
+  // the run's prefix covers them; a replaced script might name any key of the server.
+  for (const auto& [name, file] : scenario.protocol.script_files) {
+    out.push_back(scenario.file + ": [protocol.scripts] " + name + " = \"" + file +
+                  "\": a replaced script could touch keys outside the run's prefix, which "
+                  "lockstep cannot check on servers it did not start; replay it without --redis");
+  }
   return out;
 }
 

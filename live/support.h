@@ -9,7 +9,8 @@
 //  - a fault naming "sentinel": the sentinels reach the servers directly, not through the proxy;
 // and, against servers the user runs (`--redis`), everything that needs control of the server
 // processes: node crashes, pauses, clock jumps, clock offsets and drift, failovers, replicas,
-// Sentinel, cluster mode and persistence settings.
+// Sentinel, cluster mode and persistence settings; and replaced scripts ([protocol.scripts]),
+// which could touch keys outside the run's prefix (live/user_servers.h).
 #ifndef LOCKSTEP_LIVE_SUPPORT_H_
 #define LOCKSTEP_LIVE_SUPPORT_H_
 

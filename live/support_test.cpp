@@ -140,3 +140,16 @@ TEST_CASE("every library scenario can be replayed on servers lockstep starts", "
   }
   CHECK(count >= 35);
 }
+
+TEST_CASE("a replaced script is refused only against the user's servers", "[live][support]") {
+  ScenarioError error;
+  auto s = LoadScenarioFile(std::string(LOCKSTEP_SOURCE_DIR) +
+                                "/scenarios/cluster-crossslot-user-script.toml",
+                            &error);
+  REQUIRE(s);
+  REQUIRE_FALSE(s->protocol.script_files.empty());
+  CHECK(LiveRefusals(*s, true).empty());
+  const auto refusals = LiveRefusals(*s, false);
+  CHECK(AnyContains(refusals, "[protocol.scripts] "));
+  CHECK(AnyContains(refusals, "could touch keys outside the run's prefix"));
+}

@@ -15,7 +15,9 @@ check::CheckOptions CheckOptionsOf(const Scenario& scenario) {
 
 std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& scenario,
                                           const PipelineOptions& options, std::string* error) {
-  const bool may_stop = options.interrupted != nullptr || static_cast<bool>(options.should_stop);
+  // A run that keeps its history may stop too: when the history cannot be written.
+  const bool may_stop = options.interrupted != nullptr || static_cast<bool>(options.should_stop) ||
+                        options.history != history::HistoryFormat::kNone;
   std::optional<PipelineResult> result = RunPipelineWith(
       sim.recorder(), scenario, options,
       [&](const std::function<bool()>& should_stop) {
@@ -43,15 +45,21 @@ std::optional<PipelineResult> RunPipelineWith(
     recorder.AddSink(writer.get());
   }
   const auto start = std::chrono::steady_clock::now();
-  const std::function<bool()> should_stop = [&options] {
+  // A write error (a full disk) stops the run at once: nothing it did after could be kept.
+  const std::function<bool()> should_stop = [&options, &writer] {
     return (options.interrupted != nullptr && *options.interrupted) ||
-           (options.should_stop && options.should_stop());
+           (options.should_stop && options.should_stop()) || (writer && writer->failed());
   };
   const DriveOutcome outcome = drive(should_stop);
   PipelineResult result;
   // The file is complete and closed before anyone reads it again.
   if (writer && !writer->Close()) {
-    *error = writer->error();
+    // What was written is cut somewhere inside a line: removed, so that nothing half-written
+    // is taken for a history.
+    *error = writer->error() + (writer->Discard() ? "; the run stopped there and " + writer->path() +
+                                                        " was removed"
+                                                  : "; the run stopped there (" + writer->path() +
+                                                        " is incomplete and could not be removed)");
     return std::nullopt;
   }
   result.verdict = checker.Finish();

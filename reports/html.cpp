@@ -85,11 +85,17 @@ int64_t TickStep(int64_t span_us, int target) {
 
 class HtmlWriter {
  public:
-  HtmlWriter(const Timeline& tl, const check::Verdict& verdict, const ReportMeta& meta)
+  // `id_prefix` goes before every element id this run's parts carry ("live-" on a page with
+  // two runs); `run_title` after the headings of its tables (" (live run)").
+  HtmlWriter(const Timeline& tl, const check::Verdict& verdict, const ReportMeta& meta,
+             std::string id_prefix = "", std::string run_title = "")
       : tl_(tl),
         verdict_(verdict),
         meta_(meta),
-        shown_(ShownViolations(verdict, kViolationsShown)) {}
+        shown_(ShownViolations(verdict, kViolationsShown)),
+        id_prefix_(std::move(id_prefix)),
+        run_title_(std::move(run_title)),
+        axis_end_us_(tl.end_us) {}
 
   std::string Render() {
     ChooseLanes();
@@ -108,7 +114,16 @@ class HtmlWriter {
     Detail(&out);
     Overview(&out);
     Tables(&out);
-    out +=
+    out += Foot();
+    return out;
+  }
+
+ private:
+  friend class ComparisonWriter;
+
+  // The script status line and the script, the end of every page.
+  static std::string Foot() {
+    std::string out =
         "<p id=\"script-status\" data-status=\"not run\" class=\"foot\">Zoom and pan need "
         "JavaScript; the picture above is complete without it.</p>\n";
     out += "<script>\n";
@@ -117,7 +132,6 @@ class HtmlWriter {
     return out;
   }
 
- private:
   // --- which threads get a lane ---
 
   void ChooseLanes() {
@@ -217,6 +231,8 @@ class HtmlWriter {
         view_to_ = hi;
       }
     }
+    focus_from_ = view_from_;
+    focus_to_ = view_to_;
     min_span_us_ = std::max<int64_t>(200, (window_.to_us - window_.from_us) / 5000);
     unit_us_ = std::max<int64_t>(1, (window_.to_us - window_.from_us) / kMaxPlotUnits + 1);
   }
@@ -225,8 +241,13 @@ class HtmlWriter {
     return to_us >= window_.from_us && from_us <= window_.to_us;
   }
 
-  void Layout() {
-    int y = kAxisHeight;
+  void Layout() { height_ = LayoutFrom(kAxisHeight) + kAxisHeight; }
+
+  // Places this run's rows from `top` down (faults, threads, nodes, holders, clocks); returns
+  // the y below them.
+  int LayoutFrom(int top) {
+    int y = top;
+    faults_y_ = y;
     y += kFaultRowHeight;
     clients_header_y_ = y;
     y += kSectionHeight;
@@ -249,7 +270,9 @@ class HtmlWriter {
       clock_h_ = 36;
     }
     y = clock_y_ + clock_h_;
-    height_ = y + kAxisHeight;
+    band_top_ = top;
+    band_h_ = y - top;
+    return y;
   }
 
   // --- header: what ran, what the checkers said, how to get it again ---
@@ -318,22 +341,31 @@ class HtmlWriter {
          HtmlEscape(meta_.reproduce) + "</code></dd>\n";
     o += "</dl>\n";
 
+    Callout(&o, "");
+    o += "</header>\n";
+  }
+
+  // The lead violation with its explanation, or that none was found. `run` names the run on a
+  // page with two ("live run: ").
+  void Callout(std::string* out, const std::string& run) {
+    std::string& o = *out;
     if (const check::Violation* v = LeadViolation(verdict_)) {
-      o += "<section class=\"callout\" id=\"lead-violation\"><h2>" + HtmlEscape(v->property) +
-           " violated <small>(" + HtmlEscape(v->kind) + ")</small></h2>\n<p class=\"when\">";
+      o += "<section class=\"callout\" id=\"" + id_prefix_ + "lead-violation\"><h2>" +
+           HtmlEscape(run + v->property) + " violated <small>(" + HtmlEscape(v->kind) +
+           ")</small></h2>\n<p class=\"when\">";
       for (size_t i = 0; i < v->threads.size(); ++i) {
         o += (i ? " &amp; " : "") + std::string("<b>") + HtmlEscape(v->threads[i]) + "</b>";
       }
       o += (v->threads.empty() ? "" : ", ") + Seconds(v->from_us) + " &ndash; " +
            Seconds(v->to_us) + " (" + Duration(v->to_us - v->from_us) + ")</p>\n<p>" +
            HtmlEscape(v->explanation) + "</p>\n<button type=\"button\" data-view-from-us=\"" +
-           I(view_from_) + "\" data-view-to-us=\"" + I(view_to_) +
+           I(focus_from_) + "\" data-view-to-us=\"" + I(focus_to_) +
            "\">show in the timeline</button></section>\n";
     } else {
-      o += "<section class=\"callout ok\" id=\"no-violation\"><h2>No property violated</h2>"
+      o += "<section class=\"callout ok\" id=\"" + id_prefix_ + "no-violation\"><h2>" +
+           HtmlEscape(run) + "No property violated</h2>"
            "<p>Every checker accepted the history.</p></section>\n";
     }
-    o += "</header>\n";
   }
 
   // --- the detail panel ---
@@ -482,14 +514,14 @@ class HtmlWriter {
 
   void LaneBackgrounds(std::string* out) {
     std::string& o = *out;
-    o += "<g id=\"lanes\">\n";
+    o += "<g id=\"" + id_prefix_ + "lanes\">\n";
     o += "<text class=\"section\" x=\"6\" y=\"" + I(clients_header_y_ + 14) +
          "\">clients: what each thread believes</text>\n";
     o += "<text class=\"section\" x=\"6\" y=\"" + I(nodes_header_y_ + 14) +
          "\">redis nodes: who the key belongs to</text>\n";
     o += "<g class=\"lane\" data-lane=\"faults\" data-kind=\"faults\"><text class=\"lname\" "
          "x=\"6\" y=\"" +
-         I(kAxisHeight + 16) + "\">faults</text></g>\n";
+         I(faults_y_ + 16) + "\">faults</text></g>\n";
     if (hidden_threads_ > 0) {
       o += "<text class=\"section\" x=\"260\" y=\"" + I(clients_header_y_ + 14) + "\">" +
            Format("(%zu more threads not drawn; trace.json has them all)", hidden_threads_) +
@@ -501,7 +533,7 @@ class HtmlWriter {
       if (y == kNone) continue;
       std::string tip = l.name;
       if (!tl_.client_uuids[l.client].empty()) tip += " (uuid " + tl_.client_uuids[l.client] + ")";
-      o += "<g class=\"lane\" id=\"lane-" + HtmlEscape(l.name) + "\" data-lane=\"" +
+      o += "<g class=\"lane\" id=\"" + id_prefix_ + "lane-" + HtmlEscape(l.name) + "\" data-lane=\"" +
            HtmlEscape(l.name) + "\" data-kind=\"thread\">" + Title(tip) + "<rect class=\"lanebg" +
            (i % 2 ? " alt" : "") + "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) +
            "\" height=\"" + I(kThreadLaneHeight) + "\"/><rect x=\"8\" y=\"" + I(y + 14) +
@@ -512,7 +544,7 @@ class HtmlWriter {
     for (size_t i = 0; i < tl_.nodes.size(); ++i) {
       const NodeLane& n = tl_.nodes[i];
       const int y = node_y_[i];
-      o += "<g class=\"lane\" id=\"lane-" + HtmlEscape(n.name) + "\" data-lane=\"" +
+      o += "<g class=\"lane\" id=\"" + id_prefix_ + "lane-" + HtmlEscape(n.name) + "\" data-lane=\"" +
            HtmlEscape(n.name) + "\" data-kind=\"node\"><rect class=\"lanebg node" +
            (i % 2 ? " alt" : "") + "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) +
            "\" height=\"" + I(kNodeLaneHeight) + "\"/><text class=\"lname\" x=\"8\" y=\"" +
@@ -590,7 +622,7 @@ class HtmlWriter {
   }
 
   void FaultBands(std::string* o) {
-    *o += "<g id=\"faults\">\n";
+    *o += "<g id=\"" + id_prefix_ + "faults\">\n";
     for (size_t i = 0; i < tl_.faults.size(); ++i) {
       const Fault& f = tl_.faults[i];
       if (!InWindow(f.from_us, f.to_us)) continue;
@@ -608,12 +640,12 @@ class HtmlWriter {
                      : " - " + Seconds(f.to_us) + (f.open ? " (until the end)" : "") + " (" +
                            Duration(f.to_us - f.from_us) + ")");
       const char* cls = FaultClass(f.kind);
-      *o += "<g class=\"fault " + std::string(cls) + "\" id=\"fault-" + I(static_cast<int64_t>(i)) +
+      *o += "<g class=\"fault " + std::string(cls) + "\" id=\"" + id_prefix_ + "fault-" + I(static_cast<int64_t>(i)) +
             "\" data-kind=\"" + HtmlEscape(f.kind) + "\" data-from-us=\"" + I(f.from_us) +
             "\" data-to-us=\"" + I(f.to_us) + "\">" + Title(tip);
       if (f.instant) {
         *o += "<line x1=\"" + X(f.from_us) + "\" x2=\"" + X(f.from_us) + "\" y1=\"" +
-              I(kAxisHeight + 2) + "\" y2=\"" + I(kAxisHeight + kFaultRowHeight - 2) + "\"/>";
+              I(faults_y_ + 2) + "\" y2=\"" + I(faults_y_ + kFaultRowHeight - 2) + "\"/>";
         for (auto [y, h] : boxes) {
           *o += "<line x1=\"" + X(f.from_us) + "\" x2=\"" + X(f.from_us) + "\" y1=\"" + I(y) +
                 "\" y2=\"" + I(y + h) + "\"/>";
@@ -623,7 +655,7 @@ class HtmlWriter {
                 I(clock_y_) + "\" y2=\"" + I(clock_y_ + clock_h_) + "\"/>";
         }
       } else {
-        *o += "<rect class=\"band\" x=\"" + X(f.from_us) + "\" y=\"" + I(kAxisHeight + 4) +
+        *o += "<rect class=\"band\" x=\"" + X(f.from_us) + "\" y=\"" + I(faults_y_ + 4) +
               "\" width=\"" + Wd(f.from_us, f.to_us) + "\" height=\"" + I(kFaultRowHeight - 8) +
               "\"/>";
         for (auto [y, h] : boxes) {
@@ -637,9 +669,9 @@ class HtmlWriter {
                              : f.label;
       if (text.size() > 60) text = text.substr(0, 57) + "...";
       if (f.instant) {
-        InstantLabel("flabel instant", text, f.from_us, kAxisHeight + 16, 1);
+        InstantLabel("flabel instant", text, f.from_us, faults_y_ + 16, 1);
       } else {
-        Label("flabel", text, f.from_us, f.to_us, kAxisHeight + 16, 1);
+        Label("flabel", text, f.from_us, f.to_us, faults_y_ + 16, 1);
       }
     }
     *o += "</g>\n";
@@ -959,7 +991,8 @@ class HtmlWriter {
       std::string threads;
       for (const std::string& t : v.threads) threads += (threads.empty() ? "" : " ") + t;
       const bool lead = s.index == 0;
-      o += "<g class=\"violation" + std::string(lead ? " lead" : "") + "\" id=\"violation-" +
+      o += "<g class=\"violation" + std::string(lead ? " lead" : "") + "\" id=\"" + id_prefix_ +
+           "violation-" +
            I(static_cast<int64_t>(s.index)) + "\" data-property=\"" + HtmlEscape(v.property) +
            "\" data-kind=\"" + HtmlEscape(v.kind) + "\" data-from-us=\"" + I(v.from_us) +
            "\" data-to-us=\"" + I(v.to_us) + "\" data-threads=\"" + HtmlEscape(threads) + "\">" +
@@ -968,9 +1001,8 @@ class HtmlWriter {
       const int64_t to = std::max(v.to_us, v.from_us);
       if (lead) {
         // The interval across every lane, so it reads against nodes and clocks too.
-        o += "<rect class=\"vband\" x=\"" + X(v.from_us) + "\" y=\"" + I(kAxisHeight) +
-             "\" width=\"" + Wd(v.from_us, to) + "\" height=\"" + I(height_ - 2 * kAxisHeight) +
-             "\"/>";
+        o += "<rect class=\"vband\" x=\"" + X(v.from_us) + "\" y=\"" + I(band_top_) +
+             "\" width=\"" + Wd(v.from_us, to) + "\" height=\"" + I(band_h_) + "\"/>";
       }
       for (const std::string& t : v.threads) {
         const int lane = tl_.ThreadIndex(t);
@@ -980,7 +1012,7 @@ class HtmlWriter {
       }
       o += "</g>\n";
       if (lead) {
-        InstantLabel("vlabel", "VIOLATION: " + v.property, v.from_us, kAxisHeight + 16, 1);
+        InstantLabel("vlabel", "VIOLATION: " + v.property, v.from_us, faults_y_ + 16, 1);
       }
     }
   }
@@ -988,6 +1020,11 @@ class HtmlWriter {
   // --- labels: placed in pixel space for the initial view (the script does the same) ---
 
   void PlaceLabels(std::string* out) {
+    PlaceTextLabels(out);
+    ClockScaleLabels(out);
+  }
+
+  void PlaceTextLabels(std::string* out) {
     std::string& o = *out;
     // Instants first, in time order, so a later label yields to an earlier one in its row.
     std::stable_sort(labels_.begin(), labels_.end(),
@@ -1016,6 +1053,11 @@ class HtmlWriter {
            "\" data-row=\"" + I(l.row) + "\"" + (l.instant ? " data-instant=\"1\"" : "") +
            (show ? "" : " display=\"none\"") + ">" + HtmlEscape(l.text) + "</text>\n";
     }
+  }
+
+  // The clock lane's scale, when its offsets are drawn to one.
+  void ClockScaleLabels(std::string* out) {
+    std::string& o = *out;
     if (clock_h_ != kClockLaneHeight) return;
     o += "<text class=\"cscale\" x=\"" + I(kPlotX + kPlotWidth - 4) + "\" y=\"" + I(clock_y_ + 14) +
          "\">" + clock_scale_text_ + "</text>\n";
@@ -1030,7 +1072,7 @@ class HtmlWriter {
   std::vector<float> Shares(const std::vector<uint32_t>& bins_us) const {
     std::vector<double> cols(kPlotWidth, 0);
     const int64_t end = std::max<int64_t>(tl_.end_us, 1);
-    const double col_us = static_cast<double>(end) / kPlotWidth;
+    const double col_us = static_cast<double>(std::max<int64_t>(axis_end_us_, 1)) / kPlotWidth;
     for (size_t b = 0; b < bins_us.size(); ++b) {
       if (bins_us[b] == 0) continue;
       const int64_t lo = static_cast<int64_t>(b) * tl_.bin_us;
@@ -1057,8 +1099,9 @@ class HtmlWriter {
       if (counts[b] == 0) continue;
       const int64_t lo = static_cast<int64_t>(b) * tl_.bin_us;
       const int64_t mid = std::min<int64_t>(lo + tl_.bin_us / 2, end);
-      out[std::clamp(static_cast<int>(static_cast<double>(mid) * kPlotWidth / end), 0,
-                     kPlotWidth - 1)] = 1;
+      out[std::clamp(static_cast<int>(static_cast<double>(mid) * kPlotWidth /
+                                      std::max<int64_t>(axis_end_us_, 1)),
+                     0, kPlotWidth - 1)] = 1;
     }
     return out;
   }
@@ -1087,31 +1130,58 @@ class HtmlWriter {
   }
 
   double OX(int64_t t_us) const {
-    return kPlotX + static_cast<double>(t_us) * kPlotWidth / std::max<int64_t>(tl_.end_us, 1);
+    return kPlotX + static_cast<double>(t_us) * kPlotWidth / std::max<int64_t>(axis_end_us_, 1);
   }
 
   void Overview(std::string* out) {
     std::string& o = *out;
-    const int lanes = static_cast<int>(tl_.threads.size() - hidden_threads_ + tl_.nodes.size());
     const int top = 20;
-    const int faults_y = top, viol_y = top + 10, lanes_y = top + 22;
-    const int h = lanes_y + lanes * kOverviewLaneHeight + 22;
+    const int h = top + OverviewRowsHeight() + 22;
     o += "<section class=\"panel\"><div class=\"toolbar\"><b>Overview</b> <span class=\"hint\">the "
          "whole run (" +
          Seconds(tl_.end_us) +
          "); shade = share of each pixel column spent "
          "holding (blue) or waiting for the lock (grey); orange/pink ticks: failed/unknown "
          "operations; click to move the view</span></div>\n";
+    OverviewOpen(&o, h);
+    OverviewRows(&o, top, 14, h - 34);
+    OverviewClose(&o, h);
+  }
+
+  // The overview's svg and its axis (over axis_end_us_).
+  void OverviewOpen(std::string* out, int h) const {
+    std::string& o = *out;
     o += "<svg id=\"overview\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) +
-         "\" height=\"" + I(h) + "\" data-end-us=\"" + I(tl_.end_us) + "\">\n";
+         "\" height=\"" + I(h) + "\" data-end-us=\"" + I(axis_end_us_) + "\">\n";
     // Axis.
-    const int64_t step = TickStep(tl_.end_us, 10);
-    for (int64_t t = 0; t <= tl_.end_us; t += step) {
+    const int64_t step = TickStep(axis_end_us_, 10);
+    for (int64_t t = 0; t <= axis_end_us_; t += step) {
       o +=
           "<text class=\"otick\" x=\"" + Y(OX(t)) + "\" y=\"12\">" + TickLabel(t, step) + "</text>";
       o += "<line class=\"ogrid\" x1=\"" + Y(OX(t)) + "\" x2=\"" + Y(OX(t)) + "\" y1=\"14\" y2=\"" +
            I(h - 20) + "\"/>";
     }
+  }
+
+  // The marker of the detail view, and the end of the overview.
+  void OverviewClose(std::string* out, int h) const {
+    *out += "<rect id=\"overview-view\" x=\"" + Y(OX(view_from_)) + "\" y=\"14\" width=\"" +
+            Y(std::max(2.0, OX(view_to_) - OX(view_from_))) + "\" height=\"" + I(h - 34) +
+            "\"/>\n";
+    *out += "</svg></section>\n";
+  }
+
+  // The height of this run's rows in the overview: faults, violations, a row per lane.
+  int OverviewRowsHeight() const {
+    const int lanes = static_cast<int>(tl_.threads.size() - hidden_threads_ + tl_.nodes.size());
+    return 22 + lanes * kOverviewLaneHeight;
+  }
+
+  // This run's rows of the overview from `top` down; its detail windows are marked from mark_y
+  // over mark_h.
+  void OverviewRows(std::string* out, int top, int mark_y, int mark_h) const {
+    std::string& o = *out;
+    const int faults_y = top, viol_y = top + 10, lanes_y = top + 22;
     o += "\n<text class=\"lsub\" x=\"8\" y=\"" + I(faults_y + 8) + "\">faults</text>";
     o += "<text class=\"lsub\" x=\"8\" y=\"" + I(viol_y + 8) + "\">violations</text>\n";
     // Faults as bands per kind, merged per pixel column: thousands of GC pauses cost no more
@@ -1170,19 +1240,16 @@ class HtmlWriter {
     }
     if (!tl_.whole_run) {
       for (const DetailWindow& w : tl_.windows) {
-        o += "<rect class=\"otrace\" x=\"" + Y(OX(w.from_us)) + "\" y=\"14\" width=\"" +
-             Y(std::max(1.0, OX(w.to_us) - OX(w.from_us))) + "\" height=\"" + I(h - 34) +
-             "\"><title>full detail in trace.json here</title></rect>";
+        o += "<rect class=\"otrace\" x=\"" + Y(OX(w.from_us)) + "\" y=\"" + I(mark_y) +
+             "\" width=\"" + Y(std::max(1.0, OX(w.to_us) - OX(w.from_us))) + "\" height=\"" +
+             I(mark_h) + "\"><title>full detail in trace.json here</title></rect>";
       }
     }
     if (!window_.whole_run) {
-      o += "<rect class=\"owindow\" x=\"" + Y(OX(window_.from_us)) + "\" y=\"14\" width=\"" +
-           Y(std::max(1.0, OX(window_.to_us) - OX(window_.from_us))) + "\" height=\"" + I(h - 34) +
-           "\"><title>full detail is available here</title></rect>";
+      o += "<rect class=\"owindow\" x=\"" + Y(OX(window_.from_us)) + "\" y=\"" + I(mark_y) +
+           "\" width=\"" + Y(std::max(1.0, OX(window_.to_us) - OX(window_.from_us))) +
+           "\" height=\"" + I(mark_h) + "\"><title>full detail is available here</title></rect>";
     }
-    o += "<rect id=\"overview-view\" x=\"" + Y(OX(view_from_)) + "\" y=\"14\" width=\"" +
-         Y(std::max(2.0, OX(view_to_) - OX(view_from_))) + "\" height=\"" + I(h - 34) + "\"/>\n";
-    o += "</svg></section>\n";
   }
 
   // --- tables: violations, faults, parameters ---
@@ -1190,7 +1257,8 @@ class HtmlWriter {
   void Tables(std::string* out) {
     std::string& o = *out;
     if (!shown_.empty()) {
-      o += "<section class=\"panel\"><h2>Violations</h2><table id=\"violations\"><tr><th>#</th>"
+      o += "<section class=\"panel\"><h2>Violations" + HtmlEscape(run_title_) +
+           "</h2><table id=\"" + id_prefix_ + "violations\"><tr><th>#</th>"
            "<th>property</th><th>kind</th><th>threads</th><th>from</th><th>to</th><th>what "
            "happened</th>"
            "<th></th></tr>\n";
@@ -1223,12 +1291,12 @@ class HtmlWriter {
       }
       o += "</section>\n";
     }
-    o += "<section class=\"panel\"><h2>Faults</h2>";
+    o += "<section class=\"panel\"><h2>Faults" + HtmlEscape(run_title_) + "</h2>";
     if (tl_.faults.empty()) {
       o += "<p>None injected.</p>";
     } else {
       o += "<table "
-           "id=\"fault-table\"><tr><th>from</th><th>to</th><th>where</th><th>what</th></tr>\n";
+           "id=\"" + id_prefix_ + "fault-table\"><tr><th>from</th><th>to</th><th>where</th><th>what</th></tr>\n";
       size_t rows = 0;
       for (const Fault& f : tl_.faults) {
         if (++rows > 200) break;
@@ -1246,7 +1314,7 @@ class HtmlWriter {
     }
     o += "</section>\n";
     o += "<section class=\"panel\"><details><summary>Run parameters and how to read this "
-         "page</summary>\n<dl class=\"meta\">";
+         "page" + HtmlEscape(run_title_) + "</summary>\n<dl class=\"meta\">";
     for (const auto& [name, value] : meta_.parameters) {
       o += "<dt>" + HtmlEscape(name) + "</dt><dd>" + HtmlEscape(value) + "</dd>\n";
     }
@@ -1294,7 +1362,411 @@ class HtmlWriter {
   int clock_h_ = kClockLaneHeight;
   std::vector<PendingLabel> labels_;
   std::string clock_scale_text_, clock_scale_low_text_;
+  // Where this run's parts go on a page that may show two runs (HtmlWriter alone: one).
+  std::string id_prefix_;   // before element ids: "" or "live-", "sim-"
+  std::string run_title_;   // after table headings: "" or " (live run)"
+  int64_t axis_end_us_;     // the end of the overview's axis: the run's end, or the later run's
+  int faults_y_ = kAxisHeight;       // top of this run's fault row
+  int band_top_ = 0, band_h_ = 0;    // this run's rows, which the lead violation band covers
+  int64_t focus_from_ = 0, focus_to_ = 1;  // the lead violation's view (ChooseDetail)
 };
+
+// A live replay's report.html: both runs one above the other on one time axis (time since each
+// run's start), live on top, under the comparison: both verdicts per property, the operations'
+// agreement per thread, and the first divergence, which is marked on both timelines. Each run
+// is drawn by its own HtmlWriter (the same lanes, shapes and labels as a run's report); this
+// class gives them one frame (origin, scale, view), stacks their rows in one svg, so the zoom
+// and pan script moves both at once, and adds what only a comparison has.
+class ComparisonWriter {
+ public:
+  ComparisonWriter(const ComparedRun& live, const ComparedRun& sim, const check::RunComparison& c)
+      : live_(*live.timeline, *live.verdict, *live.meta, "live-", " (live run)"),
+        sim_(*sim.timeline, *sim.verdict, *sim.meta, "sim-", " (simulated run)"),
+        c_(c) {}
+
+  std::string Render() {
+    for (HtmlWriter* w : {&live_, &sim_}) {
+      w->ChooseLanes();
+      w->ChooseDetail();
+    }
+    Frame();
+    Layout();
+    const ReportMeta& meta = live_.meta_;
+    std::string out;
+    out.reserve(1 << 20);
+    out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
+    out += HtmlEscape(
+        "lockstep replay: " + meta.scenario_name +
+        (meta.seed ? Format(" seed %llu", static_cast<unsigned long long>(*meta.seed)) : "") +
+        ", live and simulated");
+    out += "</title>\n<style>\n";
+    out += HtmlWriter::kCss;
+    out += kCompareCss;
+    out += "</style>\n</head>\n<body>\n";
+    Header(&out);
+    Detail(&out);
+    Overview(&out);
+    live_.Tables(&out);
+    sim_.Tables(&out);
+    out += HtmlWriter::Foot();
+    return out;
+  }
+
+ private:
+  static constexpr int kRunTitleHeight = 24;
+  static constexpr int kRunGap = 10;
+  static constexpr int kOverviewTitleHeight = 13;
+  static const char* const kCompareCss;
+
+  // One origin, scale and view for both runs: the union of their detail windows, all of it
+  // in view at first.
+  void Frame() {
+    from_us_ = std::min(live_.window_.from_us, sim_.window_.from_us);
+    to_us_ = std::max({live_.window_.to_us, sim_.window_.to_us, from_us_ + 1000});
+    const bool any_read = live_.any_read_ || sim_.any_read_;
+    const bool any_network = live_.any_network_ || sim_.any_network_;
+    for (HtmlWriter* w : {&live_, &sim_}) {
+      w->origin_ = from_us_;
+      w->unit_us_ = std::max<int64_t>(1, (to_us_ - from_us_) / kMaxPlotUnits + 1);
+      w->min_span_us_ = std::max<int64_t>(200, (to_us_ - from_us_) / 5000);
+      w->view_from_ = from_us_;
+      w->view_to_ = to_us_;
+      w->axis_end_us_ = std::max(live_.tl_.end_us, sim_.tl_.end_us);
+      w->any_read_ = any_read;
+      w->any_network_ = any_network;
+    }
+    // The divergence's view: both runs' operations, padded by their length (at least 100 ms).
+    if (const auto& d = c_.divergence) {
+      const int64_t lo = std::min(d->sim_invoke_us, d->live_invoke_us);
+      const int64_t hi = std::max({EndOf(live_, d->live_invoke_us, d->live_end_us),
+                                   EndOf(sim_, d->sim_invoke_us, d->sim_end_us), lo + 1});
+      const int64_t pad = std::max<int64_t>(hi - lo, 100'000);
+      divergence_from_ = std::max(from_us_, lo - pad);
+      divergence_to_ = std::min(to_us_, hi + pad);
+    }
+  }
+
+  // An operation's end on the timeline: its completion, else the end of its run.
+  static int64_t EndOf(const HtmlWriter& w, int64_t invoke_us, int64_t end_us) {
+    return std::max(invoke_us, end_us < 0 ? w.tl_.end_us : end_us);
+  }
+
+  void Layout() {
+    int y = kAxisHeight;
+    live_title_y_ = y;
+    y = live_.LayoutFrom(y + kRunTitleHeight);
+    sim_title_y_ = y + kRunGap;
+    y = sim_.LayoutFrom(sim_title_y_ + kRunTitleHeight);
+    height_ = y + kAxisHeight;
+    live_.height_ = height_;
+    sim_.height_ = height_;
+  }
+
+  // --- header: the comparison first, then what ran ---
+
+  static std::string VerdictText(const check::PropertyResult* r, bool applicable) {
+    if (r == nullptr || !applicable) return "-";
+    return r->violated ? Format("VIOLATED &times;%zu", r->violation_count) : "holds";
+  }
+  static const char* VerdictData(const check::PropertyResult* r, bool applicable) {
+    if (r == nullptr || !applicable) return "n/a";
+    return r->violated ? "violated" : "holds";
+  }
+  static const char* VerdictClass(const check::PropertyResult* r, bool applicable) {
+    if (r == nullptr || !applicable) return "na";
+    return r->violated ? "violated" : "holds";
+  }
+
+  void Header(std::string* out) {
+    std::string& o = *out;
+    const ReportMeta& meta = live_.meta_;
+    o += "<header>\n<h1>" + HtmlEscape(meta.scenario_name.empty() ? "lockstep replay"
+                                                                  : meta.scenario_name);
+    if (meta.seed) {
+      o += Format(" <span class=\"seed\">seed %llu</span>",
+                  static_cast<unsigned long long>(*meta.seed));
+    }
+    o += " <span class=\"seed\">live replay and its simulation</span></h1>\n";
+    if (!meta.description.empty()) o += "<p class=\"desc\">" + HtmlEscape(meta.description) + "</p>\n";
+    Comparison(&o);
+    Meta(&o);
+    live_.Callout(&o, "live run: ");
+    sim_.Callout(&o, "simulated run: ");
+    o += "</header>\n";
+  }
+
+  void Comparison(std::string* out) {
+    std::string& o = *out;
+    o += "<section class=\"panel compare\" id=\"comparison\"><h2>Simulated vs live</h2>\n";
+    o += "<table id=\"verdict-comparison\"><tr><th>property</th><th>simulated</th><th>live</th>"
+         "<th>expected</th><th></th></tr>\n";
+    for (const check::PropertyComparison& p : c_.properties) {
+      const check::PropertyResult* s = sim_.verdict_.Find(p.property);
+      const check::PropertyResult* l = live_.verdict_.Find(p.property);
+      const std::string expect = live_.ExpectationOf(p.property);
+      o += "<tr data-property=\"" + HtmlEscape(p.property) + "\" data-sim=\"" +
+           VerdictData(s, p.applicable) + "\" data-live=\"" + VerdictData(l, p.applicable) +
+           "\"" + (p.differs() ? " class=\"differs\"" : "") + "><td>" + HtmlEscape(p.property) +
+           "</td><td class=\"v " + VerdictClass(s, p.applicable) + "\">" +
+           VerdictText(s, p.applicable) + "</td><td class=\"v " + VerdictClass(l, p.applicable) +
+           "\">" + VerdictText(l, p.applicable) + "</td><td>" + expect + "</td><td>" +
+           (p.differs() ? "<b>DIFFERENT</b>" : "") + "</td></tr>\n";
+    }
+    o += "</table>\n";
+    o += c_.verdicts_differ
+             ? "<p class=\"differ\" id=\"verdict-agreement\" data-agree=\"false\"><b>The verdicts "
+               "differ</b>: that is a finding (the emulator, the simulated faults or the live "
+               "harness behave unlike the other side), not timing jitter.</p>\n"
+             : "<p class=\"agree\" id=\"verdict-agreement\" data-agree=\"true\"><b>The verdicts "
+               "agree.</b> Times and operation counts differ by real-time jitter, which is "
+               "expected.</p>\n";
+
+    o += Format("<p id=\"operation-agreement\" data-compared=\"%zu\" data-agree=\"%zu\" "
+                "data-sim-only=\"%zu\" data-live-only=\"%zu\">Operations, each thread's taken in "
+                "order: <b>%zu compared</b> position by position, <b>%zu with the same "
+                "outcome</b>; %zu only simulated, %zu only live.</p>\n",
+                c_.operations_compared, c_.operations_agree, c_.sim_only, c_.live_only,
+                c_.operations_compared, c_.operations_agree, c_.sim_only, c_.live_only);
+    std::vector<const check::ThreadComparison*> threads;
+    for (const check::ThreadComparison& t : c_.threads) threads.push_back(&t);
+    std::stable_sort(threads.begin(), threads.end(), [](const auto* a, const auto* b) {
+      return NaturalLess(a->thread, b->thread);
+    });
+    o += "<table id=\"thread-agreement\"><tr><th>thread</th><th>compared</th><th>same "
+         "outcome</th><th>different</th><th>only simulated</th><th>only live</th></tr>\n";
+    for (const check::ThreadComparison* t : threads) {
+      const bool diverges = c_.divergence && c_.divergence->thread == t->thread;
+      o += "<tr data-thread=\"" + HtmlEscape(t->thread) + "\"" +
+           (diverges ? " class=\"diverges\"" : "") + "><td>" + HtmlEscape(t->thread) + "</td>" +
+           Format("<td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td></tr>\n",
+                  t->compared, t->agree, t->compared - t->agree, t->sim_only, t->live_only);
+    }
+    o += "</table>\n";
+
+    if (const auto& d = c_.divergence) {
+      o += "<div class=\"callout diverge\" id=\"first-divergence\" data-thread=\"" +
+           HtmlEscape(d->thread) + "\" data-position=\"" + I(static_cast<int64_t>(d->position)) +
+           "\" data-sim-from-us=\"" + I(d->sim_invoke_us) + "\" data-sim-to-us=\"" +
+           I(EndOf(sim_, d->sim_invoke_us, d->sim_end_us)) + "\" data-live-from-us=\"" +
+           I(d->live_invoke_us) + "\" data-live-to-us=\"" +
+           I(EndOf(live_, d->live_invoke_us, d->live_end_us)) + "\"><h2>First divergence: " +
+           HtmlEscape(d->thread) + "'s operation #" + I(static_cast<int64_t>(d->position)) + " (" +
+           HtmlEscape(d->sim_op == d->live_op ? d->sim_op
+                                              : d->sim_op + " simulated, " + d->live_op + " live") +
+           ")</h2>\n<p class=\"when\">invoked at " + Seconds(d->sim_invoke_us) +
+           " in the simulated run and " + Seconds(d->live_invoke_us) +
+           " in the live run</p>\n<table><tr><th>simulated</th><td>" + HtmlEscape(d->sim_side) +
+           "</td></tr>\n<tr><th>live</th><td>" + HtmlEscape(d->live_side) +
+           "</td></tr></table>\n<button type=\"button\" data-view-from-us=\"" +
+           I(divergence_from_) + "\" data-view-to-us=\"" + I(divergence_to_) +
+           "\">show in the timelines</button></div>\n";
+    } else if (c_.operations_compared > 0) {
+      o += "<p id=\"no-divergence\">No divergence: every operation both runs made ended the same "
+           "way.</p>\n";
+    } else {
+      o += "<p id=\"no-divergence\">No operation to compare: the runs have no thread in "
+           "common.</p>\n";
+    }
+    o += "<p class=\"hint\">The simulated run on its own: <a href=\"sim/report.html\">"
+         "sim/report.html</a>; the comparison as text: comparison.txt.</p>\n</section>\n";
+  }
+
+  void Meta(std::string* out) {
+    std::string& o = *out;
+    const ReportMeta& meta = live_.meta_;
+    o += "<dl class=\"meta\">\n";
+    auto row = [&](const std::string& k, const std::string& v, bool code = false) {
+      o += "<dt>" + HtmlEscape(k) + "</dt><dd>" + (code ? "<code>" : "") + HtmlEscape(v) +
+           (code ? "</code>" : "") + "</dd>\n";
+    };
+    if (!meta.scenario_file.empty()) row("scenario file", meta.scenario_file);
+    row("live run", Seconds(live_.tl_.end_us) +
+                        Format(" of real time, %zu events, history.jsonl", live_.tl_.event_count));
+    row("live history hash", live_.tl_.history_hash, true);
+    row("simulated run", Seconds(sim_.tl_.end_us) + Format(" of simulated time, %zu events, "
+                                                           "sim/history.jsonl",
+                                                           sim_.tl_.event_count));
+    row("simulated history hash", sim_.tl_.history_hash, true);
+    if (!meta.version.empty()) row("lockstep", meta.version);
+    // The simulator derives the protocol's parameters; the live run lists its processes.
+    for (const auto& [name, value] : sim_.meta_.parameters) {
+      if (name == "protocol" || name == "lease") row(name, value);
+    }
+    o += "<dt>reproduce</dt><dd><code class=\"repro\" id=\"reproduce\">" +
+         HtmlEscape(meta.reproduce) + "</code></dd>\n";
+    o += "</dl>\n";
+  }
+
+  // --- the timelines ---
+
+  void Detail(std::string* out) {
+    std::string& o = *out;
+    o += "<section class=\"panel\">\n<div class=\"toolbar\"><b>Timelines</b> <span class=\"hint\">"
+         "live above, simulated below, on one axis: time since each run's start; wheel to zoom, "
+         "drag to pan</span><span class=\"buttons\"><button type=\"button\" "
+         "data-zoom=\"in\">+</button><button type=\"button\" data-zoom=\"out\">&minus;</button>";
+    if (c_.divergence) {
+      o += "<button type=\"button\" data-view-from-us=\"" + I(divergence_from_) +
+           "\" data-view-to-us=\"" + I(divergence_to_) + "\">divergence</button>";
+    }
+    for (const HtmlWriter* w : {&live_, &sim_}) {
+      if (LeadViolation(w->verdict_) == nullptr) continue;
+      o += "<button type=\"button\" data-view-from-us=\"" +
+           I(std::max(from_us_, w->focus_from_)) + "\" data-view-to-us=\"" +
+           I(std::min(to_us_, w->focus_to_)) + "\">" + (w == &live_ ? "live" : "simulated") +
+           " violation</button>";
+    }
+    o += "<button type=\"button\" data-view-from-us=\"" + I(from_us_) + "\" data-view-to-us=\"" +
+         I(to_us_) + "\">whole runs</button></span><span class=\"view\" id=\"view-text\">" +
+         live_.ViewText() + "</span></div>\n";
+    live_.Legend(&o);
+    if (c_.divergence) {
+      o += "<div class=\"legend\"><span><i class=\"sw diverge\"></i>first divergence: the "
+           "operation whose outcome differs, in each run at its own time</span></div>\n";
+    }
+    if (!live_.window_.whole_run || !sim_.window_.whole_run) {
+      o += "<p class=\"note\" id=\"summarised\">These runs are long: the timelines hold full "
+           "detail from " +
+           Seconds(live_.window_.from_us) + " to " + Seconds(live_.window_.to_us) +
+           " (live) and from " + Seconds(sim_.window_.from_us) + " to " +
+           Seconds(sim_.window_.to_us) +
+           " (simulated). The overview below covers both runs whole.</p>\n";
+    }
+    o += "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) +
+         "\" height=\"" + I(height_) + "\" data-origin-us=\"" + I(from_us_) +
+         "\" data-data-from-us=\"" + I(from_us_) + "\" data-data-to-us=\"" + I(to_us_) +
+         "\" data-view-from-us=\"" + I(from_us_) + "\" data-view-to-us=\"" + I(to_us_) +
+         "\" data-min-span-us=\"" + I(live_.min_span_us_) + "\" data-unit-us=\"" +
+         I(live_.unit_us_) + "\" data-plot-x=\"" + I(kPlotX) + "\" data-plot-width=\"" +
+         I(kPlotWidth) + "\" data-end-us=\"" + I(live_.axis_end_us_) + "\">\n";
+    RunTitle(&o, live_, live_title_y_, "live",
+             "LIVE: real redis-server processes, real time (" + Seconds(live_.tl_.end_us) + ")");
+    live_.LaneBackgrounds(&o);
+    RunTitle(&o, sim_, sim_title_y_, "sim",
+             "SIMULATED: the same scenario and seed in the simulator (" +
+                 Seconds(sim_.tl_.end_us) + ")");
+    sim_.LaneBackgrounds(&o);
+    o += "<g id=\"grid\">" + live_.Grid() + "</g>\n";
+    o += "<svg id=\"plot\" x=\"" + I(kPlotX) + "\" y=\"0\" width=\"" + I(kPlotWidth) +
+         "\" height=\"" + I(height_) + "\" viewBox=\"" + live_.ViewBox() +
+         "\" preserveAspectRatio=\"none\">\n";
+    for (HtmlWriter* w : {&live_, &sim_}) {
+      w->FaultBands(&o);
+      w->Threads(&o);
+      w->Nodes(&o);
+      w->Holders(&o);
+      w->Clocks(&o);
+      w->ViolationMarks(&o);
+    }
+    DivergenceMarks(&o);
+    o += "</svg>\n";
+    o += "<g id=\"axis\">" + live_.Axis() + "</g>\n";
+    o += "<g id=\"labels\">\n";
+    // One set of labels, placed together (the script places them all again on every view).
+    live_.labels_.insert(live_.labels_.end(), sim_.labels_.begin(), sim_.labels_.end());
+    sim_.labels_.clear();
+    live_.PlaceTextLabels(&o);
+    live_.ClockScaleLabels(&o);
+    sim_.ClockScaleLabels(&o);
+    o += "</g>\n</svg>\n</section>\n";
+  }
+
+  static void RunTitle(std::string* out, const HtmlWriter& w, int y, const char* run,
+                       const std::string& text) {
+    *out += "<g class=\"runtitle " + std::string(run) + "\" id=\"" + w.id_prefix_ +
+            "title\" data-run=\"" + run + "\" data-top=\"" + I(w.band_top_) + "\" data-height=\"" +
+            I(w.band_h_) + "\"><rect x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) +
+            "\" height=\"" + I(kRunTitleHeight) + "\"/><text x=\"6\" y=\"" + I(y + 16) + "\">" +
+            HtmlEscape(text) + "</text></g>\n";
+  }
+
+  // The diverging operation in each run, at its own time: a band over the run's rows, the
+  // thread's lane marked, and a line joining the two.
+  void DivergenceMarks(std::string* out) {
+    if (!c_.divergence) return;
+    const check::Divergence& d = *c_.divergence;
+    const std::string label = "DIVERGENCE: " + d.thread + " #" + std::to_string(d.position);
+    auto mark = [&](HtmlWriter& w, int64_t from, int64_t to_or_end, const std::string& side) {
+      const int64_t to = EndOf(w, from, to_or_end);
+      std::string& o = *out;
+      o += "<g class=\"divergence\" id=\"" + w.id_prefix_ + "divergence\" data-thread=\"" +
+           HtmlEscape(d.thread) + "\" data-position=\"" + I(static_cast<int64_t>(d.position)) +
+           "\" data-from-us=\"" + I(from) + "\" data-to-us=\"" + I(to) + "\">" +
+           HtmlWriter::Title(label + ": " + side) + "<rect class=\"dband\" x=\"" + w.X(from) +
+           "\" y=\"" + I(w.band_top_) + "\" width=\"" + w.Wd(from, to) + "\" height=\"" +
+           I(w.band_h_) + "\"/>";
+      const int lane = w.tl_.ThreadIndex(d.thread);
+      if (lane != kNone && w.thread_y_[lane] != kNone) {
+        o += "<rect class=\"dlane\" x=\"" + w.X(from) + "\" y=\"" + I(w.thread_y_[lane] + 1) +
+             "\" width=\"" + w.Wd(from, to) + "\" height=\"" + I(kThreadLaneHeight - 2) + "\"/>";
+      }
+      o += "</g>\n";
+      w.InstantLabel("dlabel", label, from, w.faults_y_ + 16, 3);
+    };
+    mark(live_, d.live_invoke_us, d.live_end_us, "live: " + d.live_side);
+    mark(sim_, d.sim_invoke_us, d.sim_end_us, "simulated: " + d.sim_side);
+    *out += "<line class=\"dlink\" x1=\"" + live_.X(d.live_invoke_us) + "\" x2=\"" +
+            sim_.X(d.sim_invoke_us) + "\" y1=\"" + I(live_.band_top_ + live_.band_h_) +
+            "\" y2=\"" + I(sim_.band_top_) + "\"/>\n";
+  }
+
+  // --- the overview: both runs whole ---
+
+  void Overview(std::string* out) {
+    std::string& o = *out;
+    const int top = 20;
+    const int live_rows = top + kOverviewTitleHeight;
+    const int sim_title = live_rows + live_.OverviewRowsHeight() + 4;
+    const int sim_rows = sim_title + kOverviewTitleHeight;
+    const int h = sim_rows + sim_.OverviewRowsHeight() + 22;
+    o += "<section class=\"panel\"><div class=\"toolbar\"><b>Overview</b> <span class=\"hint\">both "
+         "runs whole (live " +
+         Seconds(live_.tl_.end_us) + ", simulated " + Seconds(sim_.tl_.end_us) +
+         "); shade = share of each pixel column spent holding (blue) or waiting for the lock "
+         "(grey); orange/pink ticks: failed/unknown operations; click to move the view</span>"
+         "</div>\n";
+    live_.OverviewOpen(&o, h);
+    OverviewRun(&o, live_, top, live_rows, "live run", c_.divergence ? c_.divergence->live_invoke_us : -1);
+    OverviewRun(&o, sim_, sim_title, sim_rows, "simulated run",
+                c_.divergence ? c_.divergence->sim_invoke_us : -1);
+    live_.OverviewClose(&o, h);
+  }
+
+  static void OverviewRun(std::string* out, const HtmlWriter& w, int title_y, int rows_y,
+                          const char* title, int64_t divergence_us) {
+    *out += "\n<text class=\"otitle\" x=\"8\" y=\"" + I(title_y + 10) + "\">" + title + "</text>";
+    const int rows_h = w.OverviewRowsHeight();
+    w.OverviewRows(out, rows_y, rows_y, rows_h);
+    if (divergence_us >= 0) {
+      *out += "<rect class=\"odiv\" x=\"" + Y(w.OX(divergence_us)) + "\" y=\"" + I(rows_y) +
+              "\" width=\"2\" height=\"" + I(rows_h) + "\"><title>first divergence</title></rect>\n";
+    }
+  }
+
+  HtmlWriter live_;
+  HtmlWriter sim_;
+  const check::RunComparison& c_;
+  int64_t from_us_ = 0, to_us_ = 1;
+  int64_t divergence_from_ = 0, divergence_to_ = 1;
+  int live_title_y_ = 0, sim_title_y_ = 0, height_ = 0;
+};
+
+const char* const ComparisonWriter::kCompareCss = R"css(
+.compare table{width:auto;min-width:640px;margin:4px 0 8px}
+#verdict-comparison td.v{font-weight:bold}#verdict-comparison td.holds{color:#1f5f99;background:#eef6ff}
+#verdict-comparison td.violated{color:#b00;background:#fdecec}#verdict-comparison td.na{color:#999}
+#verdict-comparison tr.differs td{outline:1px solid #FFAA26}#verdict-comparison tr.differs td:last-child{color:#b00}
+p.agree{color:#1f5f99}p.differ{color:#b00}
+#thread-agreement tr.diverges td{background:#fff0e0}
+.callout.diverge{border-color:#e65100}.callout.diverge h2{color:#e65100}.callout table{width:auto}
+.runtitle rect{fill:#eef1f5}.runtitle.live rect{fill:#e3eefa}.runtitle text{font-weight:bold;font-size:12px;fill:#234}
+.dband{fill:#ff6f00;fill-opacity:.06;stroke:#e65100;stroke-opacity:.8;stroke-dasharray:6 3;vector-effect:non-scaling-stroke;stroke-width:1.5px}
+.dlane{fill:#ff6f00;fill-opacity:.22;stroke:#e65100;vector-effect:non-scaling-stroke;stroke-width:1px}
+.dlink{stroke:#e65100;stroke-width:1.5px;stroke-dasharray:3 3;vector-effect:non-scaling-stroke}
+.dlabel{fill:#e65100;font-weight:bold;font-size:11px}
+.sw.diverge{background:#ff6f0033;border:1px dashed #e65100}
+.otitle{font-size:9px;font-weight:bold;fill:#234}.odiv{fill:#e65100}
+)css";
 
 const char* const HtmlWriter::kCss = R"css(
 body{font:13px/1.4 "DejaVu Sans",system-ui,sans-serif;margin:16px 20px;color:#222;background:#fafafa;min-width:1350px}
@@ -1498,6 +1970,12 @@ const char* const HtmlWriter::kScript = R"js(
 std::string RenderHtml(const Timeline& timeline, const check::Verdict& verdict,
                        const ReportMeta& meta) {
   return HtmlWriter(timeline, verdict, meta).Render();
+}
+
+std::string RenderComparisonHtml(const ComparedRun& live, const ComparedRun& sim,
+                                 const check::RunComparison& comparison) {
+  assert(live.timeline && live.verdict && live.meta && sim.timeline && sim.verdict && sim.meta);
+  return ComparisonWriter(live, sim, comparison).Render();
 }
 
 }  // namespace lockstep::reports

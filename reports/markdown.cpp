@@ -233,4 +233,54 @@ std::string RenderSummary(const Timeline& tl, const check::Verdict& verdict,
   return out;
 }
 
+std::string RenderComparisonSummary(const ComparedRun& live, const ComparedRun& sim,
+                                    const check::RunComparison& c) {
+  std::string out = RenderSummary(*live.timeline, *live.verdict, *live.meta);
+  out += "\n### Simulated vs live\n\nThe summary above is the live run's; the simulated run's "
+         "is in `sim/summary.md`. `report.html` shows both runs' timelines.\n\n";
+  out += "| property | simulated | live | |\n|---|---|---|---|\n";
+  auto verdict = [](const check::Verdict& v, const check::PropertyComparison& p) -> std::string {
+    const check::PropertyResult* r = v.Find(p.property);
+    if (r == nullptr || !p.applicable) return "-";
+    return r->violated ? Format("**violated** (%zu)", r->violation_count) : "holds";
+  };
+  for (const check::PropertyComparison& p : c.properties) {
+    out += "| " + p.property + " | " + verdict(*sim.verdict, p) + " | " +
+           verdict(*live.verdict, p) + " | " + (p.differs() ? "**different**" : "") + " |\n";
+  }
+  out += c.verdicts_differ
+             ? "\n**The verdicts differ**: that is a finding (the emulator, the simulated faults or "
+               "the live harness behave unlike the other side), not timing jitter.\n"
+             : "\nThe verdicts agree. Times and operation counts differ by real-time jitter, which "
+               "is expected.\n";
+  out += Format("\nOperations, each thread's taken in order: %zu compared position by position, "
+                "%zu with the same outcome; %zu only simulated, %zu only live.\n",
+                c.operations_compared, c.operations_agree, c.sim_only, c.live_only);
+  std::vector<const check::ThreadComparison*> threads;
+  for (const check::ThreadComparison& t : c.threads) threads.push_back(&t);
+  std::stable_sort(threads.begin(), threads.end(), [](const auto* a, const auto* b) {
+    return NaturalLess(a->thread, b->thread);
+  });
+  if (!threads.empty()) {
+    out += "\n| thread | compared | same outcome | only simulated | only live |\n"
+           "|---|---:|---:|---:|---:|\n";
+    for (const check::ThreadComparison* t : threads) {
+      out += "| " + t->thread + Format(" | %zu | %zu | %zu | %zu |\n", t->compared, t->agree,
+                                      t->sim_only, t->live_only);
+    }
+  }
+  if (const auto& d = c.divergence) {
+    out += "\n**First divergence:** " + d->thread + "'s operation #" +
+           std::to_string(d->position) + " (" +
+           (d->sim_op == d->live_op ? d->sim_op
+                                    : d->sim_op + " simulated, " + d->live_op + " live") +
+           "), invoked at " + Seconds(d->sim_invoke_us) + " simulated and " +
+           Seconds(d->live_invoke_us) + " live:\n\n- simulated: " + d->sim_side +
+           "\n- live: " + d->live_side + "\n";
+  } else if (c.operations_compared > 0) {
+    out += "\nNo divergence: every operation both runs made ended the same way.\n";
+  }
+  return out;
+}
+
 }  // namespace lockstep::reports

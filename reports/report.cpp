@@ -17,47 +17,72 @@ namespace lockstep::reports {
 
 namespace {
 
-// Writes through a temporary name, so a failed write never leaves half a report behind.
-// *bytes is what `write` wrote.
+// Writes through a temporary name, so a failed write never leaves half a report behind: the
+// temporary file is removed when anything fails (a full disk, a file-size limit). *bytes is
+// what `write` wrote.
 bool WriteFile(const std::string& path, const std::function<void(std::ostream&)>& write,
                size_t* bytes, std::string* error) {
   const std::string tmp = path + ".tmp";
+  const auto fail = [&](const std::string& what) {
+    *error = what + ": " + (errno != 0 ? std::strerror(errno) : "an I/O error");
+    std::remove(tmp.c_str());
+    return false;
+  };
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      *error = "cannot write " + tmp + ": " + std::strerror(errno);
-      return false;
-    }
+    if (!out) return fail("cannot write " + path);
     write(out);
     out.flush();
-    if (!out) {
-      *error = "write to " + tmp + " failed: " + std::strerror(errno);
-      return false;
-    }
+    if (!out) return fail("write to " + path + " failed");
     *bytes = static_cast<size_t>(out.tellp());
+    out.close();
+    if (!out) return fail("write to " + path + " failed");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
-    return false;
+    return fail("cannot rename " + tmp + " to " + path);
   }
   return true;
 }
 
-bool WriteAll(const Timeline& timeline, const check::Verdict& verdict, const ReportMeta& meta,
-              const std::string& dir, std::vector<WrittenFile>* written, std::string* error) {
-  const std::pair<const char*, std::function<void(std::ostream&)>> files[] = {
-      {"report.html",
-       [&](std::ostream& out) { out << RenderHtml(timeline, verdict, meta); }},
-      {"trace.json", [&](std::ostream& out) { WriteTrace(timeline, verdict, meta, out); }},
-      {"summary.md",
-       [&](std::ostream& out) { out << RenderSummary(timeline, verdict, meta); }},
-  };
+using NamedWriter = std::pair<const char*, std::function<void(std::ostream&)>>;
+
+bool WriteFiles(const std::vector<NamedWriter>& files, const std::string& dir,
+                std::vector<WrittenFile>* written, std::string* error) {
   for (const auto& [name, write] : files) {
     const std::string path = dir + "/" + name;
     size_t bytes = 0;
     if (!WriteFile(path, write, &bytes, error)) return false;
     if (written) written->push_back({path, bytes});
   }
+  return true;
+}
+
+bool WriteAll(const Timeline& timeline, const check::Verdict& verdict, const ReportMeta& meta,
+              const std::string& dir, std::vector<WrittenFile>* written, std::string* error) {
+  return WriteFiles(
+      {
+          {"report.html",
+           [&](std::ostream& out) { out << RenderHtml(timeline, verdict, meta); }},
+          {"trace.json", [&](std::ostream& out) { WriteTrace(timeline, verdict, meta, out); }},
+          {"summary.md",
+           [&](std::ostream& out) { out << RenderSummary(timeline, verdict, meta); }},
+      },
+      dir, written, error);
+}
+
+// The timeline of a history file, read once more through a facts pass.
+bool TimelineFromFile(const std::string& history_path, const check::Verdict& verdict,
+                      const ReportMeta& meta, Timeline* timeline, std::string* error) {
+  history::NameTable names;
+  history::FactsPass pass(&names, history::FactsOptions{});
+  TimelineBuilder builder(DetailPlan(verdict, meta));
+  pass.AddObserver(&builder);
+  history::ReadStats stats;
+  if (!history::ReadHistoryFile(history_path, &names, &pass, &stats, error)) return false;
+  pass.Finish();
+  *timeline = builder.Take();
+  timeline->history_hash = history::HashHex(stats.hash);
   return true;
 }
 
@@ -138,16 +163,36 @@ Timeline BuildReportTimeline(const history::History& history, const check::Verdi
 bool WriteReportsFromFile(const std::string& history_path, const check::Verdict& verdict,
                           const ReportMeta& meta, const std::string& dir,
                           std::vector<WrittenFile>* written, std::string* error) {
-  history::NameTable names;
-  history::FactsPass pass(&names, history::FactsOptions{});
-  TimelineBuilder builder(DetailPlan(verdict, meta));
-  pass.AddObserver(&builder);
-  history::ReadStats stats;
-  if (!history::ReadHistoryFile(history_path, &names, &pass, &stats, error)) return false;
-  pass.Finish();
-  Timeline timeline = builder.Take();
-  timeline.history_hash = history::HashHex(stats.hash);
+  Timeline timeline;
+  if (!TimelineFromFile(history_path, verdict, meta, &timeline, error)) return false;
   return WriteAll(timeline, verdict, meta, dir, written, error);
+}
+
+bool WriteComparisonReportsFromFiles(const std::string& live_history_path,
+                                     const check::Verdict& live_verdict,
+                                     const ReportMeta& live_meta,
+                                     const std::string& sim_history_path,
+                                     const check::Verdict& sim_verdict, const ReportMeta& sim_meta,
+                                     const check::RunComparison& comparison,
+                                     const std::string& dir, std::vector<WrittenFile>* written,
+                                     std::string* error) {
+  Timeline live, sim;
+  if (!TimelineFromFile(live_history_path, live_verdict, live_meta, &live, error)) return false;
+  if (!TimelineFromFile(sim_history_path, sim_verdict, sim_meta, &sim, error)) return false;
+  const ComparedRun live_run{&live, &live_verdict, &live_meta};
+  const ComparedRun sim_run{&sim, &sim_verdict, &sim_meta};
+  return WriteFiles(
+      {
+          {"report.html",
+           [&](std::ostream& out) { out << RenderComparisonHtml(live_run, sim_run, comparison); }},
+          {"trace.json",
+           [&](std::ostream& out) { WriteTrace(live, live_verdict, live_meta, out); }},
+          {"summary.md",
+           [&](std::ostream& out) {
+             out << RenderComparisonSummary(live_run, sim_run, comparison);
+           }},
+      },
+      dir, written, error);
 }
 
 bool WriteReports(const history::History& history, const check::Verdict& verdict,

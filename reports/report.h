@@ -53,6 +53,7 @@
 #include <utility>
 #include <vector>
 
+#include "check/compare.h"
 #include "check/verdict.h"
 #include "history/history.h"
 #include "model/scenario.h"
@@ -120,6 +121,39 @@ bool WriteReportsFromFile(const std::string& history_path, const check::Verdict&
 bool WriteReports(const history::History& history, const check::Verdict& verdict,
                   const ReportMeta& meta, const std::string& dir, std::vector<WrittenFile>* written,
                   std::string* error);
+
+// --- a live replay: both runs in one report ---
+//
+// `lockstep replay` runs a scenario in the simulator and live, and compares the two
+// (check/compare.h). Its report.html shows both runs: the comparison (both verdicts per property,
+// the operations' agreement per thread, the first divergence), then both timelines one above
+// the other on one time axis, live on top, drawn exactly as a run's report draws one, with the
+// diverging operation marked in each at its own time; the overview and the tables have both
+// runs too. Its summary.md is the live run's with the comparison added; trace.json is the live
+// run's. The simulated run keeps its own reports in DIR/sim.
+
+// One run of a comparison, as its report draws it.
+struct ComparedRun {
+  const Timeline* timeline = nullptr;
+  const check::Verdict* verdict = nullptr;
+  const ReportMeta* meta = nullptr;
+};
+
+std::string RenderComparisonHtml(const ComparedRun& live, const ComparedRun& sim,
+                                 const check::RunComparison& comparison);
+std::string RenderComparisonSummary(const ComparedRun& live, const ComparedRun& sim,
+                                    const check::RunComparison& comparison);
+
+// Reads both runs' history files (as WriteReportsFromFile does) and writes the replay's
+// report.html, trace.json (the live run's) and summary.md into `dir`.
+bool WriteComparisonReportsFromFiles(const std::string& live_history_path,
+                                     const check::Verdict& live_verdict,
+                                     const ReportMeta& live_meta,
+                                     const std::string& sim_history_path,
+                                     const check::Verdict& sim_verdict, const ReportMeta& sim_meta,
+                                     const check::RunComparison& comparison,
+                                     const std::string& dir, std::vector<WrittenFile>* written,
+                                     std::string* error);
 
 // Reads seed and scenario name from the history file's run note, and the protocol note, when
 // the meta lacks them. False (and *error) if the file cannot be read.

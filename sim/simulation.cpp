@@ -50,10 +50,18 @@ std::string Ms(int64_t us) { return history::FormatMs(us); }
 struct Node;
 struct Client;
 
-// Work a paused process will do when it resumes, in arrival order.
+// Work a paused process will do when it resumes. Each piece names where it came from: a client
+// process has one source (its work runs in arrival order); a node has one per connection and
+// its own (see Impl::Resume).
 struct Mailbox {
+  // A node's own work (active expiry), which redis-server does after its connections' input.
+  static constexpr int kOwnWork = -1;
+  struct Held {
+    int source = 0;
+    Callback work;
+  };
   bool paused = false;
-  std::deque<Callback> held;
+  std::deque<Held> held;
 };
 
 struct Node {
@@ -381,24 +389,48 @@ struct Simulation::Impl {
 
   // --- mailboxes (pause) ---
 
-  // Runs `work` now, or holds it until the process resumes.
+  // Runs `work` now, or holds it until the process resumes; `source` is where it came from
+  // (Mailbox).
   template <typename Work>
-  static void Deliver(Mailbox& box, Work work) {
+  static void Deliver(Mailbox& box, Work work, int source = 0) {
     if (box.paused) {
-      box.held.emplace_back(std::move(work));
+      box.held.push_back(Mailbox::Held{source, Callback(std::move(work))});
       return;
     }
     work();
   }
+  // Runs what was held, source by source: each source's work in arrival order, the sources in
+  // the order their first work arrived, the process's own work (kOwnWork) last. That is how a
+  // redis-server resumes after SIGSTOP: epoll reports its connections in the order they became
+  // readable, it runs every command buffered on one connection before it reads the next
+  // (processInputBuffer), and its timers (active expiry) come after the file events. A client
+  // process has one source, so its work runs in arrival order.
   static void Resume(Mailbox& box) {
     box.paused = false;
+    std::map<int, size_t> rank;  // Source -> the order its first work arrived.
+    for (const Mailbox::Held& h : box.held) {
+      rank.emplace(h.source, h.source == Mailbox::kOwnWork ? SIZE_MAX : rank.size());
+    }
+    std::stable_sort(box.held.begin(), box.held.end(),
+                     [&rank](const Mailbox::Held& a, const Mailbox::Held& b) {
+                       return rank.at(a.source) < rank.at(b.source);
+                     });
     // Work delivered while resuming may pause again (a new GC pause): stop there.
     while (!box.held.empty() && !box.paused) {
-      auto work = std::move(box.held.front());
+      Callback work = std::move(box.held.front().work);
       box.held.pop_front();
       work();
     }
   }
+  // The source of what client `c` sends a node: its command connection, or its pub/sub
+  // connection for SUBSCRIBE and UNSUBSCRIBE (as Redisson and the live driver keep them).
+  static int ConnectionOf(const Client& c, const Argv& argv) {
+    const bool pubsub = !argv.empty() && (EqualsNoCase(argv[0], "SUBSCRIBE") ||
+                                          EqualsNoCase(argv[0], "UNSUBSCRIBE"));
+    return 2 * c.index + (pubsub ? 1 : 0);
+  }
+  // The source of a replica's stream from its master (one connection).
+  static constexpr int kReplicationSource = -2;
 
   // --- nodes ---
 
@@ -430,6 +462,7 @@ struct Simulation::Impl {
   void NodeReceive(Node& n, Client& c, uint64_t incarnation, locks::RequestId request,
                    SharedArgv command_argv, Name label, int thread) {
     if (!n.up) return;  // Nobody listens: the client's timeout will notice.
+    const int source = ConnectionOf(c, *command_argv);
     Deliver(n.mailbox, [this, &n, &c, incarnation, request, command_argv = std::move(command_argv),
                         label, thread] {
       if (!n.up) return;
@@ -484,7 +517,7 @@ struct Simulation::Impl {
       if (wait_replicas >= 0) return;  // WAIT answers later, by itself.
       if (n.lose_replies) return;
       SendReply(n, c, incarnation, request, std::move(reply));
-    });
+    }, source);
   }
 
   // Sends node n's reply to `request` back to client c's process as it was at `incarnation`.
@@ -647,7 +680,7 @@ struct Simulation::Impl {
         ++r.offset;
         Replicate(r, forwarded);
         TrackLock(r, names::kReleased);
-      });
+      }, kReplicationSource);
       Pump(m, replica_index);
     });
   }
@@ -711,7 +744,7 @@ struct Simulation::Impl {
       ++n.offset;
       Replicate(n, fx);
       TrackLock(n, names::kExpired);
-    });
+    }, Mailbox::kOwnWork);
   }
 
   // --- clients ---

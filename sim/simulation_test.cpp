@@ -479,6 +479,35 @@ TEST_CASE("network windows apply only to the links between targets and peers",
   CHECK(RunOf(s)->history().Hash() == sim->history().Hash());
 }
 
+// --- node pause ---
+
+TEST_CASE("a paused node resumes connection by connection, as redis-server after SIGCONT",
+          "[sim][pause]") {
+  // n1 is paused for 8 s while c2 sends an acquire (and its retry) and then c1 an unlock (and
+  // its retry). A real server runs every command buffered on one connection before the next
+  // connection's, in the order the connections became readable: c2's two, then c1's two.
+  // Arrival order would interleave them and let c2's retried acquire take the lock c1 freed.
+  const Scenario s = LoadScenario("scenarios/testdata/live/node-pause.toml");
+  auto run = RunOf(s);
+  const std::vector<TextEvent> events = Text(run->history());
+  int64_t resumed_us = -1;
+  for (const TextEvent& e : events) {
+    if (e.type == EventType::kFault && e.op == "resume") resumed_us = e.t_us;
+  }
+  REQUIRE(resumed_us > 0);
+  std::vector<std::string> peers;  // Of the execs the node ran when it resumed, in order.
+  for (const TextEvent& e : events) {
+    if (e.type == EventType::kExec && e.t_us == resumed_us) peers.push_back(e.peer);
+  }
+  CHECK(peers == std::vector<std::string>{"c2", "c2", "c1", "c1"});
+  // So c2's retry found the lock still held by c1, and nothing was acquired behind c2's back.
+  const lockstep::check::Verdict verdict =
+      lockstep::check::CheckHistory(run->history(), lockstep::check::CheckOptions{});
+  const lockstep::check::PropertyResult* reentrancy = verdict.Find("reentrancy");
+  REQUIRE(reentrancy != nullptr);
+  CHECK_FALSE(reentrancy->violated);
+}
+
 // --- the engine ---
 
 using lockstep::sim::Callback;
