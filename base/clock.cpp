@@ -97,17 +97,58 @@ TrueTime Clock::FirstTrueTimeWallExceeds(int64_t wall_us, TrueTime from) const {
     const TrueTime seg_end = (it + 1) == segments_.end() ? kNever : (it + 1)->start;
     if (WallUs(seg_start) > wall_us) return seg_start;
     if (it->rate <= 0) continue;
-    // Solve wall_us(seg) + (x - start) * rate > wall_us for the smallest integer x.
+    // Solve wall_us(seg) + (x - start) * rate > wall_us for the smallest integer x, in closed
+    // form; past the segment's end the answer is not in this segment.
     const double need = (static_cast<double>(wall_us) + 1 - it->wall_us) / it->rate;
-    TrueTime x = it->start + static_cast<TrueTime>(std::ceil(need));
-    if (x < seg_start) x = seg_start;
-    // Past the segment's end the answer is not in this segment. Stepping down from there one
-    // microsecond at a time would walk back through the whole gap of a forward jump.
-    if (x > seg_end) x = seg_end;
-    // Floating point: step to the exact first microsecond.
-    while (x > seg_start && WallUs(x - 1) > wall_us) --x;
-    while (x < seg_end && WallUs(x) <= wall_us) ++x;
-    if (x < seg_end) return x;
+    TrueTime x = seg_end;
+    if (need < static_cast<double>(seg_end - it->start)) {
+      x = std::max(seg_start, it->start + static_cast<TrueTime>(std::ceil(need)));
+    }
+    // Floating point leaves x near the exact first microsecond, not on it. Within a segment
+    // WallUs never decreases, so the exact one is found by bisection around x, in a number of
+    // readings that grows with the log of the error, never one microsecond at a time (a slow
+    // segment, a small rate, makes the error large). `lo` reads at most wall_us, `hi` more
+    // (seg_end stands for "not in this segment" and is never read).
+    if (x >= seg_end) {
+      // Not in this segment, unless rounding put the answer just before its end.
+      if (seg_end == kNever || WallUs(seg_end - 1) <= wall_us) continue;
+      x = seg_end - 1;
+    }
+    TrueTime lo = seg_start;  // WallUs(seg_start) <= wall_us, checked above.
+    TrueTime hi = seg_end;
+    if (x > seg_start) {
+      // Gallop from x towards the side the answer is on, doubling the step.
+      const bool above = WallUs(x) > wall_us;
+      TrueTime bound = x;
+      for (TrueTime step = 1;; step = step > kNever / 4 ? step : step * 2) {
+        if (above) {
+          hi = bound;
+          if (bound - seg_start <= step) break;
+          bound -= step;
+          if (WallUs(bound) <= wall_us) {
+            lo = bound;
+            break;
+          }
+        } else {
+          lo = bound;
+          if (seg_end - bound <= step) break;
+          bound += step;
+          if (WallUs(bound) > wall_us) {
+            hi = bound;
+            break;
+          }
+        }
+      }
+    }
+    while (hi - lo > 1) {
+      const TrueTime mid = lo + (hi - lo) / 2;
+      if (WallUs(mid) > wall_us) {
+        hi = mid;
+      } else {
+        lo = mid;
+      }
+    }
+    if (hi < seg_end) return hi;
   }
   return kNever;
 }

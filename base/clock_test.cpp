@@ -6,9 +6,12 @@
 #include "base/clock.h"
 #include "base/random.h"
 
+#include <algorithm>
+
 using lockstep::Clock;
 using lockstep::ClockSpec;
 using lockstep::kNever;
+using lockstep::TrueTime;
 
 constexpr int64_t kStartMs = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
 constexpr int64_t kStartUs = kStartMs * 1000;
@@ -84,4 +87,40 @@ TEST_CASE("the PRNG is a pure function of its seed", "[random]") {
   CHECK(g.Exponential(1000) == Approx(1048.6899179570473).epsilon(1e-15));
   CHECK(g.Normal(0, 1) == Approx(0.68749356846696297).epsilon(1e-15));
   CHECK(g.Pareto(1, 2) == Approx(1.0421371787727747).epsilon(1e-15));
+}
+
+// The inverse query is computed, not stepped: after jumps of +-1000 s and +-10^15 us, on slow
+// and fast clocks, with and without slewing, every answer is the first microsecond whose
+// reading is past the wall time asked for, as a one-microsecond walk would find it (checked
+// near the answer; the walk itself would take minutes).
+TEST_CASE("the first true time past a wall time, across huge jumps", "[clock]") {
+  for (const int64_t by : {int64_t{1'000'000'000}, int64_t{1'000'000'000'000'000}}) {
+    for (const double drift : {0.0, 100.0, -499'999.0, 499'999.0}) {
+      for (const bool ntp : {false, true}) {
+        ClockSpec spec;
+        spec.drift_ppm = drift;
+        spec.ntp = ntp;
+        spec.slew_ppm = 500'000;
+        spec.jumps = {{1'000'000, -by}, {2'000'000, by}, {3'000'000, -by / 2}};
+        Clock c(spec, kStartMs);
+        for (const TrueTime from : {TrueTime{0}, TrueTime{1'500'000}, TrueTime{2'500'000}}) {
+          for (const int64_t ahead : {int64_t{1}, int64_t{30'000'000}, by / 3, by}) {
+            const int64_t target = c.WallUs(from) + ahead;
+            const TrueTime at = c.FirstTrueTimeWallExceeds(target, from);
+            INFO("by " << by << " drift " << drift << " ntp " << ntp << " from " << from
+                       << " ahead " << ahead << " -> " << at);
+            if (at == kNever) continue;
+            CHECK(at >= from);
+            CHECK(c.WallUs(at) > target);
+            // Every earlier microsecond (near the answer, and at `from`) reads at most target.
+            if (at > from) {
+              CHECK(c.WallUs(at - 1) <= target);
+              CHECK(c.WallUs(from) <= target);
+              for (TrueTime t = std::max(from, at - 1000); t < at; ++t) CHECK(c.WallUs(t) <= target);
+            }
+          }
+        }
+      }
+    }
+  }
 }

@@ -229,6 +229,12 @@ int RunMain(const std::vector<std::string>& args) {
     std::cerr << "lockstep run: " << write_error << "\n";
     return kExitFailed;
   }
+  if (!run->stalled.empty()) {
+    // A scenario that asks for a loop without delays is bad input, like any other value that
+    // cannot run (docs/scenario-format.md, "Limits").
+    std::cerr << file << ": " << run->stalled << "\n";
+    return kExitBadInput;
+  }
   const bool interrupted = run->interrupted;
   const double wall_s = run->wall_s;
   if (interrupted) {

@@ -246,6 +246,19 @@ Scenario Materialize(const Scenario& base, const FuzzCase& c) {
         if (client.role == ClientSpec::Role::kWorker) client.threads = c.threads;
       }
     }
+    // A case stays inside the limit on all threads together (model/limits.h): with many
+    // clients, each worker gets fewer threads.
+    int64_t total = 0, others = 0;
+    for (const ClientSpec& client : s.clients) {
+      total += client.threads;
+      if (client.role != ClientSpec::Role::kWorker) others += client.threads;
+    }
+    if (total > kMaxThreads && workers > 0) {
+      const int cap = static_cast<int>(std::max<int64_t>(1, (kMaxThreads - others) / workers));
+      for (ClientSpec& client : s.clients) {
+        if (client.role == ClientSpec::Role::kWorker) client.threads = std::min(client.threads, cap);
+      }
+    }
   }
   // What refers to a client that is gone goes with it.
   auto exists = [&s](const std::string& name) {

@@ -59,7 +59,8 @@ CaseOutcome RunCaseOrThrow(const Scenario& s, const std::vector<std::string>& wa
     return out;
   }
   out.events = result->engine_events;
-  if (over || out.cancelled) {
+  // A case that stalls (no time passes) would have run until its event limit.
+  if (over || out.cancelled || !result->stalled.empty()) {
     out.status = CaseStatus::kOverLimit;
     return out;
   }

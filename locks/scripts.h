@@ -20,7 +20,8 @@ namespace lockstep::locks {
 //
 // Fails, with a message in *error, when: the folder does not exist; a file cannot be read; an
 // override names a script the folder does not have (a typo would otherwise run the default
-// silently); or a script the kind needs is missing (RequiredScripts).
+// silently); a script the kind needs is missing (RequiredScripts); or a script does not compile
+// as redis-server compiles it (the message has its path and Redis's error).
 std::optional<ScriptSet> LoadScripts(const std::string& lua_dir, const std::string& kind,
                                      const std::string& version,
                                      const std::map<std::string, std::string>& overrides,

@@ -15,6 +15,8 @@
 
 #include <toml++/toml.h>
 
+#include "core/server.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cctype>
@@ -26,6 +28,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -294,6 +297,171 @@ bool IsValidName(std::string_view name) {
          });
 }
 
+// Characters a name or a one-line text must not hold: controls (C0, DEL, C1) and the invisible
+// format characters that make two different strings look alike.
+bool IsHiddenCodePoint(uint32_t cp) {
+  return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0xad ||
+         (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
+         (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff;
+}
+
+// A string for a message: characters that would not show (controls, zero-width and direction
+// marks, invalid bytes) written as \u{...} or \x.., and a long one cut short, so that a message
+// stays one readable line whatever the file holds.
+std::string Shown(std::string_view s) {
+  constexpr size_t kShownMax = 80;
+  std::string out;
+  size_t i = 0;
+  while (i < s.size() && out.size() < kShownMax) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t len =
+        c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > s.size()) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+      ++i;
+      continue;
+    }
+    uint32_t cp = len == 1 ? c : c & (0x7fu >> len);
+    for (size_t k = 1; k < len; ++k) {
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3fu);
+    }
+    if (IsHiddenCodePoint(cp)) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "\\u{%04X}", cp);
+      out += buf;
+    } else {
+      out.append(s.substr(i, len));
+    }
+    i += len;
+  }
+  if (i < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
+}
+
+// The first character of `s` that a name or a one-line text must not hold, described
+// ("U+200B, an invisible format character ..."), or "" when there is none: controls (NUL, tab,
+// line breaks, C1), and the invisible format characters that make two different strings look
+// the same (zero-width spaces and joiners, direction marks, the byte order mark, soft hyphen).
+// toml++ has already refused invalid UTF-8.
+std::string HiddenCharacter(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : 4;
+    if (i + len > s.size()) return "an invalid byte";
+    uint32_t cp = len == 1 ? c : c & (0x7fu >> len);
+    for (size_t k = 1; k < len; ++k) {
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3fu);
+    }
+    if (IsHiddenCodePoint(cp)) {
+      char code[16];
+      std::snprintf(code, sizeof code, "U+%04X", cp);
+      const bool control = cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0);
+      return std::string(code) +
+             (control ? ", a control character"
+                      : ", an invisible format character (zero-width or direction mark)");
+    }
+    i += len;
+  }
+  return "";
+}
+
+// ---- Nesting, before parsing --------------------------------------------------------------
+
+// toml++ recurses once per nested table, array and dotted-key part, so a key 100,000 parts deep
+// overflows the stack before any check of ours could run. This scans the text, without parsing
+// it, for the deepest point: the brackets and braces open there plus the parts of the keys that
+// lead to it. Strings and comments are skipped. It is a bound, not a parser: on text that is not
+// TOML it may count oddly, but it always ends, in one pass, and what it lets through toml++
+// parses without deep recursion. Returns the 1-based line and column where the depth first
+// passes the limit.
+std::optional<std::pair<int, int>> TooDeep(std::string_view text) {
+  std::vector<int> open;  // Per open bracket: the levels it added (itself and its key's parts).
+  int nested = 0;         // Sum of `open`.
+  int key_parts = 0;      // Parts of the key just read (before '='), waiting for a bracket.
+  int dots = 0;           // Dots in the key (or value) being read.
+  int line = 1;
+  size_t line_start = 0;
+  auto at = [&](size_t i) {
+    return std::pair<int, int>(line, static_cast<int>(i - line_start) + 1);
+  };
+  auto new_line = [&](size_t i) {
+    ++line;
+    line_start = i + 1;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    switch (c) {
+      case '\n':
+        new_line(i);
+        dots = 0;
+        key_parts = 0;
+        break;
+      case '#':
+        while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+        break;
+      case '"':
+      case '\'': {
+        const std::string_view triple = c == '"' ? R"(""")" : "'''";
+        const bool multi = text.substr(i, 3) == triple;
+        i += multi ? 3 : 1;
+        // Ends on the closing quote(s), or on the line break of an unterminated one-line string
+        // (which the loop then counts; the parser will report the string).
+        while (i < text.size()) {
+          if (multi ? text.substr(i, 3) == triple : text[i] == c) {
+            if (multi) i += 2;
+            break;
+          }
+          if (text[i] == '\n') {
+            if (!multi) {
+              --i;
+              break;
+            }
+            new_line(i);
+          } else if (c == '"' && text[i] == '\\' && i + 1 < text.size() && text[i + 1] != '\n') {
+            ++i;  // An escaped character, perhaps a quote.
+          }
+          ++i;
+        }
+        break;
+      }
+      case '.':
+        ++dots;
+        if (nested + key_parts + dots + 1 > kMaxTomlNesting) return at(i);
+        break;
+      case '=':
+        key_parts = dots + 1;
+        dots = 0;
+        break;
+      case ',':
+        key_parts = 0;
+        dots = 0;
+        break;
+      case '[':
+      case '{':
+        open.push_back(key_parts + 1);
+        nested += key_parts + 1;
+        key_parts = 0;
+        dots = 0;
+        if (nested > kMaxTomlNesting) return at(i);
+        break;
+      case ']':
+      case '}':
+        if (!open.empty()) {
+          nested -= open.back();
+          open.pop_back();
+        }
+        key_parts = 0;
+        dots = 0;
+        break;
+      default: break;
+    }
+  }
+  return std::nullopt;
+}
+
 // ---- Syntax errors -----------------------------------------------------------------------
 
 std::string_view Trim(std::string_view s) {
@@ -478,6 +646,11 @@ class Loader {
                                     const std::string& path);
   std::optional<std::string> String(const toml::node& n, const std::string& key);
   std::optional<bool> Bool(const toml::table& t, std::string_view key, const std::string& path);
+  // A one-line text (description, lock_name): at most kMaxTextBytes, no hidden characters.
+  std::optional<std::string> Text(const toml::node& n, const std::string& key);
+  // Whether a script file can stand in for a stock script: a regular file of at most
+  // kMaxScriptBytes that reads and compiles as Redis 7.0 compiles it. Its problem, or nullopt.
+  std::optional<std::string> CheckScript(const std::filesystem::path& path);
   std::optional<int64_t> Integer(const toml::table& t, std::string_view key,
                                  const std::string& path, int64_t min, int64_t max);
   std::optional<double> Number(const toml::node& n, const std::string& key);
@@ -539,6 +712,7 @@ class Loader {
 
   const std::string file_;
   const std::filesystem::path directory_;
+  std::unique_ptr<Server> script_server_;  // Compiles script files (CheckScript), made on demand.
   std::vector<Recorded> problems_;
   std::map<std::string, Declared> declared_;
   std::vector<std::string> declared_order_;  // For messages: names in file order.
@@ -640,7 +814,16 @@ void Loader::Require(const toml::table& t, std::string_view key, const std::stri
 }
 
 std::optional<std::string> Loader::String(const toml::node& n, const std::string& key) {
-  if (const auto* s = n.as_string()) return s->get();
+  if (const auto* s = n.as_string()) {
+    // No string a scenario takes is longer than a path; names and texts have tighter limits.
+    if (s->get().size() > static_cast<size_t>(kMaxPathBytes)) {
+      Problem(n.source(), key,
+              "is " + std::to_string(s->get().size()) + " bytes long; a string here is at most " +
+                  std::to_string(kMaxPathBytes) + " bytes");
+      return std::nullopt;
+    }
+    return s->get();
+  }
   Problem(n.source(), key, "must be a string, got " + std::string(TypeName(n)));
   return std::nullopt;
 }
@@ -650,6 +833,60 @@ std::optional<std::string> Loader::String(const toml::table& t, std::string_view
   const toml::node* n = t.get(key);
   if (n == nullptr) return std::nullopt;
   return String(*n, Child(path, key));
+}
+
+std::optional<std::string> Loader::Text(const toml::node& n, const std::string& key) {
+  std::optional<std::string> v = String(n, key);
+  if (!v) return std::nullopt;
+  if (v->size() > static_cast<size_t>(kMaxTextBytes)) {
+    Problem(n.source(), key,
+            "is " + std::to_string(v->size()) + " bytes long; at most " +
+                std::to_string(kMaxTextBytes));
+    return std::nullopt;
+  }
+  if (const std::string hidden = HiddenCharacter(*v); !hidden.empty()) {
+    Problem(n.source(), key,
+            "'" + Shown(*v) + "' holds " + hidden + "; write it with visible characters only");
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<std::string> Loader::CheckScript(const std::filesystem::path& path) {
+  const std::string shown = path.string();
+  std::error_code ec;
+  // Not a device, a FIFO or a folder: reading one could block, or never end.
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return shown + " is not a regular file; a script is a Lua file";
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return "cannot read " + shown + ": " + ec.message();
+  if (size > static_cast<std::uintmax_t>(kMaxScriptBytes)) {
+    return shown + " is " + std::to_string(size) + " bytes; a script is at most " +
+           std::to_string(kMaxScriptBytes);
+  }
+  // Files under /proc say 0 bytes and may hold anything, or fail to read (/proc/self/mem):
+  // read at most one byte past the limit and see.
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "cannot open " + shown + ": " + std::strerror(errno);
+  std::string body(static_cast<size_t>(kMaxScriptBytes) + 1, '\0');
+  const size_t n = std::fread(body.data(), 1, body.size(), f);
+  const bool failed = std::ferror(f) != 0;
+  const int read_errno = errno;
+  std::fclose(f);
+  if (failed) return "cannot read " + shown + ": " + std::strerror(read_errno);
+  if (n > static_cast<size_t>(kMaxScriptBytes)) {
+    return shown + " is more than " + std::to_string(kMaxScriptBytes) +
+           " bytes; a script is at most that";
+  }
+  body.resize(n);
+  // Compiled as redis-server compiles it for SCRIPT LOAD (without running it), so that a file
+  // that is not Lua is refused here, not found out by every release failing with "Error
+  // compiling script" while the run reports the rest.
+  if (script_server_ == nullptr) script_server_ = std::make_unique<Server>();
+  const Reply reply = script_server_->Execute({"SCRIPT", "LOAD", body}, 0);
+  if (reply.is_error()) return shown + " does not compile: " + reply.str;
+  return std::nullopt;
 }
 
 std::optional<bool> Loader::Bool(const toml::table& t, std::string_view key,
@@ -748,6 +985,13 @@ std::optional<double> Loader::Millis(const toml::node& n, const std::string& key
     Problem(n.source(), key,
             (signed_value ? "must be between -" + max + " and " + max : "must be at most " + max) +
                 " (about 31 years)" + got);
+    return std::nullopt;
+  }
+  // The simulator counts whole microseconds: a value that must not be 0 must not round to 0.
+  if ((sign == Sign::kPositive || sign == Sign::kNonZero) && std::llround(*ms * 1000) == 0) {
+    Problem(n.source(), key,
+            "rounds to 0 microseconds, and it must not be 0; the smallest duration is 0.001 (1 us)" +
+                got + suffix);
     return std::nullopt;
   }
   return ms;
@@ -1019,18 +1263,35 @@ void Loader::Declare(const std::string& name, const toml::source_region& where,
 void Loader::ParseRoot(const toml::table& root, Scenario* s) {
   CheckKeys(root, "", kRootKeys, "the top level");
   if (std::optional<std::string> name = String(root, "name", "")) {
+    // The name makes the output folder's name (lockstep-out/<name>-seed<N>): nothing in it may
+    // lead out of that folder or hide in a terminal.
     if (name->empty()) {
       Problem(root.get("name")->source(), "name",
               "must not be empty (omit it to use the file name)");
+    } else if (!IsValidName(*name) || name->find_first_not_of('.') == std::string::npos) {
+      Problem(root.get("name")->source(), "name",
+              "'" + Shown(*name) + "' is not a valid scenario name; use 1 to " +
+                  std::to_string(kMaxNameLength) +
+                  " letters, digits, '_', '.' or '-' (not only dots): it names the output folder");
     } else {
       s->name = std::move(*name);
     }
   }
-  if (auto v = String(root, "description", "")) s->description = std::move(*v);
+  if (const toml::node* n = root.get("description")) {
+    if (std::optional<std::string> v = Text(*n, "description")) s->description = std::move(*v);
+  }
   if (auto v = Integer(root, "seed", "", 0, std::numeric_limits<int64_t>::max())) {
     s->seed = static_cast<uint64_t>(*v);
   }
-  if (auto v = DurationUs(root, "duration_ms", "", Sign::kPositive)) s->duration_us = *v;
+  if (auto v = DurationUs(root, "duration_ms", "", Sign::kPositive)) {
+    if (*v > kMaxRunDurationMs * 1000) {
+      Problem(root.get("duration_ms")->source(), "duration_ms",
+              "must be at most " + std::to_string(kMaxRunDurationMs) +
+                  " (one simulated day), got " + FormatNumber(static_cast<double>(*v) / 1000));
+    } else {
+      s->duration_us = *v;
+    }
+  }
   // 9999-12-31T23:59:59.999Z: the last instant a wall-clock date can show with four digits.
   if (auto v = Integer(root, "start_unix_ms", "", 0, 253'402'300'799'999)) s->start_unix_ms = *v;
 
@@ -1096,7 +1357,7 @@ void Loader::ParseNodes(const toml::table& root, Scenario* s) {
       name_key = Child(path, "name");
       if (!IsValidName(*name)) {
         Problem(name_where, name_key,
-                "'" + *name + "' is not a valid name; use 1 to " + std::to_string(kMaxNameLength) +
+                "'" + Shown(*name) + "' is not a valid name; use 1 to " + std::to_string(kMaxNameLength) +
                     " letters, digits, '_', '.' or '-'");
       }
       node.name = std::move(*name);
@@ -1170,7 +1431,7 @@ void Loader::ParseClients(const toml::table& root, Scenario* s) {
       const toml::source_region& where = t->get("name")->source();
       if (!IsValidName(*name)) {
         Problem(where, Child(path, "name"),
-                "'" + *name + "' is not a valid name; use 1 to " + std::to_string(kMaxNameLength) +
+                "'" + Shown(*name) + "' is not a valid name; use 1 to " + std::to_string(kMaxNameLength) +
                     " letters, digits, '_', '.' or '-'");
       }
       if (s->clients.size() >= static_cast<size_t>(kMaxClients)) {
@@ -1188,7 +1449,7 @@ void Loader::ParseClients(const toml::table& root, Scenario* s) {
       // The prefix must make valid names with up to four digits after it.
       if (!IsValidName(*p) || p->size() + 4 > static_cast<size_t>(kMaxNameLength)) {
         Problem(t->get("name_prefix")->source(), Child(path, "name_prefix"),
-                "'" + *p + "' is not a valid name prefix; use 1 to " +
+                "'" + Shown(*p) + "' is not a valid name prefix; use 1 to " +
                     std::to_string(kMaxNameLength - 4) + " letters, digits, '_', '.' or '-'");
       }
       prefix = std::move(*p);
@@ -1327,17 +1588,37 @@ void Loader::ParseProtocol(const toml::table& t, ProtocolSpec* protocol) {
                   std::string(kind->added_in) + "); write version = \"current\" or leave version out");
     }
   }
-  if (std::optional<std::string> v = String(t, "lock_name", "protocol")) {
-    if (v->empty()) {
-      Problem(t.get("lock_name")->source(), "protocol.lock_name", "must not be empty");
-    } else {
-      protocol->lock_name = std::move(*v);
+  if (const toml::node* n = t.get("lock_name")) {
+    if (std::optional<std::string> v = Text(*n, "protocol.lock_name")) {
+      if (v->empty()) {
+        Problem(n->source(), "protocol.lock_name", "must not be empty");
+      } else {
+        protocol->lock_name = std::move(*v);
+      }
     }
   }
+  // Redisson's Config takes both in whole milliseconds and renews a watchdog lease every third
+  // of its timeout; below these a client timer would have a period of 0.
   if (auto v = DurationUs(t, "watchdog_timeout_ms", "protocol", Sign::kPositive)) {
-    protocol->watchdog_timeout_us = *v;
+    if (*v < kMinWatchdogTimeoutMs * 1000) {
+      Problem(t.get("watchdog_timeout_ms")->source(), "protocol.watchdog_timeout_ms",
+              "must be at least " + std::to_string(kMinWatchdogTimeoutMs) +
+                  " (the watchdog renews every third of it, in whole milliseconds), got " +
+                  FormatNumber(static_cast<double>(*v) / 1000));
+    } else {
+      protocol->watchdog_timeout_us = *v;
+    }
   }
-  if (auto v = DurationUs(t, "timeout_ms", "protocol", Sign::kPositive)) protocol->timeout_us = *v;
+  if (auto v = DurationUs(t, "timeout_ms", "protocol", Sign::kPositive)) {
+    if (*v < kMinTimeoutMs * 1000) {
+      Problem(t.get("timeout_ms")->source(), "protocol.timeout_ms",
+              "must be at least " + std::to_string(kMinTimeoutMs) +
+                  " (Redisson's timeout is whole milliseconds), got " +
+                  FormatNumber(static_cast<double>(*v) / 1000));
+    } else {
+      protocol->timeout_us = *v;
+    }
+  }
   if (auto v = Integer(t, "retry_attempts", "protocol", 0, kMaxRetryAttempts)) {
     protocol->retry_attempts = static_cast<int>(*v);
   }
@@ -1373,12 +1654,20 @@ void Loader::ParseProtocol(const toml::table& t, ProtocolSpec* protocol) {
       Problem(v.source(), key, "must name a Lua file");
       continue;
     }
+    if (const std::string hidden = HiddenCharacter(*file); !hidden.empty()) {
+      Problem(v.source(), key, "'" + Shown(*file) + "' holds " + hidden + "; write the path plainly");
+      continue;
+    }
     const std::filesystem::path resolved = (directory_ / *file).lexically_normal();
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(resolved, ec)) {
+    if (!std::filesystem::exists(resolved, ec)) {
       Problem(v.source(), key,
               "no such file: " + resolved.string() +
                   " (script paths are relative to the scenario file's directory)");
+      continue;
+    }
+    if (std::optional<std::string> problem = CheckScript(resolved)) {
+      Problem(v.source(), key, *problem);
       continue;
     }
     protocol->script_files[name] = resolved.string();
@@ -1948,6 +2237,23 @@ std::optional<Scenario> LoadScenarioString(std::string_view text, const std::str
                                            ScenarioError* error) {
   assert(error != nullptr);
   const std::filesystem::path source(source_name);
+  if (text.size() > static_cast<size_t>(kMaxScenarioFileBytes)) {
+    *error = ScenarioError{};
+    error->file = source_name;
+    error->message = "is larger than " + std::to_string(kMaxScenarioFileBytes >> 20) +
+                     " MiB; a scenario file is never that long";
+    return std::nullopt;
+  }
+  if (const std::optional<std::pair<int, int>> deep = TooDeep(text)) {
+    *error = ScenarioError{};
+    error->file = source_name;
+    error->line = deep->first;
+    error->column = deep->second;
+    error->message = "nested more than " + std::to_string(kMaxTomlNesting) +
+                     " levels deep (tables, arrays and the parts of dotted keys, counted "
+                     "together); a scenario needs fewer than 10";
+    return std::nullopt;
+  }
   toml::table root;
 #if TOML_EXCEPTIONS
   try {

@@ -18,6 +18,7 @@
 
 #include "history/kinds.h"
 #include "history/names.h"
+#include "model/limits.h"
 #include "model/scenario.h"
 
 namespace lockstep {
@@ -50,19 +51,7 @@ using history::kProtocolKinds;
 using history::kProtocolVersions;
 using history::kProperties;
 
-// Limits on everything a scenario can make grow. A scenario that needs more is almost always a
-// typo (a duration in microseconds, a count with an extra zero).
-inline constexpr int64_t kMaxScenarioFileBytes = 4 << 20;
-inline constexpr int64_t kMaxDurationMs = 1'000'000'000'000;  // About 31.7 years, any *_ms key.
-inline constexpr int kMaxNodes = 64;
-inline constexpr int kMaxClients = 1024;  // After `count` groups are expanded.
-inline constexpr int kMaxThreadsPerClient = 256;
-inline constexpr int kMaxFaults = 10'000;
-inline constexpr int kMaxClockJumps = 1'000;  // Per clock.
-inline constexpr int kMaxReentry = 100;
-inline constexpr int kMaxRetryAttempts = 1'000;
-inline constexpr int kMaxNameLength = 64;
-inline constexpr double kMaxDriftPpm = 500'000;  // A clock at 1.5x or 0.5x speed; far past real.
+// The limits (kMaxNodes, kMaxDurationMs, ...) are in model/limits.h.
 
 }  // namespace lockstep
 

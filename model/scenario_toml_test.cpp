@@ -1241,3 +1241,108 @@ TEST_CASE("client roles: the latch's awaiting and counting-down threads", "[scen
        "workload.stagger_ms", "must not be negative"},
   });
 }
+
+// Issue 13: what a hostile or mistaken file could use to crash the loader or the run, or to slip
+// past it, is refused where it is written, with the limit (model/limits.h) in the message.
+TEST_CASE("hostile values are refused with their position and the limit", "[scenario][errors]") {
+  std::string dotted = "a";
+  for (int i = 0; i < 100'000; ++i) dotted += ".a";
+  std::string header = "[";
+  for (int i = 0; i < 100'000; ++i) header += "a.";
+  header += "a]\n";
+  const std::string arrays = "x = " + std::string(100'000, '[') + std::string(100'000, ']') + "\n";
+  for (const std::string& text : {dotted + " = 1\n", header, arrays}) {
+    ScenarioError error;
+    REQUIRE_FALSE(LoadScenarioString(text, "deep.toml", &error).has_value());
+    CHECK(error.line == 1);
+    CHECK(error.column > 1);
+    CHECK_THAT(error.message, Catch::Contains("nested more than 32 levels deep"));
+  }
+  CheckBadCases({
+      {"watchdog of 1 ms", "[[nodes]]\n[[clients]]\n[protocol]\nwatchdog_timeout_ms = 1\n", 4, 23,
+       "protocol.watchdog_timeout_ms", "must be at least 3"},
+      {"timeout below a microsecond", "[[nodes]]\n[[clients]]\n[protocol]\ntimeout_ms = 0.0001\n",
+       4, 14, "protocol.timeout_ms", "rounds to 0 microseconds"},
+      {"a run of 31 years", "duration_ms = 1000000000000\n[[nodes]]\n[[clients]]\n", 1, 15,
+       "duration_ms", "must be at most 86400000 (one simulated day)"},
+      {"a duration that rounds to 0", "duration_ms = 1e-9\n[[nodes]]\n[[clients]]\n", 1, 15,
+       "duration_ms", "rounds to 0 microseconds"},
+      {"a jump that rounds to 0",
+       "[[nodes]]\n[[clients]]\n[[faults]]\nkind = \"clock_jump\"\nat_ms = 1\ntargets = [\"n1\"]\n"
+       "by_ms = 0.0001\n",
+       7, 9, "faults[0].by_ms", "rounds to 0 microseconds"},
+      {"an exponential mean below a microsecond",
+       "[[nodes]]\n[[clients]]\n[gc]\nevery_ms = { dist = \"exponential\", mean = 0.0001 }\n", 4,
+       43, "gc.every_ms.mean", "rounds to 0 microseconds"},
+      {"NUL in the scenario's name", "name = \"n1\\u0000\"\n[[nodes]]\n[[clients]]\n", 1, 8, "name",
+       "'n1\\u{0000}' is not a valid scenario name"},
+      {"a name that leaves the output folder", "name = \"../x\"\n[[nodes]]\n[[clients]]\n", 1, 8,
+       "name", "it names the output folder"},
+      {"a zero-width space in a node's name", "[[nodes]]\nname = \"n\\u200b1\"\n[[clients]]\n", 2, 8,
+       "nodes[0].name", "'n\\u{200B}1' is not a valid name"},
+      {"a direction mark in the lock's name",
+       "[[nodes]]\n[[clients]]\n[protocol]\nlock_name = \"a\\u202eb\"\n", 4, 13,
+       "protocol.lock_name", "holds U+202E, an invisible format character"},
+      {"a line break in the description", "description = \"a\\nb\"\n[[nodes]]\n[[clients]]\n", 1, 15,
+       "description", "holds U+000A, a control character"},
+      {"a device as a script", "[[nodes]]\n[[clients]]\n[protocol]\nscripts.unlock = \"/dev/zero\"\n",
+       4, 18, "protocol.scripts.unlock", "/dev/zero is not a regular file"},
+      {"/proc/self/mem as a script",
+       "[[nodes]]\n[[clients]]\n[protocol]\nscripts.unlock = \"/proc/self/mem\"\n", 4, 18,
+       "protocol.scripts.unlock", "cannot read /proc/self/mem"},
+  });
+  const std::string long_description =
+      "description = \"" + std::string(1025, 'x') + "\"\n[[nodes]]\n[[clients]]\n";
+  ScenarioError error;
+  REQUIRE_FALSE(LoadScenarioString(long_description, "inline.toml", &error).has_value());
+  CHECK(error.key == "description");
+  CHECK_THAT(error.message, Catch::Contains("is 1025 bytes long; at most 1024"));
+}
+
+TEST_CASE("the nesting scan skips strings and comments and lets real files through",
+          "[scenario]") {
+  // Brackets and dots inside strings and comments are not nesting.
+  const Scenario s = LoadGood(
+      "description = \"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[ a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e.f.g\"\n"
+      "# {{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{\n"
+      "[[nodes]]\n[[clients]]\n"
+      "[network]\nlinks = { \"c1->n1\" = { dist = \"uniform\", min = 0.1, max = 0.5 } }\n");
+  CHECK(s.network.link_latency_us.size() == 1);
+  // Every library scenario loads (they nest about 5 deep).
+  for (const auto& entry : fs::directory_iterator(RepoRoot() / "scenarios")) {
+    if (entry.path().extension() != ".toml") continue;
+    ScenarioError error;
+    INFO(entry.path());
+    CHECK(lockstep::LoadScenarioFile(entry.path().string(), &error).has_value());
+  }
+}
+
+TEST_CASE("an override that does not compile is refused with Redis's message", "[scenario]") {
+  const fs::path dir = fs::temp_directory_path() / "lockstep-model-test-not-lua";
+  fs::create_directories(dir);
+  {
+    std::ofstream(dir / "not-lua.lua") << "this is not Lua\n";
+    std::ofstream(dir / "ok.lua") << "return redis.call('get', KEYS[1])\n";
+  }
+  const std::string file = (dir / "s.toml").string();
+  ScenarioError error;
+  REQUIRE_FALSE(LoadScenarioString(
+                    "[[nodes]]\n[[clients]]\n[protocol]\nscripts.unlock = \"not-lua.lua\"\n", file,
+                    &error)
+                    .has_value());
+  CHECK(error.line == 4);
+  CHECK(error.key == "protocol.scripts.unlock");
+  CHECK_THAT(error.message,
+             Catch::Contains("not-lua.lua does not compile: ERR Error compiling script (new "
+                             "function): user_script:1: syntax error near 'is'"));
+  const Scenario s = [&] {
+    ScenarioError e;
+    auto loaded = LoadScenarioString(
+        "[[nodes]]\n[[clients]]\n[protocol]\nscripts.unlock = \"ok.lua\"\n", file, &e);
+    INFO(e.ToString());
+    REQUIRE(loaded.has_value());
+    return *loaded;
+  }();
+  CHECK(s.protocol.script_files.at("unlock") == (dir / "ok.lua").string());
+  fs::remove_all(dir);
+}

@@ -18,7 +18,7 @@ std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& 
   // A run that keeps its history may stop too: when the history cannot be written.
   const bool may_stop = options.interrupted != nullptr || static_cast<bool>(options.should_stop) ||
                         options.history != history::HistoryFormat::kNone;
-  return RunPipelineWith(
+  std::optional<PipelineResult> result = RunPipelineWith(
       sim.recorder(), scenario, options,
       [&](const std::function<bool()>& should_stop) {
         // The simulator asks only when somebody may say stop: its loop stays lean otherwise.
@@ -27,6 +27,8 @@ std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& 
         return DriveOutcome{sim.events_run(), sim.end_us(), sim.interrupted()};
       },
       error);
+  if (result) result->stalled = sim.stalled();
+  return result;
 }
 
 std::optional<PipelineResult> RunPipelineWith(

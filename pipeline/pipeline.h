@@ -37,6 +37,7 @@ struct PipelineResult {
   uint64_t engine_events = 0;   // Events the simulator's engine ran.
   int64_t end_us = 0;           // The run's end (where an interrupted run stopped).
   bool interrupted = false;
+  std::string stalled;  // The simulator's progress watchdog stopped the run: why.
   bool history_written = false;
   uint64_t history_hash = 0;    // Of the written file (history/jsonl.h).
   double wall_s = 0;            // Simulating and checking, not setting up.

@@ -87,7 +87,8 @@ double Decimal(double max, int max_decimals) {
 double ParamUs(bool positive) {
   const double max_ms = *gen::element(1.0, 1000.0, 1e6, static_cast<double>(lockstep::kMaxDurationMs));
   double ms = Decimal(max_ms, 6);
-  if (positive && ms == 0) ms = 0.001;
+  // A value that must be above 0 must stay so in whole microseconds (the loader's rule).
+  if (positive && std::llround(ms * 1000) == 0) ms = 0.001;
   return ms * 1000;
 }
 
@@ -133,14 +134,25 @@ Distribution Dist() {
 
 // ---- Strings and names -------------------------------------------------------------------
 
-// Free text with what TOML must escape (quotes, backslashes, control characters) and UTF-8.
-std::string Text(bool non_empty) {
+// One line of text as description and lock_name take it: visible characters only (no controls
+// or zero-width marks), TOML's awkward ones included.
+std::string VisibleText(bool non_empty) {
   static const std::vector<std::string> kPieces = {
-      "lock", "a",  "Z",  "0",  " ",  "\"", "\\", "\t", "\n", "\r", "\x01", "\x7f", "#",
-      "=",    "{}", "[]", "'",  "é",  "→",  "日本", "${x}", "\\u0041", "'''", "\"\"\""};
+      "lock", "a", "Z", "0", " ", "\"", "\\", "#", "=", "{}", "[]", "'",
+      "é", "→", "日本", "${x}", "\\u0041", "'''", "\"\"\""};
   std::string out;
   const int pieces = *gen::inRange(non_empty ? 1 : 0, 8);
   for (int i = 0; i < pieces; ++i) out += *gen::elementOf(kPieces);
+  return out;
+}
+
+// A scenario name: it names the output folder, so only name characters, and not only dots.
+std::string ScenarioName() {
+  static const std::vector<std::string> kPieces = {"lock", "a", "Z", "0", "_", "-", ".", "x9"};
+  std::string out = *gen::elementOf(kPieces);
+  const int pieces = *gen::inRange(0, 6);
+  for (int i = 0; i < pieces; ++i) out += *gen::elementOf(kPieces);
+  if (out.find_first_not_of('.') == std::string::npos) out += "n";
   return out;
 }
 
@@ -189,7 +201,10 @@ const std::vector<std::string>& ScriptFiles() {
                                RepoRoot() / "scenarios" / "testdata" / "broken-scripts" / "rlock",
                                RepoRoot() / "scenarios" / "scripts"}) {
       for (const auto& e : fs::directory_iterator(dir)) {
-        if (e.is_regular_file()) out.push_back(e.path().lexically_normal().string());
+        // Lua files only: the loader compiles every script it is given.
+        if (e.is_regular_file() && e.path().extension() == ".lua") {
+          out.push_back(e.path().lexically_normal().string());
+        }
       }
     }
     std::sort(out.begin(), out.end());
@@ -440,11 +455,11 @@ lockstep::FuzzSpec GenFuzz(const lockstep::history::ProtocolKind& kind) {
 
 Scenario GenScenario() {
   Scenario s;
-  s.name = Text(/*non_empty=*/true);
-  s.description = Text(/*non_empty=*/false);
+  s.name = ScenarioName();
+  s.description = VisibleText(/*non_empty=*/false);
   s.seed = *gen::map(gen::arbitrary<uint64_t>(),
                      [](uint64_t x) { return x & static_cast<uint64_t>(INT64_MAX); });
-  s.duration_us = Us(1, kMaxUs);
+  s.duration_us = Us(1, lockstep::kMaxRunDurationMs * 1000);
   if (*gen::arbitrary<bool>()) s.start_unix_ms = *gen::inRange<int64_t>(0, 253'402'300'800'000);
 
   const auto& kind =
@@ -480,9 +495,11 @@ Scenario GenScenario() {
   if (*gen::arbitrary<bool>()) s.sentinel.down_after_us = Us(1, kMaxUs);
   if (*gen::arbitrary<bool>()) s.sentinel.client_rediscover_us = Us(0, kMaxUs);
 
-  if (*gen::arbitrary<bool>()) s.protocol.lock_name = Text(/*non_empty=*/true);
-  if (*gen::arbitrary<bool>()) s.protocol.watchdog_timeout_us = Us(1, kMaxUs);
-  if (*gen::arbitrary<bool>()) s.protocol.timeout_us = Us(1, kMaxUs);
+  if (*gen::arbitrary<bool>()) s.protocol.lock_name = VisibleText(/*non_empty=*/true);
+  if (*gen::arbitrary<bool>()) {
+    s.protocol.watchdog_timeout_us = Us(lockstep::kMinWatchdogTimeoutMs * 1000, kMaxUs);
+  }
+  if (*gen::arbitrary<bool>()) s.protocol.timeout_us = Us(lockstep::kMinTimeoutMs * 1000, kMaxUs);
   s.protocol.retry_attempts = *gen::inRange(0, lockstep::kMaxRetryAttempts + 1);
   if (*gen::arbitrary<bool>()) s.protocol.retry_interval_us = Us(0, kMaxUs);
   if (*gen::arbitrary<bool>()) s.protocol.fair_wait_timeout_us = Us(1, kMaxUs);

@@ -45,6 +45,14 @@ class Engine {
 
   TrueTime now() const { return now_; }
   uint64_t events_run() const { return events_run_; }
+  // Events run at now() so far, this one included.
+  uint64_t events_at_now() const { return events_at_now_; }
+
+  // The progress watchdog: once more than `limit` events have run at one instant, RunUntil
+  // stops (as Stop() would) and stalled() says why. A run whose true time stops advancing is a
+  // loop that never waits; without this it would spin forever. 0: no limit.
+  void set_max_events_per_instant(uint64_t limit) { max_events_per_instant_ = limit; }
+  bool stalled() const { return stalled_; }
 
   // Runs fn at true time `at` (>= now). Returns an id for Cancel.
   EventId At(TrueTime at, Callback fn) {
@@ -130,11 +138,22 @@ class Engine {
       FreeSlot(top.slot);
       assert(fn);
       assert(top.at >= now_);
+      if (top.at != now_) events_at_now_ = 0;
       now_ = top.at;
+      if (max_events_per_instant_ > 0 && events_at_now_ >= max_events_per_instant_) {
+        // The event stays unrun: the run ends at the instant it could not leave.
+        stop_ = true;
+        stalled_ = true;
+        break;
+      }
+      ++events_at_now_;
       ++events_run_;
       fn();
     }
-    if (!stop_ && now_ < end) now_ = end;
+    if (!stop_ && now_ < end) {
+      now_ = end;
+      events_at_now_ = 0;
+    }
     return !stop_;
   }
 
@@ -217,7 +236,10 @@ class Engine {
   TrueTime now_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t events_run_ = 0;
+  uint64_t events_at_now_ = 0;
+  uint64_t max_events_per_instant_ = 0;
   bool stop_ = false;
+  bool stalled_ = false;
   // Every event in queue_ is due before the horizon, every one in far_ at or after it.
   TrueTime horizon_ = 0;
   std::vector<Pending> queue_;  // A heap by Later: front() is the next event.

@@ -25,6 +25,7 @@
 #include "history/notes.h"
 #include "locks/factory.h"
 #include "locks/scripts.h"
+#include "model/limits.h"
 #include "sim/engine.h"
 #include "base/random.h"
 
@@ -170,6 +171,7 @@ struct Simulation::Impl {
   history::Recorder recorder;
   Name lock_id = names::kNone;  // The scenario's lock name.
   bool interrupted = false;
+  std::string stalled;  // Why the progress watchdog stopped the run; empty if it did not.
   TrueTime end_us = 0;
   std::vector<std::pair<std::string, std::string>> derived;
   std::vector<std::unique_ptr<Node>> nodes;
@@ -221,7 +223,43 @@ struct Simulation::Impl {
 
   void Record(history::Event& e) {
     e.t_us = engine.now();
+    if (Looping()) ++loop_tally[{e.process, e.thread}];
     recorder.Append(e);
+  }
+
+  // --- the progress watchdog ---
+
+  // Who acts in a loop that does not let time advance: once half the engine's limit of events
+  // at one instant has run, each process's recorded events and handled work at that instant
+  // are counted (by process and thread; -1 for none), for the message that ends the run. Until
+  // then nothing is counted, so a healthy run pays one comparison per event.
+  std::map<std::pair<Name, int>, uint64_t> loop_tally;
+  TrueTime loop_tally_at = -1;
+  bool Looping() {
+    if (engine.events_at_now() <= kMaxEventsPerInstant / 2) return false;
+    if (loop_tally_at != engine.now()) {
+      loop_tally.clear();
+      loop_tally_at = engine.now();
+    }
+    return true;
+  }
+
+  // "c1 thread 0 (41000 events), n1 (20500)": the busiest at the instant the run stalled.
+  std::string LoopingProcesses() {
+    std::vector<std::pair<uint64_t, std::pair<Name, int>>> busiest;
+    for (const auto& [who, count] : loop_tally) busiest.push_back({count, who});
+    std::sort(busiest.begin(), busiest.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    std::string out;
+    for (size_t i = 0; i < busiest.size() && i < 6; ++i) {
+      const auto& [count, who] = busiest[i];
+      out += (out.empty() ? "" : ", ") + std::string(recorder.names().Str(who.first));
+      if (who.second >= 0) out += " thread " + std::to_string(who.second);
+      out += " (" + std::to_string(count) + (i == 0 ? " events)" : ")");
+    }
+    if (busiest.size() > 6) out += ", and " + std::to_string(busiest.size() - 6) + " more";
+    return out.empty() ? "no process recorded anything (timers only)" : out;
   }
   void Fault(Name process, Name op, const history::Detail& detail, int64_t value = 0,
              bool has_value = false) {
@@ -716,8 +754,9 @@ struct Simulation::Impl {
   template <typename Work>
   void ClientReceive(Client& c, uint64_t incarnation, Work work) {
     if (!c.up || c.incarnation != incarnation) return;
-    Deliver(c.mailbox, [&c, incarnation, work = std::move(work)]() mutable {
+    Deliver(c.mailbox, [this, &c, incarnation, work = std::move(work)]() mutable {
       if (!c.up || c.incarnation != incarnation) return;
+      if (Looping()) ++loop_tally[{c.id, -1}];
       work();
     });
   }
@@ -1121,14 +1160,25 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   s.rng = Prng(scenario.seed);
   s.net_rng = s.rng.Fork();
 
+  // The loader bounds each value; the work the values ask for together is bounded here, after
+  // any overrides (--duration-ms, --time-scale) have been applied.
+  if (std::optional<std::string> problem = RunBoundsProblem(scenario)) {
+    *error = *problem;
+    return nullptr;
+  }
+  s.engine.set_max_events_per_instant(kMaxEventsPerInstant);
+
   auto scripts = locks::LoadScripts(lua_dir, scenario.protocol.kind, scenario.protocol.version,
                                     scenario.protocol.script_files, error);
   if (!scripts) return nullptr;
   s.scripts = std::move(*scripts);
-  {
-    locks::ClientConfig probe;
-    probe.version = scenario.protocol.version;
+  // Each client's own configuration (its threads, the scenario's timeouts), as StartClient will
+  // make it: what the client refuses is refused here, before anything runs.
+  for (size_t i = 0; i < scenario.clients.size(); ++i) {
+    const locks::ClientConfig probe =
+        drive::ClientConfigFor(scenario, static_cast<int>(i), "00000000-0000-0000-0000-000000000000");
     if (locks::MakeProtocol(scenario.protocol.kind, probe, s.scripts, error) == nullptr) {
+      *error = "client " + scenario.clients[i].name + ": " + *error;
       return nullptr;
     }
   }
@@ -1273,7 +1323,15 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
   while (s.engine.now() < end) {
     const TrueTime until = std::min(end, next_report);
     if (!s.engine.RunUntil(until, should_stop ? &should_stop : nullptr)) {
-      s.interrupted = true;
+      if (s.engine.stalled()) {
+        s.stalled = "the run stopped at " + Ms(s.engine.now()) + " of true time: more than " +
+                    std::to_string(kMaxEventsPerInstant) +
+                    " events at that one instant, so time would never advance (a loop that "
+                    "never waits: zero delays, or retries at once); busiest there: " +
+                    s.LoopingProcesses();
+      } else {
+        s.interrupted = true;
+      }
       break;
     }
     if (progress && s.engine.now() < end) progress(s.engine.now());
@@ -1286,6 +1344,7 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
   e.op = names::kEnd;
   // An interrupted run says where it stopped: its end is not the scenario's.
   if (s.interrupted) e.detail = history::Text{"interrupted"};
+  if (!s.stalled.empty()) e.detail = history::Text{"stalled"};
   s.Record(e);
 }
 
@@ -1293,6 +1352,7 @@ history::Recorder& Simulation::recorder() { return impl_->recorder; }
 uint64_t Simulation::events_run() const { return impl_->engine.events_run(); }
 TrueTime Simulation::end_us() const { return impl_->end_us; }
 bool Simulation::interrupted() const { return impl_->interrupted; }
+const std::string& Simulation::stalled() const { return impl_->stalled; }
 const std::vector<std::pair<std::string, std::string>>& Simulation::derived() const {
   return impl_->derived;
 }

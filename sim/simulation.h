@@ -66,6 +66,11 @@ class Simulation {
   // The run's end: the scenario's duration, or where an interrupted run stopped.
   TrueTime end_us() const;
   bool interrupted() const;
+  // Why the progress watchdog ended the run, or empty: more than kMaxEventsPerInstant
+  // (model/limits.h) events at one instant of true time, a loop that would never let time
+  // advance. The message names the processes (and threads) busiest at that instant. The run
+  // ends there, as an interrupted one does.
+  const std::string& stalled() const;
   // The derived parameters of the run (client UUIDs, script SHAs, clocks ...), name and value,
   // printed before the verdict so that a run can be understood without reading code.
   const std::vector<std::pair<std::string, std::string>>& derived() const;

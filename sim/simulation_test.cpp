@@ -597,3 +597,36 @@ TEST_CASE("callback: small closures stay inline, big and move-only ones work", "
   moved.Reset();
   CHECK_FALSE(moved);
 }
+
+// The progress watchdog: a callback that schedules itself at the same instant forever stops
+// the engine once the limit is passed, at that instant, instead of spinning.
+TEST_CASE("the engine stops a loop that does not let time advance", "[sim][engine]") {
+  lockstep::sim::Engine engine;
+  engine.set_max_events_per_instant(1000);
+  uint64_t runs = 0;
+  std::function<void()> again = [&] {
+    ++runs;
+    engine.After(0, [&] { again(); });
+  };
+  engine.At(5, [&] { again(); });
+  // Events at other instants each start a new count.
+  for (int t = 0; t < 5; ++t) engine.At(t, [] {});
+  CHECK_FALSE(engine.RunUntil(1'000'000));
+  CHECK(engine.stalled());
+  CHECK(engine.now() == 5);
+  CHECK(runs == 1000);
+  CHECK(engine.events_run() == 1005);
+}
+
+TEST_CASE("many events at one instant below the limit run to the end", "[sim][engine]") {
+  lockstep::sim::Engine engine;
+  engine.set_max_events_per_instant(1000);
+  int runs = 0;
+  for (int t = 0; t < 3; ++t) {
+    for (int i = 0; i < 1000; ++i) engine.At(t, [&] { ++runs; });
+  }
+  CHECK(engine.RunUntil(10));
+  CHECK_FALSE(engine.stalled());
+  CHECK(runs == 3000);
+  CHECK(engine.now() == 10);
+}
