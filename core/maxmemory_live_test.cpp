@@ -14,12 +14,14 @@
 TEST_CASE("maxmemory: the OOM replies agree with redis-server 7.0.15", "[live][maxmemory]") {
   auto redis = lockstep::RedisProcess::StartOrThrow();
   lockstep::RedisClient live("127.0.0.1", redis->port());
+  // The emulated node's limit is just under what its one key costs, and far enough from
+  // zero that lockstep's own script cap (2 x maxmemory) stays out of the way.
   lockstep::ServerOptions options;
-  options.maxmemory_bytes = 1;
+  options.maxmemory_bytes = 1000;
   lockstep::Server emu(options);
 
   // Both hold one key, then sit above their limit.
-  const lockstep::Argv pad = {"SET", "pad", "x"};
+  const lockstep::Argv pad = {"SET", "pad", std::string(1000, 'x')};
   REQUIRE(live.Command(pad).Debug() == "+OK");
   REQUIRE(emu.Execute(pad, 1000).Debug() == "+OK");
   REQUIRE(live.Command({"CONFIG", "SET", "maxmemory", "1"}).Debug() == "+OK");
@@ -46,10 +48,11 @@ TEST_CASE("maxmemory: the OOM replies agree with redis-server 7.0.15", "[live][m
       {"DEL", "pad", "k2", "k3"},
       {"SET", "k", "v"},  // Still over: redis-server's own memory alone exceeds 1 byte.
   };
-  for (const lockstep::Argv& argv : commands) {
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const lockstep::Argv& argv = commands[i];
     const std::string want = live.Command(argv).Debug();
     const std::string got = emu.Execute(argv, 1000).Debug();
-    if (argv == commands.back()) {
+    if (i + 1 == commands.size()) {
       // The emulator counts keys only: with the keyspace empty it is under its limit again.
       CHECK(want == "-OOM command not allowed when used memory > 'maxmemory'.");
       CHECK(got == "+OK");
