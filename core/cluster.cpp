@@ -207,7 +207,11 @@ ScriptClusterFlags ReadScriptClusterFlags(std::string_view body) {
         flags.no_cluster = true;
       } else if (flag == "allow-cross-slot-keys") {
         flags.allow_cross_slot = true;
-      } else if (flag != "no-writes" && flag != "allow-oom" && flag != "allow-stale") {
+      } else if (flag == "no-writes") {
+        flags.no_writes = true;
+      } else if (flag == "allow-oom") {
+        flags.allow_oom = true;
+      } else if (flag != "allow-stale") {
         flags.valid = false;
         return flags;
       }

@@ -116,6 +116,8 @@ struct ScriptClusterFlags {
   bool compat = true;
   bool no_cluster = false;        // flags=no-cluster: refused on a cluster node.
   bool allow_cross_slot = false;  // flags=allow-cross-slot-keys.
+  bool no_writes = false;         // flags=no-writes (maxmemory: never refused for OOM).
+  bool allow_oom = false;         // flags=allow-oom.
   // False when the shebang line is malformed; the script host then refuses the script with
   // Redis's message, and the other fields mean nothing.
   bool valid = true;

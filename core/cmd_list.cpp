@@ -105,11 +105,9 @@ Reply Pop(Ctx& ctx, const Argv& argv) {
   popped.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     if (head) {
-      popped.push_back(Reply::Bulk(std::move(list.front())));
-      list.pop_front();
+      popped.push_back(Reply::Bulk(list.take_front()));
     } else {
-      popped.push_back(Reply::Bulk(std::move(list.back())));
-      list.pop_back();
+      popped.push_back(Reply::Bulk(list.take_back()));
     }
   }
   if (list.empty()) ctx.db.Erase(argv[1]);

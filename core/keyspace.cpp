@@ -17,10 +17,12 @@ const std::string* Hash::Get(std::string_view field) const {
 bool Hash::Set(std::string_view field, std::string value) {
   for (Field& f : fields_) {
     if (f.first == field) {
+      bytes_ = bytes_ - f.second.size() + value.size();
       f.second = std::move(value);
       return false;
     }
   }
+  bytes_ += field.size() + value.size();
   fields_.emplace_back(std::string(field), std::move(value));
   return true;
 }
@@ -28,6 +30,8 @@ bool Hash::Set(std::string_view field, std::string value) {
 bool Hash::Erase(std::string_view field) {
   for (auto it = fields_.begin(); it != fields_.end(); ++it) {
     if (it->first == field) {
+      assert(bytes_ >= it->first.size() + it->second.size());
+      bytes_ -= it->first.size() + it->second.size();
       fields_.erase(it);
       return true;
     }
@@ -54,6 +58,7 @@ bool ZSet::Set(const std::string& member, double score) {
   }
   ordered_.insert({score, member});
   assert(ordered_.size() == scores_.size());
+  if (inserted) bytes_ += member.size();
   return inserted;
 }
 
@@ -63,6 +68,8 @@ bool ZSet::Erase(const std::string& member) {
   ordered_.erase({it->second, member});
   scores_.erase(it);
   assert(ordered_.size() == scores_.size());
+  assert(bytes_ >= member.size());
+  bytes_ -= member.size();
   return true;
 }
 
@@ -97,17 +104,59 @@ const Entry* Keyspace::Find(std::string_view key) const {
   return &it->second;
 }
 
+size_t Keyspace::EstimateBytes(std::string_view key, const Entry& entry) {
+  size_t value = 0;
+  switch (entry.type()) {
+    case ValueType::kString:
+      value = std::get<std::string>(entry.value).size();
+      break;
+    case ValueType::kHash: {
+      const Hash& h = std::get<Hash>(entry.value);
+      value = h.bytes() + h.size() * kElementOverheadBytes;
+      break;
+    }
+    case ValueType::kList: {
+      const List& l = std::get<List>(entry.value);
+      value = l.bytes() + l.size() * kElementOverheadBytes;
+      break;
+    }
+    case ValueType::kZSet: {
+      const ZSet& z = std::get<ZSet>(entry.value);
+      value = z.bytes() + z.size() * kZSetElementOverheadBytes;
+      break;
+    }
+  }
+  return kKeyOverheadBytes + key.size() + value;
+}
+
 Entry& Keyspace::Put(std::string_view key, Entry entry) {
   // Callers put mostly keys they have just found missing: one hash and one probe for those.
   auto [it, inserted] = table_.try_emplace(std::string(key));
+  if (!inserted) {
+    assert(used_bytes_ >= it->second.charged_bytes);
+    used_bytes_ -= it->second.charged_bytes;
+  }
   it->second = std::move(entry);
+  it->second.charged_bytes = EstimateBytes(key, it->second);
+  used_bytes_ += it->second.charged_bytes;
   return it->second;
+}
+
+void Keyspace::Recharge(std::string_view key) {
+  Entry* e = Find(key);
+  if (e == nullptr) return;
+  const size_t now = EstimateBytes(key, *e);
+  assert(used_bytes_ >= e->charged_bytes);
+  used_bytes_ = used_bytes_ - e->charged_bytes + now;
+  e->charged_bytes = now;
 }
 
 bool Keyspace::Erase(std::string_view key) {
   auto it = table_.find(key);
   if (it == table_.end()) return false;
   Forget();
+  assert(used_bytes_ >= it->second.charged_bytes);
+  used_bytes_ -= it->second.charged_bytes;
   table_.erase(it);
   return true;
 }
@@ -126,6 +175,8 @@ std::vector<std::string> Keyspace::ExpireAll(int64_t now_ms) {
   for (auto it = table_.begin(); it != table_.end();) {
     if (IsExpired(it->second, now_ms)) {
       gone.push_back(it->first);
+      assert(used_bytes_ >= it->second.charged_bytes);
+      used_bytes_ -= it->second.charged_bytes;
       it = table_.erase(it);
     } else {
       ++it;

@@ -7,6 +7,8 @@
 //  (2) expire_at_ms is kNoExpiry or an absolute time on the node's clock. A key is expired when
 //      now_ms > expire_at_ms (strict, as db.c keyIsExpired): it is alive at its expiry millisecond.
 //  (3) Iteration order of the key table never reaches output: Keys() returns sorted names.
+//  (4) used_bytes() is the sum of every entry's charged_bytes, and an entry's charged_bytes is
+//      its EstimateBytes as of the last Put or Recharge of its key (see "Used memory" below).
 #ifndef LOCKSTEP_CORE_KEYSPACE_H_
 #define LOCKSTEP_CORE_KEYSPACE_H_
 
@@ -42,12 +44,59 @@ class Hash {
   size_t size() const { return fields_.size(); }
   bool empty() const { return fields_.empty(); }
   const std::vector<Field>& fields() const { return fields_; }
+  // The bytes of every field name and value.
+  size_t bytes() const { return bytes_; }
 
  private:
   std::vector<Field> fields_;
+  size_t bytes_ = 0;
 };
 
-using List = std::deque<std::string>;
+// A list: a deque of elements that keeps the sum of their lengths, so that the used-memory
+// estimate of a long list costs nothing to read.
+class List {
+ public:
+  void push_front(std::string s) {
+    bytes_ += s.size();
+    items_.push_front(std::move(s));
+  }
+  void push_back(std::string s) {
+    bytes_ += s.size();
+    items_.push_back(std::move(s));
+  }
+  // Moves the first (last) element out and removes it.
+  std::string take_front() {
+    std::string s = std::move(items_.front());
+    items_.pop_front();
+    bytes_ -= s.size();
+    return s;
+  }
+  std::string take_back() {
+    std::string s = std::move(items_.back());
+    items_.pop_back();
+    bytes_ -= s.size();
+    return s;
+  }
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  const std::string& operator[](size_t i) const { return items_[i]; }
+  auto begin() const { return items_.begin(); }
+  auto end() const { return items_.end(); }
+  auto rbegin() const { return items_.rbegin(); }
+  auto rend() const { return items_.rend(); }
+  // Mutable iteration, only for moving every element out into a list that then replaces
+  // this one (LREM): bytes() does not follow changes made through these.
+  auto begin() { return items_.begin(); }
+  auto end() { return items_.end(); }
+  auto rbegin() { return items_.rbegin(); }
+  auto rend() { return items_.rend(); }
+  // The bytes of every element.
+  size_t bytes() const { return bytes_; }
+
+ private:
+  std::deque<std::string> items_;
+  size_t bytes_ = 0;
+};
 
 // A sorted set ordered by (score, member bytes), with a member -> score index.
 class ZSet {
@@ -79,11 +128,14 @@ class ZSet {
   static constexpr size_t kListpackEntriesMax = 128;
   static constexpr size_t kListpackValueBytesMax = 64;
   bool is_listpack() const { return listpack_; }
+  // The bytes of every member name.
+  size_t bytes() const { return bytes_; }
 
  private:
   Ordered ordered_;
   std::unordered_map<std::string, double> scores_;
   bool listpack_ = true;
+  size_t bytes_ = 0;
 };
 
 enum class ValueType : uint8_t { kString, kHash, kList, kZSet };
@@ -94,6 +146,8 @@ const char* TypeName(ValueType t);
 struct Entry {
   std::variant<std::string, Hash, List, ZSet> value;
   int64_t expire_at_ms = kNoExpiry;
+  // What this entry adds to Keyspace::used_bytes() (kept by the keyspace; see there).
+  size_t charged_bytes = 0;
 
   ValueType type() const { return static_cast<ValueType>(value.index()); }
   std::string& str() { return std::get<std::string>(value); }
@@ -102,17 +156,41 @@ struct Entry {
   ZSet& zset() { return std::get<ZSet>(value); }
 };
 
+// Used memory. Redis decides "OOM command not allowed" by its allocator's count of used bytes,
+// which no emulator can reproduce (it depends on encodings, jemalloc size classes and the
+// server's own buffers). The keyspace keeps an estimate instead, for keys and values only (no
+// server baseline, no client buffers, no Lua heap): per key kKeyOverheadBytes plus the key's
+// length plus the value's bytes; a string's value is its length, an aggregate's is the bytes of
+// its elements (list elements, hash fields and values, sorted-set members) plus
+// kElementOverheadBytes per element (kZSetElementOverheadBytes for a sorted set, whose score
+// and index cost more). Each data type keeps the sum of its element lengths up to date, so the
+// estimate of any key is O(1); a command that changes a value in place is followed by
+// Recharge(key) for each key it names (Server does this after every write command), and Put,
+// Erase, Clear and ExpireAll keep the total themselves.
 class Keyspace {
  public:
+  static constexpr size_t kKeyOverheadBytes = 64;  // dict entry, key sds, value object
+  static constexpr size_t kElementOverheadBytes = 16;
+  static constexpr size_t kZSetElementOverheadBytes = 48;  // score, skiplist node, index entry
+
   Keyspace() = default;
   // A snapshot (AOF/RDB in the simulator) is a copy; the lookup memo is not copied (it points
   // into the source's nodes).
-  Keyspace(const Keyspace& other) : table_(other.table_) {}
+  Keyspace(const Keyspace& other) : table_(other.table_), used_bytes_(other.used_bytes_) {}
   Keyspace& operator=(const Keyspace& other) {
     table_ = other.table_;
+    used_bytes_ = other.used_bytes_;
     Forget();
     return *this;
   }
+
+  // The used-memory estimate of one key holding `entry` (see above).
+  static size_t EstimateBytes(std::string_view key, const Entry& entry);
+  // The estimate of the whole keyspace: the sum of every entry's charged_bytes.
+  size_t used_bytes() const { return used_bytes_; }
+  // Brings the key's charge up to date after its value was changed in place. No-op for a
+  // missing key. O(1).
+  void Recharge(std::string_view key);
 
   // Raw access: no expiry check. Expiry policy (lazy delete on a master, hide on a replica)
   // belongs to the command layer (server.h, Ctx::Lookup).
@@ -124,6 +202,7 @@ class Keyspace {
   size_t size() const { return table_.size(); }
   void Clear() {
     table_.clear();
+    used_bytes_ = 0;
     Forget();
   }
 
@@ -171,6 +250,7 @@ class Keyspace {
   // and the bucket division.
   mutable const std::string* memo_key_ = nullptr;
   mutable Entry* memo_entry_ = nullptr;
+  size_t used_bytes_ = 0;
 };
 
 }  // namespace lockstep

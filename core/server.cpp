@@ -4,6 +4,7 @@
 #include <cassert>
 #include <unordered_map>
 
+#include "core/cluster.h"
 #include "core/commands.h"
 #include "core/script_host.h"
 #include "core/strings.h"
@@ -238,6 +239,7 @@ Server::Server(ServerOptions options)
     : options_(options),
       scripts_(std::make_unique<ScriptHost>(*this, options.script_step_budget,
                                             options.script_memory_bytes_max)) {
+  assert(options_.maxmemory_bytes > 0);
   assert(options_.cluster == nullptr ||
          (options_.cluster_node >= 0 && options_.cluster_node < options_.cluster->node_count()));
 }
@@ -298,23 +300,27 @@ Reply Server::Execute(const Argv& argv, int64_t now_ms, Effects* effects) {
     return Reject(std::string("wrong number of arguments for '") + spec->name + "' command");
   }
   if (options_.cluster != nullptr) [[unlikely]] {
-    // processCommand redirects after the arity check and before the replica's READONLY.
+    // processCommand redirects after the arity check and before the OOM check and the
+    // replica's READONLY.
     int slot = -1;
     Reply refusal;
     if (!ClusterAdmits(*spec, argv, &slot, &refusal)) return refusal;
+    if (OomRefuses(*spec, argv, &refusal)) return refusal;
     if (is_replica() && (spec->flags & kCmdWrite)) {
       return Reply::Error("READONLY You can't write against a read only replica.");
     }
     Ctx ctx(*this, now_ms, 2, /*from_script=*/false, effects);
     ctx.cluster_checked = true;
     ctx.cluster_slot = slot;
-    return spec->handler(ctx, argv);
+    return Run(*spec, ctx, argv);
   }
+  Reply refusal;
+  if (OomRefuses(*spec, argv, &refusal)) return refusal;
   if (is_replica() && (spec->flags & kCmdWrite)) {
     return Reply::Error("READONLY You can't write against a read only replica.");
   }
   Ctx ctx(*this, now_ms, 2, /*from_script=*/false, effects);
-  return spec->handler(ctx, argv);
+  return Run(*spec, ctx, argv);
 }
 
 Reply Server::ExecuteReplicated(const Argv& argv, int64_t now_ms, Effects* effects) {
@@ -322,8 +328,75 @@ Reply Server::ExecuteReplicated(const Argv& argv, int64_t now_ms, Effects* effec
   if (spec == nullptr || !ArityOk(*spec, argv.size())) {
     return Reject("replicated command not understood: " + (argv.empty() ? "" : argv[0]));
   }
+  // Redis obeys its master and its AOF whatever the memory (mustObeyClient): a script from
+  // them is never refused for OOM either.
+  if (spec->handler == cmd::Eval) script_oom_ = {false, true, false};
   Ctx ctx(*this, now_ms, 2, /*from_script=*/false, effects);
-  return spec->handler(ctx, argv);
+  return Run(*spec, ctx, argv);
+}
+
+Reply Server::Run(const CommandSpec& spec, Ctx& ctx, const Argv& argv) {
+  Reply reply = spec.handler(ctx, argv);
+  if (spec.flags & kCmdWrite) {
+    // Commands change values in place (HSET, RPUSH, ZADD...); the keyspace learns the new
+    // sizes here, one O(1) estimate per key the command names (keyspace.h, "Used memory").
+    const KeyPositions keys = CommandKeyPositions(spec, argv);
+    if (!keys.empty()) {
+      for (size_t i = keys.first; i <= keys.last; i += keys.step) db_.Recharge(argv[i]);
+    }
+  }
+  return reply;
+}
+
+namespace {
+
+constexpr std::string_view kOomError = "OOM command not allowed when used memory > 'maxmemory'.";
+
+bool IsEvalSha(const std::string& name) {
+  return name.size() >= 7 && (name[4] == 's' || name[4] == 'S');
+}
+
+}  // namespace
+
+bool Server::OomRefuses(const CommandSpec& spec, const Argv& argv, Reply* refusal) {
+  const bool oom = OutOfMemory();
+  if (spec.handler == cmd::Eval) [[unlikely]] {
+    script_oom_ = {oom, false, false};
+    if (!oom) return false;
+    // evalGetCommandFlags: a script with a shebang line is denyoom unless it declares
+    // no-writes or allow-oom; a compat script (or a malformed shebang) is not. EVALSHA knows
+    // the flags only of bodies seen in cluster mode (ScriptFlagsBySha; docs/fidelity.md).
+    ScriptClusterFlags flags;
+    if (!IsEvalSha(argv[0])) {
+      flags = ReadScriptClusterFlags(argv[1]);
+    } else if (const ScriptClusterFlags* known = ScriptFlagsBySha(argv[1])) {
+      flags = *known;
+    }
+    if (!flags.valid || flags.compat) return false;
+    if (!flags.no_writes && !flags.allow_oom) {
+      *refusal = Reply::Error(std::string(kOomError));
+      return true;
+    }
+    script_oom_.allow_oom = flags.allow_oom;
+    return false;
+  }
+  if (oom && (spec.flags & kCmdDenyOom)) {
+    *refusal = Reply::Error(std::string(kOomError));
+    return true;
+  }
+  return false;
+}
+
+bool Server::ScriptOomRefuses(const CommandSpec& spec, Reply* refusal) {
+  // scriptVerifyOOM: only a denyoom command before the script's first write, and only when
+  // the server was out of memory as the script started.
+  if ((spec.flags & kCmdDenyOom) && script_oom_.started_oom && !script_oom_.allow_oom &&
+      !script_oom_.wrote) {
+    *refusal = Reply::Error(std::string(kOomError));
+    return true;
+  }
+  if (spec.flags & kCmdWrite) script_oom_.wrote = true;
+  return false;
 }
 
 Reply Server::CallFromScript(Ctx& script_ctx, const Argv& argv, bool read_only_script) {
@@ -349,12 +422,23 @@ Reply Server::CallFromScript(Ctx& script_ctx, const Argv& argv, bool read_only_s
   if (is_replica() && (spec->flags & kCmdWrite)) {
     return Reply::Error("READONLY You can't write against a read only replica.");
   }
-  // scriptVerifyClusterState comes last.
+  Reply refusal;
+  if (ScriptOomRefuses(*spec, &refusal)) return refusal;
+  // scriptVerifyClusterState comes last of Redis's checks.
   if (script_cluster_.active) [[unlikely]] {
-    Reply refusal;
     if (!ScriptClusterAdmits(*spec, argv, &refusal)) return refusal;
   }
-  return spec->handler(script_ctx, argv);
+  // lockstep's own cap: Redis lets a script that started under maxmemory write without end
+  // (it cannot stop a script half-way), which here would grow the process until it dies.
+  if ((spec->flags & kCmdDenyOom) && db_.used_bytes() > script_write_cap_bytes()) [[unlikely]] {
+    return Reply::Error("OOM lockstep refused a write inside the script: used memory " +
+                        std::to_string(db_.used_bytes()) + " bytes > lockstep's cap of " +
+                        std::to_string(script_write_cap_bytes()) + " bytes (" +
+                        std::to_string(kScriptWriteCapFactor) +
+                        " x maxmemory); redis-server checks maxmemory only before a script's "
+                        "first write and would let it grow without bound");
+  }
+  return Run(*spec, script_ctx, argv);
 }
 
 // --- cluster mode -------------------------------------------------------------------------

@@ -107,6 +107,13 @@ struct ServerOptions {
   // Lua limits: see script_host.h.
   uint64_t script_step_budget = 50'000'000;
   size_t script_memory_bytes_max = 64u << 20;
+  // maxmemory (redis.conf), in bytes of the keyspace's used-memory estimate (keyspace.h, "Used
+  // memory"). Beyond it a master refuses commands flagged denyoom with Redis's OOM error, as
+  // with maxmemory-policy noeviction (no other policy is emulated); a replica ignores it
+  // (replica-ignore-maxmemory yes). Inside a script Redis checks only before the script's
+  // first write, so lockstep adds a cap of its own: kScriptWriteCapFactor x maxmemory_bytes,
+  // beyond which a script's denyoom command fails. Must be > 0.
+  size_t maxmemory_bytes = size_t{256} << 20;
   // Cluster mode (redis-server --cluster-enabled yes) when set: a command whose keys hash to
   // different slots is refused with CROSSSLOT, one whose slot another node serves with MOVED,
   // and a script may touch only keys this node serves (core/cluster.h). Null: a standalone
@@ -118,6 +125,10 @@ struct ServerOptions {
 
 class Server {
  public:
+  // lockstep's own limit for writes inside scripts, as a multiple of maxmemory (see
+  // ServerOptions::maxmemory_bytes).
+  static constexpr size_t kScriptWriteCapFactor = 2;
+
   explicit Server(ServerOptions options = {});
   ~Server();
   Server(const Server&) = delete;
@@ -145,6 +156,13 @@ class Server {
   // Null when unknown.
   static const CommandSpec* Lookup(const Argv& argv);
   static const std::vector<CommandSpec>& Table();
+
+  // Redis's "out of memory" state (performEvictions() == EVICT_FAIL under noeviction): used
+  // memory above maxmemory, on a master.
+  bool OutOfMemory() const {
+    return !is_replica() && db_.used_bytes() > options_.maxmemory_bytes;
+  }
+  size_t script_write_cap_bytes() const { return kScriptWriteCapFactor * options_.maxmemory_bytes; }
 
   Keyspace& keyspace() { return db_; }
   const Keyspace& keyspace() const { return db_; }
@@ -188,6 +206,23 @@ class Server {
   // Cluster mode: scriptVerifyClusterState for one redis.call. False with the error reply
   // when the running script may not touch the command's keys.
   bool ScriptClusterAdmits(const CommandSpec& spec, const Argv& argv, Reply* refusal);
+
+  // Runs the command and brings the used-memory charge of the keys it names up to date.
+  Reply Run(const CommandSpec& spec, Ctx& ctx, const Argv& argv);
+  // processCommand's OOM check: true (with the OOM reply) when a client's command is refused.
+  // Records the state for the script the command may start (Redis's pre_command_oom_state).
+  bool OomRefuses(const CommandSpec& spec, const Argv& argv, Reply* refusal);
+  // scriptVerifyOOM plus lockstep's cap, for one redis.call of a write command.
+  bool ScriptOomRefuses(const CommandSpec& spec, Reply* refusal);
+
+  // The running script's view of memory (Redis's pre_command_oom_state and the run context's
+  // SCRIPT_ALLOW_OOM and SCRIPT_WRITE_DIRTY flags), set when EVAL starts.
+  struct ScriptOomState {
+    bool started_oom = false;  // Out of memory when the EVAL started.
+    bool allow_oom = false;    // flags=allow-oom (or the replication stream: obeyed as is).
+    bool wrote = false;        // The script has called a write command.
+  };
+  ScriptOomState script_oom_;
 
   ServerOptions options_;
   Keyspace db_;

@@ -26,6 +26,12 @@ struct NodeSpec {
   std::string replica_of;       // Empty for a master (or an independent node).
   enum class Persistence : uint8_t { kNone, kAofEverySec, kAofAlways } persistence =
       Persistence::kNone;
+  // Redis's maxmemory for this node, in MiB of the emulator's used-memory estimate (core/
+  // keyspace.h): beyond it write commands get Redis's OOM error. Bounded so that a run's
+  // nodes fit in this machine's memory (a script may write up to twice this, lockstep's cap).
+  static constexpr int64_t kMaxMemoryMbDefault = 256;
+  static constexpr int64_t kMaxMemoryMbMax = 1024;
+  int64_t maxmemory_mb = kMaxMemoryMbDefault;
 
   bool operator==(const NodeSpec&) const = default;
 };

@@ -54,7 +54,8 @@ constexpr std::string_view kRootKeys[] = {"name",          "description", "seed"
                                           "replication",   "sentinel",    "protocol", "workload",
                                           "faults",        "gc",          "checks",   "expect",
                                           "resource",      "cluster",     "fuzz"};
-constexpr std::string_view kNodeKeys[] = {"name", "persistence", "replica_of", "clock"};
+constexpr std::string_view kNodeKeys[] = {"name", "persistence", "replica_of", "clock",
+                                          "maxmemory_mb"};
 constexpr std::string_view kClientKeys[] = {
     "name",     "count",   "name_prefix", "threads",     "role",         "clock",
     "mode",     "wait_ms", "lease_ms",    "critical_ms", "think_ms",     "reentry",
@@ -1371,6 +1372,9 @@ void Loader::ParseNodes(const toml::table& root, Scenario* s) {
       replica_uses_.push_back(
           {s->nodes.size(), *master, t->get("replica_of")->source(), Child(path, "replica_of")});
       node.replica_of = std::move(*master);
+    }
+    if (auto v = Integer(*t, "maxmemory_mb", path, 1, NodeSpec::kMaxMemoryMbMax)) {
+      node.maxmemory_mb = *v;
     }
     ParseClock(*t, path, &node.clock);
     Declare(node.name, name_where, name_key, /*is_node=*/true, s->nodes.size());

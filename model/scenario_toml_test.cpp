@@ -1346,3 +1346,19 @@ TEST_CASE("an override that does not compile is refused with Redis's message", "
   CHECK(s.protocol.script_files.at("unlock") == (dir / "ok.lua").string());
   fs::remove_all(dir);
 }
+
+TEST_CASE("maxmemory_mb: a default per node, bounds refused with the key", "[scenario]") {
+  const Scenario s = LoadGood("[[nodes]]\n[[nodes]]\nmaxmemory_mb = 8\n[[clients]]\n");
+  REQUIRE(s.nodes.size() == 2);
+  CHECK(s.nodes[0].maxmemory_mb == NodeSpec::kMaxMemoryMbDefault);
+  CHECK(s.nodes[0].maxmemory_mb == 256);
+  CHECK(s.nodes[1].maxmemory_mb == 8);
+  CheckBadCases({
+      {"zero", "[[nodes]]\nmaxmemory_mb = 0\n[[clients]]\n", 2, 16, "nodes[0].maxmemory_mb",
+       "must be between 1 and 1024, got 0"},
+      {"beyond the bound", "[[nodes]]\nmaxmemory_mb = 4096\n[[clients]]\n", 2, 16,
+       "nodes[0].maxmemory_mb", "must be between 1 and 1024, got 4096"},
+      {"not an integer", "[[nodes]]\nmaxmemory_mb = \"1gb\"\n[[clients]]\n", 2, 16,
+       "nodes[0].maxmemory_mb", "must be an integer, got string"},
+  });
+}

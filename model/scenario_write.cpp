@@ -359,6 +359,9 @@ void WriteNodes(Out& out, const Scenario& s) {
       out.Set("persistence", Quote(kPersistenceNames[static_cast<size_t>(node.persistence)]));
     }
     if (!node.replica_of.empty()) out.Set("replica_of", Quote(node.replica_of));
+    if (node.maxmemory_mb != NodeSpec::kMaxMemoryMbDefault) {
+      out.Set("maxmemory_mb", std::to_string(node.maxmemory_mb));
+    }
     WriteClock(out, node.clock);
   }
 }

@@ -463,3 +463,11 @@ TEST_CASE("client groups' own workloads and every lease come back", "[scenario][
   CHECK_THAT(text, Catch::Contains("lease_ms = -1\n"));
   CHECK_THAT(text, Catch::Contains("[workload]\nwait_ms = 0\nlease_ms = -0.5\n"));
 }
+
+TEST_CASE("a node's maxmemory_mb is written when it is not the default", "[scenario][write]") {
+  const Scenario s =
+      Load("[[nodes]]\n[[nodes]]\nmaxmemory_mb = 16\n[[clients]]\n", "maxmemory.toml");
+  const std::string text = RequireRoundTrip(s, "");
+  CHECK_THAT(text, Catch::Contains("maxmemory_mb = 16\n"));
+  CHECK(text.find("maxmemory_mb = 256") == std::string::npos);
+}

@@ -450,6 +450,7 @@ struct Simulation::Impl {
   void NewServer(Node& n) {
     ServerOptions options;
     options.replica = n.master >= 0;
+    options.maxmemory_bytes = static_cast<size_t>(n.spec.maxmemory_mb) << 20;
     if (cluster != nullptr) {
       options.cluster = cluster;
       options.cluster_node = n.cluster_node;
