@@ -10,17 +10,89 @@
 #ifndef LOCKSTEP_LOCKS_REDISSON_EXECUTOR_H_
 #define LOCKSTEP_LOCKS_REDISSON_EXECUTOR_H_
 
+#include <algorithm>
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "locks/protocol.h"
 #include "locks/redisson_common.h"
 
 namespace lockstep::locks {
+
+// Values by id, for ids that grow with every insertion (command, request and timer ids): a
+// vector sorted by id, so that it grows at its end and a lookup is a binary search, without a
+// tree node to allocate per command, request or timer as a std::map needs. An erased entry is
+// marked, and the marked ones are dropped once they are half of the vector, so erasing costs
+// no shift of the live ones. The table is never iterated: only lookups see it. Pointers and
+// references into it hold only until the next insertion or erasure.
+template <typename Value>
+class IdTable {
+ public:
+  // Inserts `id`, which must not be in the table. Ids come in growing order (each above every
+  // id inserted before), so the entry goes at the end; the sorted insert is for any other.
+  Value& Insert(uint64_t id) {
+    assert(Find(id) == nullptr);
+    if (entries_.empty() || entries_.back().id < id) {
+      entries_.push_back(Entry{id, true, Value{}});
+      return entries_.back().value;
+    }
+    auto at = LowerBound(id);
+    if (at->id == id) {  // A marked entry of the same id comes back to life.
+      at->live = true;
+      --erased_;
+      return at->value;
+    }
+    return entries_.insert(at, Entry{id, true, Value{}})->value;
+  }
+  Value* Find(uint64_t id) {
+    Entry* e = Live(id);
+    return e != nullptr ? &e->value : nullptr;
+  }
+  Value& At(uint64_t id) {
+    Value* value = Find(id);
+    assert(value != nullptr);
+    return *value;
+  }
+  // Erases `id` if it is there.
+  void Erase(uint64_t id) {
+    Entry* e = Live(id);
+    if (e == nullptr) return;
+    e->live = false;
+    e->value = Value{};  // Frees what it holds now, not at the next compaction.
+    ++erased_;
+    if (2 * erased_ >= entries_.size()) {
+      std::erase_if(entries_, [](const Entry& x) { return !x.live; });
+      erased_ = 0;
+    }
+  }
+  void Clear() {
+    entries_.clear();
+    erased_ = 0;
+  }
+
+ private:
+  struct Entry {
+    uint64_t id;
+    bool live;  // False once erased: the entry waits for the next compaction.
+    Value value;
+  };
+  typename std::vector<Entry>::iterator LowerBound(uint64_t id) {
+    return std::lower_bound(entries_.begin(), entries_.end(), id,
+                            [](const Entry& e, uint64_t key) { return e.id < key; });
+  }
+  Entry* Live(uint64_t id) {
+    const auto it = LowerBound(id);
+    return it != entries_.end() && it->id == id && it->live ? &*it : nullptr;
+  }
+
+  std::vector<Entry> entries_;
+  size_t erased_ = 0;  // Entries marked erased, still in entries_.
+};
 
 // Timers by id, each with what it is for (`Kind`) and a reference (a command id, a thread):
 // the client's own timers and the executor's share this bookkeeping. Ids come from the Outbox,
@@ -36,7 +108,7 @@ class TimerTable {
   TimerId Arm(Outbox& out, Kind kind, uint64_t ref, int64_t delay_us) {
     assert(delay_us >= 0);
     const TimerId timer = out.NewTimerId();
-    refs_[timer] = Ref{kind, ref};
+    refs_.Insert(timer) = Ref{kind, ref};
     out.ArmTimer(timer, delay_us);
     return timer;
   }
@@ -44,7 +116,7 @@ class TimerTable {
   // Cancels *timer (0: none) and sets it to 0.
   void Disarm(Outbox& out, TimerId* timer) {
     if (*timer == 0) return;
-    refs_.erase(*timer);
+    refs_.Erase(*timer);
     out.CancelTimer(*timer);
     *timer = 0;
   }
@@ -52,17 +124,17 @@ class TimerTable {
   // What a firing timer is for, forgotten as it is returned; nothing for a timer of another
   // table, a cancelled one, or one from before a crash.
   std::optional<Ref> Take(TimerId timer) {
-    const auto it = refs_.find(timer);
-    if (it == refs_.end()) return std::nullopt;
-    const Ref ref = it->second;
-    refs_.erase(it);
+    const Ref* found = refs_.Find(timer);
+    if (found == nullptr) return std::nullopt;
+    const Ref ref = *found;
+    refs_.Erase(timer);
     return ref;
   }
 
-  void Clear() { refs_.clear(); }
+  void Clear() { refs_.Clear(); }
 
  private:
-  std::map<TimerId, Ref> refs_;
+  IdTable<Ref> refs_;
 };
 
 template <typename Kind>
@@ -91,7 +163,7 @@ class RedissonExecutor {
   // Clear, so a client's references to commands from before a crash stay unambiguous).
   uint64_t Start(Outbox& out, Kind kind, int thread, Argv argv, std::string label, bool retry) {
     const uint64_t id = ++last_id_;
-    Command& command = commands_[id];
+    Command& command = commands_.Insert(id);
     command.kind = kind;
     command.thread = thread;
     command.argv = std::make_shared<const Argv>(std::move(argv));
@@ -104,12 +176,12 @@ class RedissonExecutor {
   // The command that `request` answers, taken out of the executor with its timer cancelled;
   // nothing for a reply to a timed-out attempt or to a command from before a crash.
   std::optional<Ended> TakeReply(Outbox& out, RequestId request) {
-    const auto it = requests_.find(request);
-    if (it == requests_.end()) return std::nullopt;
-    const uint64_t id = it->second;
-    requests_.erase(it);
-    Ended ended{id, std::move(commands_.at(id))};
-    commands_.erase(id);
+    const uint64_t* found = requests_.Find(request);
+    if (found == nullptr) return std::nullopt;
+    const uint64_t id = *found;
+    requests_.Erase(request);
+    Ended ended{id, std::move(commands_.At(id))};
+    commands_.Erase(id);
     assert(ended.command.request == request);
     timers_.Disarm(out, &ended.command.timer);
     return ended;
@@ -123,7 +195,7 @@ class RedissonExecutor {
     const std::optional<typename TimerTable<Role>::Ref> ref = timers_.Take(timer);
     if (!ref) return false;
     const uint64_t id = ref->ref;
-    Command& command = commands_.at(id);
+    Command& command = commands_.At(id);
     assert(command.timer == timer);
     command.timer = 0;
     if (ref->kind == Role::kRetryDelay) {
@@ -131,7 +203,7 @@ class RedissonExecutor {
       return true;
     }
     // From now on a reply to this attempt is ignored, even if the resend is still to come.
-    requests_.erase(command.request);
+    requests_.Erase(command.request);
     command.request = 0;
     if (command.retry && command.attempt < config_.retry_attempts) {
       command.attempt += 1;
@@ -145,15 +217,15 @@ class RedissonExecutor {
     const std::string detail =
         ResponseTimeoutDetail(config_, command.attempt, command.retry, command.label);
     Ended ended{id, std::move(command)};
-    commands_.erase(id);
+    commands_.Erase(id);
     expired(ended, detail);
     return true;
   }
 
   // The process crashed: every command is forgotten (their timers and replies are ignored).
   void Clear() {
-    commands_.clear();
-    requests_.clear();
+    commands_.Clear();
+    requests_.Clear();
     timers_.Clear();
   }
 
@@ -161,18 +233,18 @@ class RedissonExecutor {
   enum class Role : uint8_t { kResponse, kRetryDelay };
 
   void Transmit(Outbox& out, uint64_t id) {
-    Command& command = commands_.at(id);
+    Command& command = commands_.At(id);
     assert(command.request == 0 && command.timer == 0);
     command.request = out.NewRequestId();
-    requests_[command.request] = id;
+    requests_.Insert(command.request) = id;
     command.timer = timers_.Arm(out, Role::kResponse, id, config_.timeout_us);
     out.Send(0, command.request, command.argv, command.label, command.thread);
   }
 
   const ClientConfig config_;
   uint64_t last_id_ = 0;
-  std::map<uint64_t, Command> commands_;
-  std::map<RequestId, uint64_t> requests_;  // The current attempt of each command.
+  IdTable<Command> commands_;
+  IdTable<uint64_t> requests_;  // The current attempt of each command, by request id.
   TimerTable<Role> timers_;  // Refs are command ids.
 };
 
