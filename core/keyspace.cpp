@@ -7,36 +7,55 @@
 
 namespace lockstep {
 
-const std::string* Hash::Get(std::string_view field) const {
-  for (const Field& f : fields_) {
-    if (f.first == field) return &f.second;
+size_t Hash::Find(std::string_view field) const {
+  if (!index_.empty()) {
+    auto it = index_.find(std::string(field));
+    return it == index_.end() ? fields_.size() : it->second;
   }
-  return nullptr;
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    if (fields_[i].first == field) return i;
+  }
+  return fields_.size();
+}
+
+void Hash::Reindex() {
+  index_.clear();
+  if (fields_.size() <= kIndexFrom) return;
+  index_.reserve(fields_.size());
+  for (size_t i = 0; i < fields_.size(); ++i) index_.emplace(fields_[i].first, i);
+}
+
+const std::string* Hash::Get(std::string_view field) const {
+  const size_t i = Find(field);
+  return i == fields_.size() ? nullptr : &fields_[i].second;
 }
 
 bool Hash::Set(std::string_view field, std::string value) {
-  for (Field& f : fields_) {
-    if (f.first == field) {
-      bytes_ = bytes_ - f.second.size() + value.size();
-      f.second = std::move(value);
-      return false;
-    }
+  const size_t i = Find(field);
+  if (i != fields_.size()) {
+    Field& f = fields_[i];
+    bytes_ = bytes_ - f.second.size() + value.size();
+    f.second = std::move(value);
+    return false;
   }
   bytes_ += field.size() + value.size();
   fields_.emplace_back(std::string(field), std::move(value));
+  if (!index_.empty()) {
+    index_.emplace(fields_.back().first, fields_.size() - 1);
+  } else if (fields_.size() > kIndexFrom) {
+    Reindex();
+  }
   return true;
 }
 
 bool Hash::Erase(std::string_view field) {
-  for (auto it = fields_.begin(); it != fields_.end(); ++it) {
-    if (it->first == field) {
-      assert(bytes_ >= it->first.size() + it->second.size());
-      bytes_ -= it->first.size() + it->second.size();
-      fields_.erase(it);
-      return true;
-    }
-  }
-  return false;
+  const size_t i = Find(field);
+  if (i == fields_.size()) return false;
+  assert(bytes_ >= fields_[i].first.size() + fields_[i].second.size());
+  bytes_ -= fields_[i].first.size() + fields_[i].second.size();
+  fields_.erase(fields_.begin() + static_cast<std::ptrdiff_t>(i));
+  if (!index_.empty()) Reindex();
+  return true;
 }
 
 const double* ZSet::Score(std::string_view member) const {

@@ -31,7 +31,8 @@ inline constexpr int64_t kNoExpiry = -1;
 // A hash in insertion order, as Redis's listpack encoding keeps it (which is what a client sees
 // for hashes of up to 512 small fields): updating a field keeps its place, deleting and
 // re-adding moves it to the end. Lock hashes hold one to a few fields, so a linear scan over a
-// vector beats any tree or table here.
+// vector beats any tree or table here; past kIndexFrom fields an index (field -> position) takes
+// over the lookups, so that a script filling a hash in a loop costs linear time, not quadratic.
 class Hash {
  public:
   using Field = std::pair<std::string, std::string>;
@@ -48,7 +49,15 @@ class Hash {
   size_t bytes() const { return bytes_; }
 
  private:
+  static constexpr size_t kIndexFrom = 32;
+
+  // The position of `field` in fields_, or fields_.size().
+  size_t Find(std::string_view field) const;
+  void Reindex();
+
   std::vector<Field> fields_;
+  // Used only for lookups (never iterated): empty while the hash has kIndexFrom fields or fewer.
+  std::unordered_map<std::string, size_t> index_;
   size_t bytes_ = 0;
 };
 

@@ -75,6 +75,12 @@ class ScriptBudget {
   static constexpr uint64_t kCoroutineUnits = 1000;
   static constexpr uint64_t kYieldUnits = 500;
   static constexpr uint64_t kReaderCallUnits = 20;
+  // A command run by redis.call or redis.pcall, besides its arguments and its reply: the lookup,
+  // the context, the keyspace work of a small command (about a microsecond).
+  static constexpr uint64_t kCommandUnits = 200;
+  // An error raised and caught by pcall or xpcall: the message, the unwinding (about half a
+  // microsecond), which a loop of pcall(error) would otherwise get nearly for free.
+  static constexpr uint64_t kCaughtErrorUnits = 100;
 
   // Adds `units` to the budget spent by the script running on L (any of its coroutines). When
   // the total exceeds the budget, raises the script's stop and does not return.

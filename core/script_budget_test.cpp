@@ -187,9 +187,12 @@ TEST_CASE("library work is charged by the documented cost model", "[script][limi
   // A coroutine.
   CHECK(Eval(server, "return coroutine.resume(coroutine.create(function() end))") == "1");
   CHECK(server.scripts().last_script_steps() == B::kCoroutineUnits);
-  // A script that calls no costly function costs nothing beyond its instructions.
+  // A command called from the script: its fixed cost (its small reply adds nothing).
   CHECK(Eval(server, "return redis.call('ping')") == "+PONG");
-  CHECK(server.scripts().last_script_steps() == 0);
+  CHECK(server.scripts().last_script_steps() == B::kCommandUnits);
+  // An error caught by pcall.
+  CHECK(Eval(server, "return pcall(error, 'x')") == "(nil)");
+  CHECK(server.scripts().last_script_steps() == B::kCaughtErrorUnits);
 }
 
 TEST_CASE("charging a lua_State outside a script run does nothing", "[script][limits][budget]") {

@@ -1287,6 +1287,7 @@ int RedisPcall(lua_State* L) {
   if (lua_pcall(L, argc - 1, LUA_MULTRET, 0) != LUA_OK) {
     HostState* host = HostState::Of(L);
     if (host->run_ != nullptr && host->run_->stop != StopReason::kNone) host->RaiseStop(L);
+    ScriptBudget::Charge(L, ScriptBudget::kCaughtErrorUnits);
     lua_remove(L, 1);
     FixErrorValue(L, -1);
     if (lua_istable(L, -1)) {
@@ -1322,6 +1323,7 @@ int Lua51Xpcall(lua_State* L) {
   if (status != LUA_OK && host->run_ != nullptr && host->run_->stop != StopReason::kNone) {
     host->RaiseStop(L);
   }
+  if (status != LUA_OK) ScriptBudget::Charge(L, ScriptBudget::kCaughtErrorUnits);
   lua_pushboolean(L, status == LUA_OK);
   lua_replace(L, 1);
   return lua_gettop(L);
@@ -2266,7 +2268,7 @@ int RedisGenericCommand(lua_State* L, bool raise) {
   const Reply reply =
       host->server_.CallFromScript(ctx, *host->argv_, run->read_only, host->LookupCommand());
   PushReply(L, reply, run->resp);
-  ScriptBudget::Charge(L, ReplyWorkUnits(reply));
+  ScriptBudget::Charge(L, ScriptBudget::kCommandUnits + ReplyWorkUnits(reply));
   if (raise && reply.is_error()) return lua_error(L);
   return 1;
 }

@@ -76,7 +76,7 @@ std::string PutHostile(const Slot& slot, Prng& prng) {
   const double inf = std::numeric_limits<double>::infinity();
   const int64_t ints[] = {0, -1, 1, 2, 1000000, 2147483647, 2147483648LL,
                           std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
-                          -1000000000000LL, 1000000000000LL, 1024, 100000};
+                          -1000000000000LL, 1000000000000LL, 1025, 100000};
   const double floats[] = {0.0, -0.0, 1e-9, 0.0001, 0.4, 1e300, -1e300, inf, -inf,
                            std::nan(""), 1e12, -1e12, 0.001, 1e18};
   const std::string strings[] = {
@@ -206,7 +206,7 @@ std::string MutateTree(toml::table& root, Prng& prng) {
   if (what < 82) {
     toml::array* faults = root["faults"].as_array();
     if (faults == nullptr) {
-      root.insert("faults", toml::array{});
+      root.insert_or_assign("faults", toml::array{});
       faults = root["faults"].as_array();
     }
     const int64_t n = prng.Bernoulli(0.9) ? 1 : prng.UniformInt(2, 50);
@@ -217,11 +217,11 @@ std::string MutateTree(toml::table& root, Prng& prng) {
     // The zero-time loop: nothing in the workload or the network takes any time.
     toml::table* workload = root["workload"].as_table();
     if (workload == nullptr) {
-      root.insert("workload", toml::table{});
+      root.insert_or_assign("workload", toml::table{});
       workload = root["workload"].as_table();
     }
     for (const char* key : {"think_ms", "critical_ms", "wait_ms"}) workload->insert_or_assign(key, 0);
-    if (root["network"].as_table() == nullptr) root.insert("network", toml::table{});
+    if (root["network"].as_table() == nullptr) root.insert_or_assign("network", toml::table{});
     root["network"].as_table()->insert_or_assign("latency_ms", 0);
     return "zero think, critical, wait and latency";
   }
@@ -229,7 +229,7 @@ std::string MutateTree(toml::table& root, Prng& prng) {
     toml::array* clients = root["clients"].as_array();
     if (clients == nullptr || clients->empty() || !clients->get(0)->is_table()) return "nothing";
     toml::table& c = *clients->get(0)->as_table();
-    const int64_t counts[] = {0, -5, 1024, 1025, 100000, 64};
+    const int64_t counts[] = {0, -5, 1025, 100000, 64, 200};
     const int64_t threads[] = {0, 256, 257, 1000000, 8};
     const int64_t count = counts[prng.UniformInt(0, std::size(counts) - 1)];
     const int64_t thread = threads[prng.UniformInt(0, std::size(threads) - 1)];

@@ -43,6 +43,9 @@ constexpr int64_t kAofFsyncPeriodUs = 1'000'000;
 
 std::string Ms(int64_t us) { return history::FormatMs(us); }
 
+// How the emulator's reply to a script stopped by its step budget begins (core/script_host).
+constexpr std::string_view kRunawayScript = "BUSY lockstep stopped the script after ";
+
 }  // namespace
 
 // --- processes ------------------------------------------------------------------------------
@@ -172,6 +175,7 @@ struct Simulation::Impl {
   Name lock_id = names::kNone;  // The scenario's lock name.
   bool interrupted = false;
   std::string stalled;  // Why the progress watchdog stopped the run; empty if it did not.
+  std::string runaway;  // A script that ran past its step budget stopped the run: where.
   TrueTime end_us = 0;
   std::vector<std::pair<std::string, std::string>> derived;
   std::vector<std::unique_ptr<Node>> nodes;
@@ -512,6 +516,17 @@ struct Simulation::Impl {
       e.value = static_cast<int64_t>(request);
       e.detail = history::ReplyDetail{&reply};
       Record(e);
+      if (reply.is_error() && reply.str.rfind(kRunawayScript, 0) == 0 && runaway.empty()) {
+        // A script past its step budget would keep redis-server busy until SCRIPT KILL: the
+        // lock service is down from here on, and each retry would burn another budget.
+        runaway = "the run stopped at " + Ms(engine.now()) + " of true time: " + n.name +
+                  " ran " + c.name + "'s " + std::string(command) +
+                  " past the script step budget (" + reply.str.substr(0, reply.str.find(';')) +
+                  "); on redis-server 7.0 it would keep the server busy, answering every other "
+                  "client BUSY, until SCRIPT KILL. Fix the script (the scenario's "
+                  "[protocol] scripts, or --lua-dir)";
+        engine.Stop();
+      }
       if (!fx.commands.empty()) ++n.offset;
       Replicate(n, fx);
       TrackLock(n, names::kReleased);
@@ -1324,7 +1339,9 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
   while (s.engine.now() < end) {
     const TrueTime until = std::min(end, next_report);
     if (!s.engine.RunUntil(until, should_stop ? &should_stop : nullptr)) {
-      if (s.engine.stalled()) {
+      if (!s.runaway.empty()) {
+        s.stalled = s.runaway;
+      } else if (s.engine.stalled()) {
         s.stalled = "the run stopped at " + Ms(s.engine.now()) + " of true time: more than " +
                     std::to_string(kMaxEventsPerInstant) +
                     " events at that one instant, so time would never advance (a loop that "
