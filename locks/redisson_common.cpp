@@ -506,7 +506,8 @@ class RedissonLockClient final : public LockProtocol {
         if (!t.subscribed) {
           StartSubscribe(out, thread);
         } else {
-          WaitForPermit(out, thread, ttl_ms >= 0 ? ttl_ms * 1000 : kWaitForever);
+          WaitForPermit(out, thread,
+                        ttl_ms >= 0 && ttl_ms < INT64_MAX / 1000 ? ttl_ms * 1000 : kWaitForever);
         }
         return;
       case AcquireArgs::Mode::kTryLock:
@@ -517,9 +518,10 @@ class RedissonLockClient final : public LockProtocol {
         if (!t.subscribed) {
           StartSubscribe(out, thread);
         } else {
-          const int64_t ttl_us = ttl_ms * 1000;
-          WaitForPermit(out, thread,
-                        ttl_ms >= 0 && ttl_us < t.remaining_us ? ttl_us : t.remaining_us);
+          // A script may answer any integer (a user's override): a TTL too large for
+          // microseconds waits as long as the remaining time, as any longer TTL does.
+          const bool short_ttl = ttl_ms >= 0 && ttl_ms < t.remaining_us / 1000;
+          WaitForPermit(out, thread, short_ttl ? ttl_ms * 1000 : t.remaining_us);
         }
         return;
     }

@@ -32,7 +32,7 @@ constexpr uint64_t kSeed = 20261126;
 // Under the sanitizers everything runs several times slower, so the bound is wider and fewer
 // scenario mutants run (the plain build runs the full 1,000).
 #ifdef LOCKSTEP_SANITIZED
-constexpr double kCpuBoundSeconds = 30;
+constexpr double kCpuBoundSeconds = 60;
 constexpr int kScenarioMutants = 300;
 #else
 constexpr double kCpuBoundSeconds = 10;
