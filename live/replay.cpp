@@ -101,6 +101,26 @@ struct Replay::Impl {
     return &links.back();
   }
 
+  // Starts the live driver on the proxy: a client's connection goes through its link when it
+  // has one, else straight to the node's address as `direct` gives it at that moment (a
+  // restarted server may have moved); the proxy's drop reports (with
+  // the replies they dropped) reach the driver before each reply is paired and as soon as they
+  // are queued, so a lost reply's exec is recorded when the proxy dropped it.
+  bool StartDriver(LiveOptions lo, std::function<Endpoint(const std::string&)> direct,
+                   history::Recorder& recorder, std::string* error) {
+    lo.client_address = [this, direct = std::move(direct)](const std::string& client,
+                                                          const std::string& node, bool pubsub) {
+      if (Link* l = FindLink(client, node, pubsub, false)) return NodeAddress{"127.0.0.1", l->port};
+      const Endpoint e = direct(node);
+      return NodeAddress{e.host, e.port};
+    };
+    lo.before_pairing = [this] { TakeDrops(); };
+    run = LiveRun::Create(scenario, std::move(lo), recorder, error);
+    if (!run) return false;
+    run->loop().Watch(proxy->drop_fd(), true, false, [this](short) { TakeDrops(); });
+    return true;
+  }
+
   // The proxy's drop reports to the driver, with the replies it dropped.
   void TakeDrops() {
     for (const ProxyDrop& d : proxy->TakeDrops()) {
@@ -423,21 +443,7 @@ std::unique_ptr<Replay> Replay::StartOnUserServers(std::unique_ptr<Replay> repla
   lo.watch_expiry = false;
   lo.probe_at_expiry = true;
   lo.keyspace = s.options.keyspace;
-  Impl* sp = &s;
-  lo.client_address = [sp, address_of](const std::string& client, const std::string& node,
-                                       bool pubsub) {
-    Impl::Link* l = sp->FindLink(client, node, pubsub, false);
-    if (l == nullptr) {
-      const Endpoint e = address_of(node);
-      return NodeAddress{e.host, e.port};
-    }
-    return NodeAddress{"127.0.0.1", l->port};
-  };
-  lo.before_pairing = [sp] { sp->TakeDrops(); };
-  s.run = LiveRun::Create(scenario, std::move(lo), recorder, error);
-  if (!s.run) return nullptr;
-  // As on lockstep's own servers: a lost reply's exec is recorded when the proxy drops it.
-  s.run->loop().Watch(s.proxy->drop_fd(), true, false, [sp](short) { sp->TakeDrops(); });
+  if (!s.StartDriver(std::move(lo), address_of, recorder, error)) return nullptr;
   return replay;
 }
 
@@ -578,20 +584,10 @@ std::unique_ptr<Replay> Replay::Start(const Scenario& scenario, const ReplayOpti
     lo.nodes[n.name] = NodeAddress{e.host, e.port};
   }
   lo.lua_dir = options.lua_dir;
-  lo.client_address = [sp](const std::string& client, const std::string& node, bool pubsub) {
-    Impl::Link* l = sp->FindLink(client, node, pubsub, false);
-    if (l == nullptr) {
-      const Endpoint e = sp->servers->address(node);
-      return NodeAddress{e.host, e.port};
-    }
-    return NodeAddress{"127.0.0.1", l->port};
-  };
-  lo.before_pairing = [sp] { sp->TakeDrops(); };
-  s.run = LiveRun::Create(scenario, std::move(lo), recorder, error);
-  if (!s.run) return nullptr;
-  // Drops are also taken when they are queued, not only when a later reply is read: a lost
-  // reply's exec is then recorded when the proxy dropped it, not whenever traffic resumes.
-  s.run->loop().Watch(s.proxy->drop_fd(), true, false, [sp](short) { sp->TakeDrops(); });
+  if (!s.StartDriver(std::move(lo), [sp](const std::string& node) { return sp->servers->address(node); },
+                     recorder, error)) {
+    return nullptr;
+  }
   if (scenario.sentinel.enabled) {
     for (const std::string& group : s.servers->sentinel_master_names()) {
       s.sentinel_master[group] = group;  // Each group is named after its first master.
