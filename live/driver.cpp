@@ -132,6 +132,9 @@ struct LiveNode {
   };
   int64_t next_seq = 1;
   std::map<int64_t, Result> results;
+  // The result being recorded came after a later number was recorded (it waited past
+  // reorder_wait_us): its key state is superseded, so it records its exec but no lease change.
+  bool recording_late = false;
   EventLoop::TimerId gap_timer = 0;
   EventLoop::TimerId expiry_timer = 0;  // probe_at_expiry: the probe when the PTTL runs out.
 
@@ -322,6 +325,10 @@ struct LiveRun::Impl {
   // TrackLock does after every command.
   void TrackLock(LiveNode& n, const KeyState& key, Name gone_as) {
     if (!n.master) return;  // Replicas echo their master; only masters are judged.
+    // A late result's state is older than the one last tracked: the server went on from it
+    // to what a later number already showed (a release in between was its own thread's, and
+    // an owners change covers it), so moving back to it would invent a lease change.
+    if (n.recording_late) return;
     if (key.owners != n.lock_owners) {
       const bool timed_out = n.lock_expire_ms != kNoExpiryMs && key.local_ms > n.lock_expire_ms;
       if (timed_out && !key.owners.empty() && !n.lock_owners.empty()) {
@@ -390,11 +397,13 @@ struct LiveRun::Impl {
             break;
           }
         }
-        if (seq < n.next_seq) ++late;
+        n.recording_late = seq < n.next_seq;
+        if (n.recording_late) ++late;
         n.next_seq = std::max(n.next_seq, seq + 1);
         LiveNode::Result r = std::move(it->second);
         n.results.erase(it);
         r.record(r.key);
+        n.recording_late = false;
       }
     }
   }
