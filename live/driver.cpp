@@ -109,6 +109,9 @@ std::optional<KeyState> ParseProbe(const Reply& r) {
 
 }  // namespace
 
+// LiveNode::next_seq after the node restarted: its sequence key may start again anywhere.
+constexpr int64_t kNumberingUnknown = 0;
+
 // A Redis node as the driver sees it: its address, the lock key as last probed (a master), and
 // the transaction results waiting to be recorded in the node's own order.
 struct LiveNode {
@@ -130,7 +133,7 @@ struct LiveNode {
     std::function<void(const KeyState&)> record;
     KeyState key;
   };
-  int64_t next_seq = 1;
+  int64_t next_seq = 1;  // kNumberingUnknown after a restart, until the first result.
   std::map<int64_t, Result> results;
   // The result being recorded came after a later number was recorded (it waited past
   // reorder_wait_us): its key state is superseded, so it records its exec but no lease change.
@@ -381,30 +384,33 @@ struct LiveRun::Impl {
   // Records the results whose turn has come: every result in number order, except that a gap
   // (an earlier number not here yet) holds the later ones for options.reorder_wait_us.
   void Flush(bool force) {
-    for (auto& np : nodes) {
-      LiveNode& n = *np;
-      while (!n.results.empty()) {
-        auto it = n.results.begin();
-        const int64_t seq = it->first;
-        if (seq > n.next_seq && !force) {
-          const int64_t due = it->second.arrived_us + options.reorder_wait_us;
-          if (EventLoop::NowUs() < due) {
-            if (n.gap_timer == 0) {
-              LiveNode* node = &n;
-              // Only wakes the loop: the iteration hook flushes.
-              n.gap_timer = loop.At(due, [node] { node->gap_timer = 0; });
-            }
-            break;
+    for (auto& np : nodes) FlushNode(*np, force);
+  }
+  void FlushNode(LiveNode& n, bool force) {
+    while (!n.results.empty()) {
+      auto it = n.results.begin();
+      const int64_t seq = it->first;
+      // After a restart the node numbers its transactions anew (from 1, or from where its
+      // append-only file left the sequence key): the first result starts the numbering.
+      if (n.next_seq == kNumberingUnknown) n.next_seq = seq;
+      if (seq > n.next_seq && !force) {
+        const int64_t due = it->second.arrived_us + options.reorder_wait_us;
+        if (EventLoop::NowUs() < due) {
+          if (n.gap_timer == 0) {
+            LiveNode* node = &n;
+            // Only wakes the loop: the iteration hook flushes.
+            n.gap_timer = loop.At(due, [node] { node->gap_timer = 0; });
           }
+          break;
         }
-        n.recording_late = seq < n.next_seq;
-        if (n.recording_late) ++late;
-        n.next_seq = std::max(n.next_seq, seq + 1);
-        LiveNode::Result r = std::move(it->second);
-        n.results.erase(it);
-        r.record(r.key);
-        n.recording_late = false;
       }
+      n.recording_late = seq < n.next_seq;
+      if (n.recording_late) ++late;
+      n.next_seq = std::max(n.next_seq, seq + 1);
+      LiveNode::Result r = std::move(it->second);
+      n.results.erase(it);
+      r.record(r.key);
+      n.recording_late = false;
     }
   }
 
@@ -1000,6 +1006,17 @@ bool LiveRun::ResumeClient(const std::string& name) {
   Impl& s = *impl_;
   LiveClient* c = s.FindClient(name);
   return c != nullptr && s.ResumeClient(*c);
+}
+
+bool LiveRun::NodeRestarted(const std::string& node) {
+  Impl& s = *impl_;
+  LiveNode* n = s.FindNode(node);
+  if (n == nullptr) return false;
+  // What the old process answered is recorded now, in its own numbering; the new process's
+  // numbering starts with its first result.
+  s.FlushNode(*n, /*force=*/true);
+  n->next_seq = kNumberingUnknown;
+  return true;
 }
 
 bool LiveRun::PromoteNode(const std::string& replica, const std::string& old_master) {

@@ -135,6 +135,10 @@ class LiveRun {
   // fault. Rediscover: clients now send what they sent to `old_master` to `new_master` (the
   // simulator's client_rediscover), with the rediscover note. Not for a [cluster].
   bool PromoteNode(const std::string& replica, const std::string& old_master);
+  // `node`'s process was restarted (a crash fault's restart): its transaction numbers start
+  // again (from 1 without persistence, or wherever its append-only file left them), so results
+  // are ordered by the new process's numbers from its first one on. False for an unknown node.
+  bool NodeRestarted(const std::string& node);
   bool Rediscover(const std::string& old_master, const std::string& new_master);
 
   // A fault proxy's report: request `index` on the connection from local port `local_port`

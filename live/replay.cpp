@@ -235,7 +235,11 @@ struct Replay::Impl {
       run->loop().After(restart_after_us, [this, node] {
         Fault(node, names::kRestart, history::StockText{});
         std::string error;
-        if (!servers->Restart(node, &error)) notes.push_back("restart of " + node + ": " + error);
+        if (!servers->Restart(node, &error)) {
+          notes.push_back("restart of " + node + ": " + error);
+          return;
+        }
+        run->NodeRestarted(node);
       });
     }
   }
