@@ -16,6 +16,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "cli/common.h"
 #include "cli/subcommands.h"
 #include "core/cli_format.h"
 #include "core/server.h"
@@ -49,11 +50,15 @@ void WriteOut(const std::string& text) {
 int EmuMain(const std::vector<std::string>& args) {
   po::options_description options(kUsage);
   int64_t clock_ms = 0;
+  int64_t budget = static_cast<int64_t>(kDefaultScriptStepBudget);
   options.add_options()
       ("help,h", "print this help and exit")
       ("clock-ms", po::value<int64_t>(&clock_ms)->value_name("T"),
        "freeze the emulator's clock at T milliseconds since the Unix epoch (default: the wall "
-       "clock, read before every command)");
+       "clock, read before every command)")
+      ("script-budget", po::value<int64_t>(&budget)->value_name("N"),
+       "stop a script after N steps of work (default 10000000, about 60 ms; a step is about one "
+       "Lua instruction, see docs/fidelity.md)");
   po::variables_map vm;
   try {
     // An empty positional description makes a stray word an error instead of being ignored.
@@ -68,6 +73,7 @@ int EmuMain(const std::vector<std::string>& args) {
     std::cout << options << "\n";
     return kExitOk;
   }
+  if (!ValidScriptBudget("emu", budget)) return kExitBadInput;
   const bool frozen = vm.count("clock-ms") != 0;
   auto now_ms = [frozen, clock_ms]() -> int64_t {
     if (frozen) return clock_ms;
@@ -76,7 +82,9 @@ int EmuMain(const std::vector<std::string>& args) {
         .count();
   };
 
-  Server server;
+  ServerOptions server_options;
+  server_options.script_step_budget = static_cast<uint64_t>(budget);
+  Server server(server_options);
   std::string line;
   int64_t line_number = 0;
   // std::getline splits at '\n' only and returns a last line without one, as linenoise does

@@ -18,6 +18,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "cli/common.h"
 #include "cli/subcommands.h"
 #include "core/cli_format.h"
 #include "core/server.h"
@@ -71,6 +72,7 @@ int EvalMain(const std::vector<std::string>& args) {
   std::vector<std::string> script_args;
   int64_t clock_ms = 0;
   int64_t repeat = 1;
+  int64_t budget = static_cast<int64_t>(kDefaultScriptStepBudget);
   options.add_options()
       ("help", "print this help and exit")
       ("file", po::value<std::string>(&file)->value_name("FILE"), "the Lua script (positional)")
@@ -83,7 +85,10 @@ int EvalMain(const std::vector<std::string>& args) {
       ("clock-ms", po::value<int64_t>(&clock_ms)->value_name("T"),
        "freeze the emulator's clock at T ms since the Unix epoch (default: the wall clock)")
       ("repeat", po::value<int64_t>(&repeat)->value_name("N"),
-       "run the script N times on the same server (default 1)");
+       "run the script N times on the same server (default 1)")
+      ("script-budget", po::value<int64_t>(&budget)->value_name("N"),
+       "stop a script after N steps of work (default 10000000, about 60 ms; a step is about one "
+       "Lua instruction, see docs/fidelity.md)");
   po::positional_options_description positional;
   positional.add("file", 1);
 
@@ -111,6 +116,7 @@ int EvalMain(const std::vector<std::string>& args) {
     std::cerr << "lockstep eval: --repeat must be at least 1, got " << repeat << "\n";
     return kExitBadInput;
   }
+  if (!ValidScriptBudget("eval", budget)) return kExitBadInput;
   std::string read_error;
   const std::optional<std::string> body = ReadWholeFile(file, &read_error);
   if (!body) {
@@ -123,7 +129,9 @@ int EvalMain(const std::vector<std::string>& args) {
   argv.insert(argv.end(), script_args.begin(), script_args.end());
 
   const bool frozen = vm.count("clock-ms") != 0;
-  Server server;
+  ServerOptions server_options;
+  server_options.script_step_budget = static_cast<uint64_t>(budget);
+  Server server(server_options);
   bool any_error = false;
   for (int64_t i = 0; i < repeat; ++i) {
     const int64_t now_ms =

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/subcommands.h"
+#include "core/server.h"
 #include "model/scenario_scale.h"
 #include "model/scenario_toml.h"
 
@@ -160,6 +161,13 @@ std::optional<int> ParseArgs(const std::string& command, const std::vector<std::
     return kExitOk;
   }
   return std::nullopt;
+}
+
+bool ValidScriptBudget(const std::string& command, int64_t budget) {
+  if (budget >= 1 && static_cast<uint64_t>(budget) <= kMaxScriptStepBudget) return true;
+  std::cerr << "lockstep " << command << ": --script-budget must be between 1 and "
+            << kMaxScriptStepBudget << " steps, got " << budget << "\n";
+  return false;
 }
 
 }  // namespace lockstep::cli

@@ -23,6 +23,10 @@ std::string DefaultLuaDir();
 // `s` as one shell word: unchanged when that is safe, else in single quotes.
 std::string ShellQuote(const std::string& s);
 
+// Whether --script-budget N is within 1..kMaxScriptStepBudget; if not, says so on stderr as
+// "lockstep COMMAND: ..." (the caller exits with kExitBadInput).
+bool ValidScriptBudget(const std::string& command, int64_t budget);
+
 // "1.250 s" for 1,250,000 us.
 std::string Seconds(int64_t us);
 

@@ -100,12 +100,19 @@ struct CommandSpec {
   Reply (*handler)(Ctx& ctx, const Argv& argv);
 };
 
+// A script run's default step budget (docs/fidelity.md, "Scripting: limits"): about 60 ms of
+// simple Lua work, so that a runaway script ends well inside a second of CPU even under the
+// sanitizers; lock scripts spend a few hundred to a few thousand steps.
+constexpr uint64_t kDefaultScriptStepBudget = 10'000'000;
+// The most a user may ask for (lockstep eval/emu --script-budget): about 100 minutes of work.
+constexpr uint64_t kMaxScriptStepBudget = 1'000'000'000'000;
+
 struct ServerOptions {
   // A replica hides expired keys instead of deleting them and applies PEXPIREAT in the past
   // as a plain timestamp (Redis skips checkAlreadyExpired on replicas).
   bool replica = false;
   // Lua limits: see script_host.h.
-  uint64_t script_step_budget = 50'000'000;
+  uint64_t script_step_budget = kDefaultScriptStepBudget;
   size_t script_memory_bytes_max = 64u << 20;
   // maxmemory (redis.conf), in bytes of the keyspace's used-memory estimate (keyspace.h, "Used
   // memory"). Beyond it a master refuses commands flagged denyoom with Redis's OOM error, as
