@@ -107,7 +107,7 @@ case "$mode" in
 import resource, subprocess, sys
 subprocess.run(sys.argv[1:], stdout=open("run.out", "w"), check=False)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
-      "$lockstep" run "$scenario" --quiet --out rss)
+      "$lockstep" run "$scenario" --duration-ms 20000 --quiet --out rss)
     printed_mib=$(sed -n 's/.*peak RSS \([0-9]*\) MiB.*/\1/p' run.out)
     [ -n "$printed_mib" ] || fail "run printed no peak RSS"
     measured_mib=$((measured_kib / 1024))

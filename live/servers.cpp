@@ -125,6 +125,9 @@ bool LiveServers::StartNode(Node& node, bool cluster, std::string* error) {
   o.binary = options_.server_binary;
   o.cluster = cluster;
   o.extra_args = PersistenceArgs(node.spec.persistence);
+  // The node's maxmemory, as the emulator has it (with Redis 7.0's default policy, noeviction).
+  o.extra_args.insert(o.extra_args.end(), {"--maxmemory", std::to_string(node.spec.maxmemory_mb) + "mb",
+                                           "--maxmemory-policy", "noeviction"});
   // A full sync starts at once instead of after redis's default 5 s wait for more replicas
   // to share a diskless transfer: the simulator resyncs a replica at once, and a short run
   // cannot spend 5 s per resync.

@@ -141,6 +141,13 @@ TEST_CASE("a write on the master is read on its replica, through the address the
   CHECK(Eventually([&] { return Run(*servers, "n2", {"GET", "k"}) == Reply::Bulk("v"); }, 3000));
   // A replica refuses writes, as the simulator's does.
   CHECK(Run(*servers, "n2", {"SET", "k", "w"}).str.rfind("READONLY", 0) == 0);
+  // Each node has the scenario's maxmemory (256 MiB by default), with noeviction.
+  const Reply maxmemory = Run(*servers, "n1", {"CONFIG", "GET", "maxmemory"});
+  REQUIRE(maxmemory.elements.size() == 2);
+  CHECK(maxmemory.elements[1].str == std::to_string(256 << 20));
+  const Reply policy = Run(*servers, "n2", {"CONFIG", "GET", "maxmemory-policy"});
+  REQUIRE(policy.elements.size() == 2);
+  CHECK(policy.elements[1].str == "noeviction");
 }
 
 TEST_CASE("SIGKILL and restart keep what the AOF has and lose the rest", "[live]") {
