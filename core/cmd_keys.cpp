@@ -257,8 +257,9 @@ Reply Keys(Ctx& ctx, const Argv& argv) {
 }
 
 Reply Scan(Ctx& ctx, const Argv& argv) {
-  // The cursor is a position in byte order (Redis's is a reverse-binary hash-table cursor;
-  // both are opaque to clients and both end at 0).
+  // The cursor is a key hash (Keyspace::ScanBatch; Redis's is a reverse-binary hash-table
+  // cursor; both are opaque to clients, both end at 0, and both return every key present for
+  // the whole iteration).
   // parseScanCursorOrReply: strtoul, so "-1" is accepted (and wraps), "" is cursor 0; a
   // leading space (which strtoul would skip) is refused.
   char* end = nullptr;
@@ -289,12 +290,11 @@ Reply Scan(Ctx& ctx, const Argv& argv) {
       return Reply::Error(std::string(err::kSyntax));
     }
   }
-  const std::vector<std::string> keys = ctx.db.SortedKeys();
+  uint64_t next = 0;
+  const std::vector<std::string> keys =
+      ctx.db.ScanBatch(cursor, static_cast<uint64_t>(count), &next);
   std::vector<Reply> found;
-  size_t pos = static_cast<size_t>(cursor);
-  int64_t visited = 0;
-  for (; pos < keys.size() && visited < count; ++pos, ++visited) {
-    const std::string& key = keys[pos];
+  for (const std::string& key : keys) {
     const Entry* e = ctx.Lookup(key);  // Redis's SCAN expires what it meets.
     if (e == nullptr) continue;
     if (use_pattern && !GlobMatch(pattern, key)) continue;
@@ -303,8 +303,7 @@ Reply Scan(Ctx& ctx, const Argv& argv) {
     }
     found.push_back(Reply::Bulk(key));
   }
-  const std::string next = pos >= keys.size() ? "0" : std::to_string(pos);
-  return Reply::Array({Reply::Bulk(next), Reply::Array(std::move(found))});
+  return Reply::Array({Reply::Bulk(std::to_string(next)), Reply::Array(std::move(found))});
 }
 
 Reply Dbsize(Ctx& ctx, const Argv&) {

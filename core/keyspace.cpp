@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstddef>
 #include <iterator>
 #include <utility>
 
@@ -185,6 +186,52 @@ std::vector<std::string> Keyspace::SortedKeys() const {
   keys.reserve(table_.size());
   for (const auto& [k, v] : table_) keys.push_back(k);
   std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+uint64_t Keyspace::ScanHash(std::string_view key) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a, then splitmix64's finaliser to spread it.
+  for (const unsigned char c : key) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return h == 0 ? 1 : h;
+}
+
+std::vector<std::string> Keyspace::ScanBatch(uint64_t cursor, uint64_t count,
+                                             uint64_t* next) const {
+  assert(count >= 1);
+  using Candidate = std::pair<uint64_t, const std::string*>;
+  std::vector<Candidate> candidates;
+  for (const auto& [k, v] : table_) {
+    const uint64_t h = ScanHash(k);
+    if (h >= cursor) candidates.emplace_back(h, &k);
+  }
+  const auto before = [](const Candidate& a, const Candidate& b) {
+    return a.first != b.first ? a.first < b.first : *a.second < *b.second;
+  };
+  auto end = candidates.end();
+  *next = 0;
+  if (count < candidates.size()) {
+    const auto cut = candidates.begin() + static_cast<std::ptrdiff_t>(count);
+    std::nth_element(candidates.begin(), cut - 1, candidates.end(), before);
+    // cut - 1 holds the count-th key; those after it are later. Keys with its hash go too, so
+    // that the next cursor (a hash) does not return them again.
+    const uint64_t last = (cut - 1)->first;
+    end = std::partition(cut, candidates.end(), [last](const Candidate& c) { return c.first == last; });
+    for (auto it = end; it != candidates.end(); ++it) {
+      if (*next == 0 || it->first < *next) *next = it->first;
+    }
+  }
+  std::sort(candidates.begin(), end, before);
+  std::vector<std::string> keys;
+  keys.reserve(static_cast<size_t>(end - candidates.begin()));
+  for (auto it = candidates.begin(); it != end; ++it) keys.push_back(*it->second);
   return keys;
 }
 

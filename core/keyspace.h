@@ -222,6 +222,15 @@ class Keyspace {
   // All key names in byte order, expired ones included (callers filter).
   std::vector<std::string> SortedKeys() const;
 
+  // SCAN's order: keys by ScanHash, a fixed 64-bit hash of their bytes that is never 0 (ties,
+  // which are rare, in byte order). ScanBatch returns the keys whose hash is at least `cursor`:
+  // the `count` first in that order and every later one that shares the last one's hash,
+  // expired ones included; *next is the hash of the first key after them, or 0 when none is
+  // left. Since a cursor is a hash and not a position, a key present for a whole iteration is
+  // returned exactly once whatever is added or deleted meanwhile, as Redis promises.
+  static uint64_t ScanHash(std::string_view key);
+  std::vector<std::string> ScanBatch(uint64_t cursor, uint64_t count, uint64_t* next) const;
+
   // Deletes every key expired at now_ms and returns their names in byte order. This stands in
   // for Redis's active expiry cycle (which samples randomly and cannot be matched exactly).
   std::vector<std::string> ExpireAll(int64_t now_ms);
