@@ -150,16 +150,6 @@ int RunQuietly(const std::string& file, const std::string& out_dir, const std::s
   return status;
 }
 
-bool WriteFile(const std::string& path, const std::string& text, std::string* error) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) {
-    *error = "cannot write " + path;
-    return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -399,7 +389,7 @@ int FuzzMain(const std::vector<std::string>& args) {
                      std::to_string(seed) + " " + why;
       write.directory = dir;
       const std::string path = dir + "/" + c.name + ".toml";
-      if (!WriteFile(path, ScenarioToToml(c, write), &error)) std::cerr << "lockstep fuzz: " << error << "\n";
+      if (!WriteWholeFile(path, ScenarioToToml(c, write), &error)) std::cerr << "lockstep fuzz: " << error << "\n";
       std::cout << "           case " << index << " " << why << ": " << path << "\n";
     };
     char limit[128];
@@ -477,7 +467,7 @@ int FuzzMain(const std::vector<std::string>& args) {
     ScenarioWriteOptions write;
     write.header = header.str() + result.name + ".toml" + header_end;
     write.directory = dir;
-    if (!WriteFile(path, ScenarioToToml(result, write), &error)) {
+    if (!WriteWholeFile(path, ScenarioToToml(result, write), &error)) {
       std::cerr << "lockstep fuzz: " << error << "\n";
       return kExitFailed;
     }
@@ -494,7 +484,7 @@ int FuzzMain(const std::vector<std::string>& args) {
       write.header = header.str() + corpus_name + header_end;
       const std::string text = ScenarioToToml(result, write);
       const std::string corpus_path = corpus_dir + "/" + corpus_name;
-      if (!WriteFile(corpus_path, text, &error)) {
+      if (!WriteWholeFile(corpus_path, text, &error)) {
         std::cerr << "lockstep fuzz: " << error << "\n";
       }
     }
@@ -554,7 +544,7 @@ int FuzzMain(const std::vector<std::string>& args) {
     }
     j << (written.empty() ? "" : "\n  ") << "],\n  \"result\": " << reports::JsonString(failed ? "fail" : "pass")
       << "\n}\n";
-    if (!WriteFile(json_path, j.str(), &error)) {
+    if (!WriteWholeFile(json_path, j.str(), &error)) {
       std::cerr << "lockstep fuzz: " << error << "\n";
       return kExitFailed;
     }
@@ -590,7 +580,7 @@ int FuzzMain(const std::vector<std::string>& args) {
       x << (any ? "\n    " : "") << "</testcase>\n";
     }
     x << "  </testsuite>\n</testsuites>\n";
-    if (!WriteFile(junit_path, x.str(), &error)) {
+    if (!WriteWholeFile(junit_path, x.str(), &error)) {
       std::cerr << "lockstep fuzz: " << error << "\n";
       return kExitFailed;
     }

@@ -321,11 +321,11 @@ int ReplayMain(const std::vector<std::string>& args) {
          << (comparison.verdicts_differ ? " (the simulated one differs: see above)" : "") << "\n";
   }
   std::cout << body.str() << tail.str();
-  std::ofstream summary(out_dir + "/summary.txt");
-  summary << head.str() << parameters.str() << body.str() << tail.str();
-  std::ofstream(out_dir + "/comparison.txt") << compared;
-  if (!summary) {
-    std::cerr << "lockstep replay: cannot write " << out_dir << "/summary.txt\n";
+  error.clear();
+  if (!WriteWholeFile(out_dir + "/summary.txt",
+                      head.str() + parameters.str() + body.str() + tail.str(), &error) ||
+      !WriteWholeFile(out_dir + "/comparison.txt", compared, &error)) {
+    std::cerr << "lockstep replay: " << error << "\n";
     return kExitFailed;
   }
   return status;

@@ -118,22 +118,6 @@ bool PrepareOutDir(const std::string& dir, std::string* error) {
   return true;
 }
 
-// Writes `text` to `path` through a temporary name; on failure the temporary file is removed
-// and nothing is left under either name.
-bool WriteWholeFile(const std::string& path, const std::string& text, std::string* error) {
-  const std::string tmp = path + ".tmp";
-  errno = 0;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (out && std::rename(tmp.c_str(), path.c_str()) == 0) return true;
-  }
-  *error = "cannot write " + path + ": " + (errno != 0 ? std::strerror(errno) : "an I/O error");
-  std::remove(tmp.c_str());
-  return false;
-}
-
 }  // namespace
 
 int RunMain(const std::vector<std::string>& args) {

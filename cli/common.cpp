@@ -2,9 +2,12 @@
 
 #include <signal.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -169,5 +172,20 @@ bool ValidScriptBudget(const std::string& command, int64_t budget) {
             << kMaxScriptStepBudget << " steps, got " << budget << "\n";
   return false;
 }
+
+bool WriteWholeFile(const std::string& path, const std::string& text, std::string* error) {
+  const std::string tmp = path + ".tmp";
+  errno = 0;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (out && std::rename(tmp.c_str(), path.c_str()) == 0) return true;
+  }
+  *error = "cannot write " + path + ": " + (errno != 0 ? std::strerror(errno) : "an I/O error");
+  std::remove(tmp.c_str());
+  return false;
+}
+
 
 }  // namespace lockstep::cli

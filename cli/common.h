@@ -27,6 +27,11 @@ std::string ShellQuote(const std::string& s);
 // "lockstep COMMAND: ..." (the caller exits with kExitBadInput).
 bool ValidScriptBudget(const std::string& command, int64_t budget);
 
+// Writes `text` to `path` through a temporary name (path + ".tmp", renamed when complete); on
+// failure (a full disk, a file-size limit) the temporary file is removed, nothing is left under
+// either name, and *error says what failed.
+bool WriteWholeFile(const std::string& path, const std::string& text, std::string* error);
+
 // "1.250 s" for 1,250,000 us.
 std::string Seconds(int64_t us);
 
