@@ -151,6 +151,15 @@ bad)
   set -e
   expect_status 2 $status "a base that expects nothing to hold"
   grep -q "nothing to search" "$TMP/err" || fail "message: $(cat "$TMP/err")"
+  # A [fuzz] table whose heaviest case a run may not do is refused before the search.
+  printf 'name = "x"\nduration_ms = 86400000\n[[nodes]]\nname = "n1"\n[[clients]]\n[expect]\nmutual_exclusion = "hold"\n[fuzz]\nthink_ms = { min = 0, max = 100 }\ncritical_ms = { min = 0, max = 10 }\n' > "$TMP/heavy.toml"
+  set +e
+  timeout -s KILL 60 "$LOCKSTEP" fuzz "$TMP/heavy.toml" --out "$TMP/out" > /dev/null 2> "$TMP/err"
+  status=$?
+  set -e
+  expect_status 2 $status "a [fuzz] table whose shortest think and critical times ask for too much work"
+  grep -q "the heaviest case this table can draw" "$TMP/err" || fail "message: $(cat "$TMP/err")"
+  grep -q "iterations per thread" "$TMP/err" || fail "message: $(cat "$TMP/err")"
   ;;
 *)
   fail "unknown test $WHAT"

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/random.h"
+#include "model/limits.h"
 #include "model/scenario_toml.h"
 
 namespace lockstep::fuzz {
@@ -123,6 +124,24 @@ std::optional<FuzzPlan> MakePlan(const Scenario& base, std::string* error) {
   if (plan.total_weight <= 0 && base.fuzz.fault_count.max > 0) {
     *error = "fuzz.faults: every weight is 0, so no fault can be drawn; set fault_count = 0 to "
              "fuzz without faults";
+    return std::nullopt;
+  }
+  // The most work a case can ask for: the most clients and threads, the shortest critical
+  // sections and think times, fixed. If a run may not do that much (model/limits.h), cases
+  // would be refused one by one during the search; the table is refused now instead.
+  const FuzzSpec& spec = base.fuzz;
+  FuzzCase heaviest = BaseCase(base);
+  const auto low = [](const FuzzRange& r) { return static_cast<int64_t>(std::ceil(r.min)); };
+  const auto high = [&](const FuzzRange& r) {
+    return std::max(low(r), static_cast<int64_t>(std::floor(r.max)));
+  };
+  if (spec.clients) heaviest.clients = static_cast<int>(high(*spec.clients));
+  if (spec.threads) heaviest.threads = static_cast<int>(high(*spec.threads));
+  if (spec.critical_us) heaviest.critical = TimeDraw{low(*spec.critical_us), false};
+  if (spec.think_us) heaviest.think = TimeDraw{low(*spec.think_us), false};
+  if (std::optional<std::string> problem = RunBoundsProblem(Materialize(base, heaviest))) {
+    *error = "fuzz: the heaviest case this table can draw (the most clients and threads, the "
+             "shortest critical_ms and think_ms) asks for too much work: " + *problem;
     return std::nullopt;
   }
   return plan;
