@@ -2,7 +2,9 @@
 # Hostile scenarios (issue 13's reproducers) end at once with exit status 2 and a message that
 # says what is wrong, instead of a crash, a hang, a silent acceptance or a wrong PASS. Each case
 # is a scenario file, the exit status it must give and a piece of the message it must print.
-# `timeout` only guards against a hang taking the whole suite with it; nothing asserts on time.
+# Each case prints the CPU time it took (user + system), and the most of them is printed at the
+# end; `timeout` only guards against a hang taking the whole suite with it; nothing asserts on
+# time.
 #
 #   cli/scenario_limits_test.sh LOCKSTEP SOURCE_DIR OUT_DIR
 set -uo pipefail
@@ -15,13 +17,25 @@ cd "$out" || exit 1
 
 failures=0
 cases=0
+most_cpu=0
+most_name=
 # expect NAME STATUS MESSAGE-PIECE [ARGS...]: runs `lockstep run NAME.toml ARGS`.
 expect() {
   local name=$1 status=$2 piece=$3
   shift 3
   cases=$((cases + 1))
-  timeout -s KILL 60 "$lockstep" run "$name.toml" --quiet --out "out-$name" "$@" >"$name.out" 2>&1
-  local code=$?
+  local TIMEFORMAT='%3U %3S'
+  local cpu
+  cpu=$({ time timeout -s KILL 60 "$lockstep" run "$name.toml" --quiet --out "out-$name" "$@" >"$name.out" 2>&1; echo "exit $?" >"$name.status"; } 2>&1)
+  local code
+  code=$(sed 's/exit //' "$name.status")
+  local seconds
+  seconds=$(echo "$cpu" | awk '{printf "%.3f", $1 + $2}')
+  printf '%-22s exit %s  %s s of CPU\n' "$name" "$code" "$seconds"
+  if awk -v a="$seconds" -v b="$most_cpu" 'BEGIN { exit !(a > b) }'; then
+    most_cpu=$seconds
+    most_name=$name
+  fi
   if [ "$code" -ne "$status" ]; then
     echo "FAIL: $name: exit status $code, want $status"
     tail -5 "$name.out"
@@ -120,5 +134,5 @@ echo 'return (' >lua-broken/rlock/v3.13.6/unlock.lua
 scenario stock-broken "$base"
 expect stock-broken 2 "lua-broken/rlock/v3.13.6/unlock.lua: script 'unlock' does not compile: ERR Error compiling script" --lua-dir lua-broken
 
-echo "$cases cases, $failures failed"
+echo "$cases cases, $failures failed; most CPU: $most_cpu s ($most_name)"
 [ "$failures" -eq 0 ]
