@@ -3,7 +3,8 @@
 //   1. Cases per second on bench/fuzz-5-clients.toml (5 clients, 60 simulated seconds, the
 //      default fault mix), with 1 job and with 2, every case run (keep-going mode, so a failure
 //      does not end the search); the reference is the base itself, run once the same way
-//      without faults: a case's cost over the plain run's.
+//      without faults: a case's cost over the plain run's. And the ceiling: the base's script
+//      executions alone on the emulator (bench/script_floor.h), which no simulator can beat.
 //   2. For every broken script in scenarios/testdata/broken-scripts/, from a base without its
 //      hand-made trouble: the search to the first failure and the shrink, in wall time, with
 //      the case's size before and after.
@@ -17,15 +18,18 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/script_floor.h"
 #include "fuzz/case.h"
 #include "fuzz/run.h"
 #include "fuzz/search.h"
 #include "fuzz/shrink.h"
 #include "model/scenario_toml.h"
+#include "sim/simulation.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -90,6 +94,28 @@ int main(int argc, char** argv) {
   std::printf("base %s: %.1f simulated s, %zu clients; the plain run alone takes %.1f ms\n",
               base.name.c_str(), static_cast<double>(base.duration_us) / 1e6, base.clients.size(),
               plain_s * 1e3);
+  // The ceiling: the base's script executions alone on the emulator (bench/script_floor.h), the
+  // least a case of this size can cost however cheap the simulator around them becomes.
+  {
+    std::unique_ptr<sim::Simulation> sim = sim::Simulation::Create(base, lua_dir, &error);
+    if (!sim) {
+      std::cerr << error << "\n";
+      return 2;
+    }
+    bench::ScriptCount count;
+    count.Name(sim->recorder().names());
+    sim->recorder().AddSink(&count);
+    sim->Run();
+    double floor_s = 1e9;
+    for (int i = 0; i < 3; ++i) {
+      floor_s = std::min(floor_s, bench::Floor(lua_dir, base.protocol.version, count.scripts()));
+    }
+    std::printf(
+        "  its %llu script executions alone on the emulator take %.1f ms: at most %.0f cases/s "
+        "per job even if the simulator around them cost nothing (the plain run is %.2fx that)\n",
+        static_cast<unsigned long long>(count.scripts()), floor_s * 1e3, 1 / floor_s,
+        plain_s / floor_s);
+  }
   double one_job_rate = 0;
   for (int jobs = 1; jobs <= jobs_max; ++jobs) {
     fuzz::SearchOptions options;
