@@ -15,6 +15,7 @@
 
 #include "check/check.h"
 #include "core/cluster.h"
+#include "live/fault_proxy.h"
 #include "live/redis_client.h"
 #include "live/redis_process.h"
 #include "model/scenario_scale.h"
@@ -364,8 +365,10 @@ namespace {
 
 // A result that arrives after a later number of its node was recorded (on a loaded machine, a
 // reply later than the reorder wait) carries a key state that the later one superseded: it
-// must not move the lease back. With no reorder wait at all, ten clients on ten connections produce
-// such late results; the lease events still follow the server's order.
+// must not move the lease back. Client c1's command connection goes through a fault proxy that
+// holds every reply 30 ms, past the driver's 20 ms wait, while nine other clients keep the node
+// busy: c1's results come late, deterministically (with or without the sanitizers); the lease
+// events still follow the server's order.
 TEST_CASE("LiveRun: late transaction results do not move the lease back") {
   ScenarioError error;
   auto loaded = LoadScenarioFile(std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/contention-10.toml", &error);
@@ -373,8 +376,20 @@ TEST_CASE("LiveRun: late transaction results do not move the lease back") {
   REQUIRE(loaded.has_value());
   Scenario scenario = ScaleTimes(*loaded, 0.05);
   scenario.duration_us = 2'000'000;
-  LiveResult r = RunLive(scenario, nullptr, false, [](LiveOptions& o, const std::vector<int>&) {
-    o.reorder_wait_us = 0;
+  FaultProxy proxy(/*seed=*/7);
+  LiveResult r = RunLive(scenario, nullptr, false, [&proxy](LiveOptions& o, const std::vector<int>& ports) {
+    std::string proxy_error;
+    const FaultProxy::Endpoint slow =
+        proxy.AddLink("c1->n1", "127.0.0.1", ports[0], ProxyLinkKind::kCommands, &proxy_error);
+    INFO(proxy_error);
+    REQUIRE(slow.link >= 0);
+    proxy.SetExtraLatency(slow.link, ProxyDirection::kToClient, 30'000);
+    REQUIRE(o.reorder_wait_us < 30'000);
+    const std::map<std::string, NodeAddress> direct = o.nodes;
+    o.client_address = [direct, slow](const std::string& client, const std::string& node, bool pubsub) {
+      if (client == "c1" && !pubsub) return NodeAddress{"127.0.0.1", slow.port};
+      return direct.at(node);
+    };
     o.watch_expiry = false;  // RunLive starts servers without notifications when configured.
     o.probe_at_expiry = true;
   });
