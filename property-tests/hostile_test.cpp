@@ -29,14 +29,18 @@ namespace fs = std::filesystem;
 
 constexpr uint64_t kSeed = 20261126;
 
-// Under the sanitizers everything runs several times slower, so the bound is wider and fewer
-// scenario mutants run (the plain build runs the full 1,000).
+// Under the sanitizers everything runs several times slower (and the suite is about memory
+// safety there, not about volume), so the bound is wider and fewer cases run: 120 scenario
+// mutants (the plain build runs the full 1,000) and every other script as an override (each of
+// them still runs through eval). Together that took about a third of the sanitized suite.
 #ifdef LOCKSTEP_SANITIZED
 constexpr double kCpuBoundSeconds = 60;
-constexpr int kScenarioMutants = 300;
+constexpr int kScenarioMutants = 120;
+constexpr size_t kOverrideStride = 2;
 #else
 constexpr double kCpuBoundSeconds = 10;
 constexpr int kScenarioMutants = 1000;
+constexpr size_t kOverrideStride = 1;
 #endif
 
 int Jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
@@ -162,7 +166,9 @@ TEST_CASE("hostile scripts as a lock's script override are refused or run, never
   Scratch scratch;
   std::vector<Case> cases;
   const char* roles[] = {"acquire", "unlock", "renew", "force_unlock"};
-  for (const Named& script : HostileScripts()) {
+  const std::vector<Named> scripts = HostileScripts();
+  for (size_t i = 0; i < scripts.size(); i += kOverrideStride) {
+    const Named& script = scripts[i];
     const size_t index = cases.size();
     const std::string lua = scratch.path() + "/override" + std::to_string(index) + ".lua";
     const std::string text =

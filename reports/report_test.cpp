@@ -912,9 +912,9 @@ TEST_CASE("the timeline keeps bounded detail however many events pass through it
           "[reports][size]") {
   // Three million events over a simulated hour, straight into the builder. Under the
   // sanitizers, where the test is about memory safety and each event costs about 30 times as
-  // much, one million (still two and a half times the detail budget).
+  // much, 800,000 (still twice the detail budget).
 #ifdef LOCKSTEP_SANITIZED
-  constexpr uint64_t kEvents = 1'000'000;
+  constexpr uint64_t kEvents = 800'000;
 #else
   constexpr uint64_t kEvents = 3'000'000;
 #endif
