@@ -8,6 +8,7 @@
 #
 #   cli/scenario_limits_test.sh LOCKSTEP SOURCE_DIR OUT_DIR
 set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 lockstep=$1
 src=$2
 out=$3
@@ -15,36 +16,13 @@ rm -rf "$out"
 mkdir -p "$out"
 cd "$out" || exit 1
 
-failures=0
-cases=0
-most_cpu=0
-most_name=
+# shellcheck source=cli/timed_case.sh
+. "$here/timed_case.sh"
 # expect NAME STATUS MESSAGE-PIECE [ARGS...]: runs `lockstep run NAME.toml ARGS`.
 expect() {
   local name=$1 status=$2 piece=$3
   shift 3
-  cases=$((cases + 1))
-  local TIMEFORMAT='%3U %3S'
-  local cpu
-  cpu=$({ time timeout -s KILL 60 "$lockstep" run "$name.toml" --quiet --out "out-$name" "$@" >"$name.out" 2>&1; echo "exit $?" >"$name.status"; } 2>&1)
-  local code
-  code=$(sed 's/exit //' "$name.status")
-  local seconds
-  seconds=$(echo "$cpu" | awk '{printf "%.3f", $1 + $2}')
-  printf '%-22s exit %s  %s s of CPU\n' "$name" "$code" "$seconds"
-  if awk -v a="$seconds" -v b="$most_cpu" 'BEGIN { exit !(a > b) }'; then
-    most_cpu=$seconds
-    most_name=$name
-  fi
-  if [ "$code" -ne "$status" ]; then
-    echo "FAIL: $name: exit status $code, want $status"
-    tail -5 "$name.out"
-    failures=$((failures + 1))
-  elif ! grep -qF -- "$piece" "$name.out"; then
-    echo "FAIL: $name: the output does not say: $piece"
-    tail -5 "$name.out"
-    failures=$((failures + 1))
-  fi
+  timed_case "$name" "$status" "$piece" "$lockstep" run "$name.toml" --quiet --out "out-$name" "$@"
 }
 scenario() { printf '%s\n' "$2" >"$1.toml"; }
 base=$'[[nodes]]\n[[clients]]'
