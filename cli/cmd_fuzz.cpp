@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -149,7 +148,6 @@ int RunQuietly(const std::string& file, const std::string& out_dir, const std::s
   std::cout.rdbuf(old);
   return status;
 }
-
 
 }  // namespace
 

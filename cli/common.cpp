@@ -187,5 +187,4 @@ bool WriteWholeFile(const std::string& path, const std::string& text, std::strin
   return false;
 }
 
-
 }  // namespace lockstep::cli

@@ -10,7 +10,7 @@ namespace lockstep {
 
 size_t Hash::Find(std::string_view field) const {
   if (!index_.empty()) {
-    auto it = index_.find(std::string(field));
+    auto it = index_.find(field);
     return it == index_.end() ? fields_.size() : it->second;
   }
   for (size_t i = 0; i < fields_.size(); ++i) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -27,6 +28,30 @@
 namespace lockstep {
 
 inline constexpr int64_t kNoExpiry = -1;
+
+// Eight bytes per multiply instead of std::hash's byte-wise mixing: key names are short, and
+// lookups hash them several times per script. The key table's and a hash's field index's order
+// is never observed (every listing of keys is sorted, a hash lists its fields in insertion
+// order), so the hash can be anything fast and well spread. Transparent: a string_view looks
+// up without building a std::string.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
+    const char* p = s.data();
+    size_t n = s.size();
+    for (; n >= 8; p += 8, n -= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+      h ^= h >> 32;
+    }
+    uint64_t tail = 0;
+    std::memcpy(&tail, p, n);
+    h = (h ^ tail) * 0xC4CEB9FE1A85EC53ull;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
 
 // A hash in insertion order, as Redis's listpack encoding keeps it (which is what a client sees
 // for hashes of up to 512 small fields): updating a field keeps its place, deleting and
@@ -57,7 +82,7 @@ class Hash {
 
   std::vector<Field> fields_;
   // Used only for lookups (never iterated): empty while the hash has kIndexFrom fields or fewer.
-  std::unordered_map<std::string, size_t> index_;
+  std::unordered_map<std::string, size_t, StringHash, std::equal_to<>> index_;
   size_t bytes_ = 0;
 };
 
@@ -223,7 +248,8 @@ class Keyspace {
   std::vector<std::string> SortedKeys() const;
 
   // SCAN's order: keys by ScanHash, a fixed 64-bit hash of their bytes that is never 0 (ties,
-  // which are rare, in byte order). ScanBatch returns the keys whose hash is at least `cursor`:
+  // which are rare, in byte order). Not StringHash: SCAN's order is seen by clients and must
+  // stay the same across versions, while the table's hash may change for speed at any time. ScanBatch returns the keys whose hash is at least `cursor`:
   // the `count` first in that order and every later one that shares the last one's hash,
   // expired ones included; *next is the hash of the first key after them, or 0 when none is
   // left. Since a cursor is a hash and not a position, a key present for a whole iteration is
@@ -236,27 +262,6 @@ class Keyspace {
   std::vector<std::string> ExpireAll(int64_t now_ms);
 
  private:
-  // Eight bytes per multiply instead of std::hash's byte-wise mixing: key names are short, and
-  // lookups hash them several times per script. The table's order is never observed (every
-  // listing of keys is sorted), so the hash can be anything fast and well spread.
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const {
-      uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
-      const char* p = s.data();
-      size_t n = s.size();
-      for (; n >= 8; p += 8, n -= 8) {
-        uint64_t w;
-        std::memcpy(&w, p, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
-      }
-      uint64_t tail = 0;
-      std::memcpy(&tail, p, n);
-      h = (h ^ tail) * 0xC4CEB9FE1A85EC53ull;
-      return static_cast<size_t>(h ^ (h >> 29));
-    }
-  };
   void Forget() const {
     memo_key_ = nullptr;
     memo_entry_ = nullptr;

@@ -42,7 +42,9 @@
 #include <exception>
 #include <functional>
 #include <iterator>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -643,6 +645,7 @@ class HostState {
   Reply Eval(Ctx& ctx, const Argv& argv);
   Reply Script(Ctx& ctx, const Argv& argv);
   uint64_t last_script_steps() const { return last_steps_; }
+  bool last_script_ran_out() const { return last_ran_out_; }
 
   static HostState* Of(lua_State* L) { return *static_cast<HostState**>(lua_getextraspace(L)); }
   // The host of L, or null when L belongs to a lua_State a HostState did not create.
@@ -726,6 +729,7 @@ class HostState {
   // after it (building the reply) must never raise the stop.
   uint64_t steps_ = 0;
   uint64_t last_steps_ = 0;
+  bool last_ran_out_ = false;  // The last EVAL was stopped by the step budget.
   bool budget_live_ = false;
   int hook_count_ = kHookInterval;
 
@@ -3016,6 +3020,7 @@ const ScriptEntry* HostState::CreateFunction(std::string_view body, Reply* error
 }
 
 Reply HostState::Eval(Ctx& ctx, const Argv& argv) {
+  last_ran_out_ = false;
   assert(argv.size() >= 3);
   const std::string& name = argv[0];
   const bool evalsha = name.size() >= 7 && (name[4] == 's' || name[4] == 'S');
@@ -3243,6 +3248,7 @@ Reply HostState::Run(Ctx& ctx, const ScriptEntry& script, const Argv& argv, size
   mem_enforce_ = false;
   lua_sethook(L, nullptr, 0, 0);  // also the one RaiseStop installs in a hook-free script
   last_steps_ = steps_;
+  last_ran_out_ = run.stop == StopReason::kBudget;
 
   Reply reply = status == LUA_OK && run.stop == StopReason::kNone ? ReturnValueToReply(run)
                                                                     : ErrorToReply(run, status);
@@ -3592,6 +3598,23 @@ Reply ScriptHost::Script(Ctx& ctx, const Argv& argv) { return impl_->Script(ctx,
 
 std::string ScriptHost::Sha1Hex(std::string_view body) { return lockstep::Sha1Hex(body); }
 
+std::string ScriptHost::CompileError(const std::string& body) {
+  static std::mutex mutex;
+  static std::set<std::string> compiled;  // SHA1s of bodies that compiled.
+  const std::string sha = lockstep::Sha1Hex(body);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (compiled.count(sha) > 0) return "";
+  }
+  Server server;
+  const Reply reply = server.Execute({"SCRIPT", "LOAD", body}, 0);
+  if (reply.is_error()) return reply.str;
+  std::lock_guard<std::mutex> lock(mutex);
+  compiled.insert(sha);
+  return "";
+}
+
 uint64_t ScriptHost::last_script_steps() const { return impl_->last_script_steps(); }
+bool ScriptHost::last_script_ran_out() const { return impl_->last_script_ran_out(); }
 
 }  // namespace lockstep

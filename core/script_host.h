@@ -47,11 +47,21 @@ class ScriptHost {
   // The SHA1 of a script body as 40 lowercase hex characters.
   static std::string Sha1Hex(std::string_view body);
 
+  // Compiles `body` as redis-server compiles a script for SCRIPT LOAD, without running it:
+  // Redis's error text ("ERR Error compiling script (new function): user_script:1: ...") if it
+  // does not compile, else "". Bodies that compiled are remembered by their SHA1 for the
+  // process (a fuzz search loads the same scripts for every case), behind a lock: callers may
+  // be on several threads.
+  static std::string CompileError(const std::string& body);
+
   // How much of its budget the last script spent, in ScriptBudget units (for tests, benchmarks
   // and budget tuning): its VM instructions, counted by the step hook in whole blocks of its
   // interval (1000 instructions), plus the charges of library functions. A short script that
   // calls no costly library function reports 0.
   uint64_t last_script_steps() const;
+  // Whether the last EVAL (or EVALSHA) was stopped by its step budget: its caller got the
+  // budget's BUSY error. False after any other EVAL, however it ended.
+  bool last_script_ran_out() const;
 
  private:
   struct Impl;

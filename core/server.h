@@ -219,7 +219,8 @@ class Server {
   // processCommand's OOM check: true (with the OOM reply) when a client's command is refused.
   // Records the state for the script the command may start (Redis's pre_command_oom_state).
   bool OomRefuses(const CommandSpec& spec, const Argv& argv, Reply* refusal);
-  // scriptVerifyOOM plus lockstep's cap, for one redis.call of a write command.
+  // scriptVerifyOOM, for one redis.call (lockstep's own cap on writes inside a script is
+  // CallFromScript's last check, after the cluster's).
   bool ScriptOomRefuses(const CommandSpec& spec, Reply* refusal);
 
   // The running script's view of memory (Redis's pre_command_oom_state and the run context's

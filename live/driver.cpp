@@ -127,17 +127,16 @@ struct LiveNode {
   // (SUBSCRIBE, WAIT) is estimated from it.
   int64_t clock_offset_ms = 0;
 
-  // A transaction's result, recorded when its number's turn comes.
+  // A transaction's result, recorded when its number's turn comes. `record` is told whether
+  // the result is late: recorded after a later number was (it waited past reorder_wait_us),
+  // so its key state is superseded.
   struct Result {
     int64_t arrived_us = 0;  // Loop time.
-    std::function<void(const KeyState&)> record;
+    std::function<void(const KeyState&, bool late)> record;
     KeyState key;
   };
   int64_t next_seq = 1;  // kNumberingUnknown after a restart, until the first result.
   std::map<int64_t, Result> results;
-  // The result being recorded came after a later number was recorded (it waited past
-  // reorder_wait_us): its key state is superseded, so it records its exec but no lease change.
-  bool recording_late = false;
   EventLoop::TimerId gap_timer = 0;
   EventLoop::TimerId expiry_timer = 0;  // probe_at_expiry: the probe when the PTTL runs out.
 
@@ -326,12 +325,12 @@ struct LiveRun::Impl {
 
   // Lease events: compares the lock key as probed with what was last seen, as the simulator's
   // TrackLock does after every command.
-  void TrackLock(LiveNode& n, const KeyState& key, Name gone_as) {
+  void TrackLock(LiveNode& n, const KeyState& key, Name gone_as, bool late) {
     if (!n.master) return;  // Replicas echo their master; only masters are judged.
     // A late result's state is older than the one last tracked: the server went on from it
     // to what a later number already showed (a release in between was its own thread's, and
     // an owners change covers it), so moving back to it would invent a lease change.
-    if (n.recording_late) return;
+    if (late) return;
     if (key.owners != n.lock_owners) {
       const bool timed_out = n.lock_expire_ms != kNoExpiryMs && key.local_ms > n.lock_expire_ms;
       if (timed_out && !key.owners.empty() && !n.lock_owners.empty()) {
@@ -372,7 +371,8 @@ struct LiveRun::Impl {
   }
 
   // A transaction's result arrived: it waits for its number's turn.
-  void Ready(LiveNode& n, int64_t seq, KeyState key, std::function<void(const KeyState&)> record) {
+  void Ready(LiveNode& n, int64_t seq, KeyState key,
+             std::function<void(const KeyState&, bool late)> record) {
     n.clock_offset_ms = key.local_ms - RealtimeMs();
     LiveNode::Result r;
     r.arrived_us = EventLoop::NowUs();
@@ -404,13 +404,12 @@ struct LiveRun::Impl {
           break;
         }
       }
-      n.recording_late = seq < n.next_seq;
-      if (n.recording_late) ++late;
+      const bool is_late = seq < n.next_seq;
+      if (is_late) ++late;
       n.next_seq = std::max(n.next_seq, seq + 1);
       LiveNode::Result r = std::move(it->second);
       n.results.erase(it);
-      r.record(r.key);
-      n.recording_late = false;
+      r.record(r.key, is_late);
     }
   }
 
@@ -526,9 +525,10 @@ struct LiveRun::Impl {
                     return;
                   }
                   Ready(*np, *seq, std::move(*key),
-                        [this, np, cp, thread, label_id, request, deliver, reply, lost](const KeyState& k) {
+                        [this, np, cp, thread, label_id, request, deliver, reply, lost](const KeyState& k,
+                                                                                      bool late) {
                           Exec(*np, *cp, thread, label_id, request, reply, k.local_ms);
-                          TrackLock(*np, k, names::kReleased);
+                          TrackLock(*np, k, names::kReleased, late);
                           if (!lost) deliver(reply);
                         });
                 });
@@ -565,7 +565,9 @@ struct LiveRun::Impl {
                                     std::optional<KeyState> key, bool /*lost*/) {
                   if (!seq || !key) return;
                   Ready(*np, *seq, std::move(*key),
-                        [this, np, gone_as](const KeyState& k) { TrackLock(*np, k, gone_as); });
+                        [this, np, gone_as](const KeyState& k, bool late) {
+                          TrackLock(*np, k, gone_as, late);
+                        });
                 });
   }
 

@@ -7,13 +7,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
-#include <set>
 #include <sstream>
 #include <system_error>
 
 #include "core/script_host.h"
-#include "core/server.h"
 
 namespace lockstep::locks {
 namespace {
@@ -88,26 +85,6 @@ bool ReadFolder(const fs::path& folder, const std::string& kind, const std::stri
     set->files[name] = path.string();
   }
   return true;
-}
-
-// Compiles `body` as redis-server compiles a script for SCRIPT LOAD, without running it:
-// Redis's error text ("ERR Error compiling script (new function): user_script:1: ...") if it
-// does not compile, else "". Bodies that compiled are remembered by their SHA1 (a search loads
-// the same scripts for every case), behind a lock (it loads them from several threads).
-std::string CompileError(const std::string& body) {
-  static std::mutex mutex;
-  static std::set<std::string> compiled;
-  const std::string sha = ScriptHost::Sha1Hex(body);
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (compiled.count(sha) > 0) return "";
-  }
-  Server server;
-  const Reply reply = server.Execute({"SCRIPT", "LOAD", body}, 0);
-  if (reply.is_error()) return reply.str;
-  std::lock_guard<std::mutex> lock(mutex);
-  compiled.insert(sha);
-  return "";
 }
 
 }  // namespace
@@ -193,7 +170,7 @@ std::optional<ScriptSet> LoadScripts(const std::string& lua_dir, const std::stri
   // fail every call with "Error compiling script" while the run went on as if nothing were
   // wrong.
   for (const auto& [name, body] : set.bodies) {
-    if (const std::string problem = CompileError(body); !problem.empty()) {
+    if (const std::string problem = ScriptHost::CompileError(body); !problem.empty()) {
       *error = set.files[name] + ": script '" + name + "' does not compile: " + problem;
       return std::nullopt;
     }

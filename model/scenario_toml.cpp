@@ -15,7 +15,7 @@
 
 #include <toml++/toml.h>
 
-#include "core/server.h"
+#include "core/script_host.h"
 
 #include <algorithm>
 #include <cassert>
@@ -28,7 +28,6 @@
 #include <filesystem>
 #include <limits>
 #include <map>
-#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -306,6 +305,18 @@ bool IsHiddenCodePoint(uint32_t cp) {
          (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff;
 }
 
+// The code point of the UTF-8 sequence at s[i] and its length in bytes, or length 0 for a byte
+// that does not start a whole sequence (a stray continuation byte, a sequence cut short).
+std::pair<uint32_t, size_t> CodePointAt(std::string_view s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  const size_t len =
+      c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  if (len == 0 || i + len > s.size()) return {c, 0};
+  uint32_t cp = len == 1 ? c : c & (0x7fu >> len);
+  for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3fu);
+  return {cp, len};
+}
+
 // A string for a message: characters that would not show (controls, zero-width and direction
 // marks, invalid bytes) written as \u{...} or \x.., and a long one cut short, so that a message
 // stays one readable line whatever the file holds.
@@ -314,22 +325,15 @@ std::string Shown(std::string_view s) {
   std::string out;
   size_t i = 0;
   while (i < s.size() && out.size() < kShownMax) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const size_t len =
-        c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (len == 0 || i + len > s.size()) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    const auto [cp, len] = CodePointAt(s, i);
+    char buf[16];
+    if (len == 0) {
+      std::snprintf(buf, sizeof buf, "\\x%02x", cp);
       out += buf;
       ++i;
       continue;
     }
-    uint32_t cp = len == 1 ? c : c & (0x7fu >> len);
-    for (size_t k = 1; k < len; ++k) {
-      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3fu);
-    }
     if (IsHiddenCodePoint(cp)) {
-      char buf[16];
       std::snprintf(buf, sizeof buf, "\\u{%04X}", cp);
       out += buf;
     } else {
@@ -349,13 +353,8 @@ std::string Shown(std::string_view s) {
 std::string HiddenCharacter(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : 4;
-    if (i + len > s.size()) return "an invalid byte";
-    uint32_t cp = len == 1 ? c : c & (0x7fu >> len);
-    for (size_t k = 1; k < len; ++k) {
-      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3fu);
-    }
+    const auto [cp, len] = CodePointAt(s, i);
+    if (len == 0) return "an invalid byte";
     if (IsHiddenCodePoint(cp)) {
       char code[16];
       std::snprintf(code, sizeof code, "U+%04X", cp);
@@ -713,7 +712,6 @@ class Loader {
 
   const std::string file_;
   const std::filesystem::path directory_;
-  std::unique_ptr<Server> script_server_;  // Compiles script files (CheckScript), made on demand.
   std::vector<Recorded> problems_;
   std::map<std::string, Declared> declared_;
   std::vector<std::string> declared_order_;  // For messages: names in file order.
@@ -884,9 +882,9 @@ std::optional<std::string> Loader::CheckScript(const std::filesystem::path& path
   // Compiled as redis-server compiles it for SCRIPT LOAD (without running it), so that a file
   // that is not Lua is refused here, not found out by every release failing with "Error
   // compiling script" while the run reports the rest.
-  if (script_server_ == nullptr) script_server_ = std::make_unique<Server>();
-  const Reply reply = script_server_->Execute({"SCRIPT", "LOAD", body}, 0);
-  if (reply.is_error()) return shown + " does not compile: " + reply.str;
+  if (const std::string problem = ScriptHost::CompileError(body); !problem.empty()) {
+    return shown + " does not compile: " + problem;
+  }
   return std::nullopt;
 }
 

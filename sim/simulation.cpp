@@ -43,9 +43,6 @@ constexpr int64_t kAofFsyncPeriodUs = 1'000'000;
 
 std::string Ms(int64_t us) { return history::FormatMs(us); }
 
-// How the emulator's reply to a script stopped by its step budget begins (core/script_host).
-constexpr std::string_view kRunawayScript = "BUSY lockstep stopped the script after ";
-
 }  // namespace
 
 // --- processes ------------------------------------------------------------------------------
@@ -174,8 +171,9 @@ struct Simulation::Impl {
   history::Recorder recorder;
   Name lock_id = names::kNone;  // The scenario's lock name.
   bool interrupted = false;
-  std::string stalled;  // Why the progress watchdog stopped the run; empty if it did not.
-  std::string runaway;  // A script that ran past its step budget stopped the run: where.
+  // Why the run stopped early as bad input, or empty: a script ran past its step budget, or
+  // the progress watchdog found a loop that never lets time advance.
+  std::string stalled;
   TrueTime end_us = 0;
   std::vector<std::pair<std::string, std::string>> derived;
   std::vector<std::unique_ptr<Node>> nodes;
@@ -476,6 +474,7 @@ struct Simulation::Impl {
       Reply reply;
       Effects fx;
       int64_t wait_replicas = -1;
+      bool ran_out = false;  // A script ran past its step budget (ScriptHost::last_script_ran_out).
       const std::string_view command = argv.empty() ? std::string_view() : argv[0];
       if (EqualsNoCase(command, "SUBSCRIBE") && argv.size() == 2) {
         auto& subs = n.subscribers[argv[1]];
@@ -503,6 +502,9 @@ struct Simulation::Impl {
         n.server->set_pubsub(&bridge);
         reply = n.server->Execute(argv, now_ms, &fx);
         n.server->set_pubsub(nullptr);
+        ran_out = reply.is_error() && command.size() >= 4 &&
+                  EqualsNoCase(command.substr(0, 4), "eval") &&
+                  n.server->scripts().last_script_ran_out();
       }
       history::Event e;
       e.type = EventType::kExec;
@@ -516,10 +518,10 @@ struct Simulation::Impl {
       e.value = static_cast<int64_t>(request);
       e.detail = history::ReplyDetail{&reply};
       Record(e);
-      if (reply.is_error() && reply.str.rfind(kRunawayScript, 0) == 0 && runaway.empty()) {
+      if (ran_out && stalled.empty()) {
         // A script past its step budget would keep redis-server busy until SCRIPT KILL: the
         // lock service is down from here on, and each retry would burn another budget.
-        runaway = "the run stopped at " + Ms(engine.now()) + " of true time: " + n.name +
+        stalled = "the run stopped at " + Ms(engine.now()) + " of true time: " + n.name +
                   " ran " + c.name + "'s " + std::string(command) +
                   " past the script step budget (" + reply.str.substr(0, reply.str.find(';')) +
                   "); on redis-server 7.0 it would keep the server busy, answering every other "
@@ -1339,15 +1341,14 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
   while (s.engine.now() < end) {
     const TrueTime until = std::min(end, next_report);
     if (!s.engine.RunUntil(until, should_stop ? &should_stop : nullptr)) {
-      if (!s.runaway.empty()) {
-        s.stalled = s.runaway;
-      } else if (s.engine.stalled()) {
+      // A runaway script has said why already (stalled); else the watchdog, else a stop.
+      if (s.stalled.empty() && s.engine.stalled()) {
         s.stalled = "the run stopped at " + Ms(s.engine.now()) + " of true time: more than " +
                     std::to_string(kMaxEventsPerInstant) +
                     " events at that one instant, so time would never advance (a loop that "
                     "never waits: zero delays, or retries at once); busiest there: " +
                     s.LoopingProcesses();
-      } else {
+      } else if (s.stalled.empty()) {
         s.interrupted = true;
       }
       break;
