@@ -33,6 +33,7 @@ CaseOutcome RunCaseOrThrow(const Scenario& s, const std::vector<std::string>& wa
   }
   PipelineOptions options;
   options.history = history::HistoryFormat::kNone;
+  options.readers_thread = false;  // The search runs a case on every core already.
   options.progress_every_us = s.duration_us + 1;  // No progress calls.
   bool over = false;
   const auto deadline =

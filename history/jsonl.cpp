@@ -1,5 +1,6 @@
 #include "history/jsonl.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <charconv>
@@ -317,7 +318,11 @@ class LineHead {
       AppendJsonString(out_, names.Str(name));
       return;
     }
-    if (name >= quoted->size()) quoted->resize(names.size());
+    // Grown by the name's id, not by names.size(): the table may be growing on another
+    // thread meanwhile (history/handoff.h).
+    if (name >= quoted->size()) {
+      quoted->resize(std::max<size_t>(size_t{name} + 1, 2 * quoted->size()));
+    }
     std::string& q = (*quoted)[name];
     if (q.empty()) AppendJsonString(&q, names.Str(name));
     Bytes(q.data(), q.size());

@@ -14,9 +14,11 @@
 #define LOCKSTEP_HISTORY_NAMES_H_
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -99,8 +101,14 @@ class NameTable {
   Name Intern(std::string_view s);
   // The id of `s` if it was interned, else names::kNone (for s != "").
   Name Find(std::string_view s) const;
-  std::string_view Str(Name name) const { return views_[name]; }
-  size_t size() const { return views_.size(); }
+  // Safe to call from another thread for any name that thread learnt of (an event handed over
+  // through a lock): interning more names never moves the views already made.
+  std::string_view Str(Name name) const {
+    const uint64_t j = uint64_t{name} + kFirstSegment;
+    const int segment = std::bit_width(j) - kFirstSegmentBits - 1;
+    return segments_[static_cast<size_t>(segment)][j - (kFirstSegment << segment)];
+  }
+  size_t size() const { return size_; }  // The interning thread's: not for other threads.
 
  private:
   // The simulator interns a command's label and a message's channel as it sends them: names
@@ -124,8 +132,14 @@ class NameTable {
     }
   };
 
+  // The views by name, in segments of 1024, 2048, 4096 ... views that are never moved once
+  // made (a vector's would move as it grew, under a reader on another thread). 23 segments
+  // hold every Name a uint32_t can be.
+  static constexpr int kFirstSegmentBits = 10;
+  static constexpr uint64_t kFirstSegment = uint64_t{1} << kFirstSegmentBits;
+  std::array<std::unique_ptr<std::string_view[]>, 23> segments_;
+  size_t size_ = 0;
   std::deque<std::string> storage_;  // A deque never moves its elements: the views stay valid.
-  std::vector<std::string_view> views_;
   std::unordered_map<std::string_view, Name, ShortNameHash> ids_;
 };
 

@@ -2,6 +2,9 @@
 
 #include <chrono>
 #include <memory>
+#include <vector>
+
+#include "history/handoff.h"
 
 namespace lockstep {
 
@@ -36,13 +39,20 @@ std::optional<PipelineResult> RunPipelineWith(
     const std::function<DriveOutcome(const std::function<bool()>& should_stop)>& drive,
     std::string* error) {
   check::Checker checker(&recorder.names(), CheckOptionsOf(scenario));
-  recorder.AddSink(&checker);
   std::unique_ptr<history::HistoryWriter> writer;
   if (options.history != history::HistoryFormat::kNone) {
     writer = history::HistoryWriter::Open(options.history_path, options.history, &recorder.names(),
                                           error);
     if (!writer) return std::nullopt;
-    recorder.AddSink(writer.get());
+  }
+  std::vector<history::EventSink*> readers = {&checker};
+  if (writer) readers.push_back(writer.get());
+  std::unique_ptr<history::Handoff> handoff;
+  if (options.readers_thread) {
+    handoff = std::make_unique<history::Handoff>(readers);
+    recorder.AddSink(handoff.get());
+  } else {
+    for (history::EventSink* reader : readers) recorder.AddSink(reader);
   }
   const auto start = std::chrono::steady_clock::now();
   // A write error (a full disk) stops the run at once: nothing it did after could be kept.
@@ -51,6 +61,8 @@ std::optional<PipelineResult> RunPipelineWith(
            (options.should_stop && options.should_stop()) || (writer && writer->failed());
   };
   const DriveOutcome outcome = drive(should_stop);
+  // Everything the driver recorded is read before the file is closed or the verdict made.
+  if (handoff) handoff->Finish();
   PipelineResult result;
   // The file is complete and closed before anyone reads it again.
   if (writer && !writer->Close()) {

@@ -29,6 +29,10 @@ struct PipelineOptions {
   // Asked about every 1024 events, besides *interrupted: true stops the run there (a search's
   // per-case event and time limits).
   std::function<bool()> should_stop;
+  // The checkers and the history file's writer read the events on a thread of their own
+  // (history/handoff.h), beside the driver: the same results, sooner. A search that already
+  // runs one case per core turns it off.
+  bool readers_thread = true;
 };
 
 struct PipelineResult {

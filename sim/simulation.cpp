@@ -583,9 +583,10 @@ struct Simulation::Impl {
     int64_t Publish(std::string_view channel, std::string_view message) override {
       auto it = node_.subscribers.find(channel);
       if (it == node_.subscribers.end()) return 0;
-      // One copy of the message for all the subscribers' deliveries, which outlive the command.
-      const auto published =
-          std::make_shared<const Published>(Published{std::string(channel), std::string(message)});
+      // One copy of the message for all the subscribers' deliveries, which outlive the command
+      // (its channel's name interned once for all of them).
+      const auto published = std::make_shared<const Published>(
+          Published{std::string(channel), std::string(message), impl_.Intern(channel)});
       // The bridge lives only while the command runs; deliveries must not refer to it.
       Impl* impl = &impl_;
       for (int index : it->second) {
@@ -600,7 +601,7 @@ struct Simulation::Impl {
             e.type = EventType::kMessage;
             e.process = c.id;
             e.peer = impl->nodes[static_cast<size_t>(node_index)]->id;
-            e.op = impl->Intern(ch);
+            e.op = published->channel_id;
             e.detail = history::Text{msg};
             impl->Record(e);
             c.protocol->OnMessage(*c.outbox, impl->SlotOf(c, node_index), ch, msg);
@@ -614,6 +615,7 @@ struct Simulation::Impl {
     struct Published {
       std::string channel;
       std::string message;
+      Name channel_id;
     };
     Impl& impl_;
     Node& node_;
@@ -633,12 +635,15 @@ struct Simulation::Impl {
     return cluster_nodes[static_cast<size_t>(owner)];
   }
 
+  // Command names are ASCII: folded without the locale's tolower (a call per byte, on every
+  // command the simulator routes).
   static bool EqualsNoCase(std::string_view a, std::string_view b) {
+    const auto lower = [](char x) {
+      return x >= 'A' && x <= 'Z' ? static_cast<char>(x - 'A' + 'a') : x;
+    };
     return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-             return std::tolower(static_cast<unsigned char>(x)) ==
-                    std::tolower(static_cast<unsigned char>(y));
-           });
+           std::equal(a.begin(), a.end(), b.begin(),
+                      [&lower](char x, char y) { return lower(x) == lower(y); });
   }
 
   // The protocol's slot for a node (messages from a node the client does not address go to
