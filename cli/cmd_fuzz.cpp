@@ -227,7 +227,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   }
 
   ScenarioError load_error;
-  std::optional<Scenario> loaded = LoadScenarioFile(file, &load_error);
+  std::optional<Scenario> loaded = LoadScenarioFile(ResolveScenario("fuzz", file), &load_error);
   if (!loaded) {
     std::cerr << load_error.ToString() << "\n";
     return kExitBadInput;

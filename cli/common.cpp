@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "cli/subcommands.h"
 #include "core/server.h"
@@ -66,9 +68,55 @@ const char* InterruptScope::signal_name() const {
   }
 }
 
+namespace {
+
+// Where lockstep's bundled files (lua/, scenarios/) may be, in the order they are tried: next
+// to an installed binary (<prefix>/bin/lockstep: <prefix>/share/lockstep), then the source tree
+// of a build-tree binary (<source>/build/lockstep: <source>). Found from the binary's own path,
+// so an installed or moved tree works from any directory.
+std::vector<std::filesystem::path> DataRoots() {
+  std::vector<std::filesystem::path> roots;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && exe.has_parent_path()) {
+    const std::filesystem::path prefix = exe.parent_path().parent_path();
+    roots.push_back(prefix / "share" / "lockstep");
+    roots.push_back(prefix);
+  }
+  return roots;
+}
+
+bool IsFile(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
+}
+
+}  // namespace
+
 std::string DefaultLuaDir() {
   if (const char* env = std::getenv("LOCKSTEP_LUA_DIR")) return env;
-  return LOCKSTEP_LUA_DIR;
+  for (const std::filesystem::path& root : DataRoots()) {
+    if (IsFile(root / "lua" / "rlock" / "v3.13.6" / "acquire.lua")) return (root / "lua").string();
+  }
+  return LOCKSTEP_LUA_DIR;  // The source tree it was built from.
+}
+
+std::string ResolveScenarioPath(const std::string& file, bool* bundled) {
+  *bundled = false;
+  const std::filesystem::path given(file);
+  std::error_code ec;
+  if (file.empty() || given.is_absolute() || std::filesystem::exists(given, ec)) return file;
+  for (const std::filesystem::path& root : DataRoots()) {
+    std::vector<std::filesystem::path> candidates = {root / given, root / "scenarios" / given};
+    if (!given.has_extension()) candidates.push_back(root / "scenarios" / (file + ".toml"));
+    for (const std::filesystem::path& c : candidates) {
+      if (IsFile(c)) {
+        *bundled = true;
+        return c.string();
+      }
+    }
+  }
+  return file;
 }
 
 std::string ShellQuote(const std::string& s) {
@@ -117,10 +165,20 @@ std::string FormatVerdict(const check::Verdict& verdict,
   return body.str();
 }
 
+std::string ResolveScenario(const std::string& command, const std::string& file) {
+  bool bundled = false;
+  const std::string path = ResolveScenarioPath(file, &bundled);
+  if (bundled) {
+    std::cerr << "lockstep " << command << ": no " << file << " here; using the bundled " << path
+              << "\n";
+  }
+  return path;
+}
+
 std::optional<Scenario> LoadScenarioForRun(const std::string& command, const std::string& file,
                                            const RunOverrides& o, const po::variables_map& vm) {
   ScenarioError error;
-  std::optional<Scenario> scenario = LoadScenarioFile(file, &error);
+  std::optional<Scenario> scenario = LoadScenarioFile(ResolveScenario(command, file), &error);
   if (!scenario) {
     std::cerr << error.ToString() << "\n";
     return std::nullopt;

@@ -17,8 +17,18 @@
 
 namespace lockstep::cli {
 
-// $LOCKSTEP_LUA_DIR, or the source tree's lua/ folder.
+// $LOCKSTEP_LUA_DIR; else the lock scripts next to the binary: <prefix>/share/lockstep/lua for
+// an installed one, <source>/lua for one in <source>/build; else the source tree's lua/ it was
+// built from.
 std::string DefaultLuaDir();
+
+// A scenario file as given when it exists (or is absolute); else the bundled one of that name,
+// looked up where DefaultLuaDir() looks (so "scenarios/contention-10.toml", or just
+// "contention-10", works from any directory), with *bundled set; else `file` unchanged, for
+// the loader to say it cannot be read.
+std::string ResolveScenarioPath(const std::string& file, bool* bundled);
+// The same, saying on stderr which bundled file stands for `file`, as `lockstep COMMAND: ...`.
+std::string ResolveScenario(const std::string& command, const std::string& file);
 
 // `s` as one shell word: unchanged when that is safe, else in single quotes.
 std::string ShellQuote(const std::string& s);

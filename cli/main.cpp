@@ -37,7 +37,7 @@ const Subcommand kSubcommands[] = {
 void PrintUsage(std::FILE* out) {
   std::fprintf(out,
                "usage: lockstep <subcommand> [options]\n"
-               "       lockstep <subcommand> --help\n"
+               "       lockstep <subcommand> --help   (or: lockstep help <subcommand>)\n"
                "       lockstep --version\n\n"
                "lockstep tests whether Redis-based distributed locks (Redisson's reentrant,\n"
                "fair, read-write, RedLock, fenced ...) keep their promises, on an emulated\n"
@@ -63,6 +63,15 @@ int main(int argc, char** argv) {
     return lockstep::cli::kExitBadInput;
   }
   const std::string first = argv[1];
+  if (first == "help" && argc >= 3) {
+    // lockstep help CMD: CMD's own --help.
+    for (const Subcommand& s : kSubcommands) {
+      if (argv[2] == std::string(s.name)) return s.main({"--help"});
+    }
+    std::fprintf(stderr, "lockstep help: unknown subcommand '%s'\n\n", argv[2]);
+    PrintUsage(stderr);
+    return lockstep::cli::kExitBadInput;
+  }
   if (first == "--help" || first == "-h" || first == "help") {
     PrintUsage(stdout);
     return lockstep::cli::kExitOk;

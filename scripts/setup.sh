@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian 12 machine (as root) and builds lockstep into build/.
+# Sets up a fresh Debian 12 machine (as root), builds lockstep into build/ and installs it
+# (/usr/local/bin/lockstep, with its data in /usr/local/share/lockstep).
 #
-#   bash scripts/setup.sh            # install packages (if missing), configure, build
+#   bash scripts/setup.sh            # install packages (if missing), configure, build, install
+#   LOCKSTEP_PREFIX=DIR bash scripts/setup.sh   # ... installing into DIR/bin, DIR/share
+#   LOCKSTEP_INSTALL=0 bash scripts/setup.sh    # ... without installing
 #   LOCKSTEP_SANITIZE=1 bash scripts/setup.sh   # ... into build-asan/ with ASan + UBSan
 #   LOCKSTEP_WERROR=1 bash scripts/setup.sh     # ... with warnings as errors (the test command)
 #
@@ -98,3 +101,16 @@ fi
 cmake -S . -B "$dir" "${flags[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"
 echo "setup: built $dir/lockstep"
+# The normal build goes on PATH: /usr/local/bin/lockstep, its lock scripts and scenario library
+# in /usr/local/share/lockstep (found relative to the binary). LOCKSTEP_PREFIX installs
+# elsewhere; LOCKSTEP_INSTALL=0 skips it.
+if [ "${LOCKSTEP_SANITIZE:-0}" != 1 ] && [ "${LOCKSTEP_INSTALL:-1}" = 1 ]; then
+  prefix=${LOCKSTEP_PREFIX:-/usr/local}
+  if [ -w "$prefix" ] || [ "$(id -u)" = 0 ]; then
+    cmake --install "$dir" --prefix "$prefix" >/dev/null
+    echo "setup: installed $prefix/bin/lockstep ($("$prefix/bin/lockstep" --version))"
+  else
+    echo "setup: not installed ($prefix is not writable): run ./$dir/lockstep, or" \
+      "LOCKSTEP_PREFIX=\$HOME/.local bash scripts/setup.sh"
+  fi
+fi
