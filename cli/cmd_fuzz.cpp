@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/ci_outputs.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
 #include "fuzz/case.h"
@@ -60,25 +61,6 @@ const char* kFuzzHelp =
     "\n"
     "Options";
 
-
-std::string XmlEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') {
-          out += ' ';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
 std::string SizeText(const fuzz::CaseSize& size, const Scenario& materialized) {
   int threads = 0;

@@ -6,6 +6,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -18,6 +19,7 @@
 
 #include "check/check.h"
 #include "pipeline/pipeline.h"
+#include "cli/ci_outputs.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
 #include "history/jsonl.h"
@@ -69,6 +71,10 @@ const char* kRunHelp =
     "verdict, its reports and DIR/summary.txt are kept. A write that fails (a full disk, a\n"
     "file-size limit) stops the run at once with a message; the file it was writing is\n"
     "removed, so nothing half-written is left behind.\n"
+    "\n"
+    "For CI: --json FILE writes the verdict per property, its violations, the seed, the\n"
+    "history's hash and the timings (schema: docs/ci.md); --junit FILE one testcase per\n"
+    "property. A scenario whose [expect] judges nothing is refused unless --no-expect.\n"
     "\n"
     "Exit status: 0 the verdict matches [expect], 1 it does not, or an output file could not\n"
     "be written; 2 bad input (a flag, the scenario, an --out that cannot be created or\n"
@@ -124,7 +130,8 @@ int RunMain(const std::vector<std::string>& args) {
   uint64_t seed = 0;
   int64_t duration_ms = 0;
   double time_scale = 1;
-  bool quiet = false;
+  bool quiet = false, no_expect = false;
+  std::string json_path, junit_path;
   po::options_description desc(kRunHelp);
   desc.add_options()("help,h", "show this help")(
       "seed", po::value(&seed), "override the scenario's seed")(
@@ -138,6 +145,14 @@ int RunMain(const std::vector<std::string>& args) {
       "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
       "history", po::value(&history_format)->default_value(history_format),
       "what to keep of the history: jsonl, jsonl.gz or none")(
+      "json", po::value(&json_path),
+      "also write the verdict as JSON to this file (schema lockstep-run/1, docs/ci.md)")(
+      "junit", po::value(&junit_path),
+      "also write JUnit XML to this file: one testcase per property, failed when it does not "
+      "match [expect], skipped when not judged")(
+      "no-expect", po::bool_switch(&no_expect),
+      "run a scenario whose [expect] judges nothing (else refused: a run that cannot fail "
+      "proves nothing)")(
       "quiet,q", po::bool_switch(&quiet), "no progress line");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value(&file));
@@ -169,6 +184,15 @@ int RunMain(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
 
+  // After every other check of the scenario: what cannot run is said first.
+  const bool judges = std::any_of(scenario.expect.begin(), scenario.expect.end(),
+                                  [](const auto& e) { return e.second != Expectation::kAny; });
+  if (!judges && !no_expect) {
+    std::cerr << file << ": nothing to judge: the scenario's [expect] names no property that must "
+              << "hold or be violated, so the run could not fail. Add one, e.g.\n  [expect]\n  "
+              << "mutual_exclusion = \"hold\"\nor pass --no-expect to run it unjudged\n";
+    return kExitBadInput;
+  }
   std::string out_error;
   if (!PrepareOutDir(out_dir, &out_error)) {
     std::cerr << "lockstep run: --out: " << out_error << "\n";
@@ -309,6 +333,34 @@ int RunMain(const std::vector<std::string>& args) {
                       &write_error)) {
     std::cerr << "lockstep run: " << write_error << "\n";
     return kExitFailed;
+  }
+  if (!json_path.empty() || !junit_path.empty()) {
+    RunRecord record;
+    record.scenario = &scenario;
+    record.file = file;
+    record.verdict = &verdict;
+    record.judgement = &judgement;
+    record.interrupted = interrupted;
+    record.end_us = run->end_us;
+    record.history_format = history::HistoryFormatName(*format);
+    if (written_history) {
+      record.history_path = history_path;
+      record.history_hash = history::HashHex(run->history_hash);
+    }
+    record.history_events = run->history_events;
+    record.reports = written;
+    record.reproduce = reproduce;
+    record.wall_s = wall_s;
+    record.reports_s = written_history ? report_s : 0;
+    record.peak_rss_kib = PeakRssKb();
+    if (!json_path.empty() && !WriteWholeFile(json_path, RunJson(record), &write_error)) {
+      std::cerr << "lockstep run: --json: " << write_error << "\n";
+      return kExitFailed;
+    }
+    if (!junit_path.empty() && !WriteWholeFile(junit_path, RunJunit(record), &write_error)) {
+      std::cerr << "lockstep run: --junit: " << write_error << "\n";
+      return kExitFailed;
+    }
   }
   // An output missing for want of space is a failure whatever the verdict: whoever reads the
   // exit status alone must not take the run for complete.

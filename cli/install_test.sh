@@ -57,7 +57,8 @@ if grep -q "bundled" run4.out || ! grep -q "local-copy" run4.out; then
 fi
 
 # help CMD is CMD's --help; an unknown one is bad input.
-"$out/moved/bin/lockstep" help run | grep -q -- '--history' || { echo "FAIL: help run"; exit 1; }
+"$out/moved/bin/lockstep" help run >help.out || { echo "FAIL: help run exited $?"; exit 1; }
+grep -q -- '--history' help.out || { echo "FAIL: help run"; cat help.out; exit 1; }
 set +e
 "$out/moved/bin/lockstep" help nosuch >/dev/null 2>&1
 code=$?
