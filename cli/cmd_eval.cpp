@@ -95,11 +95,19 @@ int EvalMain(const std::vector<std::string>& args) {
   // Long options only, so that a value such as "-1" is a value and not an unknown flag.
   const int style = po::command_line_style::unix_style ^ po::command_line_style::allow_short;
   po::variables_map vm;
+  if (!args.empty() && args.front() == "-h") {  // The one short option every command knows.
+    std::cout << options << "\n";
+    return kExitOk;
+  }
   try {
     po::store(po::command_line_parser(args).options(options).positional(positional).style(style)
                   .run(),
               vm);
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    std::cerr << "lockstep eval: " << e.what() << DidYouMean(e.get_option_name(), options)
+              << "\n(see lockstep eval --help)\n";
+    return kExitBadInput;
   } catch (const po::error& e) {
     std::cerr << "lockstep eval: " << e.what() << "\n(see lockstep eval --help)\n";
     return kExitBadInput;

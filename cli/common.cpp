@@ -2,8 +2,10 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +19,7 @@
 #include "core/server.h"
 #include "model/scenario_scale.h"
 #include "model/scenario_toml.h"
+#include "model/scenario_write.h"
 
 namespace po = boost::program_options;
 
@@ -189,7 +192,20 @@ std::optional<Scenario> LoadScenarioForRun(const std::string& command, const std
       std::cerr << "lockstep " << command << ": --duration-ms must be positive\n";
       return std::nullopt;
     }
+    const int64_t before = scenario->duration_us;
     scenario->duration_us = o.duration_ms * 1000;
+    // A shorter run would drop faults the scenario (and its [expect]) counts on, silently.
+    for (const FaultSpec& f : scenario->faults) {
+      if (f.at_us < before && f.at_us >= scenario->duration_us) {
+        std::cerr << "lockstep " << command << ": --duration-ms " << o.duration_ms
+                  << " ends the run before the scenario's " << FaultKindName(f.kind)
+                  << " fault at " << f.at_us / 1000 << " ms"
+                  << (f.line > 0 ? " (line " + std::to_string(f.line) + ")" : std::string())
+                  << ", which would never happen: give --duration-ms " << f.at_us / 1000 + 1
+                  << " or more, or edit the scenario's faults\n";
+        return std::nullopt;
+      }
+    }
   }
   if (vm.count("time-scale")) {
     if (!(o.time_scale > 0) || !std::isfinite(o.time_scale)) {
@@ -201,6 +217,46 @@ std::optional<Scenario> LoadScenarioForRun(const std::string& command, const std
   return scenario;
 }
 
+namespace {
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string DidYouMean(const std::string& typed, const po::options_description& desc) {
+  std::string_view word = typed;
+  while (!word.empty() && word.front() == '-') word.remove_prefix(1);
+  const size_t eq = word.find('=');
+  if (eq != std::string_view::npos) word = word.substr(0, eq);
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (const auto& option : desc.options()) {
+    const std::string& name = option->long_name();
+    if (name.empty()) continue;
+    const size_t d = EditDistance(word, name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = name;
+    }
+  }
+  // Close enough to be a slip: a letter or two for a short name, a third of a long one.
+  if (best.empty() || best_distance > std::max<size_t>(2, best.size() / 3)) return "";
+  return "; did you mean --" + best + "?";
+}
+
 std::optional<int> ParseArgs(const std::string& command, const std::vector<std::string>& args,
                              const po::options_description& desc,
                              const po::options_description& hidden, const char* positional_name,
@@ -210,8 +266,33 @@ std::optional<int> ParseArgs(const std::string& command, const std::vector<std::
   po::options_description all;
   all.add(desc).add(hidden);
   try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), *vm);
+    const po::parsed_options parsed =
+        po::command_line_parser(args).options(all).positional(positional).run();
+    // An unsigned option (a seed) takes "-1" and wraps it to 18446744073709551615: refused.
+    for (const po::option& o : parsed.options) {
+      const po::option_description* d = all.find_nothrow(o.string_key, false);
+      if (d == nullptr || o.value.empty()) continue;
+      boost::any probe;
+      try {
+        d->semantic()->parse(probe, {"0"}, true);
+      } catch (const std::exception&) {
+        continue;
+      }
+      const bool is_unsigned = probe.type() == typeid(uint64_t) || probe.type() == typeid(uint32_t) ||
+                               probe.type() == typeid(unsigned long long);
+      if (is_unsigned && !o.value.front().empty() && o.value.front().front() == '-') {
+        std::cerr << "lockstep " << command << ": --" << o.string_key
+                  << " takes a whole number from 0 to 18446744073709551615, not " << o.value.front()
+                  << "\n(see lockstep " << command << " --help)\n";
+        return kExitBadInput;
+      }
+    }
+    po::store(parsed, *vm);
     po::notify(*vm);
+  } catch (const po::unknown_option& e) {
+    std::cerr << "lockstep " << command << ": " << e.what() << DidYouMean(e.get_option_name(), desc)
+              << "\n(see lockstep " << command << " --help)\n";
+    return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "lockstep " << command << ": " << e.what() << "\n(see lockstep " << command
               << " --help)\n";

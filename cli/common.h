@@ -30,6 +30,9 @@ std::string ResolveScenarioPath(const std::string& file, bool* bundled);
 // The same, saying on stderr which bundled file stands for `file`, as `lockstep COMMAND: ...`.
 std::string ResolveScenario(const std::string& command, const std::string& file);
 
+// "; did you mean --history?" for an option `typed` ("--histroy") close to one of desc's, else "".
+std::string DidYouMean(const std::string& typed, const boost::program_options::options_description& desc);
+
 // `s` as one shell word: unchanged when that is safe, else in single quotes.
 std::string ShellQuote(const std::string& s);
 

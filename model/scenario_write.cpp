@@ -668,4 +668,8 @@ std::string ScenarioToToml(const Scenario& s, const ScenarioWriteOptions& option
   return out.Text();
 }
 
+std::string_view FaultKindName(FaultSpec::Kind kind) {
+  return kFaultKindNames[static_cast<size_t>(kind)];
+}
+
 }  // namespace lockstep

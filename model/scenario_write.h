@@ -20,6 +20,7 @@
 #define LOCKSTEP_MODEL_SCENARIO_WRITE_H_
 
 #include <string>
+#include <string_view>
 
 #include "model/scenario.h"
 
@@ -38,6 +39,9 @@ struct ScenarioWriteOptions {
 
 // The scenario file text for `s`, ending with a newline.
 std::string ScenarioToToml(const Scenario& s, const ScenarioWriteOptions& options = {});
+
+// A fault kind as a scenario file writes it: "partition", "clock_jump" ...
+std::string_view FaultKindName(FaultSpec::Kind kind);
 
 }  // namespace lockstep
 

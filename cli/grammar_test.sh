@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# One command-line grammar: a mistyped flag gets a suggestion, a negative number where a whole
+# number is wanted is refused (not wrapped to 2^64 - 1), a shorter --duration-ms that would drop
+# a scenario's faults is refused, -h and help CMD print CMD's help; every refusal exits 2 with a
+# message naming the flag.
+#
+#   cli/grammar_test.sh LOCKSTEP SOURCE_DIR OUT_DIR
+set -euo pipefail
+lockstep=$1
+src=$2
+out=$3
+rm -rf "$out"
+mkdir -p "$out"
+cd "$out"
+fail() { echo "FAIL: $*"; exit 1; }
+# refused WANT-STATUS PIECE ARGS...: runs lockstep ARGS, wants that status and PIECE in its output.
+refused() {
+  local want=$1 piece=$2
+  shift 2
+  set +e
+  "$lockstep" "$@" >out.txt 2>&1
+  local code=$?
+  set -e
+  [ "$code" = "$want" ] || { cat out.txt; fail "lockstep $*: exit $code, want $want"; }
+  grep -qF -- "$piece" out.txt || { cat out.txt; fail "lockstep $*: no '$piece'"; }
+}
+c10="$src/scenarios/contention-10.toml"
+ph="$src/scenarios/partition-holder.toml"
+
+refused 2 "did you mean --history?" run "$c10" --histroy none
+refused 2 "did you mean --duration-ms?" run "$c10" --duraton-ms 100
+refused 2 "did you mean --cases?" fuzz "$c10" --casse 3
+refused 2 "did you mean --keys?" eval x.lua --kyes a
+refused 2 "unrecognised option '--xyzzy'" run "$c10" --xyzzy
+refused 2 "--seed takes a whole number from 0 to 18446744073709551615, not -1" run "$c10" --seed -1
+refused 2 "--seed takes a whole number from 0 to 18446744073709551615, not -7" run "$c10" --seed=-7
+refused 2 "--seed takes a whole number" fuzz "$c10" --seed -3 --cases 1
+refused 2 "--seed takes a whole number" replay "$c10" --seed -2
+refused 2 "--duration-ms 500 ends the run before the scenario's partition fault at 5000 ms" \
+  run "$ph" --duration-ms 500 --out r1
+[ ! -e r1 ] || fail "a refused run wrote its output"
+refused 0 "usage: lockstep eval FILE" eval -h
+refused 0 "usage: lockstep run SCENARIO.toml" help run
+refused 0 "usage: lockstep report" help report
+refused 2 "unknown subcommand 'nosuch'" help nosuch
+refused 0 "lockstep " --version
+# A duration that keeps every fault is fine.
+refused 0 "result     PASS" run "$ph" --duration-ms 59000 --out r2 -q
+echo "ok: suggestions, negative seeds, dropped faults and help all as they should be"
