@@ -16,11 +16,13 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "check/check.h"
 #include "pipeline/pipeline.h"
 #include "cli/ci_outputs.h"
 #include "cli/common.h"
+#include "cli/seeds.h"
 #include "cli/subcommands.h"
 #include "history/jsonl.h"
 #include "history/writer.h"
@@ -28,6 +30,7 @@
 #include "model/scenario_scale.h"
 #include "model/scenario_toml.h"
 #include "reports/report.h"
+#include "reports/text.h"
 #include "sim/simulation.h"
 
 namespace po = boost::program_options;
@@ -75,6 +78,8 @@ const char* kRunHelp =
     "For CI: --json FILE writes the verdict per property, its violations, the seed, the\n"
     "history's hash and the timings (schema: docs/ci.md); --junit FILE one testcase per\n"
     "property. A scenario whose [expect] judges nothing is refused unless --no-expect.\n"
+    "--seeds A..B runs every seed of the range (in process, on every core), lists each in\n"
+    "DIR/seeds.txt and runs the first failing one again in full.\n"
     "\n"
     "Exit status: 0 the verdict matches [expect], 1 it does not, or an output file could not\n"
     "be written; 2 bad input (a flag, the scenario, an --out that cannot be created or\n"
@@ -83,6 +88,7 @@ const char* kRunHelp =
     "Example:\n"
     "  lockstep run scenarios/contention-10.toml\n"
     "  lockstep run scenarios/gc-pause-explicit-lease.toml --seed 7 --out /tmp/gc\n"
+    "  lockstep run scenarios/gc-pause-explicit-lease.toml --seeds 1..200 --junit seeds.xml\n"
     "\n"
     "Options";
 
@@ -123,6 +129,147 @@ bool PrepareOutDir(const std::string& dir, std::string* error) {
   return true;
 }
 
+// --seeds: runs every seed, prints and writes what it found. A value: the command is done, with
+// that exit status. nullopt: a seed failed; *failing is the first, to run again in full.
+std::optional<int> SweepSeeds(const std::string& file, const Scenario& scenario,
+                              const std::string& lua_dir, std::pair<uint64_t, uint64_t> range,
+                              int jobs, const std::string& out_dir, bool quiet,
+                              const std::string& json_path, const std::string& junit_path,
+                              const InterruptScope& interrupt, uint64_t* failing) {
+  const uint64_t count = range.second - range.first + 1;
+  std::cout << "scenario   " << scenario.name << " (" << file << ")\n"
+            << "seeds      " << range.first << ".." << range.second << " (" << count
+            << " runs on " << std::min<uint64_t>(count, static_cast<uint64_t>(jobs))
+            << " threads, no history kept)\n"
+            << std::flush;
+  const bool tty = isatty(fileno(stderr)) && !quiet;
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<SeedRun> runs =
+      RunSeeds(scenario, lua_dir, range.first, range.second, jobs, interrupt.flag(),
+               [&](uint64_t done) {
+                 if (quiet) return;
+                 const double wall =
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                 std::fprintf(stderr, "%s[%llu of %llu seeds, %.1f per s]%s", tty ? "\r" : "",
+                              static_cast<unsigned long long>(done),
+                              static_cast<unsigned long long>(count), wall > 0 ? done / wall : 0.0,
+                              tty ? "" : "\n");
+               });
+  if (tty) std::fprintf(stderr, "\r%60s\r", "");
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string lines;
+  uint64_t passed = 0, failed = 0, errors = 0, ran = 0;
+  const SeedRun* first_failing = nullptr;
+  const SeedRun* first_error = nullptr;
+  std::ostringstream shown;
+  for (const SeedRun& r : runs) {
+    if (!r.ran) continue;
+    ++ran;
+    lines += SeedLine(r) + "\n";
+    if (!r.error.empty()) {
+      ++errors;
+      if (first_error == nullptr) first_error = &r;
+    } else if (r.matches) {
+      ++passed;
+    } else {
+      ++failed;
+      if (first_failing == nullptr) first_failing = &r;
+      if (failed <= 20) {
+        shown << "  seed " << r.seed << ": ";
+        for (size_t i = 0; i < r.mismatches.size(); ++i) shown << (i ? "; " : "") << r.mismatches[i];
+        shown << "\n";
+      }
+    }
+  }
+  if (failed > 20) shown << "  ... and " << failed - 20 << " more (" << out_dir << "/seeds.txt)\n";
+  std::string error;
+  if (!WriteWholeFile(out_dir + "/seeds.txt", lines, &error)) {
+    std::cerr << "lockstep run: " << error << "\n";
+    return kExitFailed;
+  }
+  char figures[160];
+  std::snprintf(figures, sizeof(figures), "%llu pass, %llu fail, %llu could not run; %.2f s wall (%.1f runs per s)",
+                static_cast<unsigned long long>(passed), static_cast<unsigned long long>(failed),
+                static_cast<unsigned long long>(errors), wall_s, wall_s > 0 ? ran / wall_s : 0.0);
+  std::cout << "runs       " << figures << "\n" << shown.str() << "each seed   " << out_dir
+            << "/seeds.txt (seed, pass/fail, violations per property)\n";
+  const auto reproduce = [&file](uint64_t seed) {
+    return "lockstep run " + ShellQuote(file) + " --seed " + std::to_string(seed);
+  };
+  if (!json_path.empty()) {
+    std::ostringstream j;
+    j << "{\n  \"schema\": \"lockstep-seeds/1\",\n  \"scenario\": {\"name\": " << reports::JsonString(scenario.name)
+      << ", \"file\": " << reports::JsonString(file) << "},\n  \"seeds\": [" << range.first << ", "
+      << range.second << "],\n  \"result\": \""
+      << (interrupt.interrupted() ? "interrupted" : errors ? "error" : failed ? "fail" : "pass")
+      << "\",\n  \"first_failing_seed\": "
+      << (first_failing ? std::to_string(first_failing->seed) : std::string("null"))
+      << ",\n  \"runs\": [";
+    bool first = true;
+    for (const SeedRun& r : runs) {
+      if (!r.ran) continue;
+      j << (first ? "\n" : ",\n") << "    {\"seed\": " << r.seed << ", \"result\": \""
+        << (!r.error.empty() ? "error" : r.matches ? "pass" : "fail") << "\", \"violations\": {";
+      for (size_t i = 0; i < r.violations.size(); ++i) {
+        j << (i ? ", " : "") << reports::JsonString(r.violations[i].first) << ": " << r.violations[i].second;
+      }
+      j << "}}";
+      first = false;
+    }
+    j << "\n  ]\n}\n";
+    if (!WriteWholeFile(json_path, j.str(), &error)) {
+      std::cerr << "lockstep run: --json: " << error << "\n";
+      return kExitFailed;
+    }
+  }
+  if (!junit_path.empty()) {
+    std::ostringstream x;
+    x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"lockstep run\" tests=\"" << ran
+      << "\" failures=\"" << failed << "\" errors=\"" << errors << "\" time=\"" << wall_s << "\">\n"
+      << "  <testsuite name=\"" << XmlEscape("lockstep run " + scenario.name + " --seeds " +
+                                              std::to_string(range.first) + ".." +
+                                              std::to_string(range.second))
+      << "\" tests=\"" << ran << "\" failures=\"" << failed << "\" errors=\"" << errors << "\">\n";
+    for (const SeedRun& r : runs) {
+      if (!r.ran) continue;
+      x << "    <testcase classname=\"" << XmlEscape("lockstep.run." + scenario.name)
+        << "\" name=\"seed " << r.seed << "\" time=\"0\">";
+      if (!r.error.empty()) {
+        x << "<error message=\"" << XmlEscape(r.error) << "\"/>";
+      } else if (!r.matches) {
+        std::string message;
+        for (size_t i = 0; i < r.mismatches.size(); ++i) message += (i ? "; " : "") + r.mismatches[i];
+        x << "<failure message=\"" << XmlEscape(message) << "\">"
+          << XmlEscape("reproduce: " + reproduce(r.seed)) << "</failure>";
+      }
+      x << "</testcase>\n";
+    }
+    x << "  </testsuite>\n</testsuites>\n";
+    if (!WriteWholeFile(junit_path, x.str(), &error)) {
+      std::cerr << "lockstep run: --junit: " << error << "\n";
+      return kExitFailed;
+    }
+  }
+  if (interrupt.interrupted()) {
+    std::cout << "result     INTERRUPTED after " << ran << " of " << count << " seeds\n";
+    return interrupt.exit_status();
+  }
+  if (first_error != nullptr) {
+    std::cerr << file << ": seed " << first_error->seed << ": " << first_error->error << "\n";
+    std::cout << "result     ERROR: " << errors << " seed(s) could not run\n";
+    return kExitBadInput;
+  }
+  if (first_failing == nullptr) {
+    std::cout << "result     PASS: every seed's verdict matches the scenario's expectations\n";
+    return kExitOk;
+  }
+  std::cout << "first fail seed " << first_failing->seed << ": " << reproduce(first_failing->seed)
+            << "\n           run again below, with its history and reports in " << out_dir
+            << "\n\n" << std::flush;
+  *failing = first_failing->seed;
+  return std::nullopt;
+}
+
 }  // namespace
 
 int RunMain(const std::vector<std::string>& args) {
@@ -131,7 +278,8 @@ int RunMain(const std::vector<std::string>& args) {
   int64_t duration_ms = 0;
   double time_scale = 1;
   bool quiet = false, no_expect = false;
-  std::string json_path, junit_path;
+  std::string json_path, junit_path, seeds_text;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   po::options_description desc(kRunHelp);
   desc.add_options()("help,h", "show this help")(
       "seed", po::value(&seed), "override the scenario's seed")(
@@ -150,6 +298,10 @@ int RunMain(const std::vector<std::string>& args) {
       "junit", po::value(&junit_path),
       "also write JUnit XML to this file: one testcase per property, failed when it does not "
       "match [expect], skipped when not judged")(
+      "seeds", po::value(&seeds_text),
+      "run every seed A..B (e.g. 1..200) in process on --jobs threads, judge each, list them in "
+      "DIR/seeds.txt, and run the first failing one again with its history and reports")(
+      "jobs", po::value(&jobs), "threads for --seeds (default: every core)")(
       "no-expect", po::bool_switch(&no_expect),
       "run a scenario whose [expect] judges nothing (else refused: a run that cannot fail "
       "proves nothing)")(
@@ -193,10 +345,53 @@ int RunMain(const std::vector<std::string>& args) {
               << "mutual_exclusion = \"hold\"\nor pass --no-expect to run it unjudged\n";
     return kExitBadInput;
   }
+  // Stops the simulator (or the sweep of seeds) at the next event boundary. It lasts to the
+  // end, so that a signal while the reports and the summary are written lets them finish (no
+  // half-written file) and still gives the interrupted exit status.
+  InterruptScope interrupt;
+  std::optional<std::pair<uint64_t, uint64_t>> seeds;
+  if (!seeds_text.empty()) {
+    seeds = ParseSeedRange(seeds_text);
+    if (!seeds) {
+      std::cerr << "lockstep run: --seeds takes a range of whole numbers A..B with A <= B, e.g. "
+                   "1..200, not '" << seeds_text << "'\n";
+      return kExitBadInput;
+    }
+    if (vm.count("seed")) {
+      std::cerr << "lockstep run: --seed and --seeds: give one\n";
+      return kExitBadInput;
+    }
+    if (seeds->second - seeds->first >= 1'000'000) {
+      std::cerr << "lockstep run: --seeds: at most 1000000 seeds in one run\n";
+      return kExitBadInput;
+    }
+    if (jobs < 1 || jobs > 1024) {
+      std::cerr << "lockstep run: --jobs must be between 1 and 1024\n";
+      return kExitBadInput;
+    }
+    if (!vm.count("out")) {
+      out_dir = "lockstep-out/" + scenario.name + "-seeds" + std::to_string(seeds->first) + "-" +
+                std::to_string(seeds->second);
+    }
+  }
   std::string out_error;
   if (!PrepareOutDir(out_dir, &out_error)) {
     std::cerr << "lockstep run: --out: " << out_error << "\n";
     return kExitBadInput;
+  }
+  if (seeds) {
+    std::optional<int> done = SweepSeeds(file, scenario, lua_dir, *seeds, jobs, out_dir, quiet,
+                                         json_path, junit_path, interrupt, &scenario.seed);
+    if (done) return *done;
+    // The first failing seed, run again below with its history and reports; --json and
+    // --junit already describe the sweep.
+    json_path.clear();
+    junit_path.clear();
+    sim = sim::Simulation::Create(scenario, lua_dir, &setup_error);
+    if (!sim) {
+      std::cerr << file << ": " << setup_error << "\n";
+      return kExitBadInput;
+    }
   }
   const std::string history_path =
       *format == history::HistoryFormat::kNone ? "" : out_dir + "/" + history::HistoryFileName(*format);
@@ -225,10 +420,6 @@ int RunMain(const std::vector<std::string>& args) {
                  static_cast<unsigned long long>(sim->events_run()), wall, tty ? "" : "\n");
   };
   std::string write_error;
-  // The simulator looks at the flag between events and stops at the next boundary. The scope
-  // lasts to the end, so that a signal while the reports and the summary are written lets
-  // them finish (no half-written file) and still gives the interrupted exit status.
-  InterruptScope interrupt;
   pipeline.interrupted = interrupt.flag();
   std::optional<PipelineResult> run = RunPipeline(*sim, scenario, pipeline, &write_error);
   if (tty) std::fprintf(stderr, "\r%60s\r", "");

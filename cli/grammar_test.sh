@@ -39,6 +39,9 @@ refused 2 "--seed takes a whole number" replay "$c10" --seed -2
 refused 2 "--duration-ms 500 ends the run before the scenario's partition fault at 5000 ms" \
   run "$ph" --duration-ms 500 --out r1
 [ ! -e r1 ] || fail "a refused run wrote its output"
+refused 2 "--seeds takes a range of whole numbers A..B with A <= B" run "$c10" --seeds 5..1
+refused 2 "--seeds takes a range of whole numbers" run "$c10" --seeds -1..3
+refused 2 "--seed and --seeds: give one" run "$c10" --seed 1 --seeds 1..2
 refused 0 "usage: lockstep eval FILE" eval -h
 refused 0 "usage: lockstep run SCENARIO.toml" help run
 refused 0 "usage: lockstep report" help report
