@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 
 #include "cli/common.h"
@@ -87,6 +89,13 @@ int EmuMain(const std::vector<std::string>& args) {
   Server server(server_options);
   std::string line;
   int64_t line_number = 0;
+  // On a terminal, a prompt as redis-cli shows one (on stderr, so that what stdout carries is
+  // the replies alone); from a pipe or a file, none.
+  const bool interactive = isatty(fileno(stdin)) != 0;
+  const auto prompt = [interactive] {
+    if (interactive) std::fputs("lockstep-emu> ", stderr);
+  };
+  prompt();
   // std::getline splits at '\n' only and returns a last line without one, as linenoise does
   // for a non-terminal stdin; a '\r' before the '\n' is a blank to SplitArgs.
   while (std::getline(std::cin, line)) {
@@ -118,7 +127,9 @@ int EmuMain(const std::vector<std::string>& args) {
         }
         break;
     }
+    prompt();
   }
+  if (interactive) std::fputs("\n", stderr);
   return kExitOk;
 }
 

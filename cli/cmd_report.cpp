@@ -43,8 +43,12 @@ const char* kReportHelp =
     "(docs/history.md, \"What a reader accepts\"); anything else is refused with the file\n"
     "and the line, before any report is written.\n"
     "\n"
-    "Exit status: 0 written, 1 a file could not be written (nothing half-written is left),\n"
-    "2 bad input (a flag, a history refused as above, the scenario file).\n"
+    "It prints the verdict. With --scenario it is judged against the scenario's [expect], as\n"
+    "`run` judges it; without, every property must hold.\n"
+    "\n"
+    "Exit status: 0 the verdict matches (without --scenario: nothing violated), 1 it does\n"
+    "not, or a file could not be written (nothing half-written is left); 2 bad input (a flag,\n"
+    "a history refused as above, the scenario file).\n"
     "\n"
     "Example:\n"
     "  lockstep run scenarios/gc-pause-explicit-lease.toml --out /tmp/gc\n"
@@ -75,7 +79,7 @@ int ReportMain(const std::vector<std::string>& args) {
       "out", po::value(&out_dir), "output directory (default: the history's directory)")(
       "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
       "where the default lock scripts live, for their SHA-1s (also $LOCKSTEP_LUA_DIR)")(
-      "quiet,q", po::bool_switch(&quiet), "print nothing on success");
+      "quiet,q", po::bool_switch(&quiet), "print only the verdict and the result");
   po::options_description hidden;
   hidden.add_options()("history", po::value(&history_path));
   po::variables_map vm;
@@ -108,6 +112,10 @@ int ReportMain(const std::vector<std::string>& args) {
   meta.version = LOCKSTEP_VERSION;
   check::CheckOptions options;
   const int64_t end_us = run_note.end_us();
+  std::map<std::string, Expectation> expect;  // Without a scenario: every property must hold.
+  for (std::string_view property : history::kProperties) {
+    expect[std::string(property)] = Expectation::kHold;
+  }
   if (!scenario_file.empty()) {
     ScenarioError scenario_error;
     std::optional<Scenario> scenario = LoadScenarioFile(scenario_file, &scenario_error);
@@ -126,6 +134,7 @@ int ReportMain(const std::vector<std::string>& args) {
     if (duration_overridden) scenario->duration_us = end_us;
     reports::DescribeScenario(*scenario, &meta);
     meta.scenario_file = scenario_file;
+    expect = scenario->expect;
     std::string setup_error;
     // Only to learn the derived parameters (script SHA-1s, clocks): nothing is run.
     if (auto sim = sim::Simulation::Create(*scenario, lua_dir, &setup_error)) {
@@ -172,6 +181,8 @@ int ReportMain(const std::vector<std::string>& args) {
     return std::chrono::duration<double>(to - from).count();
   };
   const auto end = std::chrono::steady_clock::now();
+  const check::Judgement judgement = check::Judge(*verdict, expect);
+  std::cout << FormatVerdict(*verdict, expect) << std::flush;
   if (!quiet) {
     for (const reports::WrittenFile& f : written) {
       std::printf("wrote      %s (%.1f KiB)\n", f.path.c_str(),
@@ -183,8 +194,22 @@ int ReportMain(const std::vector<std::string>& args) {
     std::printf("wall       read %.2f s, checked %.2f s, rendered %.2f s\n",
                 seconds(wall_start, read_end), seconds(read_end, check_end),
                 seconds(check_end, end));
+    std::fflush(stdout);
   }
-  return kExitOk;
+  if (judgement.matches) {
+    std::cout << "result     PASS: "
+              << (scenario_file.empty() ? "no property violated"
+                                        : "the verdict matches the scenario's expectations")
+              << "\n";
+    return kExitOk;
+  }
+  std::cout << "result     FAIL: "
+            << (scenario_file.empty()
+                    ? "properties violated (give --scenario to judge them by its [expect]):"
+                    : "the verdict does not match the scenario's expectations:")
+            << "\n";
+  for (const std::string& m : judgement.mismatches) std::cout << "             " << m << "\n";
+  return kExitFailed;
 }
 
 }  // namespace lockstep::cli

@@ -305,7 +305,8 @@ int RunMain(const std::vector<std::string>& args) {
       "no-expect", po::bool_switch(&no_expect),
       "run a scenario whose [expect] judges nothing (else refused: a run that cannot fail "
       "proves nothing)")(
-      "quiet,q", po::bool_switch(&quiet), "no progress line");
+      "quiet,q", po::bool_switch(&quiet),
+      "no progress line, no details: only the verdict, the reproduce command and the result");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value(&file));
   po::variables_map vm;
@@ -404,7 +405,8 @@ int RunMain(const std::vector<std::string>& args) {
   if (vm.count("time-scale")) head << " (every duration times " << FormatFactor(time_scale) << ")";
   head << "\n";
   for (const auto& [name, value] : sim->derived()) head << "  " << name << ": " << value << "\n";
-  std::cout << head.str() << std::flush;
+  // -q: the verdict and the result only (summary.txt has everything).
+  if (!quiet) std::cout << head.str() << std::flush;
 
   const auto wall_start = std::chrono::steady_clock::now();
   const bool tty = isatty(fileno(stderr)) && !quiet;
@@ -504,11 +506,10 @@ int RunMain(const std::vector<std::string>& args) {
   char report_time[64];
   std::snprintf(report_time, sizeof(report_time), " in %.2f s wall\n", report_s);
 
-  std::ostringstream tail;
-  tail << "history    " << kept << "\n"
-       << figures << report_line << (written_history && reports_ok ? report_time : "\n")
-       << "reproduce  " << reproduce
-       << "\n";
+  std::ostringstream details, tail;
+  details << "history    " << kept << "\n"
+          << figures << report_line << (written_history && reports_ok ? report_time : "\n");
+  tail << "reproduce  " << reproduce << "\n";
   if (interrupted) {
     tail << "result     INTERRUPTED at " << Seconds(run->end_us) << " of "
          << Seconds(scenario.duration_us) << " simulated: the verdict above is of that prefix\n";
@@ -519,9 +520,9 @@ int RunMain(const std::vector<std::string>& args) {
     for (const std::string& m : judgement.mismatches) tail << "             " << m << "\n";
   }
 
-  std::cout << body.str() << tail.str() << std::flush;
-  if (!WriteWholeFile(out_dir + "/summary.txt", head.str() + body.str() + tail.str(),
-                      &write_error)) {
+  std::cout << body.str() << (quiet ? "" : details.str()) << tail.str() << std::flush;
+  if (!WriteWholeFile(out_dir + "/summary.txt",
+                      head.str() + body.str() + details.str() + tail.str(), &write_error)) {
     std::cerr << "lockstep run: " << write_error << "\n";
     return kExitFailed;
   }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command-line grammar: a mistyped flag gets a suggestion, a negative number where a whole
 # number is wanted is refused (not wrapped to 2^64 - 1), a shorter --duration-ms that would drop
-# a scenario's faults is refused, -h and help CMD print CMD's help; every refusal exits 2 with a
+# a scenario's faults is refused, -h and help CMD print CMD's help, -q means the same for run
+# and report, report exits as run does, emu prompts on a terminal; every refusal exits 2 with a
 # message naming the flag.
 #
 #   cli/grammar_test.sh LOCKSTEP SOURCE_DIR OUT_DIR
@@ -47,6 +48,27 @@ refused 0 "usage: lockstep run SCENARIO.toml" help run
 refused 0 "usage: lockstep report" help report
 refused 2 "unknown subcommand 'nosuch'" help nosuch
 refused 0 "lockstep " --version
+# -q is the same everywhere: no progress and no details, the verdict and the result stay.
+gc="$src/scenarios/gc-pause-explicit-lease.toml"
+refused 0 "result     PASS" run "$gc" -q --out q1
+lines=$(wc -l <out.txt)
+[ "$lines" -le 20 ] || { cat out.txt; fail "run -q printed $lines lines"; }
+grep -q '^  mutual_exclusion    VIOLATED' out.txt || fail "run -q left out the verdict"
+! grep -q '^seed \|^events \|^reports ' out.txt || fail "run -q printed details"
+grep -q '^seed ' q1/summary.txt || fail "summary.txt lost the head"
+# report exits as run does: judged by the scenario's [expect], or, without one, nothing may be
+# violated; -q prints the verdict and the result, not the files.
+refused 0 "result     PASS: the verdict matches" report q1/history.jsonl --scenario "$gc" --out q2
+refused 1 "result     FAIL: properties violated" report q1/history.jsonl --out q3 -q
+! grep -q '^wrote ' out.txt || fail "report -q listed its files"
+grep -q '^  mutual_exclusion    VIOLATED' out.txt || fail "report -q left out the verdict"
+# emu prompts on a terminal (on stderr), and not from a pipe.
+if command -v script >/dev/null; then
+  printf 'PING\nquit\n' | script -qc "$lockstep emu" /dev/null >tty.txt
+  grep -q 'lockstep-emu> PONG' tty.txt || { cat -A tty.txt; fail "no prompt on a terminal"; }
+fi
+printf 'PING\n' | "$lockstep" emu >pipe.txt 2>&1
+[ "$(cat pipe.txt)" = PONG ] || { cat pipe.txt; fail "emu from a pipe printed more than the reply"; }
 # A duration that keeps every fault is fine.
 refused 0 "result     PASS" run "$ph" --duration-ms 59000 --out r2 -q
 echo "ok: suggestions, negative seeds, dropped faults and help all as they should be"

@@ -127,8 +127,12 @@ TOML
       if kill -0 "$p" 2>/dev/null; then echo "FAIL: server pid $p still alive"; exit 1; fi
     done
     grep -q 'INTERRUPTED' "$dir.out" || { echo "FAIL: no INTERRUPTED result"; exit 1; }
-    "$lockstep" report "$dir/history.jsonl" --out "$dir/again" >"$dir.report.out" 2>&1 || {
-      cat "$dir.report.out"; echo "FAIL: the partial history does not read back"; exit 1; }
+    set +e
+    "$lockstep" report "$dir/history.jsonl" --out "$dir/again" >"$dir.report.out" 2>&1
+    code=$?
+    set -e
+    # 0 or 1 (the verdict of a prefix); 2 would be a history it cannot read.
+    [ "$code" -le 1 ] || { cat "$dir.report.out"; echo "FAIL: the partial history does not read back"; exit 1; }
     [ -s "$dir/again/report.html" ] || { echo "FAIL: no report from the partial history"; exit 1; }
     echo "ok: interrupted replay exited 130, stopped its servers ($pids), kept a readable history"
     ;;
