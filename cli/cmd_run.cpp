@@ -22,6 +22,7 @@
 #include "pipeline/pipeline.h"
 #include "cli/ci_outputs.h"
 #include "cli/common.h"
+#include "cli/run_store.h"
 #include "cli/seeds.h"
 #include "cli/subcommands.h"
 #include "history/jsonl.h"
@@ -137,11 +138,26 @@ std::optional<int> SweepSeeds(const std::string& file, const Scenario& scenario,
                               const std::string& json_path, const std::string& junit_path,
                               const InterruptScope& interrupt, uint64_t* failing) {
   const uint64_t count = range.second - range.first + 1;
-  std::cout << "scenario   " << scenario.name << " (" << file << ")\n"
+  // What it prints is kept too: the sweep's summary.txt when no seed is run again in full.
+  std::ostringstream said;
+  const auto say = [&said](const std::string& text) {
+    std::cout << text << std::flush;
+    said << text;
+  };
+  const auto finish = [&](int status) {
+    std::string write_error;
+    if (!WriteWholeFile(out_dir + "/summary.txt", said.str(), &write_error)) {
+      std::cerr << "lockstep run: " << write_error << "\n";
+      return kExitFailed;
+    }
+    return status;
+  };
+  std::ostringstream first_lines;
+  first_lines << "scenario   " << scenario.name << " (" << file << ")\n"
             << "seeds      " << range.first << ".." << range.second << " (" << count
             << " runs on " << std::min<uint64_t>(count, static_cast<uint64_t>(jobs))
-            << " threads, no history kept)\n"
-            << std::flush;
+            << " threads, no history kept)\n";
+  say(first_lines.str());
   const bool tty = isatty(fileno(stderr)) && !quiet;
   const auto start = std::chrono::steady_clock::now();
   const std::vector<SeedRun> runs =
@@ -191,8 +207,8 @@ std::optional<int> SweepSeeds(const std::string& file, const Scenario& scenario,
   std::snprintf(figures, sizeof(figures), "%llu pass, %llu fail, %llu could not run; %.2f s wall (%.1f runs per s)",
                 static_cast<unsigned long long>(passed), static_cast<unsigned long long>(failed),
                 static_cast<unsigned long long>(errors), wall_s, wall_s > 0 ? ran / wall_s : 0.0);
-  std::cout << "runs       " << figures << "\n" << shown.str() << "each seed   " << out_dir
-            << "/seeds.txt (seed, pass/fail, violations per property)\n";
+  say("runs       " + std::string(figures) + "\n" + shown.str() + "each seed  " + out_dir +
+      "/seeds.txt (seed, pass/fail, violations per property)\n");
   const auto reproduce = [&file](uint64_t seed) {
     return "lockstep run " + ShellQuote(file) + " --seed " + std::to_string(seed);
   };
@@ -251,17 +267,18 @@ std::optional<int> SweepSeeds(const std::string& file, const Scenario& scenario,
     }
   }
   if (interrupt.interrupted()) {
-    std::cout << "result     INTERRUPTED after " << ran << " of " << count << " seeds\n";
-    return interrupt.exit_status();
+    say("result     INTERRUPTED after " + std::to_string(ran) + " of " + std::to_string(count) +
+        " seeds\n");
+    return finish(interrupt.exit_status());
   }
   if (first_error != nullptr) {
     std::cerr << file << ": seed " << first_error->seed << ": " << first_error->error << "\n";
-    std::cout << "result     ERROR: " << errors << " seed(s) could not run\n";
-    return kExitBadInput;
+    say("result     ERROR: " + std::to_string(errors) + " seed(s) could not run\n");
+    return finish(kExitBadInput);
   }
   if (first_failing == nullptr) {
-    std::cout << "result     PASS: every seed's verdict matches the scenario's expectations\n";
-    return kExitOk;
+    say("result     PASS: every seed's verdict matches the scenario's expectations\n");
+    return finish(kExitOk);
   }
   std::cout << "first fail seed " << first_failing->seed << ": " << reproduce(first_failing->seed)
             << "\n           run again below, with its history and reports in " << out_dir
@@ -277,7 +294,7 @@ int RunMain(const std::vector<std::string>& args) {
   uint64_t seed = 0;
   int64_t duration_ms = 0;
   double time_scale = 1;
-  bool quiet = false, no_expect = false;
+  bool quiet = false, no_expect = false, force = false;
   std::string json_path, junit_path, seeds_text;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   po::options_description desc(kRunHelp);
@@ -288,7 +305,8 @@ int RunMain(const std::vector<std::string>& args) {
       "multiply every duration of the scenario by this factor (after --duration-ms): 0.1 makes "
       "a minute six seconds with every ratio kept (rates, counts and dates stay)")(
       "out", po::value(&out_dir),
-      "output directory (default: lockstep-out/<scenario>-seed<N>)")(
+      "output directory (default: a new folder in the run store, "
+      "lockstep-out/<scenario>/<time>-seed<N>, with a latest link and lockstep-out/index.html)")(
       "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
       "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
       "history", po::value(&history_format)->default_value(history_format),
@@ -302,6 +320,7 @@ int RunMain(const std::vector<std::string>& args) {
       "run every seed A..B (e.g. 1..200) in process on --jobs threads, judge each, list them in "
       "DIR/seeds.txt, and run the first failing one again with its history and reports")(
       "jobs", po::value(&jobs), "threads for --seeds (default: every core)")(
+      "force", po::bool_switch(&force), "replace the run an existing --out holds")(
       "no-expect", po::bool_switch(&no_expect),
       "run a scenario whose [expect] judges nothing (else refused: a run that cannot fail "
       "proves nothing)")(
@@ -326,9 +345,6 @@ int RunMain(const std::vector<std::string>& args) {
       LoadScenarioForRun("run", file, RunOverrides{seed, duration_ms, time_scale}, vm);
   if (!loaded) return kExitBadInput;
   Scenario scenario = std::move(*loaded);
-  if (out_dir.empty()) {
-    out_dir = "lockstep-out/" + scenario.name + "-seed" + std::to_string(scenario.seed);
-  }
 
   std::string setup_error;
   auto sim = sim::Simulation::Create(scenario, lua_dir, &setup_error);
@@ -370,9 +386,25 @@ int RunMain(const std::vector<std::string>& args) {
       std::cerr << "lockstep run: --jobs must be between 1 and 1024\n";
       return kExitBadInput;
     }
-    if (!vm.count("out")) {
-      out_dir = "lockstep-out/" + scenario.name + "-seeds" + std::to_string(seeds->first) + "-" +
-                std::to_string(seeds->second);
+  }
+  // No --out: a new folder in the run store. An --out holding an earlier run: only with --force.
+  const bool stored = !vm.count("out");
+  if (stored) {
+    out_dir = NewRunDir(kRunStoreRoot, scenario.name,
+                        seeds ? "seeds" + std::to_string(seeds->first) + "-" +
+                                    std::to_string(seeds->second)
+                              : "seed" + std::to_string(scenario.seed));
+  } else if (HoldsRun(out_dir)) {
+    if (!force) {
+      std::cerr << "lockstep run: --out " << out_dir << " holds an earlier run (its summary.txt): "
+                << "pass --force to replace it, choose another --out, or leave --out out to "
+                   "keep every run in " << kRunStoreRoot << "/\n";
+      return kExitBadInput;
+    }
+    std::string clear_error;
+    if (!ClearRun(out_dir, &clear_error)) {
+      std::cerr << "lockstep run: --force: " << clear_error << "\n";
+      return kExitFailed;
     }
   }
   std::string out_error;
@@ -380,10 +412,25 @@ int RunMain(const std::vector<std::string>& args) {
     std::cerr << "lockstep run: --out: " << out_error << "\n";
     return kExitBadInput;
   }
+  // After a run in the store: its latest link and index.html (a failure to write them fails
+  // the command, as any output does).
+  const auto store = [&](int status) {
+    if (!stored) return status;
+    std::string store_error;
+    if (!UpdateRunStore(kRunStoreRoot, out_dir, &store_error)) {
+      std::cerr << "lockstep run: " << store_error << "\n";
+      return status == kExitOk ? kExitFailed : status;
+    }
+    if (!quiet) {
+      std::cout << "stored     " << out_dir << " (" << kRunStoreRoot << "/" << scenario.name
+                << "/latest; every run: " << kRunStoreRoot << "/index.html)\n";
+    }
+    return status;
+  };
   if (seeds) {
     std::optional<int> done = SweepSeeds(file, scenario, lua_dir, *seeds, jobs, out_dir, quiet,
                                          json_path, junit_path, interrupt, &scenario.seed);
-    if (done) return *done;
+    if (done) return store(*done);
     // The first failing seed, run again below with its history and reports; --json and
     // --junit already describe the sweep.
     json_path.clear();
@@ -556,16 +603,16 @@ int RunMain(const std::vector<std::string>& args) {
   }
   // An output missing for want of space is a failure whatever the verdict: whoever reads the
   // exit status alone must not take the run for complete.
-  if (written_history && !reports_ok) return kExitFailed;
+  if (written_history && !reports_ok) return store(kExitFailed);
   if (interrupt.interrupted()) {
     if (!interrupted) {
       std::cerr << "lockstep run: " << interrupt.signal_name()
                 << " arrived after the run ended; its verdict, history, reports and summary are "
                    "complete\n";
     }
-    return interrupt.exit_status();
+    return store(interrupt.exit_status());
   }
-  return judgement.matches ? kExitOk : kExitFailed;
+  return store(judgement.matches ? kExitOk : kExitFailed);
 }
 
 }  // namespace lockstep::cli

@@ -33,7 +33,7 @@ line_of() {
 : >singles.txt
 for seed in $(seq 1 "$count"); do
   set +e
-  "$lockstep" run "$scenario" --seed "$seed" --history none -q --out single --json single.json >/dev/null 2>&1
+  "$lockstep" run "$scenario" --seed "$seed" --history none -q --force --out single --json single.json >/dev/null 2>&1
   c=$?
   set -e
   [ "$c" -le 1 ] || fail "seed $seed: a single run exited $c"

@@ -25,4 +25,4 @@ sed -e '/^scripts = /d' \
     -e '0,/^name = "\(.*\)"$/s//name = "\1-stock"/' \
     -e 's/^\([a-z_]*\) = "[a-z]*"\( *\)# stock: "\([a-z]*\)"$/\1 = "\3"\2# stock twin/' \
     "$broken" > "$twin"
-exec "$lockstep" run "$twin" --quiet --out "$out/run"
+exec "$lockstep" run "$twin" --quiet --force --out "$out/run"
