@@ -391,6 +391,31 @@ TEST_CASE("trace.json: valid JSON, balanced async slices, nesting X slices, matc
   CheckTraceGrammar(r.trace);
 }
 
+// A hold of no length (acquired and released at one microsecond, as a fast run records them)
+// and a fault of no length: each async slice's end still follows its begin.
+TEST_CASE("trace.json: a zero-length hold or fault writes its e after its b", "[reports][trace]") {
+  Recorder r;
+  r.Add(0, T::kNote, "sim", -1, "run", "end_us=1000000 seed=7 scenario=hand-made");
+  r.Add(0, T::kNote, "c1", -1, "client", "uuid=u1");
+  r.Add(100, T::kInvoke, "c1", 0, "acquire", "tryLock(wait=5000ms, lease=1000ms)", "", 1000);
+  r.Add(500, T::kExec, "n1", -1, "acquire", "(nil)", "c1", 1, 5);
+  r.Add(500, T::kLease, "n1", -1, "acquired", "u1:1", "", std::nullopt, 5);
+  r.Add(700, T::kOk, "c1", 0, "acquire", "acquired");
+  r.Add(700, T::kInvoke, "c1", 0, "release", "unlock()");
+  r.Add(700, T::kFault, "c1", -1, "pause", "pause for 0ms", "", 0);
+  r.Add(700, T::kFault, "c1", -1, "resume", "resumed");
+  r.Add(900, T::kExec, "n1", -1, "unlock", "1", "c1", 2, 5);
+  r.Add(900, T::kLease, "n1", -1, "released", "u1:1", "", std::nullopt, 5);
+  r.Add(1000, T::kOk, "c1", 0, "release", "released", "", 1);
+  r.Add(1'000'000, T::kNote, "sim", -1, "end");
+  const Rendered rendered = RenderAll(r.h, HandMeta());
+  CheckTraceGrammar(rendered.trace);  // Every e after its b.
+  CHECK(rendered.trace.find("\"holds lock\",\"cat\":\"hold\",\"ph\":\"b\",\"ts\":700") !=
+        std::string::npos);
+  CHECK(rendered.trace.find("\"holds lock\",\"cat\":\"hold\",\"ph\":\"e\",\"ts\":700") !=
+        std::string::npos);
+}
+
 TEST_CASE("trace.json: fault and violation instants, and the holder counter reaches 2",
           "[reports][trace]") {
   const Rendered r = RenderAll(SplitBrainHistory(), HandMeta());

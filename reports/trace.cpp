@@ -124,6 +124,11 @@ class TraceWriter {
 
   // --- emitting ---
 
+  // Where an async slice's end sorts among the events at its time: before the begins there
+  // (one slice ending as the next begins does not overlap it), except for a slice of no length,
+  // whose end must follow its own begin (emitted just before it, so next in serial order).
+  static int EndOrder(int64_t from_us, int64_t to_us) { return from_us == to_us ? 2 : 1; }
+
   void Emit(Half ts, int order, Half dur, const std::string& json) {
     events_.push_back({ts, order, -dur, serial_++, arena_.size(), json.size()});
     arena_ += json;
@@ -238,7 +243,7 @@ class TraceWriter {
         Emit(H(h.from_us), 2, 0, b);
         std::string e = Head(name, "hold", 'e', H(h.to_us), pid, tid);
         e += Format(",\"id\":%llu}", static_cast<unsigned long long>(id));
-        Emit(H(h.to_us), 1, 0, std::move(e));
+        Emit(H(h.to_us), EndOrder(h.from_us, h.to_us), 0, std::move(e));
       }
     }
   }
@@ -367,7 +372,7 @@ class TraceWriter {
       Emit(H(f.from_us), 2, 0, std::move(b));
       std::string e = Head(band, "fault", 'e', H(f.to_us), kRunPid, kFaultTid);
       e += Format(",\"id\":%llu}", static_cast<unsigned long long>(id));
-      Emit(H(f.to_us), 1, 0, std::move(e));
+      Emit(H(f.to_us), EndOrder(f.from_us, f.to_us), 0, std::move(e));
     }
   }
 
@@ -396,7 +401,7 @@ class TraceWriter {
       Emit(H(v.from_us), 2, 0, std::move(b));
       std::string e = Head(name, "violation", 'e', H(v.to_us), kRunPid, kViolationTid);
       e += Format(",\"id\":%llu}", static_cast<unsigned long long>(id));
-      Emit(H(v.to_us), 1, 0, std::move(e));
+      Emit(H(v.to_us), EndOrder(v.from_us, v.to_us), 0, std::move(e));
     }
   }
 
