@@ -45,8 +45,9 @@ done
 
 gc="$src/scenarios/gc-pause-explicit-lease.toml"
 "$lockstep" run "$gc" --quiet --history jsonl.gz --out "$out/gz" >"$out/gz.out"
-plain=$(sed -n 's/^history .*hash \([0-9a-f]*\)).*/\1/p' "$out/scenarios-gc-pause-explicit-lease-jsonl.out")
-gz=$(sed -n 's/^history .*hash \([0-9a-f]*\)).*/\1/p' "$out/gz.out")
+# (--quiet leaves the history line out of stdout; summary.txt has it.)
+plain=$(sed -n 's/^history .*hash \([0-9a-f]*\)).*/\1/p' "$out/scenarios-gc-pause-explicit-lease-jsonl/summary.txt")
+gz=$(sed -n 's/^history .*hash \([0-9a-f]*\)).*/\1/p' "$out/gz/summary.txt")
 if [ -z "$plain" ] || [ "$plain" != "$gz" ]; then
   echo "FAIL: jsonl.gz hash '$gz' is not the jsonl hash '$plain'"
   exit 1

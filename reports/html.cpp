@@ -48,9 +48,6 @@ constexpr int64_t kMaxPlotUnits = 4'000'000;  // see HtmlWriter::X
 constexpr size_t kMaxThreadLanes = 48;
 constexpr double kCharWidth = 6.3;  // DejaVu Sans at 11px, for label fitting (same in script)
 
-constexpr const char* kOwnerColours[] = {"#4e79a7", "#59a14f", "#b07aa1", "#9c755f", "#76b7b2",
-                                         "#edc948", "#f28e2b", "#8cd17d", "#ff9da7", "#bab0ac"};
-constexpr size_t kOwnerColourCount = std::size(kOwnerColours);
 constexpr const char* kClockColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                          "#8c564b", "#e377c2", "#17becf", "#bcbd22"};
 
@@ -537,7 +534,7 @@ class HtmlWriter {
            HtmlEscape(l.name) + "\" data-kind=\"thread\">" + Title(tip) + "<rect class=\"lanebg" +
            (i % 2 ? " alt" : "") + "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) +
            "\" height=\"" + I(kThreadLaneHeight) + "\"/><rect x=\"8\" y=\"" + I(y + 14) +
-           "\" width=\"10\" height=\"10\" rx=\"2\" fill=\"" + kOwnerColours[i % kOwnerColourCount] +
+           "\" width=\"10\" height=\"10\" rx=\"2\" fill=\"" + ThreadColour(i) +
            "\"/><text class=\"lname\" x=\"24\" y=\"" + I(y + 23) + "\">" + HtmlEscape(l.name) +
            "</text></g>\n";
     }
@@ -748,7 +745,7 @@ class HtmlWriter {
   // --- nodes: key owner, TTL, commands ---
 
   std::string OwnerColour(int thread) const {
-    return thread == kNone ? "#999999" : kOwnerColours[thread % kOwnerColourCount];
+    return thread == kNone ? "#999999" : ThreadColour(static_cast<size_t>(thread));
   }
 
   void Nodes(std::string* out) {

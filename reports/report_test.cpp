@@ -391,6 +391,17 @@ TEST_CASE("trace.json: valid JSON, balanced async slices, nesting X slices, matc
   CheckTraceGrammar(r.trace);
 }
 
+TEST_CASE("thread colours stay distinct past ten threads", "[reports][html]") {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < 900; ++i) {
+    INFO(i);
+    CHECK(seen.insert(ThreadColour(i)).second);
+  }
+  CHECK(ThreadColour(0) == "#4e79a7");
+  CHECK(ThreadColour(10) == "hsl(0,55%,42%)");
+  CHECK(ThreadColour(11) == "hsl(137,65%,58%)");
+}
+
 // A hold of no length (acquired and released at one microsecond, as a fast run records them)
 // and a fault of no length: each async slice's end still follows its begin.
 TEST_CASE("trace.json: a zero-length hold or fault writes its e after its b", "[reports][trace]") {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <iterator>
 
 namespace lockstep::reports {
 
@@ -35,6 +37,19 @@ std::string Duration(int64_t us) {
   if (minutes < 60) return Format("%s%lld min", sign, static_cast<long long>(minutes));
   return Format("%s%lld h %02lld min", sign, static_cast<long long>(minutes / 60),
                 static_cast<long long>(minutes % 60));
+}
+
+std::string ThreadColour(size_t index) {
+  static constexpr const char* kFirst[] = {"#4e79a7", "#59a14f", "#b07aa1", "#9c755f", "#76b7b2",
+                                           "#edc948", "#f28e2b", "#8cd17d", "#ff9da7", "#bab0ac"};
+  if (index < std::size(kFirst)) return kFirst[index];
+  const size_t k = index - std::size(kFirst);
+  // 137.5 degrees apart: each new hue falls in the widest gap left, so neighbours differ most.
+  const int hue = static_cast<int>(std::fmod(static_cast<double>(k) * 137.50776405, 360.0));
+  static constexpr int kLightness[] = {42, 58, 32};
+  static constexpr int kSaturation[] = {55, 65, 50};
+  const size_t band = k % 3;
+  return Format("hsl(%d,%d%%,%d%%)", hue, kSaturation[band], kLightness[band]);
 }
 
 std::string HtmlEscape(std::string_view s) {

@@ -24,6 +24,11 @@ std::string Seconds(int64_t us);
 std::string Duration(int64_t us);
 
 std::string HtmlEscape(std::string_view s);
+
+// The colour of client thread `index` (its lane's swatch, the key owners it shows up as):
+// Tableau's ten first, then hues a golden angle apart at three lightnesses in turn, so that no
+// two of the first 900 threads share one ("#4e79a7", ..., "hsl(137,55%,42%)").
+std::string ThreadColour(size_t index);
 void AppendJsonString(std::string* out, std::string_view s);
 std::string JsonString(std::string_view s);
 
