@@ -11,10 +11,13 @@
 #include <sstream>
 
 #include "cli/common.h"
+#include "reports/text.h"
 
 namespace fs = std::filesystem;
 
 namespace lockstep::cli {
+
+using reports::HtmlEscape;
 
 namespace {
 
@@ -25,20 +28,6 @@ constexpr const char* kRunFiles[] = {"history.jsonl", "history.jsonl.gz", "summa
 
 // At most this many runs in index.html, the newest.
 constexpr size_t kIndexRuns = 5000;
-
-std::string Html(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // A path relative to index.html, for an href: each part percent-encoded where it must be.
 std::string Href(const std::string& relative) {
@@ -103,9 +92,9 @@ std::string IndexHtml(const std::vector<StoredRun>& runs, size_t total) {
        "<th>files</th></tr>\n";
   for (const StoredRun& r : runs) {
     const std::string base = r.scenario + "/" + r.name + "/";
-    h << "<tr><td>" << Html(r.name) << "</td><td>" << Html(r.scenario) << "</td><td class=\""
-      << Html(r.result) << "\">" << Html(r.result) << "</td><td>" << Html(r.violated)
-      << "</td><td>";
+    h << "<tr><td>" << HtmlEscape(r.name) << "</td><td>" << HtmlEscape(r.scenario)
+      << "</td><td class=\"" << HtmlEscape(r.result) << "\">" << HtmlEscape(r.result)
+      << "</td><td>" << HtmlEscape(r.violated) << "</td><td>";
     if (r.report) h << "<a href=\"" << Href(base + "report.html") << "\">report</a> ";
     h << "<a href=\"" << Href(base + "summary.txt") << "\">summary</a></td></tr>\n";
   }
