@@ -1251,6 +1251,16 @@ class HtmlWriter {
 
   // --- tables: violations, faults, parameters ---
 
+  // A button that moves the view to violation v, when its interval has detail; else nothing.
+  std::string ShowButton(const check::Violation& v) const {
+    if (!InWindow(v.from_us, v.to_us)) return "";
+    const int64_t pad = std::max<int64_t>((v.to_us - v.from_us) / 4, 50'000);
+    return "<button type=\"button\" data-view-from-us=\"" +
+           I(std::max(window_.from_us, v.from_us - pad)) + "\" data-view-to-us=\"" +
+           I(std::min(std::max(window_.to_us, window_.from_us + 1000), v.to_us + pad)) +
+           "\">show</button>";
+  }
+
   void Tables(std::string* out) {
     std::string& o = *out;
     if (!shown_.empty()) {
@@ -1259,23 +1269,45 @@ class HtmlWriter {
            "<th>property</th><th>kind</th><th>threads</th><th>from</th><th>to</th><th>what "
            "happened</th>"
            "<th></th></tr>\n";
+      // Violations that share a cause (the same property, rule and threads: the acquisitions
+      // of one thread during another's pause, say) make one row, the first of them, with the
+      // others folded beneath it.
+      std::vector<std::vector<const ShownViolation*>> groups;
+      std::map<std::string, size_t> group_of;
       for (const ShownViolation& s : shown_) {
         const check::Violation& v = *s.violation;
+        std::vector<std::string> threads = v.threads;
+        std::sort(threads.begin(), threads.end());
+        std::string key = v.property + "\n" + v.kind;
+        for (const std::string& t : threads) key += "\n" + t;
+        const auto [it, added] = group_of.emplace(key, groups.size());
+        if (added) groups.emplace_back();
+        groups[it->second].push_back(&s);
+      }
+      for (const std::vector<const ShownViolation*>& group : groups) {
+        const check::Violation& v = *group.front()->violation;
         std::string threads;
         for (const std::string& t : v.threads) threads += (threads.empty() ? "" : ", ") + t;
-        const int64_t pad = std::max<int64_t>((v.to_us - v.from_us) / 4, 50'000);
-        o += "<tr" + std::string(s.index == 0 ? " class=\"lead\"" : "") + "><td>" +
-             I(static_cast<int64_t>(s.index)) + "</td><td>" + HtmlEscape(v.property) + "</td><td>" +
-             HtmlEscape(v.kind) + "</td><td>" + HtmlEscape(threads) + "</td><td>" +
-             Seconds(v.from_us) + "</td><td>" + Seconds(v.to_us) + "</td><td class=\"expl\">" +
-             HtmlEscape(v.explanation) + "</td><td>";
-        if (InWindow(v.from_us, v.to_us)) {
-          o += "<button type=\"button\" data-view-from-us=\"" +
-               I(std::max(window_.from_us, v.from_us - pad)) + "\" data-view-to-us=\"" +
-               I(std::min(std::max(window_.to_us, window_.from_us + 1000), v.to_us + pad)) +
-               "\">show</button>";
+        o += "<tr" + std::string(group.front()->index == 0 ? " class=\"lead\"" : "") + "><td>" +
+             I(static_cast<int64_t>(group.front()->index)) + "</td><td>" +
+             HtmlEscape(v.property) + "</td><td>" + HtmlEscape(v.kind) + "</td><td>" +
+             HtmlEscape(threads) + "</td><td>" + Seconds(v.from_us) + "</td><td>" +
+             Seconds(v.to_us) + "</td><td class=\"expl\">" + HtmlEscape(v.explanation);
+        if (group.size() > 1) {
+          const int64_t last_to = group.back()->violation->to_us;
+          o += Format("<details class=\"alike\"><summary>and %zu more like it (the same rule and "
+                      "threads), up to ",
+                      group.size() - 1) +
+               Seconds(last_to) + "</summary><table>";
+          for (size_t k = 1; k < group.size(); ++k) {
+            const check::Violation& w = *group[k]->violation;
+            o += "<tr><td>" + I(static_cast<int64_t>(group[k]->index)) + "</td><td>" +
+                 Seconds(w.from_us) + "</td><td>" + Seconds(w.to_us) + "</td><td>" +
+                 HtmlEscape(w.explanation) + "</td><td>" + ShowButton(w) + "</td></tr>";
+          }
+          o += "</table></details>";
         }
-        o += "</td></tr>\n";
+        o += "</td><td>" + ShowButton(v) + "</td></tr>\n";
       }
       o += "</table>";
       size_t total = 0;
@@ -1792,7 +1824,7 @@ button:hover{background:#e8e8e8}
 .legend .sw{display:inline-block;width:18px;height:9px;margin-right:4px;vertical-align:-1px;border-radius:2px}
 .note{color:#8a5a00;font-size:12px;margin:2px 0}.foot{color:#999;font-size:11px}
 table{border-collapse:collapse;font-size:12px;width:100%}th,td{border-bottom:1px solid #eee;padding:3px 6px;text-align:left;vertical-align:top}
-th{color:#666;font-weight:normal}tr.lead td{background:#fdecec}td.expl{max-width:700px}
+th{color:#666;font-weight:normal}tr.lead td{background:#fdecec}td.expl{max-width:700px}details.alike summary{cursor:pointer;color:#1f5f99;margin-top:4px}details.alike td{font-size:11px;background:none}
 ul.howto{font-size:12px;color:#444;max-width:1100px}
 svg text{font:11px "DejaVu Sans",sans-serif;fill:#333}
 #labels text{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}

@@ -537,6 +537,42 @@ TEST_CASE("summary.md: verdict table, the violation, figures and a Mermaid diagr
   CHECK(r.summary.find("Note over n1: key of c1.t0 expired (1.001 s)") != std::string::npos);
 }
 
+TEST_CASE("report.html: violations that share a cause make one row, the others folded in it",
+          "[reports][html]") {
+  // gc-pause-explicit-lease: c1.t0 acquires again and again while paused c2.t0 still believes
+  // it holds the lock: 8 overlaps of the same two threads, one row with 7 folded beneath.
+  ScenarioError error;
+  auto scenario =
+      LoadScenarioFile(LOCKSTEP_SOURCE_DIR "/scenarios/gc-pause-explicit-lease.toml", &error);
+  REQUIRE(scenario.has_value());
+  std::string setup_error;
+  auto sim = sim::Simulation::Create(*scenario, LOCKSTEP_SOURCE_DIR "/lua", &setup_error);
+  REQUIRE(sim != nullptr);
+  history::History h(sim->recorder().shared_names());
+  sim->recorder().AddSink(&h);
+  sim->Run();
+  ReportMeta meta;
+  DescribeScenario(*scenario, &meta);
+  const Rendered r = RenderAll(h, meta);
+  const check::PropertyResult* me = r.verdict.Find("mutual_exclusion");
+  REQUIRE(me != nullptr);
+  REQUIRE(me->violations.size() == 8);
+  const size_t table = r.html.find("id=\"violations\"");
+  REQUIRE(table != std::string::npos);
+  const std::string rows = r.html.substr(table, r.html.find("</section>", table) - table);
+  size_t top_rows = 0;
+  for (size_t at = rows.find("\n<tr"); at != std::string::npos; at = rows.find("\n<tr", at + 1)) {
+    ++top_rows;
+  }
+  // mutual_exclusion, resource_exclusion (8 each, one cause) and lease_safety: three rows.
+  CHECK(top_rows == 3);
+  CHECK(rows.find("and 7 more like it (the same rule and threads)") != std::string::npos);
+  // Every violation is still on the page, its explanation with it.
+  for (const check::Violation& v : me->violations) {
+    CHECK(rows.find(HtmlEscape(v.explanation)) != std::string::npos);
+  }
+}
+
 TEST_CASE("reports are byte-identical when rendered twice", "[reports]") {
   const Rendered a = RenderAll(SplitBrainHistory(), HandMeta());
   const Rendered b = RenderAll(SplitBrainHistory(), HandMeta());
