@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
 
@@ -43,6 +44,9 @@ const char* kReportHelp =
     "(docs/history.md, \"What a reader accepts\"); anything else is refused with the file\n"
     "and the line, before any report is written.\n"
     "\n"
+    "A long run's report.html keeps detail around the start, the violations and the faults;\n"
+    "--detail-at SECONDS anchors it at another moment (the overview shows the whole run).\n"
+    "\n"
     "It prints the verdict. With --scenario it is judged against the scenario's [expect], as\n"
     "`run` judges it; without, every property must hold.\n"
     "\n"
@@ -73,12 +77,16 @@ class RunNoteReader : public history::EventSink {
 int ReportMain(const std::vector<std::string>& args) {
   std::string history_path, scenario_file, out_dir, lua_dir = DefaultLuaDir();
   bool quiet = false;
+  double detail_at_s = -1;
   po::options_description desc(kReportHelp);
   desc.add_options()("help,h", "show this help")("scenario", po::value(&scenario_file),
                                                  "the scenario file the history came from")(
       "out", po::value(&out_dir), "output directory (default: the history's directory)")(
       "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
       "where the default lock scripts live, for their SHA-1s (also $LOCKSTEP_LUA_DIR)")(
+      "detail-at", po::value(&detail_at_s),
+      "anchor report.html's detail at this simulated second (a long run keeps detail around "
+      "the start, the violations and the faults; elsewhere the overview's bins only)")(
       "quiet,q", po::bool_switch(&quiet), "print only the verdict and the result");
   po::options_description hidden;
   hidden.add_options()("history", po::value(&history_path));
@@ -157,6 +165,15 @@ int ReportMain(const std::vector<std::string>& args) {
     if (end_us > 0) meta.reproduce += " --duration-ms " + std::to_string(end_us / 1000);
   }
 
+  if (vm.count("detail-at")) {
+    const int64_t run_end = end_us > 0 ? end_us : INT64_MAX;
+    if (!(detail_at_s >= 0) || detail_at_s * 1e6 > static_cast<double>(run_end)) {
+      std::cerr << "lockstep report: --detail-at takes a simulated second from 0 to the run's end ("
+                << Seconds(end_us) << "), not " << detail_at_s << "\n";
+      return kExitBadInput;
+    }
+    meta.detail_at_us = static_cast<int64_t>(detail_at_s * 1e6);
+  }
   const auto read_end = std::chrono::steady_clock::now();
   history::ReadStats stats;
   const std::optional<check::Verdict> verdict =

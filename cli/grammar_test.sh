@@ -69,6 +69,19 @@ if command -v script >/dev/null; then
 fi
 printf 'PING\n' | "$lockstep" emu >pipe.txt 2>&1
 [ "$(cat pipe.txt)" = PONG ] || { cat pipe.txt; fail "emu from a pipe printed more than the reply"; }
+# A long run keeps detail around its start only (no violation, no fault): report --detail-at
+# anchors the page's detail elsewhere; a second past the run's end is refused.
+"$lockstep" run "$c10" --duration-ms 600000 -q --out long >/dev/null
+"$lockstep" report long/history.jsonl --detail-at 500 --out long-500 -q >/dev/null
+window=$(grep -o 'data-data-from-us="[0-9]*" data-data-to-us="[0-9]*"' long-500/report.html | head -1)
+from=$(echo "$window" | sed 's/.*from-us="\([0-9]*\)".*/\1/')
+to=$(echo "$window" | sed 's/.*to-us="\([0-9]*\)".*/\1/')
+[ -n "$from" ] && [ "$from" -le 500000000 ] && [ "$to" -ge 500000000 ] ||
+  fail "--detail-at 500: the page's detail is $window"
+grep -q 'around 500.000 s, as asked' long-500/report.html || fail "--detail-at: the page does not say so"
+grep -q 'id="no-detail"' long/report.html || fail "no place for the overview's no-detail message"
+refused 2 "--detail-at takes a simulated second from 0 to the run's end (600.000 s), not 601" \
+  report long/history.jsonl --detail-at 601 --out long-601
 # A duration that keeps every fault is fine.
 refused 0 "result     PASS" run "$ph" --duration-ms 59000 --out r2 -q
 echo "ok: suggestions, negative seeds, dropped faults and help all as they should be"

@@ -157,7 +157,7 @@ class HtmlWriter {
   void ChooseDetail() {
     // The panel shows part of the timeline window around the anchor (the lead violation, else
     // the first fault, else the start): that window's detail is complete.
-    const int64_t anchor = AnchorUs(tl_, verdict_);
+    const int64_t anchor = meta_.detail_at_us ? *meta_.detail_at_us : AnchorUs(tl_, verdict_);
     const int near = tl_.WindowNear(anchor);
     const DetailWindow bounds = near == kNone ? DetailWindow{0, tl_.end_us} : tl_.windows[near];
     std::vector<int64_t> starts;
@@ -441,16 +441,18 @@ class HtmlWriter {
       o += "<p class=\"note\" id=\"summarised\">This run is long: the timeline holds full detail "
            "from " +
            Seconds(window_.from_us) + " to " + Seconds(window_.to_us) +
-           Format(" (at most %zu elements, around the ", kHtmlDetailElements) +
-           (LeadViolation(verdict_) ? "first violation"
-            : tl_.faults.empty()    ? "start"
-                                    : "first fault") +
+           Format(" (at most %zu elements, around ", kHtmlDetailElements) +
+           (meta_.detail_at_us    ? Seconds(*meta_.detail_at_us) + ", as asked"
+            : LeadViolation(verdict_) ? std::string("the first violation")
+            : tl_.faults.empty()    ? std::string("the start")
+                                    : std::string("the first fault")) +
            "). The overview below covers the whole run, binned per pixel column" +
            (tl_.whole_run ? std::string(".")
                           : Format("; trace.json has full detail in %zu window%s (the start, "
                                    "every violation and fault, as far as its budget goes).",
                                    tl_.windows.size(), tl_.windows.size() == 1 ? "" : "s")) +
-           "</p>\n";
+           " <code>lockstep report HISTORY --detail-at SECONDS</code> anchors it elsewhere.</p>\n"
+           "<p class=\"note\" id=\"no-detail\" style=\"display:none\"></p>\n";
     }
     o += "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) +
          "\" height=\"" + I(height_) + "\" data-origin-us=\"" + I(origin_) +
@@ -1982,6 +1984,17 @@ const char* const HtmlWriter::kScript = R"js(
     if (ov) ov.addEventListener('click', function (e) {
       var r = ov.getBoundingClientRect(), t = (e.clientX - r.left - px0) / pw * ovEnd;
       setView(t - (v1 - v0) / 2, t + (v1 - v0) / 2);
+      var far = document.getElementById('no-detail');
+      if (far && (t < dataFrom || t > dataTo)) {
+        // The page keeps detail for one window; elsewhere only the overview's bins.
+        var s = (t / 1e6).toFixed(1);
+        far.textContent = 'No detail kept at ' + s + ' s on this page (it shows ' +
+          (dataFrom / 1e6).toFixed(1) + ' to ' + (dataTo / 1e6).toFixed(1) +
+          ' s); to see it: lockstep report HISTORY --detail-at ' + s;
+        far.style.display = 'block';
+      } else if (far) {
+        far.style.display = 'none';
+      }
     });
     apply();
     status.dataset.status = 'ok';

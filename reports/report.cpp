@@ -139,6 +139,7 @@ TimelineOptions DetailPlan(const check::Verdict& verdict, const ReportMeta& meta
   options.violation_anchors_us.clear();
   options.pinned_seqs.clear();
   options.detail_budget = kTraceDetailEvents;
+  if (meta.detail_at_us) options.violation_anchors_us.push_back(*meta.detail_at_us);
   const check::Violation* lead = LeadViolation(verdict);
   if (lead != nullptr) {
     options.violation_anchors_us.push_back(lead->from_us);

@@ -82,6 +82,9 @@ struct ReportMeta {
   // The scenario's [expect] section, when known (absent properties are not judged).
   std::optional<std::map<std::string, Expectation>> expect;
   TimelineOptions timeline;  // Scenario-derived layout hints and start_unix_ms
+  // Where the detail panel is anchored (`lockstep report --detail-at`), instead of the lead
+  // violation: the first detail window is kept there, with the lead's share of the budget.
+  std::optional<int64_t> detail_at_us;
 };
 
 // Fills scenario-derived parts of `meta` (name, description, seed, expectations, layout).
