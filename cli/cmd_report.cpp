@@ -5,6 +5,7 @@
 // (nodes that never ran a command, idle threads), its clocks' start and the lock scripts' SHAs,
 // and then matches what `run` wrote byte for byte.
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdint>
@@ -46,6 +47,7 @@ const char* kReportHelp =
     "\n"
     "A long run's report.html keeps detail around the start, the violations and the faults;\n"
     "--detail-at SECONDS anchors it at another moment (the overview shows the whole run).\n"
+    "A crowded run draws 48 thread lanes; --lanes names the ones to draw first.\n"
     "\n"
     "It prints the verdict. With --scenario it is judged against the scenario's [expect], as\n"
     "`run` judges it; without, every property must hold.\n"
@@ -78,6 +80,7 @@ int ReportMain(const std::vector<std::string>& args) {
   std::string history_path, scenario_file, out_dir, lua_dir = DefaultLuaDir();
   bool quiet = false;
   double detail_at_s = -1;
+  std::string lanes;
   po::options_description desc(kReportHelp);
   desc.add_options()("help,h", "show this help")("scenario", po::value(&scenario_file),
                                                  "the scenario file the history came from")(
@@ -87,6 +90,9 @@ int ReportMain(const std::vector<std::string>& args) {
       "detail-at", po::value(&detail_at_s),
       "anchor report.html's detail at this simulated second (a long run keeps detail around "
       "the start, the violations and the faults; elsewhere the overview's bins only)")(
+      "lanes", po::value(&lanes),
+      "client thread lanes to draw first in report.html, as shell patterns, comma-separated "
+      "(\"c7.t0,c12*\"): a crowded run draws 48 thread lanes")(
       "quiet,q", po::bool_switch(&quiet), "print only the verdict and the result");
   po::options_description hidden;
   hidden.add_options()("history", po::value(&history_path));
@@ -173,6 +179,11 @@ int ReportMain(const std::vector<std::string>& args) {
       return kExitBadInput;
     }
     meta.detail_at_us = static_cast<int64_t>(detail_at_s * 1e6);
+  }
+  for (size_t from = 0; !lanes.empty() && from <= lanes.size();) {
+    const size_t comma = std::min(lanes.find(',', from), lanes.size());
+    if (comma > from) meta.lane_patterns.push_back(lanes.substr(from, comma - from));
+    from = comma + 1;
   }
   const auto read_end = std::chrono::steady_clock::now();
   history::ReadStats stats;

@@ -82,6 +82,16 @@ grep -q 'around 500.000 s, as asked' long-500/report.html || fail "--detail-at: 
 grep -q 'id="no-detail"' long/report.html || fail "no place for the overview's no-detail message"
 refused 2 "--detail-at takes a simulated second from 0 to the run's end (600.000 s), not 601" \
   report long/history.jsonl --detail-at 601 --out long-601
+# A crowded run draws 48 thread lanes; report --lanes draws the named ones first.
+sed 's/^count = 10$/count = 60/; s/^name = "contention-10"$/name = "contention-60"/' "$c10" >c60.toml
+grep -q '^count = 60$' c60.toml || fail "could not make a 60-client scenario"
+"$lockstep" run c60.toml --duration-ms 20000 -q --out crowded >/dev/null
+grep -q '12 more threads not drawn' crowded/report.html || fail "the crowded report does not say what it left out"
+! grep -q 'data-lane="c59.t0"' crowded/report.html || fail "c59.t0 drawn without asking"
+"$lockstep" report crowded/history.jsonl --lanes 'c59.t0,c5?.t0' --out crowded-lanes -q >/dev/null
+for t in c59.t0 c50.t0 c55.t0; do
+  grep -q "data-lane=\"$t\" data-kind=\"thread\"" crowded-lanes/report.html || fail "--lanes did not draw $t"
+done
 # A duration that keeps every fault is fine.
 refused 0 "result     PASS" run "$ph" --duration-ms 59000 --out r2 -q
 echo "ok: suggestions, negative seeds, dropped faults and help all as they should be"

@@ -19,6 +19,8 @@
 // Colours: Jepsen's for operation outcomes (ok #6DB6FE, fail #FFAA26, info #FEB5DA, invoke
 // #eeeeee); one colour per client thread for key owners on the node lanes, shown next to the
 // thread's name.
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -145,6 +147,13 @@ class HtmlWriter {
       drawn_[lane] = true;
       ++n;
     };
+    for (size_t i = 0; i < tl_.threads.size(); ++i) {
+      for (const std::string& pattern : meta_.lane_patterns) {
+        if (fnmatch(pattern.c_str(), tl_.threads[i].name.c_str(), 0) == 0) {
+          draw(static_cast<int>(i));
+        }
+      }
+    }
     for (const ShownViolation& v : shown_) {
       for (const std::string& t : v.violation->threads) draw(tl_.ThreadIndex(t));
     }
@@ -523,7 +532,9 @@ class HtmlWriter {
          I(faults_y_ + 16) + "\">faults</text></g>\n";
     if (hidden_threads_ > 0) {
       o += "<text class=\"section\" x=\"260\" y=\"" + I(clients_header_y_ + 14) + "\">" +
-           Format("(%zu more threads not drawn; trace.json has them all)", hidden_threads_) +
+           Format("(%zu more threads not drawn; trace.json has them all; lockstep report "
+                  "--lanes 'c7*' draws the ones you name)",
+                  hidden_threads_) +
            "</text>\n";
     }
     for (size_t i = 0; i < tl_.threads.size(); ++i) {

@@ -85,6 +85,9 @@ struct ReportMeta {
   // Where the detail panel is anchored (`lockstep report --detail-at`), instead of the lead
   // violation: the first detail window is kept there, with the lead's share of the budget.
   std::optional<int64_t> detail_at_us;
+  // Client thread lanes to draw first (`lockstep report --lanes`): shell patterns over their
+  // names ("c7.t0", "c1*"); then the violations' threads, then the rest, while room remains.
+  std::vector<std::string> lane_patterns;
 };
 
 // Fills scenario-derived parts of `meta` (name, description, seed, expectations, layout).
