@@ -17,6 +17,7 @@
 #include "check/check.h"
 #include "check/compare.h"
 #include "cli/common.h"
+#include "cli/run_store.h"
 #include "cli/subcommands.h"
 #include "history/jsonl.h"
 #include "history/writer.h"
@@ -103,7 +104,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   uint64_t seed = 0;
   int64_t duration_ms = 0;
   double time_scale = 1;
-  bool strict = false, quiet = false;
+  bool strict = false, quiet = false, force = false;
   std::string redis;
   po::options_description desc(kReplayHelp);
   desc.add_options()("help,h", "show this help")(
@@ -111,7 +112,10 @@ int ReplayMain(const std::vector<std::string>& args) {
       "duration-ms", po::value(&duration_ms), "override the scenario's duration_ms")(
       "time-scale", po::value(&time_scale),
       "multiply every duration of the scenario by this factor (after --duration-ms)")(
-      "out", po::value(&out_dir), "output directory (default: lockstep-out/<scenario>-seed<N>-live)")(
+      "out", po::value(&out_dir),
+      "output directory (default: a new folder of the run store, "
+      "lockstep-out/<scenario>/<time>-seed<N>-live)")(
+      "force", po::bool_switch(&force), "replace the run an existing --out holds")(
       "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
       "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
       "strict", po::bool_switch(&strict),
@@ -155,8 +159,21 @@ int ReplayMain(const std::vector<std::string>& args) {
     user_servers = std::move(*mapped);
     keyspace = std::make_shared<const live::RunKeyspace>(live::RunKeyspace::ForRun(scenario.seed));
   }
-  if (out_dir.empty()) {
-    out_dir = "lockstep-out/" + scenario.name + "-seed" + std::to_string(scenario.seed) + "-live";
+  // As run: a new folder of the run store without --out; an --out holding a run needs --force.
+  const bool stored = out_dir.empty();
+  if (stored) {
+    out_dir = NewRunDir(kRunStoreRoot, scenario.name, "seed" + std::to_string(scenario.seed) + "-live");
+  } else if (HoldsRun(out_dir)) {
+    if (!force) {
+      std::cerr << "lockstep replay: --out " << out_dir << " holds an earlier run (its "
+                << "summary.txt): pass --force to replace it, or choose another --out\n";
+      return kExitBadInput;
+    }
+    std::string clear_error;
+    if (!ClearRun(out_dir, &clear_error) || !ClearRun(out_dir + "/sim", &clear_error)) {
+      std::cerr << "lockstep replay: --force: " << clear_error << "\n";
+      return kExitFailed;
+    }
   }
   const std::string sim_dir = out_dir + "/sim";
   std::error_code ec;
@@ -327,6 +344,10 @@ int ReplayMain(const std::vector<std::string>& args) {
       !WriteWholeFile(out_dir + "/comparison.txt", compared, &error)) {
     std::cerr << "lockstep replay: " << error << "\n";
     return kExitFailed;
+  }
+  if (stored && !UpdateRunStore(kRunStoreRoot, out_dir, &error)) {
+    std::cerr << "lockstep replay: " << error << "\n";
+    return status == kExitOk ? kExitFailed : status;
   }
   return status;
 }

@@ -57,4 +57,12 @@ grep -q -- "holds an earlier run (its summary.txt): pass --force" again.out || {
 "$lockstep" run "$gc" -q --out mine --force --history none >/dev/null || fail "--force"
 [ ! -e mine/report.html ] && [ ! -e mine/history.jsonl ] || fail "--force left the earlier run's files"
 grep -q '^history    not kept' mine/summary.txt || fail "mine/summary.txt is not the new run's"
-echo "ok: 4 runs stored, latest -> $newest, index.html lists them; --out needs --force to replace a run"
+# replay keeps its runs in the same store (a live run of a minute at a tenth of the time).
+if command -v redis-server >/dev/null; then
+  "$lockstep" replay "$gc" --time-scale 0.1 -q >replay.out 2>&1 || { cat replay.out; fail "replay"; }
+  live=$(ls lockstep-out/gc-pause-explicit-lease | grep -- '-seed5-live$')
+  [ -n "$live" ] && [ "$(readlink lockstep-out/gc-pause-explicit-lease/latest)" = "$live" ] ||
+    fail "the replay is not the newest run of the store"
+  [ "$(grep -c '<tr><td>' "$index")" = 5 ] || fail "index.html does not list the replay"
+fi
+echo "ok: runs and a replay stored, latest -> the newest, index.html lists them; --out needs --force to replace a run"
