@@ -262,6 +262,9 @@ int ReplayMain(const std::vector<std::string>& args) {
   std::cout << parameters.str() << std::flush;
   if (!quiet) std::cerr << "live: running " << Seconds(scenario.duration_us) << " of real time ...\n";
   PipelineOptions live_pipeline;
+  // A live run is bound by real time, not by the checkers: they stay on the driver's thread,
+  // leaving the cores to the redis-servers and the proxy, as the live timings assume.
+  live_pipeline.readers_thread = false;
   live_pipeline.history_path = out_dir + "/" + history::HistoryFileName(history::HistoryFormat::kJsonl);
   live_pipeline.interrupted = interrupt.flag();
   std::optional<PipelineResult> live_run = RunPipelineWith(

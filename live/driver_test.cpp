@@ -120,6 +120,7 @@ LiveResult RunLive(const Scenario& scenario,
   if (faults) faults(*run, recorder);
   // The pipeline `lockstep run` uses: the checkers and the history file as sinks.
   PipelineOptions pipeline;
+  pipeline.readers_thread = false;  // As `lockstep replay` runs a live pipeline.
   pipeline.history = history::HistoryFormat::kJsonl;
   pipeline.history_path =
       (std::filesystem::temp_directory_path() / ("lockstep-live-" + scenario.name + ".jsonl")).string();
