@@ -160,20 +160,11 @@ int ReplayMain(const std::vector<std::string>& args) {
     keyspace = std::make_shared<const live::RunKeyspace>(live::RunKeyspace::ForRun(scenario.seed));
   }
   // As run: a new folder of the run store without --out; an --out holding a run needs --force.
-  const bool stored = out_dir.empty();
-  if (stored) {
-    out_dir = NewRunDir(kRunStoreRoot, scenario.name, "seed" + std::to_string(scenario.seed) + "-live");
-  } else if (HoldsRun(out_dir)) {
-    if (!force) {
-      std::cerr << "lockstep replay: --out " << out_dir << " holds an earlier run (its "
-                << "summary.txt): pass --force to replace it, or choose another --out\n";
-      return kExitBadInput;
-    }
-    std::string clear_error;
-    if (!ClearRun(out_dir, &clear_error) || !ClearRun(out_dir + "/sim", &clear_error)) {
-      std::cerr << "lockstep replay: --force: " << clear_error << "\n";
-      return kExitFailed;
-    }
+  bool stored = false;
+  if (std::optional<int> stop =
+          ChooseRunDir("replay", scenario.name, "seed" + std::to_string(scenario.seed) + "-live",
+                       force, {"sim"}, &out_dir, &stored)) {
+    return *stop;
   }
   const std::string sim_dir = out_dir + "/sim";
   std::error_code ec;

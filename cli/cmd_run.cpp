@@ -388,24 +388,13 @@ int RunMain(const std::vector<std::string>& args) {
     }
   }
   // No --out: a new folder in the run store. An --out holding an earlier run: only with --force.
-  const bool stored = !vm.count("out");
-  if (stored) {
-    out_dir = NewRunDir(kRunStoreRoot, scenario.name,
-                        seeds ? "seeds" + std::to_string(seeds->first) + "-" +
-                                    std::to_string(seeds->second)
-                              : "seed" + std::to_string(scenario.seed));
-  } else if (HoldsRun(out_dir)) {
-    if (!force) {
-      std::cerr << "lockstep run: --out " << out_dir << " holds an earlier run (its summary.txt): "
-                << "pass --force to replace it, choose another --out, or leave --out out to "
-                   "keep every run in " << kRunStoreRoot << "/\n";
-      return kExitBadInput;
-    }
-    std::string clear_error;
-    if (!ClearRun(out_dir, &clear_error)) {
-      std::cerr << "lockstep run: --force: " << clear_error << "\n";
-      return kExitFailed;
-    }
+  bool stored = false;
+  if (std::optional<int> stop = ChooseRunDir(
+          "run", scenario.name,
+          seeds ? "seeds" + std::to_string(seeds->first) + "-" + std::to_string(seeds->second)
+                : "seed" + std::to_string(scenario.seed),
+          force, {}, &out_dir, &stored)) {
+    return *stop;
   }
   std::string out_error;
   if (!PrepareOutDir(out_dir, &out_error)) {

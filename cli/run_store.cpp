@@ -8,9 +8,11 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "cli/common.h"
+#include "cli/subcommands.h"
 #include "reports/text.h"
 
 namespace fs = std::filesystem;
@@ -132,6 +134,33 @@ bool ClearRun(const std::string& dir, std::string* error) {
     }
   }
   return true;
+}
+
+std::optional<int> ChooseRunDir(const std::string& command, const std::string& scenario,
+                                const std::string& what, bool force,
+                                const std::vector<std::string>& subdirs, std::string* out_dir,
+                                bool* stored) {
+  *stored = out_dir->empty();
+  if (*stored) {
+    *out_dir = NewRunDir(kRunStoreRoot, scenario, what);
+    return std::nullopt;
+  }
+  if (!HoldsRun(*out_dir)) return std::nullopt;
+  if (!force) {
+    std::cerr << "lockstep " << command << ": --out " << *out_dir
+              << " holds an earlier run (its summary.txt): pass --force to replace it, choose "
+                 "another --out, or leave --out out to keep every run in "
+              << kRunStoreRoot << "/\n";
+    return kExitBadInput;
+  }
+  std::string error;
+  bool cleared = ClearRun(*out_dir, &error);
+  for (const std::string& sub : subdirs) cleared = cleared && ClearRun(*out_dir + "/" + sub, &error);
+  if (!cleared) {
+    std::cerr << "lockstep " << command << ": --force: " << error << "\n";
+    return kExitFailed;
+  }
+  return std::nullopt;
 }
 
 bool UpdateRunStore(const std::string& root, const std::string& run_dir, std::string* error) {

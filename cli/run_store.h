@@ -12,6 +12,7 @@
 #ifndef LOCKSTEP_CLI_RUN_STORE_H_
 #define LOCKSTEP_CLI_RUN_STORE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,15 @@ bool HoldsRun(const std::string& dir);
 // nothing of the earlier run (a report the new one does not make) is left to be mistaken for
 // the new one's.
 bool ClearRun(const std::string& dir, std::string* error);
+
+// Where `lockstep COMMAND` writes a run: with no --out (*out_dir empty), a new store folder
+// ROOT/<scenario>/<time>-<what> (*stored set); an --out that holds a run only with `force`,
+// which clears it and its `subdirs` first. nullopt: go on; else the exit status to stop with,
+// after saying why on stderr.
+std::optional<int> ChooseRunDir(const std::string& command, const std::string& scenario,
+                                const std::string& what, bool force,
+                                const std::vector<std::string>& subdirs, std::string* out_dir,
+                                bool* stored);
 
 // After a run in the store finished: points ROOT/<scenario>/latest at it and writes
 // ROOT/index.html anew from every run folder under ROOT.

@@ -149,13 +149,10 @@ void Handoff::Submit() {
 void Handoff::ReadLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    cv_.wait(lock, [this] { return full_front_ < full_.size() || closing_; });
-    if (full_front_ == full_.size()) return;  // Closing, and everything handed over is read.
-    Batch* b = full_[full_front_++];
-    if (full_front_ == full_.size()) {
-      full_.clear();
-      full_front_ = 0;
-    }
+    cv_.wait(lock, [this] { return !full_.empty() || closing_; });
+    if (full_.empty()) return;  // Closing, and everything handed over is read.
+    Batch* b = full_.front();
+    full_.pop_front();
     const bool failed = failure_ != nullptr;
     lock.unlock();
     std::exception_ptr failure;

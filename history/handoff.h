@@ -16,6 +16,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -59,8 +60,7 @@ class Handoff : public EventSink {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Batch*> free_;   // Guarded by mu_.
-  std::vector<Batch*> full_;   // Guarded by mu_: in order; full_[full_front_] is read next.
-  size_t full_front_ = 0;      // Guarded by mu_.
+  std::deque<Batch*> full_;    // Guarded by mu_: in order; the front is read next.
   bool closing_ = false;       // Guarded by mu_.
   std::exception_ptr failure_;  // Guarded by mu_: what a sink threw.
   bool finished_ = false;
