@@ -35,6 +35,10 @@ namespace lockstep::cli {
 
 namespace {
 
+// Timers this late get a note beside a --strict failure (the time-scaled timeouts are some
+// hundreds of milliseconds).
+constexpr int64_t kLateTimersNoteUs = 20'000;
+
 const char* kReplayHelp =
     "usage: lockstep replay SCENARIO.toml [--time-scale F] [--seed N] [--out DIR] [options]\n"
     "\n"
@@ -266,6 +270,7 @@ int ReplayMain(const std::vector<std::string>& args) {
       },
       &error);
   const std::vector<std::string> fault_notes = replay->fault_notes();
+  const int64_t timers_late_max_us = replay->timers_late_max_us();
   const std::vector<std::pair<std::string, std::string>> live_parameters = replay->derived();
   // Every server, sentinel and proxy it started is stopped here; on the user's servers, what
   // is left under the run's prefix is deleted.
@@ -306,10 +311,12 @@ int ReplayMain(const std::vector<std::string>& args) {
   std::ostringstream tail;
   char figures[256];
   std::snprintf(figures, sizeof(figures),
-                "live       %.3f s of real time, %llu commands sent, %llu events\n",
+                "live       %.3f s of real time, %llu commands sent, %llu events, timers up to "
+                "%.1f ms late\n",
                 static_cast<double>(live_run->end_us) / 1e6,
                 static_cast<unsigned long long>(live_run->engine_events),
-                static_cast<unsigned long long>(live_run->history_events));
+                static_cast<unsigned long long>(live_run->history_events),
+                static_cast<double>(timers_late_max_us) / 1e3);
   tail << figures << "history    " << live_pipeline.history_path << " (simulated: "
        << sim_pipeline.history_path << ")\n"
        << "reports    " << out_dir << "/report.html, trace.json, summary.md (simulated: " << sim_dir
@@ -326,6 +333,11 @@ int ReplayMain(const std::vector<std::string>& args) {
     status = kExitFailed;
   } else if (strict && comparison.verdicts_differ) {
     tail << "result     FAIL (--strict): the simulated and the live verdicts differ\n";
+    if (timers_late_max_us >= kLateTimersNoteUs) {
+      tail << "           (the live run's timers fired up to " << timers_late_max_us / 1000
+           << " ms late: on a loaded machine a larger --time-scale leaves the clients'\n"
+           << "           timeouts more room; a difference that stays is a finding)\n";
+    }
     status = kExitFailed;
   } else {
     tail << "result     PASS: the live verdict matches the scenario's expectations"

@@ -66,6 +66,7 @@ void EventLoop::RunDueTimers() {
   // the fds have had their turn, so a zero-delay timer loop cannot starve the sockets.
   std::vector<TimerId> ready;
   while (!due_.empty() && due_.top().at_us <= now) {
+    timers_late_max_us_ = std::max(timers_late_max_us_, now - due_.top().at_us);
     ready.push_back(due_.top().id);
     due_.pop();
   }

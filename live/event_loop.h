@@ -48,6 +48,9 @@ class EventLoop {
   // Returns whether the timer was still armed.
   bool Cancel(TimerId timer);
   size_t timers_armed() const { return timers_.size(); }
+  // The most any timer has fired after its due time: how well this run kept to real time (a
+  // loaded machine, or a callback that blocked, makes it late).
+  int64_t timers_late_max_us() const { return timers_late_max_us_; }
 
   // Called once at the end of every iteration, after that iteration's fd and timer callbacks:
   // where work that became ready "at the same time" is put in order.
@@ -86,6 +89,7 @@ class EventLoop {
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   std::map<TimerId, Callback> timers_;  // Armed timers; a cancelled one is gone from here.
   TimerId next_timer_ = 0;
+  int64_t timers_late_max_us_ = 0;
   Callback iteration_hook_;
 };
 

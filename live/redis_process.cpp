@@ -240,27 +240,33 @@ int RedisProcess::Launch(std::string* error) {
   return pid;
 }
 
-RedisProcess::Started RedisProcess::WaitUntilReady(int timeout_ms, std::string* error) {
+RedisProcess::Started RedisProcess::CheckStarted(std::string* error) {
   assert(pid_ > 0);
+  int status = 0;
+  if (process_registry::ReapIfExited(pid_, &status)) {
+    pid_ = 0;
+    if (LogSaysPortTaken(dir_)) return Started::kPortTaken;
+    *error = "redis-server exited during start-up (" +
+             (WIFEXITED(status) ? "status " + std::to_string(WEXITSTATUS(status))
+                                : "signal " + std::to_string(WTERMSIG(status))) +
+             ")" + Diagnostics(dir_);
+    return Started::kFailed;
+  }
+  const Readiness readiness = Probe(port_, pid_);
+  if (readiness == Readiness::kReady) return Started::kReady;
+  if (readiness == Readiness::kOtherServer) {
+    // Another server answers on this port; ours will fail to bind it.
+    Stop();
+    return Started::kPortTaken;
+  }
+  return Started::kNotYet;
+}
+
+RedisProcess::Started RedisProcess::WaitUntilReady(int timeout_ms, std::string* error) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   while (true) {
-    int status = 0;
-    if (process_registry::ReapIfExited(pid_, &status)) {
-      pid_ = 0;
-      if (LogSaysPortTaken(dir_)) return Started::kPortTaken;
-      *error = "redis-server exited during start-up (" +
-               (WIFEXITED(status) ? "status " + std::to_string(WEXITSTATUS(status))
-                                  : "signal " + std::to_string(WTERMSIG(status))) +
-               ")" + Diagnostics(dir_);
-      return Started::kFailed;
-    }
-    const Readiness readiness = Probe(port_, pid_);
-    if (readiness == Readiness::kReady) return Started::kReady;
-    if (readiness == Readiness::kOtherServer) {
-      // Another server answers on this port; ours will fail to bind it.
-      Stop();
-      return Started::kPortTaken;
-    }
+    const Started started = CheckStarted(error);
+    if (started != Started::kNotYet) return started;
     if (Clock::now() > deadline) {
       *error = "redis-server on port " + std::to_string(port_) + " did not answer PING within " +
                std::to_string(timeout_ms) + " ms" + Diagnostics(dir_);
@@ -347,6 +353,7 @@ std::unique_ptr<RedisProcess> RedisProcess::Start(const Options& options, std::s
       case Started::kReady: return process;
       case Started::kPortTaken: break;  // Try a new port.
       case Started::kFailed: return nullptr;
+      case Started::kNotYet: assert(false); return nullptr;  // WaitUntilReady waits it out.
     }
   }
   *error = "redis-server could not bind a free port in " + std::to_string(options.port_attempts) +
@@ -425,30 +432,69 @@ bool RedisProcess::running() {
 }
 
 bool RedisProcess::Restart(std::string* error) {
+  if (!BeginRestart(error)) return false;
+  while (true) {
+    const RestartState state = PollRestart(error);
+    if (state != RestartState::kStarting) return state == RestartState::kReady;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+bool RedisProcess::BeginRestart(std::string* error) {
   assert(error != nullptr);
   assert(!args_.empty());
   if (running()) {
     *error = "redis-server pid " + std::to_string(pid_) + " is still running";
     return false;
   }
-  // The old process's port can be unavailable for a moment (a socket not yet released);
-  // redis-server then exits with "Address already in use" and we try again.
-  const auto deadline = Clock::now() + std::chrono::milliseconds(restart_timeout_ms_);
-  while (true) {
-    pid_ = Launch(error);
-    if (pid_ == 0) return false;
-    switch (WaitUntilReady(startup_timeout_ms_, error)) {
-      case Started::kReady: return true;
-      case Started::kFailed: return false;
-      case Started::kPortTaken: break;
-    }
-    if (Clock::now() > deadline) {
-      *error = "port " + std::to_string(port_) + " stayed unavailable for " +
-               std::to_string(restart_timeout_ms_) + " ms" + Diagnostics(dir_);
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  restart_deadline_ = Clock::now() + std::chrono::milliseconds(restart_timeout_ms_);
+  return LaunchRestartAttempt(error);
+}
+
+bool RedisProcess::LaunchRestartAttempt(std::string* error) {
+  relaunch_pending_ = false;
+  pid_ = Launch(error);
+  if (pid_ == 0) return false;
+  attempt_deadline_ = Clock::now() + std::chrono::milliseconds(startup_timeout_ms_);
+  return true;
+}
+
+RedisProcess::RestartState RedisProcess::PollRestart(std::string* error) {
+  assert(error != nullptr);
+  const auto now = Clock::now();
+  if (relaunch_pending_) {
+    if (now < relaunch_at_) return RestartState::kStarting;
+    return LaunchRestartAttempt(error) ? RestartState::kStarting : RestartState::kFailed;
   }
+  if (pid_ <= 0) {
+    *error = "no restart under way";
+    return RestartState::kFailed;
+  }
+  switch (CheckStarted(error)) {
+    case Started::kReady: return RestartState::kReady;
+    case Started::kFailed: return RestartState::kFailed;
+    case Started::kPortTaken:
+      // The old process's port can be unavailable for a moment (a socket not yet released);
+      // redis-server then exits with "Address already in use" and we try again.
+      if (now > restart_deadline_) {
+        *error = "port " + std::to_string(port_) + " stayed unavailable for " +
+                 std::to_string(restart_timeout_ms_) + " ms" + Diagnostics(dir_);
+        return RestartState::kFailed;
+      }
+      relaunch_pending_ = true;
+      relaunch_at_ = now + std::chrono::milliseconds(100);
+      return RestartState::kStarting;
+    case Started::kNotYet:
+      if (now > attempt_deadline_) {
+        *error = "redis-server on port " + std::to_string(port_) +
+                 " did not answer PING within " + std::to_string(startup_timeout_ms_) + " ms" +
+                 Diagnostics(dir_);
+        Stop();
+        return RestartState::kFailed;
+      }
+      return RestartState::kStarting;
+  }
+  return RestartState::kFailed;
 }
 
 bool RedisProcess::AppendConfig(const std::string& lines, std::string* error) {

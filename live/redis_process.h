@@ -14,6 +14,7 @@
 #ifndef LOCKSTEP_LIVE_REDIS_PROCESS_H_
 #define LOCKSTEP_LIVE_REDIS_PROCESS_H_
 
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <memory>
@@ -78,6 +79,15 @@ class RedisProcess {
   void Resume();
   void Kill();
   bool Restart(std::string* error);
+  // Restart in steps, for a caller that must not block: the live driver's event loop keeps
+  // its clients running while the server starts and loads its AOF, as real clients would
+  // (a loop frozen for the start-up would stall every client and then fire their timers at
+  // once). BeginRestart launches the process; PollRestart looks once, without waiting:
+  // kStarting (not answering yet: call again), kReady, or kFailed with *error set. Restart is
+  // BeginRestart, then PollRestart every 10 ms.
+  enum class RestartState : uint8_t { kStarting, kReady, kFailed };
+  bool BeginRestart(std::string* error);
+  RestartState PollRestart(std::string* error);
   // Appends lines to the config file (Options::config_text must have been set), read by the
   // next Restart: later lines win in a Redis config file.
   bool AppendConfig(const std::string& lines, std::string* error);
@@ -99,9 +109,13 @@ class RedisProcess {
   void Stop();
   // Forks and execs args_; 0 with *error set on failure.
   int Launch(std::string* error);
-  enum class Started : uint8_t { kReady, kPortTaken, kFailed };
+  enum class Started : uint8_t { kReady, kPortTaken, kFailed, kNotYet };
   // Waits until the launched server answers PING on port_ as pid_.
   Started WaitUntilReady(int timeout_ms, std::string* error);
+  // One look at the launched server: kNotYet while it is starting.
+  Started CheckStarted(std::string* error);
+  // A restart's launch (a first one, or another after the port was taken).
+  bool LaunchRestartAttempt(std::string* error);
 
   int port_ = 0;
   int cluster_bus_port_ = 0;
@@ -111,6 +125,11 @@ class RedisProcess {
   int startup_timeout_ms_ = 5000;
   int restart_timeout_ms_ = 10000;
   int parent_death_signal_ = SIGTERM;
+  // A restart in steps: its deadlines, and when a launch waits for the port to be free.
+  std::chrono::steady_clock::time_point restart_deadline_{};
+  std::chrono::steady_clock::time_point attempt_deadline_{};
+  std::chrono::steady_clock::time_point relaunch_at_{};
+  bool relaunch_pending_ = false;
   std::string dir_;
   std::string config_path_;  // Empty without Options::config_text.
   std::string executable_;

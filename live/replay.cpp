@@ -25,6 +25,9 @@ using history::Name;
 
 namespace {
 
+// How often a restarting server is asked whether it answers yet.
+constexpr int64_t kRestartPollUs = 5'000;
+
 bool Contains(const std::vector<std::string>& v, const std::string& name) {
   return std::find(v.begin(), v.end(), name) != v.end();
 }
@@ -235,12 +238,31 @@ struct Replay::Impl {
       run->loop().After(restart_after_us, [this, node] {
         Fault(node, names::kRestart, history::StockText{});
         std::string error;
-        if (!servers->Restart(node, &error)) {
+        if (!servers->BeginRestart(node, &error)) {
           notes.push_back("restart of " + node + ": " + error);
           return;
         }
+        // Nothing of the old process is in flight (the crash closed its connections), so the
+        // new process's numbering starts here, before the loop can read a reply of it.
         run->NodeRestarted(node);
+        WatchRestart(node);
       });
+    }
+  }
+
+  // The clients go on while the server starts (the loop must not wait for it: a frozen loop
+  // would stall every client and then fire their timers at once).
+  void WatchRestart(const std::string& node) {
+    if (!servers->starting(node)) return;  // Crashed again meanwhile.
+    std::string error;
+    switch (servers->PollRestart(node, &error)) {
+      case RedisProcess::RestartState::kReady: return;
+      case RedisProcess::RestartState::kFailed:
+        notes.push_back("restart of " + node + ": " + error);
+        return;
+      case RedisProcess::RestartState::kStarting:
+        run->loop().After(kRestartPollUs, [this, node] { WatchRestart(node); });
+        return;
     }
   }
 
@@ -625,6 +647,7 @@ void Replay::Run(const std::function<bool()>& should_stop) {
 int64_t Replay::end_us() const { return impl_->run->end_us(); }
 bool Replay::interrupted() const { return impl_->run->interrupted(); }
 uint64_t Replay::commands_sent() const { return impl_->run->commands_sent(); }
+int64_t Replay::timers_late_max_us() const { return impl_->run->loop().timers_late_max_us(); }
 const std::vector<std::string>& Replay::fault_notes() const { return impl_->notes; }
 
 std::vector<std::pair<std::string, std::string>> Replay::derived() const {

@@ -79,6 +79,8 @@ class Replay {
   int64_t end_us() const;
   bool interrupted() const;
   uint64_t commands_sent() const;
+  // The most a timer of the run fired after its due time (EventLoop::timers_late_max_us).
+  int64_t timers_late_max_us() const;
   // The run's parameters (the driver's, and where each node listens), for the summary.
   std::vector<std::pair<std::string, std::string>> derived() const;
   // Faults that could not be applied as asked (a node already down ...), one line each.

@@ -395,20 +395,33 @@ bool LiveServers::Resume(const std::string& node, std::string* error) {
 bool LiveServers::Crash(const std::string& node, std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);
   Node* n = Find(node);
-  if (n == nullptr || n->crashed) {
+  if (n == nullptr || (n->crashed && !n->starting)) {
     *error = "cannot crash node " + node + (n == nullptr ? ": no such node" : ": crashed already");
     return false;
   }
   n->process->Kill();
   n->crashed = true;
+  n->starting = false;
   return true;
 }
 
 bool LiveServers::Restart(const std::string& node, std::string* error) {
+  if (!BeginRestart(node, error)) return false;
+  while (true) {
+    const RedisProcess::RestartState state = PollRestart(node, error);
+    if (state != RedisProcess::RestartState::kStarting) {
+      return state == RedisProcess::RestartState::kReady;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+bool LiveServers::BeginRestart(const std::string& node, std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);
   Node* n = Find(node);
-  if (n == nullptr || !n->crashed) {
-    *error = "cannot restart node " + node + (n == nullptr ? ": no such node" : ": not crashed");
+  if (n == nullptr || !n->crashed || n->starting) {
+    *error = "cannot restart node " + node +
+             (n == nullptr ? ": no such node" : n->starting ? ": restarting already" : ": not crashed");
     return false;
   }
   if (n->role_pending) {
@@ -418,12 +431,42 @@ bool LiveServers::Restart(const std::string& node, std::string* error) {
     n->role_pending = false;
   }
   std::string why;
-  if (!n->process->Restart(&why)) {
+  if (!n->process->BeginRestart(&why)) {
     *error = "cannot restart node " + node + ": " + why;
     return false;
   }
-  n->crashed = false;
+  n->starting = true;
   return true;
+}
+
+RedisProcess::RestartState LiveServers::PollRestart(const std::string& node, std::string* error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Node* n = Find(node);
+  if (n == nullptr || !n->starting) {
+    *error = "cannot restart node " + node + (n == nullptr ? ": no such node" : ": not restarting");
+    return RedisProcess::RestartState::kFailed;
+  }
+  std::string why;
+  const RedisProcess::RestartState state = n->process->PollRestart(&why);
+  if (state == RedisProcess::RestartState::kFailed) {
+    *error = "cannot restart node " + node + ": " + why;
+    n->starting = false;
+  } else if (state == RedisProcess::RestartState::kReady) {
+    n->starting = false;
+    n->crashed = false;
+    if (n->role_pending) {
+      // A failover while it started: its config file had been read already.
+      if (!ApplyRole(*n, error)) return RedisProcess::RestartState::kFailed;
+      n->role_pending = false;
+    }
+  }
+  return state;
+}
+
+bool LiveServers::starting(const std::string& node) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Node* n = Find(node);
+  return n != nullptr && n->starting;
 }
 
 bool LiveServers::ApplyRole(Node& node, std::string* error) {

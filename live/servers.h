@@ -31,7 +31,7 @@
 // crashed server restarts with the role it last had, as a real deployment would.
 //
 // Thread-safe: every method takes one lock (a Restart holds it for as long as the server
-// takes to load its AOF).
+// takes to load its AOF; BeginRestart and PollRestart do not wait).
 #ifndef LOCKSTEP_LIVE_SERVERS_H_
 #define LOCKSTEP_LIVE_SERVERS_H_
 
@@ -133,6 +133,13 @@ class LiveServers {
   // Same port, same directory, same config file: an AOF reloads what was written to it.
   // Returns once the server answers PING (its AOF loaded).
   bool Restart(const std::string& node, std::string* error);
+  // The same in steps, for an event loop that must keep running meanwhile: BeginRestart
+  // launches the server; PollRestart looks once whether it answers (kStarting: call again).
+  // Until it does the node counts as crashed (no failover picks it) and may be crashed again,
+  // which ends the restart (starting() turns false).
+  bool BeginRestart(const std::string& node, std::string* error);
+  RedisProcess::RestartState PollRestart(const std::string& node, std::string* error);
+  bool starting(const std::string& node) const;
   // The failover a Sentinel performs, done by lockstep: among the replicas of `master` that
   // run (neither crashed nor paused), the one with the highest replication offset is
   // promoted (REPLICAOF NO ONE); the other replicas and the old master are pointed at it
@@ -171,6 +178,7 @@ class LiveServers {
     std::string master;          // Current master as lockstep configured it; "" for a master.
     bool role_pending = false;   // `master` changed while the node was crashed or paused.
     bool crashed = false;
+    bool starting = false;       // Crashed, and a BeginRestart's process not answering yet.
   };
 
   explicit LiveServers(ServersOptions options) : options_(std::move(options)) {}
