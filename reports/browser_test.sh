@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Opens report.html of a violating run in a real (headless) Chromium and checks what it shows:
-# a lane for every client thread and node, the violation marker at the Verdict's interval, and a
-# script that ran without errors. Also saves a screenshot next to the report.
+# a lane for every client thread and node (at most 48 thread lanes, with a note, in a crowded
+# run), the violation marker at the Verdict's interval, charts that count every acquisition,
+# distinct thread colours, and a script that ran without errors. Also saves a screenshot next
+# to the report.
 #
-#   reports/browser_test.sh LOCKSTEP_BINARY DOM_CHECK_BINARY SCENARIO OUT_DIR
+#   reports/browser_test.sh LOCKSTEP_BINARY DOM_CHECK_BINARY SCENARIO OUT_DIR [SEEK_S [RUN_ARGS...]]
+#
+# SEEK_S: the page is opened as report.html#t=SEEK_S, which centres the view there (or says
+# that the page keeps no detail there and how to get it); RUN_ARGS go to lockstep run (e.g.
+# --duration-ms 3600000 for an hour).
 #
 # Installs Debian's chromium-headless-shell (20 packages, ~100 MB) when no Chromium is present
 # and this is root; exits 77 (CTest SKIP_RETURN_CODE) only when no Chromium can be had.
@@ -13,6 +19,8 @@ lockstep=$1
 dom_check=$2
 scenario=$3
 out=$4
+seek=${5:-}
+run_args=("${@:6}")
 
 find_chromium() {
   for b in chromium-headless-shell chromium chromium-browser; do
@@ -48,12 +56,13 @@ echo "chromium: $chromium ($("$chromium" --version 2>/dev/null || echo 'version 
 
 rm -rf "$out"
 mkdir -p "$out"
-"$lockstep" run "$scenario" --quiet --out "$out/run" >"$out/run.txt" || {
+"$lockstep" run "$scenario" --quiet --out "$out/run" "${run_args[@]}" >"$out/run.txt" || {
   cat "$out/run.txt"
   echo "FAIL: lockstep run did not match its scenario's expectations"
   exit 1
 }
 report="$out/run/report.html"
+url="file://$(realpath "$report")${seek:+#t=$seek}"
 
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
@@ -62,12 +71,12 @@ flags=(--headless --no-sandbox --disable-gpu --disable-background-networking
        --user-data-dir="$profile" --enable-logging=stderr --v=0
        --virtual-time-budget=2000 --window-size=1400,900)
 
-"$chromium" "${flags[@]}" --dump-dom "file://$(realpath "$report")" >"$out/dom.html" 2>"$out/dump.log" || {
+"$chromium" "${flags[@]}" --dump-dom "$url" >"$out/dom.html" 2>"$out/dump.log" || {
   cat "$out/dump.log"
   echo "FAIL: chromium --dump-dom failed"
   exit 1
 }
-"$chromium" "${flags[@]}" --screenshot="$out/report.png" "file://$(realpath "$report")" \
+"$chromium" "${flags[@]}" --screenshot="$out/report.png" "$url" \
   >/dev/null 2>"$out/screenshot.log" || true
 
 # Console errors reach stderr with --enable-logging; an uncaught exception names itself.
@@ -76,6 +85,6 @@ if grep -E "Uncaught|SyntaxError|ReferenceError|TypeError" "$out/dump.log" "$out
   exit 1
 fi
 
-"$dom_check" "$out/run/history.jsonl" "$scenario" "$out/dom.html"
+"$dom_check" "$out/run/history.jsonl" "$scenario" "$out/dom.html" ${seek:+--seek-s "$seek"}
 [ -s "$out/report.png" ] && echo "screenshot: $out/report.png"
 echo "PASS"

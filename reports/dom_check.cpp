@@ -4,12 +4,19 @@
 // works the expected facts out on its own, from the history and the scenario (running the
 // checkers, not the report code), and checks the DOM shows them: a lane for every client thread
 // and node, the lead violation's marker at the Verdict's interval with its threads, the
-// explanation, and the script's "ok" marker. Exit status 0 when all hold, 1 otherwise.
+// explanation, and the script's "ok" marker. Also: the charts count every acquisition the
+// history has; the thread lanes drawn have colours of their own; a crowded run draws at most
+// 48 thread lanes (the violation's among them) and says how many it left out. With --seek-s S
+// the DOM is of report.html#t=S: the view is centred on S, and where the page keeps no detail
+// it says so and how to get it. Exit status 0 when all hold, 1 otherwise.
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "check/check.h"
 #include "model/scenario_toml.h"
@@ -65,8 +72,11 @@ std::string TextEscape(const std::string& s) {
 
 int main(int argc, char** argv) {
   using namespace lockstep;
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: report_dom_check HISTORY SCENARIO DOM\n");
+  double seek_s = -1;
+  if (argc == 6 && std::string(argv[4]) == "--seek-s") {
+    seek_s = std::atof(argv[5]);
+  } else if (argc != 4) {
+    std::fprintf(stderr, "usage: report_dom_check HISTORY SCENARIO DOM [--seek-s SECONDS]\n");
     return 2;
   }
   std::string error;
@@ -83,12 +93,31 @@ int main(int argc, char** argv) {
   const std::string dom = buffer.str();
   Check(dom.size() > 1000, "the DOM dump is not empty (" + std::to_string(dom.size()) + " bytes)");
 
+  // Thread lanes: every one, or (past 48) 48 of them and a note with the number left out.
+  constexpr size_t kMaxThreadLanes = 48;
+  std::vector<std::string> threads;
   for (const ClientSpec& c : scenario->clients) {
-    for (int t = 0; t < c.threads; ++t) {
-      const std::string lane = c.name + ".t" + std::to_string(t);
-      Check(dom.find("data-lane=\"" + lane + "\" data-kind=\"thread\"") != std::string::npos,
-            "a lane for client thread " + lane);
-    }
+    for (int t = 0; t < c.threads; ++t) threads.push_back(c.name + ".t" + std::to_string(t));
+  }
+  std::set<std::string> colours;
+  size_t drawn = 0;
+  for (const std::string& lane : threads) {
+    const std::string tag = "data-lane=\"" + lane + "\" data-kind=\"thread\"";
+    const size_t at = dom.find(tag);
+    if (threads.size() <= kMaxThreadLanes) Check(at != std::string::npos, "a lane for client thread " + lane);
+    if (at == std::string::npos) continue;
+    ++drawn;
+    // The lane's swatch: the first fill after its tag.
+    const size_t fill = dom.find("fill=\"", at);
+    if (fill != std::string::npos) colours.insert(dom.substr(fill + 6, 7));
+  }
+  Check(colours.size() == drawn, std::to_string(drawn) + " thread lanes drawn with " +
+                                     std::to_string(colours.size()) + " distinct colours");
+  if (threads.size() > kMaxThreadLanes) {
+    Check(drawn == kMaxThreadLanes, "a crowded run draws " + std::to_string(kMaxThreadLanes) +
+                                        " thread lanes (got " + std::to_string(drawn) + ")");
+    const std::string note = "(" + std::to_string(threads.size() - drawn) + " more threads not drawn";
+    Check(dom.find(note) != std::string::npos, "the page says " + note + ")");
   }
   for (const NodeSpec& n : scenario->nodes) {
     Check(dom.find("data-lane=\"" + n.name + "\" data-kind=\"node\"") != std::string::npos,
@@ -128,6 +157,10 @@ int main(int argc, char** argv) {
     Check(Attribute(tag, "data-threads") == threads, "it names the threads " + threads);
     Check(dom.find(TextEscape(lead->explanation)) != std::string::npos,
           "the page carries the Verdict's explanation");
+    for (const std::string& t : lead->threads) {
+      Check(dom.find("data-lane=\"" + t + "\" data-kind=\"thread\"") != std::string::npos,
+            "the violation's thread " + t + " has a lane");
+    }
     // The marker must be inside the detail panel's data and its initial view.
     const std::string svg = TagWith(dom, "id=\"timeline\"");
     const long long view_from = std::atoll(Attribute(svg, "data-view-from-us").c_str());
@@ -135,6 +168,56 @@ int main(int argc, char** argv) {
     Check(view_from <= lead->from_us && lead->from_us <= view_to,
           "the initial view (" + std::to_string(view_from) + ".." + std::to_string(view_to) +
               " us) shows the violation");
+  }
+
+  // The charts: every acquisition of the run, counted from the history itself.
+  {
+    std::ifstream history(history_path);
+    std::string line;
+    long long acquired = 0;
+    while (std::getline(history, line)) {
+      if (line.find("\"type\":\"ok\"") != std::string::npos &&
+          line.find("\"op\":\"acquire\"") != std::string::npos) {
+        ++acquired;
+      }
+    }
+    const std::string charts = TagWith(dom, "id=\"charts\"");
+    Check(Attribute(charts, "data-acquired") == std::to_string(acquired),
+          "the charts count the history's " + std::to_string(acquired) + " acquisitions (got '" +
+              Attribute(charts, "data-acquired") + "')");
+    for (const char* id : {"chart-throughput", "chart-latency", "chart-holders"}) {
+      Check(dom.find(std::string("id=\"") + id + "\"") != std::string::npos,
+            std::string("a chart #") + id);
+    }
+  }
+
+  if (seek_s >= 0) {
+    // The script moved the view: its text and the plot's viewBox are centred on seek_s.
+    const std::string svg = TagWith(dom, "id=\"timeline\"");
+    const double data_from = std::atof(Attribute(svg, "data-data-from-us").c_str()) / 1e6;
+    const double data_to = std::atof(Attribute(svg, "data-data-to-us").c_str()) / 1e6;
+    const std::string view = TagWith(dom, "id=\"view-text\"");
+    const size_t text_at = dom.find(view) + view.size();
+    const std::string text = dom.substr(text_at, dom.find('<', text_at) - text_at);
+    double a = -1, b = -1;
+    std::sscanf(text.c_str(), "view %lf s \xe2\x80\x93 %lf s", &a, &b);
+    const bool outside = seek_s < data_from || seek_s > data_to;
+    if (!outside) {
+      Check(a <= seek_s && seek_s <= b, "the view (" + text + ") shows " + std::to_string(seek_s) + " s");
+    }
+    const std::string far = TagWith(dom, "id=\"no-detail\"");
+    char at_text[64], how[64];
+    std::snprintf(at_text, sizeof(at_text), "No detail kept at %.1f s", seek_s);
+    std::snprintf(how, sizeof(how), "--detail-at %.1f", seek_s);
+    if (outside) {
+      Check(Attribute(far, "style").find("block") != std::string::npos &&
+                dom.find(at_text) != std::string::npos && dom.find(how) != std::string::npos,
+            std::string("outside the page's detail (") + std::to_string(data_from) + " to " +
+                std::to_string(data_to) + " s) it says: " + at_text + " ... --detail-at");
+    } else {
+      Check(far.empty() || Attribute(far, "style").find("none") != std::string::npos,
+            "inside the page's detail there is no 'no detail' note");
+    }
   }
   const std::string status = TagWith(dom, "id=\"script-status\"");
   Check(Attribute(status, "data-status") == "ok",

@@ -22,8 +22,10 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -45,6 +47,7 @@ constexpr int kNodeLaneHeight = 44;
 constexpr int kHoldersLaneHeight = 40;
 constexpr int kClockLaneHeight = 84;  // 36 when no clock is skewed
 constexpr int kOverviewLaneHeight = 8;
+constexpr int kChartColumns = 194;  // 6 px each
 constexpr int64_t kMaxPlotUnits = 4'000'000;  // see HtmlWriter::X
 // Thread lanes drawn at most (the violation's threads first); trace.json has every thread.
 constexpr size_t kMaxThreadLanes = 48;
@@ -112,6 +115,7 @@ class HtmlWriter {
     Header(&out);
     Detail(&out);
     Overview(&out);
+    Charts(&out);
     Tables(&out);
     out += Foot();
     return out;
@@ -1262,6 +1266,284 @@ class HtmlWriter {
     }
   }
 
+  // --- charts: the acquires over the whole run, on the overview's axis ---
+
+  // What a column of the charts gathers from the bins whose middle falls in it.
+  struct ChartColumn {
+    uint64_t ok = 0, not_ok = 0;
+    std::array<uint64_t, kLatencyBuckets> latency{};
+    double wait_us = 0;   // Summed over the threads
+    int holders = 0;      // The most believed holders of any lock
+    bool conflict = false;
+    bool covered = false;  // Inside the run
+  };
+
+  std::vector<ChartColumn> ChartColumns() const {
+    std::vector<ChartColumn> cols(kChartColumns);
+    const int64_t end = std::max<int64_t>(tl_.end_us, 1);
+    const double col_us = static_cast<double>(std::max<int64_t>(axis_end_us_, 1)) / kChartColumns;
+    for (int c = 0; c < kChartColumns; ++c) cols[c].covered = c * col_us < static_cast<double>(end);
+    const auto column_of = [&](size_t bin) -> int {
+      const int64_t lo = static_cast<int64_t>(bin) * tl_.bin_us;
+      if (lo >= end) return -1;
+      const int64_t mid = std::min<int64_t>(lo + tl_.bin_us / 2, end - 1);
+      return std::clamp(static_cast<int>(static_cast<double>(mid) / col_us), 0, kChartColumns - 1);
+    };
+    const AcquireBins& a = tl_.acquire_bins;
+    for (size_t b = 0; b < a.ok.size(); ++b) {
+      const int c = column_of(b);
+      if (c < 0) break;
+      cols[c].ok += a.ok[b];
+      cols[c].not_ok += a.not_ok[b];
+      for (size_t k = 0; k < kLatencyBuckets && (b + 1) * kLatencyBuckets <= a.latency.size(); ++k) {
+        cols[c].latency[k] += a.latency[b * kLatencyBuckets + k];
+      }
+    }
+    for (const ThreadLane& l : tl_.threads) {
+      for (size_t b = 0; b < l.bins.wait_us.size(); ++b) {
+        const int c = column_of(b);
+        if (c < 0) break;
+        cols[c].wait_us += l.bins.wait_us[b];
+      }
+    }
+    for (const HolderBins& h : tl_.holder_bins) {
+      for (size_t b = 0; b < h.max.size(); ++b) {
+        const int c = column_of(b);
+        if (c < 0) break;
+        cols[c].holders = std::max<int>(cols[c].holders, h.max[b]);
+        if (b < h.conflict.size() && h.conflict[b] != 0) cols[c].conflict = true;
+      }
+    }
+    return cols;
+  }
+
+  // The latency below which a share q of the column's acquires fall (the upper end of the
+  // bucket that reaches q); -1 when it has none.
+  static double Quantile(const std::array<uint64_t, kLatencyBuckets>& h, double q) {
+    uint64_t total = 0;
+    for (uint64_t n : h) total += n;
+    if (total == 0) return -1;
+    const double want = std::max(1.0, std::ceil(q * static_cast<double>(total)));
+    uint64_t seen = 0;
+    for (size_t b = 0; b < kLatencyBuckets; ++b) {
+      seen += h[b];
+      if (static_cast<double>(seen) >= want) return LatencyBucketHighUs(b);
+    }
+    return LatencyBucketHighUs(kLatencyBuckets - 1);
+  }
+
+  // A chart's svg: its title row, the plot area's frame and the time axis of the overview.
+  void ChartOpen(std::string* out, const char* id, const std::string& title, int h) const {
+    std::string& o = *out;
+    o += "<svg class=\"chart seek\" id=\"" + std::string(id) +
+         "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) + "\" height=\"" +
+         I(h) + "\" data-end-us=\"" + I(axis_end_us_) + "\">\n";
+    o += "<text class=\"ctitle\" x=\"8\" y=\"14\">" + title + "</text>";
+    const int64_t step = TickStep(axis_end_us_, 10);
+    for (int64_t t = 0; t <= axis_end_us_; t += step) {
+      o += "<line class=\"ogrid\" x1=\"" + Y(OX(t)) + "\" x2=\"" + Y(OX(t)) + "\" y1=\"20\" y2=\"" +
+           I(h - 14) + "\"/><text class=\"otick\" x=\"" + Y(OX(t)) + "\" y=\"" + I(h - 3) + "\">" +
+           TickLabel(t, step) + "</text>";
+    }
+    o += "\n";
+  }
+
+  double ColumnX(int c) const {
+    return kPlotX + static_cast<double>(c) * kPlotWidth / kChartColumns;
+  }
+
+  // A y-axis label at the plot's left.
+  static void YLabel(std::string* out, double y, const std::string& text) {
+    *out += "<text class=\"cylabel\" x=\"" + I(kPlotX - 6) + "\" y=\"" + Y(y + 3) + "\">" + text +
+            "</text><line class=\"cyline\" x1=\"" + I(kPlotX) + "\" x2=\"" +
+            I(kPlotX + kPlotWidth) + "\" y1=\"" + Y(y) + "\" y2=\"" + Y(y) + "\"/>";
+  }
+
+  static std::string Points(const std::vector<std::pair<double, double>>& pts) {
+    std::string p;
+    for (const auto& [x, y] : pts) p += Y(x) + "," + Y(y) + " ";
+    if (!p.empty()) p.pop_back();
+    return p;
+  }
+
+  // Throughput, acquire latency quantiles, and holders with waiting threads, per column of
+  // the whole run (the bins: complete whatever the detail windows keep).
+  void Charts(std::string* out) {
+    std::string& o = *out;
+    const std::vector<ChartColumn> cols = ChartColumns();
+    uint64_t ok = 0, not_ok = 0;
+    std::array<uint64_t, kLatencyBuckets> all{};
+    for (const ChartColumn& c : cols) {
+      ok += c.ok;
+      not_ok += c.not_ok;
+      for (size_t k = 0; k < kLatencyBuckets; ++k) all[k] += c.latency[k];
+    }
+    if (ok + not_ok == 0) return;  // No acquire to chart (a latch-only run, say).
+    const double col_us = static_cast<double>(std::max<int64_t>(axis_end_us_, 1)) / kChartColumns;
+    const double col_w = static_cast<double>(kPlotWidth) / kChartColumns;
+    const auto q_text = [](double us) { return us < 0 ? std::string("-") : Duration(std::llround(us)); };
+    o += "<section class=\"panel\" id=\"charts\" data-acquired=\"" + I(static_cast<int64_t>(ok)) +
+         "\" data-not-acquired=\"" + I(static_cast<int64_t>(not_ok)) +
+         "\"><div class=\"toolbar\"><b>Charts</b> <span class=\"hint\">the whole run in " +
+         I(kChartColumns) + " columns of " + Duration(std::llround(col_us)) + ": " +
+         I(static_cast<int64_t>(ok)) + " acquisitions, " + I(static_cast<int64_t>(not_ok)) +
+         " acquires that did not take the lock; latency of the acquisitions p50 " +
+         q_text(Quantile(all, 0.5)) + ", p99 " + q_text(Quantile(all, 0.99)) + ", max " +
+         q_text(Quantile(all, 1.0)) +
+         " (to half an octave); hover a column for its figures, click to move the view</span>"
+         "</div>\n";
+
+    // 1. Throughput.
+    {
+      const int h = 110, top = 22, bottom = h - 16;
+      double peak = 0;
+      for (const ChartColumn& c : cols) {
+        peak = std::max(peak, static_cast<double>(std::max(c.ok, c.not_ok)) / (col_us / 1e6));
+      }
+      const double ymax = NiceCeil(std::max(peak, 1.0));
+      const auto yv = [&](double v) { return bottom - v / ymax * (bottom - top); };
+      ChartOpen(&o, "chart-throughput", "acquisitions / s", h);
+      YLabel(&o, yv(0), "0");
+      YLabel(&o, yv(ymax), Format("%g", ymax));
+      std::vector<std::pair<double, double>> failed;
+      for (int c = 0; c < kChartColumns; ++c) {
+        if (!cols[c].covered) continue;
+        const double rate = static_cast<double>(cols[c].ok) / (col_us / 1e6);
+        const double fail_rate = static_cast<double>(cols[c].not_ok) / (col_us / 1e6);
+        if (cols[c].ok > 0) {
+          o += "<rect class=\"cok\" x=\"" + Y(ColumnX(c)) + "\" y=\"" + Y(yv(rate)) +
+               "\" width=\"" + Y(std::max(1.0, col_w - 1)) + "\" height=\"" +
+               Y(yv(0) - yv(rate)) + "\"/>";
+        }
+        failed.emplace_back(ColumnX(c) + col_w / 2, yv(fail_rate));
+        o += "<rect class=\"chit\" x=\"" + Y(ColumnX(c)) + "\" y=\"" + I(top) + "\" width=\"" +
+             Y(col_w) + "\" height=\"" + I(bottom - top) + "\"><title>" +
+             ColumnRange(c, col_us) + ": " + I(static_cast<int64_t>(cols[c].ok)) +
+             " acquisitions (" + Format("%.1f", rate) + "/s), " +
+             I(static_cast<int64_t>(cols[c].not_ok)) + " not acquired</title></rect>";
+      }
+      o += "\n<polyline class=\"cfail\" points=\"" + Points(failed) + "\"/>\n";
+      o += "<text class=\"clegend\" x=\"" + I(kPlotX + kPlotWidth - 300) +
+           "\" y=\"14\"><tspan class=\"cok-t\">\u25A0 acquired</tspan>  <tspan class=\"cfail-t\">"
+           "\u2014 tried and did not acquire</tspan></text>";
+      o += "</svg>\n";
+    }
+
+    // 2. Acquire latency quantiles, on a log scale.
+    {
+      const int h = 130, top = 22, bottom = h - 16;
+      double lo = std::numeric_limits<double>::max(), hi = 0;
+      for (const ChartColumn& c : cols) {
+        const double a = Quantile(c.latency, 0.5), b = Quantile(c.latency, 1.0);
+        if (a > 0) lo = std::min(lo, a);
+        hi = std::max(hi, b);
+      }
+      ChartOpen(&o, "chart-latency", "acquire latency", h);
+      if (hi > 0) {
+        double decade_lo = std::pow(10, std::floor(std::log10(std::max(lo / 2, 1.0))));
+        double decade_hi = std::pow(10, std::ceil(std::log10(std::max(hi, decade_lo * 10))));
+        const double l0 = std::log10(decade_lo), l1 = std::log10(decade_hi);
+        const auto yv = [&](double us) {
+          return bottom - (std::log10(std::max(us, decade_lo)) - l0) / (l1 - l0) * (bottom - top);
+        };
+        // Every decade up to five, every other one past that.
+        const int step = l1 - l0 > 5.5 ? 2 : 1;
+        int k = 0;
+        for (double d = decade_lo; d <= decade_hi * 1.001; d *= 10, ++k) {
+          if (k % step == 0) YLabel(&o, yv(d), DecadeLabel(std::llround(d)));
+        }
+        std::vector<std::pair<double, double>> p50, p99, pmax;
+        for (int c = 0; c < kChartColumns; ++c) {
+          const double a = Quantile(cols[c].latency, 0.5);
+          if (a < 0) continue;
+          const double b = Quantile(cols[c].latency, 0.99), m = Quantile(cols[c].latency, 1.0);
+          const double x = ColumnX(c) + col_w / 2;
+          p50.emplace_back(x, yv(a));
+          p99.emplace_back(x, yv(b));
+          pmax.emplace_back(x, yv(m));
+          o += "<rect class=\"chit\" x=\"" + Y(ColumnX(c)) + "\" y=\"" + I(top) + "\" width=\"" +
+               Y(col_w) + "\" height=\"" + I(bottom - top) + "\"><title>" + ColumnRange(c, col_us) +
+               ": " + I(static_cast<int64_t>(cols[c].ok)) + " acquisitions, latency p50 " +
+               q_text(a) + ", p99 " + q_text(b) + ", max " + q_text(m) + "</title></rect>";
+        }
+        o += "\n<polyline class=\"cmax\" points=\"" + Points(pmax) + "\"/>";
+        o += "<polyline class=\"cp99\" points=\"" + Points(p99) + "\"/>";
+        o += "<polyline class=\"cp50\" points=\"" + Points(p50) + "\"/>\n";
+        o += "<text class=\"clegend\" x=\"" + I(kPlotX + kPlotWidth - 300) +
+             "\" y=\"14\"><tspan class=\"cp50-t\">\u2014 p50</tspan>  <tspan class=\"cp99-t\">"
+             "\u2014 p99</tspan>  <tspan class=\"cmax-t\">\u2014 max</tspan> (invoke to acquired)"
+             "</text>";
+      }
+      o += "</svg>\n";
+    }
+
+    // 3. Believed holders (the most at any moment of a column) and threads waiting (on average).
+    {
+      const int h = 110, top = 22, bottom = h - 16;
+      int peak = permits_limit();
+      double wait_peak = 0;
+      for (const ChartColumn& c : cols) {
+        peak = std::max(peak, c.holders);
+        wait_peak = std::max(wait_peak, c.wait_us / col_us);
+      }
+      const double ymax = NiceCeil(std::max<double>({static_cast<double>(peak), wait_peak, 1.0}));
+      const auto yv = [&](double v) { return bottom - v / ymax * (bottom - top); };
+      ChartOpen(&o, "chart-holders", "holders, waiting", h);
+      YLabel(&o, yv(0), "0");
+      YLabel(&o, yv(ymax), Format("%g", ymax));
+      std::vector<std::pair<double, double>> holders, waiting;
+      for (int c = 0; c < kChartColumns; ++c) {
+        if (!cols[c].covered) continue;
+        const double x0 = ColumnX(c), x1 = ColumnX(c + 1), w = cols[c].wait_us / col_us;
+        holders.emplace_back(x0, yv(cols[c].holders));
+        holders.emplace_back(x1, yv(cols[c].holders));
+        waiting.emplace_back(x0 + col_w / 2, yv(w));
+        if (cols[c].conflict) {
+          o += "<rect class=\"cconflict\" x=\"" + Y(x0) + "\" y=\"" + I(top) + "\" width=\"" +
+               Y(col_w) + "\" height=\"" + I(bottom - top) + "\"/>";
+        }
+        o += "<rect class=\"chit\" x=\"" + Y(x0) + "\" y=\"" + I(top) + "\" width=\"" + Y(col_w) +
+             "\" height=\"" + I(bottom - top) + "\"><title>" + ColumnRange(c, col_us) +
+             ": at most " + I(cols[c].holders) + " believed holder(s)" +
+             (cols[c].conflict ? " (more than the lock allows)" : "") + ", " +
+             Format("%.2f", w) + " threads waiting on average</title></rect>";
+      }
+      o += "\n<line class=\"climit\" x1=\"" + I(kPlotX) + "\" x2=\"" + I(kPlotX + kPlotWidth) +
+           "\" y1=\"" + Y(yv(permits_limit())) + "\" y2=\"" + Y(yv(permits_limit())) + "\"/>";
+      o += "<polyline class=\"cwait\" points=\"" + Points(waiting) + "\"/>";
+      o += "<polyline class=\"cholders\" points=\"" + Points(holders) + "\"/>\n";
+      o += "<text class=\"clegend\" x=\"" + I(kPlotX + kPlotWidth - 420) +
+           "\" y=\"14\"><tspan class=\"cholders-t\">\u2014 most believed holders</tspan>  "
+           "<tspan class=\"climit-t\">- - the lock allows " + I(permits_limit()) +
+           "</tspan>  <tspan class=\"cwait-t\">\u2014 threads waiting</tspan></text>";
+      o += "</svg>\n";
+    }
+    o += "</section>\n";
+  }
+
+  // How many holders the lock allows at once (a semaphore's permits; 1 otherwise).
+  int permits_limit() const { return std::max(1, tl_.permits); }
+
+  static std::string ColumnRange(int c, double col_us) {
+    return Seconds(std::llround(c * col_us)) + " \u2013 " + Seconds(std::llround((c + 1) * col_us));
+  }
+
+  // A power of ten of microseconds: "10 us", "100 ms", "10 s".
+  static std::string DecadeLabel(int64_t us) {
+    if (us < 1000) return I(us) + " us";
+    if (us < 1'000'000) return I(us / 1000) + " ms";
+    return I(us / 1'000'000) + " s";
+  }
+
+  // 1, 2 or 5 times a power of ten, at least v.
+  static double NiceCeil(double v) {
+    const double p = std::pow(10, std::floor(std::log10(v)));
+    for (double m : {1.0, 2.0, 5.0, 10.0}) {
+      if (m * p >= v * 0.999) return m * p;
+    }
+    return 10 * p;
+  }
+
   // --- tables: violations, faults, parameters ---
 
   // A button that moves the view to violation v, when its interval has detail; else nothing.
@@ -1883,6 +2165,7 @@ svg text{font:11px "DejaVu Sans",sans-serif;fill:#333}
 .czero{stroke:#999;stroke-width:1px;stroke-dasharray:4 3;vector-effect:non-scaling-stroke}
 .cscale{text-anchor:end;font-size:9px;fill:#999}
 .otick{text-anchor:middle;font-size:9px;fill:#888}.ogrid{stroke:#eee}.olabel{font-size:8px;fill:#666}
+.chart{display:block;cursor:crosshair}.ctitle{font-weight:bold;font-size:11px}.cylabel{text-anchor:end;font-size:10px;fill:#555}.cyline{stroke:#ddd}.chit{fill:transparent}.chit:hover{fill:rgba(0,0,0,.06)}.cok{fill:#6DB6FE}.cfail{fill:none;stroke:#FFAA26;stroke-width:1.5}.cp50{fill:none;stroke:#2c7fb8;stroke-width:1.5}.cp99{fill:none;stroke:#d62728;stroke-width:1.2}.cmax{fill:none;stroke:#999;stroke-width:1;stroke-dasharray:2 2}.cholders{fill:none;stroke:#2c7fb8;stroke-width:1.5}.cwait{fill:none;stroke:#999;stroke-width:1.2}.climit{stroke:#d62728;stroke-dasharray:4 3}.cconflict{fill:#d62728;fill-opacity:.25}.clegend{font-size:10px}.cok-t{fill:#2c7fb8}.cfail-t{fill:#c77c00}.cp50-t,.cholders-t{fill:#2c7fb8}.cp99-t,.climit-t{fill:#d62728}.cmax-t,.cwait-t{fill:#777}
 .ohold{fill:#2c7fb8}.owait{fill:#999}.ofail{fill:#FFAA26}.oinfo{fill:#e05fa0}.oowned{fill:#59a14f}.oviol{fill:#d62728}
 .ofault{fill-opacity:.8}.ofault.f-pause{fill:#999}.ofault.f-crash{fill:#222}.ofault.f-partition{fill:#8e44ad}
 .ofault.f-lose{fill:#e67e22}.ofault.f-net{fill:#16a085}.ofault.f-jump{fill:#8e24aa}.ofault.f-failover{fill:#c2185b}.ofault.f-note{fill:#bbb}
@@ -1992,8 +2275,8 @@ const char* const HtmlWriter::kScript = R"js(
         svg.scrollIntoView({behavior: 'smooth', block: 'center'});
       });
     });
-    if (ov) ov.addEventListener('click', function (e) {
-      var r = ov.getBoundingClientRect(), t = (e.clientX - r.left - px0) / pw * ovEnd;
+    // Moves the view to t (us); where the page keeps no detail, says how to get it.
+    function seekTo(t) {
       setView(t - (v1 - v0) / 2, t + (v1 - v0) / 2);
       var far = document.getElementById('no-detail');
       if (far && (t < dataFrom || t > dataTo)) {
@@ -2006,8 +2289,19 @@ const char* const HtmlWriter::kScript = R"js(
       } else if (far) {
         far.style.display = 'none';
       }
-    });
+    }
+    function seek(e) {
+      var r = e.currentTarget.getBoundingClientRect();
+      seekTo((e.clientX - r.left - px0) / pw * ovEnd);
+    }
+    if (ov) ov.addEventListener('click', seek);
+    document.querySelectorAll('svg.chart.seek').forEach(function (c) { c.addEventListener('click', seek); });
     apply();
+    // A link to a moment: report.html#t=1800 centres the view on 1,800 s, #view=12.5-14 shows
+    // that stretch (seconds of true time).
+    var at = /^#(?:t=([0-9.]+)|view=([0-9.]+)-([0-9.]+))$/.exec(window.location.hash);
+    if (at && at[1]) seekTo(Number(at[1]) * 1e6);
+    if (at && at[2]) { seekTo((Number(at[2]) + Number(at[3])) / 2 * 1e6); setView(Number(at[2]) * 1e6, Number(at[3]) * 1e6); }
     status.dataset.status = 'ok';
     status.textContent = 'lockstep report: wheel to zoom, drag to pan.';
   } catch (e) {

@@ -747,6 +747,48 @@ TEST_CASE("a long history is summarised within the stated bounds", "[reports][si
   CHECK(r.summary.size() < 4096);
 }
 
+TEST_CASE("latency buckets are half octaves", "[reports][timeline]") {
+  CHECK(LatencyBucket(0) == 0);
+  CHECK(LatencyBucket(1) == 0);
+  CHECK(LatencyBucket(2) == 2);
+  CHECK(LatencyBucket(1023) == 19);
+  CHECK(LatencyBucket(1024) == 20);
+  CHECK(LatencyBucket(int64_t{1} << 40) == kLatencyBuckets - 1);
+  CHECK(LatencyBucketHighUs(19) == Approx(1024.0));
+  for (int64_t us : {3, 100, 999, 1000, 45'000, 2'000'000}) {
+    const size_t b = LatencyBucket(us);
+    CHECK(static_cast<double>(us) < LatencyBucketHighUs(b));
+    CHECK((b == 0 || static_cast<double>(us) >= LatencyBucketHighUs(b - 1)));
+  }
+}
+
+TEST_CASE("report.html: the charts count every acquisition of a long run and read its latency",
+          "[reports][html]") {
+  // 30,000 acquisitions over an hour, each 1 ms from invoke to acquired, and one that waited
+  // 2 s: far more than the detail keeps, all of them in the charts.
+  Recorder rec;
+  LongRunNotes(&rec, 3'600'000'000);
+  int64_t t = 1000;
+  TakeTurns(&rec, 300'000, &t);
+  rec.Add(t, T::kInvoke, "c1", 0, "acquire", "tryLock(wait=5000ms, no lease)");
+  rec.Add(t + 2'000'000, T::kExec, "n1", -1, "acquire", "(nil)", "c1", 1);
+  rec.Add(t + 2'000'000, T::kLease, "n1", -1, "acquired", "u1:1");
+  rec.Add(t + 2'000'000, T::kOk, "c1", 0, "acquire", "acquired");
+  rec.Add(3'600'000'000, T::kNote, "sim", -1, "end");
+  const Rendered r = RenderAll(rec.h, HandMeta());
+  CHECK(r.html.find("id=\"summarised\"") != std::string::npos);
+  CHECK(r.html.find("id=\"charts\" data-acquired=\"30001\" data-not-acquired=\"0\"") !=
+        std::string::npos);
+  // p50 and p99 are the 1 ms acquisitions' bucket (up to 1.024 ms), the max the 2 s one's.
+  CHECK(r.html.find("p50 1.02 ms, p99 1.02 ms, max 2.097 s") != std::string::npos);
+  for (const char* id : {"chart-throughput", "chart-latency", "chart-holders"}) {
+    CHECK(r.html.find(std::string("id=\"") + id + "\"") != std::string::npos);
+  }
+  // The throughput chart's bars end where the turns do, at 1,200 s of the hour: x = 150 +
+  // 1200 / 3600 * 1164 = 538, within a column (6 px).
+  CHECK(RightmostRect(r.html, "cok") == Approx(538).margin(7));
+}
+
 TEST_CASE("a violation late in a long run gets full detail in the HTML and the trace",
           "[reports][size]") {
   // 280k events of turn-taking (about 19 minutes), then c1 and c2 both believe they hold the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <map>
@@ -138,6 +139,9 @@ class TimelineBuilder::Impl {
     op_bins_.ok.assign(kBins, 0);
     op_bins_.failed.assign(kBins, 0);
     op_bins_.unknown.assign(kBins, 0);
+    acquire_bins_.ok.assign(kBins, 0);
+    acquire_bins_.not_ok.assign(kBins, 0);
+    acquire_bins_.latency.assign(kBins * kLatencyBuckets, 0);
   }
 
   // --- raw events --------------------------------------------------------------------------
@@ -199,6 +203,15 @@ class TimelineBuilder::Impl {
     const size_t end = EnsureBin(o.to_us);
     LaneBins* bins = Bins(op.thread);
     if (op.name == hn::kAcquire && bins != nullptr) Cover(&bins->wait_us, o.from_us, o.to_us);
+    if (op.name == hn::kAcquire && o.outcome != Outcome::kPending) {
+      if (o.outcome == Outcome::kOk) {
+        Bump(&acquire_bins_.ok, end);
+        uint32_t& n = acquire_bins_.latency[end * kLatencyBuckets + LatencyBucket(o.to_us - o.from_us)];
+        if (n < std::numeric_limits<uint32_t>::max()) ++n;
+      } else {
+        Bump(&acquire_bins_.not_ok, end);
+      }
+    }
     switch (o.outcome) {
       case Outcome::kOk: Bump(&op_bins_.ok, end); break;
       case Outcome::kFail:
@@ -467,6 +480,16 @@ class TimelineBuilder::Impl {
     MergePairs(&op_bins_.ok, SumU32);
     MergePairs(&op_bins_.failed, SumU32);
     MergePairs(&op_bins_.unknown, SumU32);
+    MergePairs(&acquire_bins_.ok, SumU32);
+    MergePairs(&acquire_bins_.not_ok, SumU32);
+    std::vector<uint32_t>& lat = acquire_bins_.latency;
+    for (size_t i = 0; i < kBins / 2; ++i) {
+      for (size_t b = 0; b < kLatencyBuckets; ++b) {
+        lat[i * kLatencyBuckets + b] =
+            SumU32(lat[2 * i * kLatencyBuckets + b], lat[(2 * i + 1) * kLatencyBuckets + b]);
+      }
+    }
+    std::fill(lat.begin() + (kBins / 2) * kLatencyBuckets, lat.end(), 0);
   }
 
   void Cover(std::vector<uint32_t>* bins, int64_t from_us, int64_t to_us) {
@@ -1154,6 +1177,7 @@ class TimelineBuilder::Impl {
     tl.windows = tl.whole_run ? std::vector<DetailWindow>{{0, tl.end_us}} : std::move(windows_);
     tl.bin_us = bin_us_;
     tl.op_bins = std::move(op_bins_);
+    tl.acquire_bins = std::move(acquire_bins_);
   }
 
   // True time 0 as Unix ms: from the scenario, else the clock reading most processes agree on
@@ -1247,6 +1271,7 @@ class TimelineBuilder::Impl {
   int64_t bin_us_ = 1000;
   size_t binned_lanes_ = 0;
   OpBins op_bins_;
+  AcquireBins acquire_bins_;
 
   // Lanes and what they keep, in the builder's own numbering.
   std::vector<ThreadState> threads_;  // By facts thread id
@@ -1306,6 +1331,15 @@ Timeline BuildTimeline(const history::History& history, const TimelineOptions& o
   timeline.history_hash = history.HashHex();
   return timeline;
 }
+
+size_t LatencyBucket(int64_t latency_us) {
+  if (latency_us < 2) return 0;
+  // Half octaves: 2 log2(x), exact at the bucket edges, which are powers of sqrt(2).
+  const double b = std::floor(2 * std::log2(static_cast<double>(latency_us)) + 1e-9);
+  return std::min(static_cast<size_t>(b), kLatencyBuckets - 1);
+}
+
+double LatencyBucketHighUs(size_t bucket) { return std::exp2((static_cast<double>(bucket) + 1) / 2); }
 
 const char* OutcomeName(Outcome o) {
   switch (o) {

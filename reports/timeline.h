@@ -33,9 +33,10 @@
 //   - Outside the windows, everything is summarised in kBins fixed-width time bins (the width
 //     doubles, merging bins pairwise, if the run outgrows them): per thread the time spent
 //     holding and waiting and the failed and unknown outcomes; per node the time its key was
-//     owned; per lock the most believed holders; per clock its lowest and highest offset; and
-//     the operations started and their outcomes. The bins cover the whole run, inside windows
-//     too.
+//     owned; per lock the most believed holders; per clock its lowest and highest offset; the
+//     operations started and their outcomes; and the acquires' outcomes and latencies (a
+//     histogram per bin, for the report's quantile charts). The bins cover the whole run,
+//     inside windows too.
 //
 // Like the checkers it reads only the History. Everything is kept in history order or sorted by
 // name, never by pointer or hash, so the same history always gives the same timeline.
@@ -239,6 +240,20 @@ struct OpBins {
   std::vector<uint32_t> started, ok, failed, unknown;
 };
 
+// Acquire latency (invoke to its end) in buckets of half an octave: bucket b holds latencies in
+// [2^(b/2), 2^((b+1)/2)) microseconds (bucket 0 also below 1 us, the last one everything from
+// 2^31.5 us, about 50 minutes, on).
+inline constexpr size_t kLatencyBuckets = 64;
+size_t LatencyBucket(int64_t latency_us);
+double LatencyBucketHighUs(size_t bucket);  // Its upper end (a quantile is read as that)
+
+// Acquires per bin (by where they ended), over the whole run: how many took the lock and how
+// many did not (fail or unknown), and the latencies of those that took it.
+struct AcquireBins {
+  std::vector<uint32_t> ok, not_ok;
+  std::vector<uint32_t> latency;  // kBins * kLatencyBuckets: bin i's bucket b at [i * K + b]
+};
+
 struct Timeline {
   int64_t end_us = 0;  // The run's end (see history::FactsPass::run_end_us)
   size_t event_count = 0;
@@ -268,6 +283,7 @@ struct Timeline {
   // The bins: bin i covers [i * bin_us, (i + 1) * bin_us); kBins of them.
   int64_t bin_us = 1;
   OpBins op_bins;
+  AcquireBins acquire_bins;
 
   // The run's start as Unix ms (true time 0). When the history or scenario does not say, it is
   // estimated from the clocks (see clock_baseline_note).
