@@ -352,7 +352,8 @@ void FactsPass::OnEvent(const Event& e) {
     case EventType::kLease: OnLeaseEvent(e, resizing); break;
     case EventType::kExec: OnExec(e); break;
     case EventType::kFault: OnFaultEvent(e); break;
-    case EventType::kMessage: break;
+    case EventType::kMessage:
+    case EventType::kReplicated: break;  // Replicas are not judged.
   }
   for (FactsObserver* o : event_observers_) o->OnEventDone(*this, e);
 }

@@ -128,6 +128,7 @@ TEST_CASE("every typed detail writes the simulator's text and reads back to the 
        "clients now send to n2"},
       {Typed(EventType::kLease, names::kAcquired, Owners{"u1:1,u2:1:write,mode"}),
        "u1:1,u2:1:write,mode"},
+      {Typed(EventType::kReplicated, names::kApplied, Owners{"u1:2"}), "u1:2"},
   };
   for (const Case& c : cases) {
     INFO(c.text);

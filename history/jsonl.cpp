@@ -429,13 +429,15 @@ std::string HashHex(uint64_t hash) {
 }
 
 const char* TypeName(EventType t) {
-  static constexpr const char* kTypeNames[] = {"invoke",  "ok",    "fail",     "info",  "exec",
-                                               "message", "fault", "resource", "lease", "note"};
+  static constexpr const char* kTypeNames[] = {"invoke",  "ok",    "fail",     "info",
+                                               "exec",    "message", "fault",  "resource",
+                                               "lease",   "note",    "replicated"};
+  static_assert(std::size(kTypeNames) == static_cast<size_t>(EventType::kReplicated) + 1);
   return kTypeNames[static_cast<int>(t)];
 }
 
 std::optional<EventType> ParseType(std::string_view s) {
-  for (int i = 0; i <= static_cast<int>(EventType::kNote); ++i) {
+  for (int i = 0; i <= static_cast<int>(EventType::kReplicated); ++i) {
     if (s == TypeName(static_cast<EventType>(i))) return static_cast<EventType>(i);
   }
   return std::nullopt;

@@ -51,6 +51,8 @@ const std::array<std::string_view, kVocabularySize> kVocabulary = {
     "try_acquire",
     "get_count",
     "renew",
+    "applied",
+    "resynced",
 };
 }  // namespace names
 

@@ -83,6 +83,9 @@ enum : Name {
   kTryAcquire,
   kGetCount,
   kRenew,
+  // Replication events (EventType::kReplicated).
+  kApplied,
+  kResynced,
   kVocabularySize
 };
 

@@ -594,7 +594,8 @@ Detail DecodeDetail(EventType type, Name op, std::string_view text) {
       }
       return Text{text};
     case EventType::kExec: return ReplyDetail{};
-    case EventType::kLease: return Owners{text};
+    case EventType::kLease:
+    case EventType::kReplicated: return Owners{text};
     case EventType::kResource:
       if (op == names::kEnter && text == "read") return Access{true};
       if (op == names::kExit) {

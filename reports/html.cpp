@@ -144,6 +144,9 @@ class HtmlWriter {
     for (const Fault& f : tl_.faults) {
       any_network_ = any_network_ || std::string_view(FaultClass(f.kind)) == "f-net";
     }
+    for (const NodeLane& n : tl_.nodes) {
+      for (const Lease& l : n.leases) any_replica_copy_ = any_replica_copy_ || l.replica;
+    }
     drawn_.assign(tl_.threads.size(), false);
     size_t n = 0;
     auto draw = [&](int lane) {
@@ -515,7 +518,9 @@ class HtmlWriter {
               "<span><i class=\"sw hold\"></i>holding, as the client believes</span>") +
           read +
           "<span><i class=\"sw cs\"></i>critical section</span>"
-          "<span><i class=\"sw lease\"></i>key owner on the node, TTL as height</span>"
+          "<span><i class=\"sw lease\"></i>key owner on the node, TTL as height</span>" +
+          (any_replica_copy_ ? "<span><i class=\"sw copy\"></i>a replica's copy of the key</span>"
+                             : "") +
           "<span><i class=\"sw f-pause\"></i>pause</span>"
           "<span><i class=\"sw f-crash\"></i>crashed</span>"
           "<span><i class=\"sw f-partition\"></i>partitioned</span>"
@@ -781,6 +786,19 @@ class HtmlWriter {
       for (const Lease& l : n.leases) {
         if (!InWindow(l.from_us, l.to_us)) continue;
         const std::string colour = OwnerColour(l.owner_thread);
+        if (l.replica) {
+          // A replica's copy: no TTL (the replica waits for its master's DEL), lighter.
+          Rect(&o, "lease copy", l.from_us, l.to_us, top + 6, bottom - top - 6,
+               n.name + ": the replica's copy of \"" + l.lock + "\" names " + l.owners +
+                   " (applied " + Duration(l.lag_us) + " after its master's write), " +
+                   Seconds(l.from_us) + " - " + Seconds(l.to_us) + " (" +
+                   Duration(l.to_us - l.from_us) + "), then " + l.ended_by,
+               " style=\"fill:" + colour + ";stroke:" + colour + "\" data-lag-us=\"" +
+                   I(l.lag_us) + "\"");
+          Label("llabel", l.owners + " (copy, +" + Duration(l.lag_us) + ")", l.from_us, l.to_us,
+                y + 24);
+          continue;
+        }
         Rect(&o, "lease", l.from_us, l.to_us, top, bottom - top,
              n.name + ": \"" + l.lock + "\" owned by " + l.owners + ", " + Seconds(l.from_us) +
                  " - " + Seconds(l.to_us) + " (" + Duration(l.to_us - l.from_us) + "), then " +
@@ -1680,6 +1698,7 @@ class HtmlWriter {
   std::vector<int> thread_y_, node_y_;  // kNone: not drawn
   std::vector<bool> drawn_;
   bool any_read_ = false;  // some hold is a read hold (the legend then explains them)
+  bool any_replica_copy_ = false;  // some node lane shows a replica's copy of the key
   bool any_network_ = false;  // some fault is a latency, loss or duplicate window (the same)
   size_t hidden_threads_ = 0;
   int clients_header_y_ = 0, nodes_header_y_ = 0, holders_y_ = 0, clock_y_ = 0, height_ = 0;
@@ -1749,6 +1768,7 @@ class ComparisonWriter {
     to_us_ = std::max({live_.window_.to_us, sim_.window_.to_us, from_us_ + 1000});
     const bool any_read = live_.any_read_ || sim_.any_read_;
     const bool any_network = live_.any_network_ || sim_.any_network_;
+    const bool any_replica_copy = live_.any_replica_copy_ || sim_.any_replica_copy_;
     for (HtmlWriter* w : {&live_, &sim_}) {
       w->origin_ = from_us_;
       w->unit_us_ = std::max<int64_t>(1, (to_us_ - from_us_) / kMaxPlotUnits + 1);
@@ -1758,6 +1778,7 @@ class ComparisonWriter {
       w->axis_end_us_ = std::max(live_.tl_.end_us, sim_.tl_.end_us);
       w->any_read_ = any_read;
       w->any_network_ = any_network;
+      w->any_replica_copy_ = any_replica_copy;
     }
     // The divergence's view: both runs' operations, padded by their length (at least 100 ms).
     if (const auto& d = c_.divergence) {
@@ -2136,7 +2157,7 @@ svg text{font:11px "DejaVu Sans",sans-serif;fill:#333}
 .hold.read,.sw.hold.read{fill:#c5e5b4;stroke:#6aa84f;background:#c5e5b4}
 .hold.bad{stroke:#d62728;stroke-width:2.5px}
 .cs,.sw.cs{fill:#1d3557;stroke:#1d3557;background:#1d3557}
-.lease{fill-opacity:.22;stroke-opacity:.9}.sw.lease{background:linear-gradient(#4e79a733 45%,#4e79a7 45%)}
+.lease{fill-opacity:.22;stroke-opacity:.9}.lease.copy{fill-opacity:.12;stroke-dasharray:3 2}.sw.lease{background:linear-gradient(#4e79a733 45%,#4e79a7 45%)}.sw.copy{background:#4e79a71f;border:1px dashed #4e79a7}
 .ttl{fill-opacity:.62;stroke:none}
 .pttl{stroke:#333;stroke-width:3px;vector-effect:non-scaling-stroke}
 .x{stroke-width:1px;vector-effect:non-scaling-stroke}.x-acq{stroke:#2ca02c}.x-refused{stroke:#aaa}

@@ -609,6 +609,31 @@ TEST_CASE("gc-pause-explicit-lease: the reports of a simulated split brain", "[r
                     std::to_string(v.to_us) + "\"") != std::string::npos);
 }
 
+TEST_CASE("report.html: a replica's lane shows its copy of the key, with its lag",
+          "[reports][sim]") {
+  ScenarioError error;
+  auto scenario =
+      LoadScenarioFile(LOCKSTEP_SOURCE_DIR "/scenarios/failover-unreplicated.toml", &error);
+  REQUIRE(scenario);
+  std::string why;
+  auto sim = sim::Simulation::Create(*scenario, LOCKSTEP_SOURCE_DIR "/lua", &why);
+  REQUIRE(sim);
+  history::History kept(sim->recorder().shared_names());
+  sim->recorder().AddSink(&kept);
+  sim->Run();
+  ReportMeta meta;
+  DescribeScenario(*scenario, &meta);
+  const Rendered r = RenderAll(kept, meta);
+  // n1 comes back as n2's replica and gets c2.t0's key 2 s (the scenario's lag) after n2
+  // wrote it; the legend explains the copies.
+  CHECK(r.html.find("class=\"lease copy\"") != std::string::npos);
+  CHECK(r.html.find("data-lag-us=\"2000000\"") != std::string::npos);
+  CHECK(r.html.find("a replica's copy of the key") != std::string::npos);
+  CHECK(r.html.find("(copy, +2.000 s)") != std::string::npos);
+  CHECK(r.trace.find("\"cat\":\"replica\"") != std::string::npos);
+  CheckTraceGrammar(r.trace);
+}
+
 TEST_CASE("report.html: past kMaxThreadLanes threads, the violation's threads keep their lanes",
           "[reports][html]") {
   Recorder rec;

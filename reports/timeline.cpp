@@ -164,6 +164,7 @@ class TimelineBuilder::Impl {
       case EventType::kNote: OnNote(e); break;
       case EventType::kExec: OnExec(e); break;
       case EventType::kLease: OnLeaseEvent(e); break;
+      case EventType::kReplicated: OnReplicated(e); break;
       case EventType::kFault: OnFault(e); break;
       case EventType::kMessage: OnMessage(e); break;
       default: break;
@@ -724,6 +725,31 @@ class TimelineBuilder::Impl {
     n.has_open = true;
   }
 
+  // A replica's copy of the key: each replicated event ends the copy before it and, with
+  // owners, starts the next.
+  void OnReplicated(const history::Event& e) {
+    const int node = NodeSlot(e.process);
+    NodeState& n = nodes_[node];
+    if (n.has_open) CloseLease(node, e.t_us, e.seq, Str(e.op));
+    const auto* owners = std::get_if<history::Owners>(&e.detail);
+    if (owners == nullptr || owners->list.empty()) return;
+    Lease l;
+    l.lock = Str(e.lock);
+    l.from_us = l.to_us = e.t_us;
+    l.from_seq = l.to_seq = e.seq;
+    l.owner_thread = kNone;
+    history::ForEachOwnerField(owners->list, [&](std::string_view field) {
+      if (!history::AsOwnerField(field)) return;
+      if (!l.owners.empty()) l.owners += ", ";
+      l.owners += OwnerName(field, &l.owner_thread);
+    });
+    if (l.owners.empty()) l.owners = std::string(owners->list);
+    l.replica = true;
+    l.lag_us = e.has_value ? e.value : 0;
+    n.open = std::move(l);
+    n.has_open = true;
+  }
+
   void CloseLease(int node, int64_t t_us, uint64_t seq, const std::string& why) {
     NodeState& n = nodes_[node];
     Lease l = std::move(n.open);
@@ -834,6 +860,21 @@ class TimelineBuilder::Impl {
     if (e.op == hn::kCrash) {
       if (const int node = FindNode(e.process); node != kNone && nodes_[node].has_open) {
         CloseLease(node, e.t_us, e.seq, "crash");
+      }
+    }
+    if (e.op == hn::kPromote) {
+      // A promoted replica's copy is now the master's key: the same owners, from here on a
+      // lease (its lease events take over).
+      if (const int node = FindNode(e.process);
+          node != kNone && nodes_[node].has_open && nodes_[node].open.replica) {
+        Lease l = nodes_[node].open;
+        CloseLease(node, e.t_us, e.seq, "promoted");
+        l.replica = false;
+        l.lag_us = 0;
+        l.from_us = l.to_us = e.t_us;
+        l.from_seq = l.to_seq = e.seq;
+        nodes_[node].open = std::move(l);
+        nodes_[node].has_open = true;
       }
     }
   }

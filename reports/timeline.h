@@ -9,7 +9,8 @@
 //                  critical sections (its accesses), exactly as the pass defines them; no rule
 //                  of its own
 //   node lanes     who the lock key belongs to on each node (from the lease events) and its
-//                  TTL, the commands with their replies (exec events), the lease losses
+//                  TTL, the commands with their replies (exec events), the lease losses; on a
+//                  replica, its copy of the key as replication left it (replicated events)
 //   the rest       faults, every clock's offset from true time, pub/sub messages (raw events)
 //                  and the number of believed holders per lock (the pass's beliefs)
 //
@@ -129,9 +130,14 @@ struct Lease {
   int64_t to_us = 0;
   uint64_t from_seq = 0;
   uint64_t to_seq = 0;
-  std::string ended_by;  // "released", "expired", "lost", "crash", "owners", "run end"
+  std::string ended_by;  // "released", "expired", "lost", "crash", "owners", "run end",
+                         // and for a replica's copy "applied", "resynced", "promoted"
   // Where the TTL was set (and the first observation, if it came before any reset).
   std::vector<TtlPoint> ttl;
+  // A replica's copy of the key, as replication left it (replicated events), not a master's
+  // lease: no TTL, and lag_us is how long after its master's write the replica applied it.
+  bool replica = false;
+  int64_t lag_us = 0;
 };
 
 // What a command did to the lock, for its colour.

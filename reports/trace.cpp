@@ -256,10 +256,12 @@ class TraceWriter {
         Slice s;
         s.from = H(l.from_us);
         s.to = H(l.to_us);
-        s.name = "owned by " + (l.owners.empty() ? std::string("?") : l.owners);
-        s.cat = "lease";
+        s.name = (l.replica ? "copy names " : "owned by ") +
+                 (l.owners.empty() ? std::string("?") : l.owners);
+        s.cat = l.replica ? "replica" : "lease";
         s.args = "\"lock\":" + JsonString(l.lock) + ",\"ended_by\":" + JsonString(l.ended_by) +
                  "," + Seqs(l.from_seq, l.to_seq);
+        if (l.replica) s.args += Format(",\"lag_us\":%lld", static_cast<long long>(l.lag_us));
         if (!l.ttl.empty() && l.ttl.front().reset) {
           s.args += Format(",\"ttl_ms\":%lld", static_cast<long long>(l.ttl.front().ttl_us / 1000));
         }

@@ -90,10 +90,16 @@ struct Node {
   // The lock key as last seen, for lease events.
   std::string lock_owners;
   int64_t lock_expire_ms = kNoExpiry;
+  // On a replica: the lock key's owners as replication last left them, for replicated events.
+  std::string replica_owners;
 
-  // Per-replica replication stream (FIFO).
+  // Per-replica replication stream (FIFO): effect batches with the true time of the write.
+  struct Batch {
+    std::vector<Argv> commands;
+    TrueTime written_at = 0;
+  };
   struct Stream {
-    std::deque<std::vector<Argv>> batches;
+    std::deque<Batch> batches;
     bool in_flight = false;
   };
   std::map<int, Stream> streams;
@@ -661,7 +667,7 @@ struct Simulation::Impl {
     if (fx.commands.empty()) return;
     for (int r : n.replicas) {
       Node::Stream& s = n.streams[r];
-      s.batches.push_back(fx.commands);
+      s.batches.push_back({fx.commands, engine.now()});
       Pump(n, r);
     }
   }
@@ -694,15 +700,16 @@ struct Simulation::Impl {
         return;
       }
       if (stream.batches.empty()) return;  // A full resync replaced the stream meanwhile.
-      std::vector<Argv> batch = std::move(stream.batches.front());
+      Node::Batch batch = std::move(stream.batches.front());
       stream.batches.pop_front();
       Deliver(r.mailbox, [this, &r, batch = std::move(batch)] {
         const int64_t now_ms = r.clock->WallMs(engine.now());
         Effects forwarded;
-        for (const Argv& cmd : batch) r.server->ExecuteReplicated(cmd, now_ms, &forwarded);
+        for (const Argv& cmd : batch.commands) r.server->ExecuteReplicated(cmd, now_ms, &forwarded);
         ++r.offset;
         Replicate(r, forwarded);
         TrackLock(r, names::kReleased);
+        TrackReplica(r, names::kApplied, engine.now() - batch.written_at);
       }, kReplicationSource);
       Pump(m, replica_index);
     });
@@ -713,6 +720,27 @@ struct Simulation::Impl {
     replica.server->keyspace() = master.server->keyspace();
     replica.offset = master.offset;
     master.streams[replica.index] = {};
+    TrackReplica(replica, names::kResynced, 0);
+  }
+
+  // Replicated events: the lock key's owners on a replica, when replication changed them. The
+  // replica's own clock does not expire the key (a replica waits for its master's DEL).
+  void TrackReplica(Node& r, Name op, int64_t lag_us) {
+    if (r.master < 0) return;
+    const Entry* e = r.server->keyspace().Find(scenario.protocol.lock_name);
+    if (e != nullptr ? history::OwnersAre(*e, r.replica_owners) : r.replica_owners.empty()) return;
+    r.replica_owners = e != nullptr ? history::OwnersOf(*e) : std::string();
+    history::Event ev;
+    ev.type = EventType::kReplicated;
+    ev.process = r.id;
+    ev.peer = nodes[static_cast<size_t>(r.master)]->id;
+    ev.op = op;
+    ev.lock = lock_id;
+    ev.local_ms = r.clock->WallMs(engine.now());
+    ev.has_value = true;
+    ev.value = lag_us;
+    if (!r.replica_owners.empty()) ev.detail = history::Owners{r.replica_owners};
+    Record(ev);
   }
 
   // Lease events: compares the lock key on a master with what was last seen.
@@ -908,6 +936,7 @@ struct Simulation::Impl {
     n.up = false;
     n.mailbox = Mailbox{};
     n.subscribers.clear();  // Connections die with the process.
+    n.replica_owners.clear();  // A restarted replica's first resync says what it has.
   }
 
   void RestartNode(Node& n) {
@@ -936,6 +965,7 @@ struct Simulation::Impl {
     // r becomes the master of everyone who followed the old master, and of the old master.
     r.master = -1;
     r.server->set_replica(false);
+    r.replica_owners.clear();
     std::vector<int> followers;
     for (int x : old.replicas) {
       if (x != r.index) followers.push_back(x);
