@@ -5,11 +5,12 @@
 # distinct thread colours, and a script that ran without errors. Also saves a screenshot next
 # to the report.
 #
-#   reports/browser_test.sh LOCKSTEP_BINARY DOM_CHECK_BINARY SCENARIO OUT_DIR [SEEK_S [RUN_ARGS...]]
+#   reports/browser_test.sh LOCKSTEP_BINARY DOM_CHECK_BINARY SCENARIO OUT_DIR [SEEK_S [LANES [RUN_ARGS...]]]
 #
 # SEEK_S: the page is opened as report.html#t=SEEK_S, which centres the view there (or says
-# that the page keeps no detail there and how to get it); RUN_ARGS go to lockstep run (e.g.
-# --duration-ms 3600000 for an hour).
+# that the page keeps no detail there and how to get it); LANES ("-" for none): with
+# &lanes=LANES, which filters the thread lanes (the rows below move up); RUN_ARGS go to
+# lockstep run (e.g. --duration-ms 3600000 for an hour).
 #
 # Installs Debian's chromium-headless-shell (20 packages, ~100 MB) when no Chromium is present
 # and this is root; exits 77 (CTest SKIP_RETURN_CODE) only when no Chromium can be had.
@@ -20,7 +21,9 @@ dom_check=$2
 scenario=$3
 out=$4
 seek=${5:-}
-run_args=("${@:6}")
+lanes=${6:-}
+[ "$lanes" = "-" ] && lanes=""
+run_args=("${@:7}")
 
 find_chromium() {
   for b in chromium-headless-shell chromium chromium-browser; do
@@ -62,7 +65,10 @@ mkdir -p "$out"
   exit 1
 }
 report="$out/run/report.html"
-url="file://$(realpath "$report")${seek:+#t=$seek}"
+fragment=""
+[ -n "$seek" ] && fragment="t=$seek"
+[ -n "$lanes" ] && fragment="${fragment:+$fragment&}lanes=$lanes"
+url="file://$(realpath "$report")${fragment:+#$fragment}"
 
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
@@ -85,6 +91,7 @@ if grep -E "Uncaught|SyntaxError|ReferenceError|TypeError" "$out/dump.log" "$out
   exit 1
 fi
 
-"$dom_check" "$out/run/history.jsonl" "$scenario" "$out/dom.html" ${seek:+--seek-s "$seek"}
+"$dom_check" "$out/run/history.jsonl" "$scenario" "$out/dom.html" ${seek:+--seek-s "$seek"} \
+  ${lanes:+--lanes "$lanes"}
 [ -s "$out/report.png" ] && echo "screenshot: $out/report.png"
 echo "PASS"

@@ -9,6 +9,8 @@
 // 48 thread lanes (the violation's among them) and says how many it left out. With --seek-s S
 // the DOM is of report.html#t=S: the view is centred on S, and where the page keeps no detail
 // it says so and how to get it. Exit status 0 when all hold, 1 otherwise.
+#include <fnmatch.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -73,11 +75,20 @@ std::string TextEscape(const std::string& s) {
 int main(int argc, char** argv) {
   using namespace lockstep;
   double seek_s = -1;
-  if (argc == 6 && std::string(argv[4]) == "--seek-s") {
-    seek_s = std::atof(argv[5]);
-  } else if (argc != 4) {
-    std::fprintf(stderr, "usage: report_dom_check HISTORY SCENARIO DOM [--seek-s SECONDS]\n");
-    return 2;
+  std::string lanes_filter;
+  bool filtered = false;
+  for (int i = 4; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (i + 1 < argc && flag == "--seek-s") {
+      seek_s = std::atof(argv[i + 1]);
+    } else if (i + 1 < argc && flag == "--lanes") {
+      lanes_filter = argv[i + 1];
+      filtered = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: report_dom_check HISTORY SCENARIO DOM [--seek-s SECONDS] [--lanes P,Q]\n");
+      return 2;
+    }
   }
   std::string error;
   const std::string history_path = argv[1];
@@ -188,6 +199,57 @@ int main(int argc, char** argv) {
     for (const char* id : {"chart-throughput", "chart-latency", "chart-holders"}) {
       Check(dom.find(std::string("id=\"") + id + "\"") != std::string::npos,
             std::string("a chart #") + id);
+    }
+  }
+
+  if (filtered) {
+    // The page was opened with #lanes=...: thread lanes that match none of the patterns are
+    // out, and every lane left (threads and nodes) moved up by the heights of those above it.
+    std::vector<std::string> patterns;
+    for (size_t from = 0; from <= lanes_filter.size();) {
+      size_t comma = lanes_filter.find(',', from);
+      if (comma == std::string::npos) comma = lanes_filter.size();
+      std::string p = lanes_filter.substr(from, comma - from);
+      p.erase(0, p.find_first_not_of(' '));
+      p.erase(p.find_last_not_of(' ') + 1);
+      if (!p.empty()) patterns.push_back(p);
+      from = comma + 1;
+    }
+    struct Lane {
+      std::string name, kind, filtered;
+      long y0 = 0, y = 0;
+    };
+    std::vector<Lane> lanes;
+    for (size_t at = 0; (at = dom.find("<g class=\"lane\" id=", at)) != std::string::npos; ++at) {
+      const std::string tag = dom.substr(at, dom.find('>', at) - at + 1);
+      Lane l;
+      l.name = Attribute(tag, "data-lane");
+      l.kind = Attribute(tag, "data-kind");
+      l.filtered = Attribute(tag, "data-filtered");
+      l.y0 = std::atol(Attribute(tag, "data-y").c_str());
+      const size_t bg = dom.find("<rect class=\"lanebg", at);
+      l.y = std::atol(Attribute(dom.substr(bg, dom.find('>', bg) - bg + 1), "y").c_str());
+      if (l.kind == "thread" || l.kind == "node") lanes.push_back(l);
+    }
+    size_t in = 0, out = 0;
+    for (const Lane& l : lanes) {
+      if (l.kind != "thread") continue;
+      bool match = patterns.empty();
+      for (const std::string& p : patterns) match = match || fnmatch(p.c_str(), l.name.c_str(), 0) == 0;
+      Check(l.filtered == (match ? "in" : "out"),
+            "lane " + l.name + " is filtered " + (match ? "in" : "out") + " (got '" + l.filtered + "')");
+      (match ? in : out) += 1;
+    }
+    Check(in > 0 && out > 0, "the filter keeps " + std::to_string(in) + " thread lanes and hides " +
+                                 std::to_string(out));
+    constexpr long kThreadLaneHeight = 40;
+    for (const Lane& l : lanes) {
+      if (l.filtered == "out") continue;
+      long above = 0;
+      for (const Lane& h : lanes) above += h.filtered == "out" && h.y0 < l.y0 ? 1 : 0;
+      Check(l.y == l.y0 - above * kThreadLaneHeight,
+            "lane " + l.name + " moved from y " + std::to_string(l.y0) + " to " +
+                std::to_string(l.y0 - above * kThreadLaneHeight) + " (got " + std::to_string(l.y) + ")");
     }
   }
 

@@ -449,7 +449,7 @@ class HtmlWriter {
     o += "<button type=\"button\" data-view-from-us=\"" + I(window_.from_us) +
          "\" data-view-to-us=\"" + I(std::max(window_.to_us, window_.from_us + 1000)) + "\">" +
          (window_.whole_run ? "whole run" : "whole detail window") +
-         "</button></span>"
+         "</button></span>" + LaneFilter() +
          "<span class=\"view\" id=\"view-text\">" +
          ViewText() + "</span></div>\n";
     Legend(&o);
@@ -493,6 +493,14 @@ class HtmlWriter {
     o += "<g id=\"labels\">\n";
     PlaceLabels(&o);
     o += "</g>\n</svg>\n</section>\n";
+  }
+
+  // The lane filter's field: thread lanes whose names match none of its patterns are hidden
+  // and the rows below move up (the script; without it the field does nothing).
+  static std::string LaneFilter() {
+    return "<label class=\"lanefilter\" title=\"names or patterns, comma-separated: c1*, "
+           "c2.t0, c?.t1\">lanes <input id=\"lane-filter\" type=\"text\" size=\"14\" "
+           "placeholder=\"all\" spellcheck=\"false\"> <span id=\"lane-count\"></span></label>";
   }
 
   std::string ViewBox() const {
@@ -553,7 +561,8 @@ class HtmlWriter {
       std::string tip = l.name;
       if (!tl_.client_uuids[l.client].empty()) tip += " (uuid " + tl_.client_uuids[l.client] + ")";
       o += "<g class=\"lane\" id=\"" + id_prefix_ + "lane-" + HtmlEscape(l.name) + "\" data-lane=\"" +
-           HtmlEscape(l.name) + "\" data-kind=\"thread\">" + Title(tip) + "<rect class=\"lanebg" +
+           HtmlEscape(l.name) + "\" data-kind=\"thread\" data-y=\"" + I(y) + "\">" + Title(tip) +
+           "<rect class=\"lanebg" +
            (i % 2 ? " alt" : "") + "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) +
            "\" height=\"" + I(kThreadLaneHeight) + "\"/><rect x=\"8\" y=\"" + I(y + 14) +
            "\" width=\"10\" height=\"10\" rx=\"2\" fill=\"" + ThreadColour(i) +
@@ -564,7 +573,8 @@ class HtmlWriter {
       const NodeLane& n = tl_.nodes[i];
       const int y = node_y_[i];
       o += "<g class=\"lane\" id=\"" + id_prefix_ + "lane-" + HtmlEscape(n.name) + "\" data-lane=\"" +
-           HtmlEscape(n.name) + "\" data-kind=\"node\"><rect class=\"lanebg node" +
+           HtmlEscape(n.name) + "\" data-kind=\"node\" data-y=\"" + I(y) +
+           "\"><rect class=\"lanebg node" +
            (i % 2 ? " alt" : "") + "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) +
            "\" height=\"" + I(kNodeLaneHeight) + "\"/><text class=\"lname\" x=\"8\" y=\"" +
            I(y + 19) + "\">" + HtmlEscape(n.name) + "</text>";
@@ -2133,7 +2143,7 @@ code.repro{background:#222;color:#eee;padding:3px 8px;user-select:all}
 .callout small{color:#666;font-weight:normal}.callout p{margin:4px 0}.callout .when{color:#444}
 .panel{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px 10px;margin:10px 0;box-shadow:0 1px 2px #0001}
 .toolbar{display:flex;gap:12px;align-items:center;margin-bottom:4px}.hint{color:#777;font-size:12px}
-.buttons{display:flex;gap:4px}.view{margin-left:auto;color:#555;font-size:12px}
+.buttons{display:flex;gap:4px}.lanefilter{font-size:12px;color:#555;margin-left:12px}.lanefilter input{font:inherit;padding:1px 4px}.view{margin-left:auto;color:#555;font-size:12px}
 button{font:12px "DejaVu Sans",sans-serif;border:1px solid #bbb;background:#f6f6f6;border-radius:4px;padding:1px 8px;cursor:pointer}
 button:hover{background:#e8e8e8}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:11px;color:#444;margin:2px 0 6px}
@@ -2239,6 +2249,7 @@ const char* const HtmlWriter::kScript = R"js(
     function placeLabels() {
       var rowEnd = {};
       labels.forEach(function (l) {
+        if (l.dataset.laneHidden) { l.setAttribute('display', 'none'); return; }
         var a = num(l.dataset.fromUs), b = num(l.dataset.toUs), w = num(l.dataset.w);
         var row = num(l.dataset.row), x0 = px(a), x1 = px(b), x, show;
         if (l.dataset.instant) { x = x0 + 3; show = x0 >= px0 && x0 <= px0 + pw - w; }
@@ -2317,12 +2328,97 @@ const char* const HtmlWriter::kScript = R"js(
     }
     if (ov) ov.addEventListener('click', seek);
     document.querySelectorAll('svg.chart.seek').forEach(function (c) { c.addEventListener('click', seek); });
+    // The lane filter. Every shape keeps the geometry it was written with; a filter maps each
+    // y through the hidden lanes (a point inside one moves to where it collapsed, one below
+    // moves up by their heights), hides what lay inside them and shrinks what spanned them.
+    var plotSvg = plot, fullHeight = height, geo = null;
+    var threadLanes = Array.prototype.slice.call(svg.querySelectorAll('g.lane[data-kind="thread"]'));
+    var laneBoxes = threadLanes.map(function (g) {
+      var bg = g.querySelector('rect.lanebg');
+      return {g: g, name: g.dataset.lane, y: num(bg.getAttribute('y')), h: num(bg.getAttribute('height'))};
+    });
+    function globRe(p) {
+      return new RegExp('^' + p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$');
+    }
+    function collect() {
+      geo = [];
+      svg.querySelectorAll('rect, line, text, polygon, polyline, circle').forEach(function (e) {
+        if (e.closest('#grid') || e.closest('#axis')) return;
+        var g = {e: e, a: {}};
+        ['y', 'y1', 'y2', 'height', 'cy'].forEach(function (k) {
+          if (e.hasAttribute(k)) g.a[k] = num(e.getAttribute(k));
+        });
+        if (e.hasAttribute('points')) g.points = e.getAttribute('points');
+        g.display = e.getAttribute('display');
+        geo.push(g);
+      });
+    }
+    function filterLanes(text) {
+      if (!geo) collect();
+      var pats = text.split(',').map(function (s) { return s.trim(); }).filter(function (s) { return s; });
+      var res = pats.map(globRe);
+      var hidden = laneBoxes.filter(function (l) {
+        var keep = !res.length || res.some(function (r) { return r.test(l.name); });
+        l.g.dataset.filtered = keep ? 'in' : 'out';
+        return !keep;
+      });
+      function mapY(y) {
+        var d = 0;
+        hidden.forEach(function (l) { d += Math.max(0, Math.min(y - l.y, l.h)); });
+        return y - d;
+      }
+      function within(y) { return hidden.some(function (l) { return y >= l.y && y < l.y + l.h; }); }
+      geo.forEach(function (g) {
+        var e = g.e, a = g.a, gone = false;
+        if (a.height !== undefined && a.y !== undefined) {
+          var y0 = mapY(a.y), y1 = mapY(a.y + a.height);
+          gone = a.height > 0 && y1 - y0 < 0.5;
+          e.setAttribute('y', y0); e.setAttribute('height', Math.max(0, y1 - y0));
+        } else if (a.y !== undefined) {
+          gone = within(a.y - 1);
+          e.setAttribute('y', mapY(a.y));
+        }
+        if (a.y1 !== undefined) {
+          gone = a.y1 !== a.y2 ? mapY(a.y2) - mapY(a.y1) < 0.5 : within(a.y1);
+          e.setAttribute('y1', mapY(a.y1)); e.setAttribute('y2', mapY(a.y2));
+        }
+        if (a.cy !== undefined) { gone = within(a.cy); e.setAttribute('cy', mapY(a.cy)); }
+        if (g.points) {
+          var pts = g.points.trim().split(/\s+/).map(function (p) {
+            var xy = p.split(','); return xy[0] + ',' + mapY(num(xy[1]));
+          });
+          e.setAttribute('points', pts.join(' '));
+        }
+        if (e.parentNode && e.parentNode.id === 'labels') {
+          if (gone) e.dataset.laneHidden = '1'; else delete e.dataset.laneHidden;
+        } else if (gone) {
+          e.setAttribute('display', 'none');
+        } else if (g.display === null) {
+          e.removeAttribute('display');
+        } else {
+          e.setAttribute('display', g.display);
+        }
+      });
+      height = mapY(fullHeight);
+      svg.setAttribute('height', height);
+      plotSvg.setAttribute('height', height);
+      var count = document.getElementById('lane-count');
+      if (count) count.textContent = res.length ? (laneBoxes.length - hidden.length) + ' of ' + laneBoxes.length : '';
+      apply();
+    }
+    var laneInput = document.getElementById('lane-filter');
+    if (laneInput) laneInput.addEventListener('input', function () { filterLanes(laneInput.value); });
     apply();
-    // A link to a moment: report.html#t=1800 centres the view on 1,800 s, #view=12.5-14 shows
-    // that stretch (seconds of true time).
-    var at = /^#(?:t=([0-9.]+)|view=([0-9.]+)-([0-9.]+))$/.exec(window.location.hash);
-    if (at && at[1]) seekTo(Number(at[1]) * 1e6);
-    if (at && at[2]) { seekTo((Number(at[2]) + Number(at[3])) / 2 * 1e6); setView(Number(at[2]) * 1e6, Number(at[3]) * 1e6); }
+    // A link to a moment and lanes: report.html#t=1800 centres the view on 1,800 s,
+    // #view=12.5-14 shows that stretch (seconds of true time), #lanes=c1*,c7.t0 filters the
+    // lanes; joined with '&'.
+    window.location.hash.replace(/^#/, '').split('&').forEach(function (part) {
+      var kv = part.split('='), v = decodeURIComponent(kv.slice(1).join('='));
+      if (kv[0] === 't' && /^[0-9.]+$/.test(v)) seekTo(Number(v) * 1e6);
+      var m = kv[0] === 'view' ? /^([0-9.]+)-([0-9.]+)$/.exec(v) : null;
+      if (m) { seekTo((Number(m[1]) + Number(m[2])) / 2 * 1e6); setView(Number(m[1]) * 1e6, Number(m[2]) * 1e6); }
+      if (kv[0] === 'lanes' && laneInput) { laneInput.value = v; filterLanes(v); }
+    });
     status.dataset.status = 'ok';
     status.textContent = 'lockstep report: wheel to zoom, drag to pan.';
   } catch (e) {
