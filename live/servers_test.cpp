@@ -281,7 +281,10 @@ TEST_CASE("a failover without Sentinel promotes the most up-to-date replica", "[
 TEST_CASE("Sentinel fails over a killed master within down_after and a margin", "[live]") {
   Scenario scenario = WithNodes({Node("n1"), Node("n2", "n1")});
   scenario.sentinel.enabled = true;
-  scenario.sentinel.down_after_us = 1'000'000;
+  // Not less: with 1 s, a fresh-clone run on a loaded machine saw the new master miss
+  // Sentinel's PINGs for a second right after its promotion, and Sentinel fail over again, back
+  // to the restarted n1 (whose conversion the test then waited for in vain).
+  scenario.sentinel.down_after_us = 5'000'000;
   auto servers = StartOrFail(scenario);
   REQUIRE(servers->sentinel_addresses().size() == 3);
   CHECK(servers->sentinel_master_names() == std::vector<std::string>{"n1"});
@@ -300,12 +303,12 @@ TEST_CASE("Sentinel fails over a killed master within down_after and a margin", 
         const auto now = servers->SentinelMasterAddress("n1", &error);
         return now.has_value() && *now == servers->address("n2");
       },
-      1000 + kMarginMs);
+      5000 + kMarginMs);
   const auto took_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed).count();
   WARN("Sentinel reported the new master " << took_ms << " ms after the SIGKILL");
   REQUIRE(moved);
-  CHECK(took_ms >= 1000);
+  CHECK(took_ms >= 5000);
   CHECK(servers->NodeAt(servers->SentinelMasterAddress("n1", &error)->port) == "n2");
   CHECK(Eventually([&] { return TryReplication(*servers, "n2", "role") == "master"; }, 5000));
   CHECK(Run(*servers, "n2", {"SET", "k", "v"}) == Reply::Ok());
@@ -320,22 +323,16 @@ TEST_CASE("Sentinel fails over a killed master within down_after and a margin", 
   // build compiling beside it) it took longer than 30 s, and once, on a machine loaded with
   // other tests, longer than 60 s (a Sentinel whose timer runs late enters TILT mode for 30 s,
   // acting on nothing), so the bound is 90 s, and a failure shows the end of n1's log.
-  bool converted =
+  const bool converted =
       Eventually([&] { return TryReplication(*servers, "n1", "role") == "slave"; }, 90'000);
-  if (!converted) {
-    // Once in a fresh-clone run Sentinel left the restarted master alone for good (its log
-    // shows no REPLICAOF): a second restart, which it sees anew, is what an operator would do.
-    WARN("n1 not made a replica within 90 s; restarting it once more");
-    REQUIRE(servers->Crash("n1", &error));
-    REQUIRE(servers->Restart("n1", &error));
-    converted =
-        Eventually([&] { return TryReplication(*servers, "n1", "role") == "slave"; }, 60'000);
-  }
   if (!converted) {
     std::ifstream log(servers->dir("n1") + "/redis.log");
     const std::string all((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    const auto master = servers->SentinelMasterAddress("n1", &error);
     FAIL_CHECK("n1 (role '" << TryReplication(*servers, "n1", "role")
-                            << "') was not made a replica; the end of its log:\n"
+                            << "') was not made a replica; Sentinel's master is now "
+                            << (master ? master->ToString() : error) << " (n2 is "
+                            << servers->address("n2").ToString() << "); the end of n1's log:\n"
                             << all.substr(all.size() > 3000 ? all.size() - 3000 : 0));
   }
   WARN("Sentinel made the restarted old master a replica after "
