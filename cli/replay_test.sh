@@ -29,22 +29,20 @@ case "$mode" in
     scale=${6:-0.1}
     name=$(basename "$scenario" .toml)
     dir="$out/$name"
-    rm -rf "$dir"
     mkdir -p "$out"
-    set +e
-    "$lockstep" replay "$src/$scenario" --time-scale "$scale" --strict --quiet --out "$dir" >"$dir.out" 2>&1
-    code=$?
-    set -e
-    cat "$dir.out"
-    if [ "$code" -eq 1 ] && grep -q 'DIFFERENT' "$dir.out"; then
-      scale=$(awk -v s="$scale" 'BEGIN { print s * 2 }')
-      echo "== the verdicts differ at this scale; once more at --time-scale $scale"
+    replay_strict() { # replay_strict SCALE: sets code, prints and keeps the output in $dir.out
       rm -rf "$dir"
       set +e
-      "$lockstep" replay "$src/$scenario" --time-scale "$scale" --strict --quiet --out "$dir" >"$dir.out" 2>&1
+      "$lockstep" replay "$src/$scenario" --time-scale "$1" --strict --quiet --out "$dir" >"$dir.out" 2>&1
       code=$?
       set -e
       cat "$dir.out"
+    }
+    replay_strict "$scale"
+    if [ "$code" -eq 1 ] && grep -q 'DIFFERENT' "$dir.out"; then
+      scale=$(awk -v s="$scale" 'BEGIN { print s * 2 }')
+      echo "== the verdicts differ at this scale; once more at --time-scale $scale"
+      replay_strict "$scale"
     fi
     if [ "$code" -ne 0 ]; then
       echo "FAIL: lockstep replay $scenario exited $code"

@@ -537,23 +537,30 @@ TEST_CASE("summary.md: verdict table, the violation, figures and a Mermaid diagr
   CHECK(r.summary.find("Note over n1: key of c1.t0 expired (1.001 s)") != std::string::npos);
 }
 
+// The reports of a library scenario's simulated run (with its derived parameters).
+Rendered RenderLibraryRun(const std::string& file) {
+  ScenarioError error;
+  auto scenario = LoadScenarioFile(LOCKSTEP_SOURCE_DIR "/scenarios/" + file, &error);
+  INFO(error.ToString());
+  REQUIRE(scenario.has_value());
+  std::string why;
+  auto sim = sim::Simulation::Create(*scenario, LOCKSTEP_SOURCE_DIR "/lua", &why);
+  INFO(why);
+  REQUIRE(sim != nullptr);
+  history::History kept(sim->recorder().shared_names());
+  sim->recorder().AddSink(&kept);
+  sim->Run();
+  ReportMeta meta;
+  DescribeScenario(*scenario, &meta);
+  meta.parameters = sim->derived();
+  return RenderAll(kept, meta);
+}
+
 TEST_CASE("report.html: violations that share a cause make one row, the others folded in it",
           "[reports][html]") {
   // gc-pause-explicit-lease: c1.t0 acquires again and again while paused c2.t0 still believes
   // it holds the lock: 8 overlaps of the same two threads, one row with 7 folded beneath.
-  ScenarioError error;
-  auto scenario =
-      LoadScenarioFile(LOCKSTEP_SOURCE_DIR "/scenarios/gc-pause-explicit-lease.toml", &error);
-  REQUIRE(scenario.has_value());
-  std::string setup_error;
-  auto sim = sim::Simulation::Create(*scenario, LOCKSTEP_SOURCE_DIR "/lua", &setup_error);
-  REQUIRE(sim != nullptr);
-  history::History h(sim->recorder().shared_names());
-  sim->recorder().AddSink(&h);
-  sim->Run();
-  ReportMeta meta;
-  DescribeScenario(*scenario, &meta);
-  const Rendered r = RenderAll(h, meta);
+  const Rendered r = RenderLibraryRun("gc-pause-explicit-lease.toml");
   const check::PropertyResult* me = r.verdict.Find("mutual_exclusion");
   REQUIRE(me != nullptr);
   REQUIRE(me->violations.size() == 8);
@@ -584,20 +591,7 @@ TEST_CASE("reports are byte-identical when rendered twice", "[reports]") {
 // --- the simulator's own violating scenario ----------------------------------------------------
 
 TEST_CASE("gc-pause-explicit-lease: the reports of a simulated split brain", "[reports][sim]") {
-  ScenarioError error;
-  auto scenario =
-      LoadScenarioFile(LOCKSTEP_SOURCE_DIR "/scenarios/gc-pause-explicit-lease.toml", &error);
-  REQUIRE(scenario);
-  std::string why;
-  auto sim = sim::Simulation::Create(*scenario, LOCKSTEP_SOURCE_DIR "/lua", &why);
-  REQUIRE(sim);
-  history::History kept(sim->recorder().shared_names());
-  sim->recorder().AddSink(&kept);
-  sim->Run();
-  ReportMeta meta;
-  DescribeScenario(*scenario, &meta);
-  meta.parameters = sim->derived();
-  const Rendered r = RenderAll(kept, meta);
+  const Rendered r = RenderLibraryRun("gc-pause-explicit-lease.toml");
   REQUIRE(LeadViolation(r.verdict) != nullptr);
   CheckTraceGrammar(r.trace);
   CHECK(MaxCounter(r.trace, "holders(lock)") >= 2);
@@ -611,19 +605,7 @@ TEST_CASE("gc-pause-explicit-lease: the reports of a simulated split brain", "[r
 
 TEST_CASE("report.html: a replica's lane shows its copy of the key, with its lag",
           "[reports][sim]") {
-  ScenarioError error;
-  auto scenario =
-      LoadScenarioFile(LOCKSTEP_SOURCE_DIR "/scenarios/failover-unreplicated.toml", &error);
-  REQUIRE(scenario);
-  std::string why;
-  auto sim = sim::Simulation::Create(*scenario, LOCKSTEP_SOURCE_DIR "/lua", &why);
-  REQUIRE(sim);
-  history::History kept(sim->recorder().shared_names());
-  sim->recorder().AddSink(&kept);
-  sim->Run();
-  ReportMeta meta;
-  DescribeScenario(*scenario, &meta);
-  const Rendered r = RenderAll(kept, meta);
+  const Rendered r = RenderLibraryRun("failover-unreplicated.toml");
   // n1 comes back as n2's replica and gets c2.t0's key 2 s (the scenario's lag) after n2
   // wrote it; the legend explains the copies.
   CHECK(r.html.find("class=\"lease copy\"") != std::string::npos);
