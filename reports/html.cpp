@@ -580,7 +580,7 @@ class HtmlWriter {
            I(y + 19) + "\">" + HtmlEscape(n.name) + "</text>";
       if (!n.role.empty()) {
         o += "<text class=\"lsub\" x=\"8\" y=\"" + I(y + 33) + "\">" + HtmlEscape(n.role) +
-             "</text>";
+             (n.role_changes.empty() ? "" : " at first") + "</text>";
       }
       o += "</g>\n";
     }
@@ -851,6 +851,13 @@ class HtmlWriter {
                                          : " (a failover promoted a node that never had it)")) +
              "</line>\n";
         InstantLabel("losslabel", loss.op + ": " + loss.owners, loss.t_us, y + 12, 2);
+      }
+      for (const RoleChange& c : n.role_changes) {
+        if (!InWindow(c.t_us, c.t_us)) continue;
+        o += "<line class=\"rolechange\" x1=\"" + X(c.t_us) + "\" x2=\"" + X(c.t_us) + "\" y1=\"" +
+             I(y + 2) + "\" y2=\"" + I(y + 34) + "\" data-role=\"" + HtmlEscape(c.role) + "\">" +
+             Title(Seconds(c.t_us) + " " + n.name + " is now " + c.role) + "</line>\n";
+        InstantLabel("rolelabel", "now " + c.role, c.t_us, y + 42, 3);
       }
       // Refused acquires report the key's remaining TTL (PTTL): dots on the sawtooth. (No
       // tooltip: the command's tick below says the same, and there can be thousands.)
@@ -2183,7 +2190,7 @@ svg text{font:11px "DejaVu Sans",sans-serif;fill:#333}
 .flabel{font-size:10.5px;fill:#333}.flabel.instant{fill:#6a1b9a}
 .blabel{font-size:10px;fill:#1b4f80}.blabel.bad{fill:#b00;font-weight:bold}.llabel{font-size:10px;fill:#222}
 .vlabel{fill:#b00;font-weight:bold;font-size:11px}
-.loss{stroke:#b00;stroke-width:2px;vector-effect:non-scaling-stroke}.losslabel{fill:#b00;font-size:10px;font-weight:bold}
+.loss{stroke:#b00;stroke-width:2px;vector-effect:non-scaling-stroke}.rolechange{stroke:#555;stroke-dasharray:2 2;stroke-width:1.5px;vector-effect:non-scaling-stroke}.rolelabel{fill:#555;font-size:10px;font-style:italic}.losslabel{fill:#b00;font-size:10px;font-weight:bold}
 .vband{fill:#d62728;fill-opacity:.07;stroke:#d62728;stroke-opacity:.55;stroke-dasharray:4 3}
 .vlane{fill:#d62728;fill-opacity:.16;stroke:#d62728}
 .violation:not(.lead) .vlane{fill-opacity:.08;stroke-opacity:.5}

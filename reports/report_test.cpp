@@ -612,6 +612,10 @@ TEST_CASE("report.html: a replica's lane shows its copy of the key, with its lag
   CHECK(r.html.find("data-lag-us=\"2000000\"") != std::string::npos);
   CHECK(r.html.find("a replica's copy of the key") != std::string::npos);
   CHECK(r.html.find("(copy, +2.000 s)") != std::string::npos);
+  // The roles as they changed: n2 promoted at 6 s, n1 back at 21 s as n2's replica.
+  CHECK(r.html.find("data-role=\"master\"") != std::string::npos);
+  CHECK(r.html.find("data-role=\"replica of n2\"") != std::string::npos);
+  CHECK(r.html.find("master at first") != std::string::npos);
   CHECK(r.trace.find("\"cat\":\"replica\"") != std::string::npos);
   CheckTraceGrammar(r.trace);
 }

@@ -321,6 +321,8 @@ class TimelineBuilder::Impl {
     Lease open;
     int64_t pending_ttl_at_us = -1;  // An acquire set the TTL just before the lease event
     int64_t pending_ttl_us = 0;
+    std::vector<RoleChange> role_changes;
+    std::string role_now;  // Since the last change ("" before any: the scenario's role)
   };
 
   struct ClientState {
@@ -730,6 +732,7 @@ class TimelineBuilder::Impl {
   void OnReplicated(const history::Event& e) {
     const int node = NodeSlot(e.process);
     NodeState& n = nodes_[node];
+    NoteRole(n, "replica of " + Str(e.peer), e.t_us);
     if (n.has_open) CloseLease(node, e.t_us, e.seq, Str(e.op));
     const auto* owners = std::get_if<history::Owners>(&e.detail);
     if (owners == nullptr || owners->list.empty()) return;
@@ -748,6 +751,20 @@ class TimelineBuilder::Impl {
     l.lag_us = e.has_value ? e.value : 0;
     n.open = std::move(l);
     n.has_open = true;
+  }
+
+  // Records a role change when `role` is not the node's current one (at first: the scenario's).
+  void NoteRole(NodeState& n, const std::string& role, int64_t t_us) {
+    std::string current = n.role_now;
+    if (current.empty()) {
+      const std::string_view name = Str(n.name);
+      for (size_t i = 0; i < options_.node_names.size() && i < options_.node_roles.size(); ++i) {
+        if (options_.node_names[i] == name) current = options_.node_roles[i];
+      }
+    }
+    if (role == current) return;
+    n.role_now = role;
+    if (n.role_changes.size() < kFaultsKept) n.role_changes.push_back({t_us, role});
   }
 
   void CloseLease(int node, int64_t t_us, uint64_t seq, const std::string& why) {
@@ -863,6 +880,7 @@ class TimelineBuilder::Impl {
       }
     }
     if (e.op == hn::kPromote) {
+      NoteRole(nodes_[NodeSlot(e.process)], "master", e.t_us);
       // A promoted replica's copy is now the master's key: the same owners, from here on a
       // lease (its lease events take over).
       if (const int node = FindNode(e.process);
@@ -1178,6 +1196,7 @@ class TimelineBuilder::Impl {
       n.execs = std::move(ns.execs);
       n.pttl = std::move(ns.pttl);
       n.owned_us = std::move(ns.owned_us);
+      n.role_changes = std::move(ns.role_changes);
       for (Lease& l : n.leases) l.owner_thread = thread_lane(l.owner_thread);
       for (Exec& x : n.execs) x.thread = thread_lane(x.thread);
       std::sort(n.leases.begin(), n.leases.end(),

@@ -166,9 +166,17 @@ struct LeaseLoss {
   uint64_t seq = 0;
 };
 
+// A node's role changed: a promotion made it a master, or replication shows it following
+// another master than its role said (an old master that came back as a replica).
+struct RoleChange {
+  int64_t t_us = 0;
+  std::string role;  // "master", "replica of n2"
+};
+
 struct NodeLane {
   std::string name;
-  std::string role;  // "master", "replica of n1", or "" when unknown
+  std::string role;  // "master", "replica of n1", or "" when unknown: its role at the start
+  std::vector<RoleChange> role_changes;  // In time order (at most kFaultsKept)
   std::vector<Lease> leases;       // Detail
   std::vector<LeaseLoss> losses;   // Detail
   std::vector<Exec> execs;         // Detail, in history order

@@ -723,12 +723,14 @@ struct Simulation::Impl {
     TrackReplica(replica, names::kResynced, 0);
   }
 
-  // Replicated events: the lock key's owners on a replica, when replication changed them. The
+  // Replicated events: the lock key's owners on a replica, when replication changed them, and
+  // every full resync (the replica's data replaced, its master perhaps a new one). The
   // replica's own clock does not expire the key (a replica waits for its master's DEL).
   void TrackReplica(Node& r, Name op, int64_t lag_us) {
     if (r.master < 0) return;
     const Entry* e = r.server->keyspace().Find(scenario.protocol.lock_name);
-    if (e != nullptr ? history::OwnersAre(*e, r.replica_owners) : r.replica_owners.empty()) return;
+    const bool same = e != nullptr ? history::OwnersAre(*e, r.replica_owners) : r.replica_owners.empty();
+    if (same && op != names::kResynced) return;
     r.replica_owners = e != nullptr ? history::OwnersOf(*e) : std::string();
     history::Event ev;
     ev.type = EventType::kReplicated;
