@@ -1979,7 +1979,8 @@ class ComparisonWriter {
            " violation</button>";
     }
     o += "<button type=\"button\" data-view-from-us=\"" + I(from_us_) + "\" data-view-to-us=\"" +
-         I(to_us_) + "\">whole runs</button></span><span class=\"view\" id=\"view-text\">" +
+         I(to_us_) + "\">whole runs</button></span>" + HtmlWriter::LaneFilter() +
+         "<span class=\"view\" id=\"view-text\">" +
          live_.ViewText() + "</span></div>\n";
     live_.Legend(&o);
     if (c_.divergence) {
