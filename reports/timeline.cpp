@@ -757,7 +757,7 @@ class TimelineBuilder::Impl {
   void NoteRole(NodeState& n, const std::string& role, int64_t t_us) {
     std::string current = n.role_now;
     if (current.empty()) {
-      const std::string_view name = Str(n.name);
+      const std::string name = Str(n.name);
       for (size_t i = 0; i < options_.node_names.size() && i < options_.node_roles.size(); ++i) {
         if (options_.node_names[i] == name) current = options_.node_roles[i];
       }
