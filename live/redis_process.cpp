@@ -262,15 +262,21 @@ RedisProcess::Started RedisProcess::CheckStarted(std::string* error) {
   return Started::kNotYet;
 }
 
+std::string RedisProcess::NoAnswer(int timeout_ms) {
+  std::string why = "redis-server on port " + std::to_string(port_) +
+                    " did not answer PING within " + std::to_string(timeout_ms) + " ms" +
+                    Diagnostics(dir_);
+  Stop();
+  return why;
+}
+
 RedisProcess::Started RedisProcess::WaitUntilReady(int timeout_ms, std::string* error) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   while (true) {
     const Started started = CheckStarted(error);
     if (started != Started::kNotYet) return started;
     if (Clock::now() > deadline) {
-      *error = "redis-server on port " + std::to_string(port_) + " did not answer PING within " +
-               std::to_string(timeout_ms) + " ms" + Diagnostics(dir_);
-      Stop();
+      *error = NoAnswer(timeout_ms);
       return Started::kFailed;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -431,15 +437,6 @@ bool RedisProcess::running() {
   return pid_ > 0;
 }
 
-bool RedisProcess::Restart(std::string* error) {
-  if (!BeginRestart(error)) return false;
-  while (true) {
-    const RestartState state = PollRestart(error);
-    if (state != RestartState::kStarting) return state == RestartState::kReady;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
-
 bool RedisProcess::BeginRestart(std::string* error) {
   assert(error != nullptr);
   assert(!args_.empty());
@@ -486,10 +483,7 @@ RedisProcess::RestartState RedisProcess::PollRestart(std::string* error) {
       return RestartState::kStarting;
     case Started::kNotYet:
       if (now > attempt_deadline_) {
-        *error = "redis-server on port " + std::to_string(port_) +
-                 " did not answer PING within " + std::to_string(startup_timeout_ms_) + " ms" +
-                 Diagnostics(dir_);
-        Stop();
+        *error = NoAnswer(startup_timeout_ms_);
         return RestartState::kFailed;
       }
       return RestartState::kStarting;

@@ -6,11 +6,11 @@
 // The server is a child process of the caller (fork/exec, not --daemonize), so it is reaped
 // and never left as a zombie or an orphan: it gets SIGTERM from the destructor and, through
 // PR_SET_PDEATHSIG, when the thread that started it dies (a crashed test binary does not leave
-// servers behind). Start it (and Restart it) from a thread that outlives it. Its pid is in the
+// servers behind). Start it (and restart it) from a thread that outlives it. Its pid is in the
 // process-wide table of live/process_registry.h from fork until it is reaped, so a signal
 // handler can kill it.
 //
-// The fault methods (Pause, Resume, Kill, Restart) act on this process only, by its pid.
+// The fault methods (Pause, Resume, Kill, BeginRestart) act on this process only, by its pid.
 #ifndef LOCKSTEP_LIVE_REDIS_PROCESS_H_
 #define LOCKSTEP_LIVE_REDIS_PROCESS_H_
 
@@ -44,7 +44,7 @@ class RedisProcess {
     bool cluster = false;
     // When not empty, written to <dir>/<config_file_name> and given to the server as its
     // config file (its first argument, before ours, which therefore win). The server may
-    // rewrite it (CONFIG REWRITE, Sentinel's state), and Restart starts from what it wrote.
+    // rewrite it (CONFIG REWRITE, Sentinel's state), and a restart starts from what it wrote.
     // redis-sentinel needs one.
     std::string config_text;
     std::string config_file_name = "redis.conf";
@@ -53,7 +53,7 @@ class RedisProcess {
     // What the server gets when the thread that started it dies. SIGKILL also ends a server
     // that is stopped (SIGSTOP), where a SIGTERM would wait, pending, for a SIGCONT.
     int parent_death_signal = SIGTERM;
-    // Restart retries this long while the old port is briefly unavailable.
+    // A restart retries this long while the old port is briefly unavailable.
     int restart_timeout_ms = 10000;
   };
 
@@ -71,25 +71,22 @@ class RedisProcess {
 
   // Faults. Pause sends SIGSTOP (and returns once the process is stopped) and Resume SIGCONT.
   // Kill sends SIGKILL and reaps the process: what the server had not yet written to its
-  // files is lost; what it wrote but had not fsynced is not (the kernel keeps it). Restart
-  // starts it again after Kill (or after it exited on its own) on the same port, from the
-  // same directory, with the same arguments and config file, and waits until it answers PING
-  // (after loading its AOF); false with *error set when it cannot.
+  // files is lost; what it wrote but had not fsynced is not (the kernel keeps it).
   void Pause();
   void Resume();
   void Kill();
-  bool Restart(std::string* error);
-  // Restart in steps, for a caller that must not block: the live driver's event loop keeps
-  // its clients running while the server starts and loads its AOF, as real clients would
-  // (a loop frozen for the start-up would stall every client and then fire their timers at
-  // once). BeginRestart launches the process; PollRestart looks once, without waiting:
-  // kStarting (not answering yet: call again), kReady, or kFailed with *error set. Restart is
-  // BeginRestart, then PollRestart every 10 ms.
+  // A restart after Kill (or after the process exited on its own): the same port, directory,
+  // arguments and config file, so it reloads its AOF. In steps, so that a caller need not
+  // block: the live driver's event loop keeps its clients running while the server starts,
+  // as real clients would (a loop frozen for the start-up would stall every client and then
+  // fire their timers at once). BeginRestart launches the process; PollRestart looks once,
+  // without waiting: kStarting (not answering PING yet: call again), kReady, or kFailed with
+  // *error set.
   enum class RestartState : uint8_t { kStarting, kReady, kFailed };
   bool BeginRestart(std::string* error);
   RestartState PollRestart(std::string* error);
   // Appends lines to the config file (Options::config_text must have been set), read by the
-  // next Restart: later lines win in a Redis config file.
+  // next restart: later lines win in a Redis config file.
   bool AppendConfig(const std::string& lines, std::string* error);
 
   // False after Kill, or once the process has been found to have exited (this reaps it).
@@ -112,6 +109,8 @@ class RedisProcess {
   enum class Started : uint8_t { kReady, kPortTaken, kFailed, kNotYet };
   // Waits until the launched server answers PING on port_ as pid_.
   Started WaitUntilReady(int timeout_ms, std::string* error);
+  // The failure of a server that did not answer within timeout_ms (it is stopped).
+  std::string NoAnswer(int timeout_ms);
   // One look at the launched server: kNotYet while it is starting.
   Started CheckStarted(std::string* error);
   // A restart's launch (a first one, or another after the port was taken).

@@ -131,7 +131,8 @@ class LiveServers {
   bool Resume(const std::string& node, std::string* error);   // SIGCONT
   bool Crash(const std::string& node, std::string* error);    // SIGKILL, reaped
   // Same port, same directory, same config file: an AOF reloads what was written to it.
-  // Returns once the server answers PING (its AOF loaded).
+  // Returns once the server answers PING (its AOF loaded): BeginRestart, then PollRestart
+  // every 10 ms.
   bool Restart(const std::string& node, std::string* error);
   // The same in steps, for an event loop that must keep running meanwhile: BeginRestart
   // launches the server; PollRestart looks once whether it answers (kStarting: call again).

@@ -1202,13 +1202,18 @@ class HtmlWriter {
     std::string& o = *out;
     o += "<svg id=\"overview\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) +
          "\" height=\"" + I(h) + "\" data-end-us=\"" + I(axis_end_us_) + "\">\n";
-    // Axis.
+    TimeTicks(&o, 12, 14, h - 20);
+  }
+
+  // The whole run's time axis (over axis_end_us_): a label at text_y and a grid line from y1
+  // to y2 per tick, for the overview and the charts.
+  void TimeTicks(std::string* out, int text_y, int y1, int y2) const {
     const int64_t step = TickStep(axis_end_us_, 10);
     for (int64_t t = 0; t <= axis_end_us_; t += step) {
-      o +=
-          "<text class=\"otick\" x=\"" + Y(OX(t)) + "\" y=\"12\">" + TickLabel(t, step) + "</text>";
-      o += "<line class=\"ogrid\" x1=\"" + Y(OX(t)) + "\" x2=\"" + Y(OX(t)) + "\" y1=\"14\" y2=\"" +
-           I(h - 20) + "\"/>";
+      *out += "<text class=\"otick\" x=\"" + Y(OX(t)) + "\" y=\"" + I(text_y) + "\">" +
+              TickLabel(t, step) + "</text>";
+      *out += "<line class=\"ogrid\" x1=\"" + Y(OX(t)) + "\" x2=\"" + Y(OX(t)) + "\" y1=\"" +
+              I(y1) + "\" y2=\"" + I(y2) + "\"/>";
     }
   }
 
@@ -1374,12 +1379,7 @@ class HtmlWriter {
          "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) + "\" height=\"" +
          I(h) + "\" data-end-us=\"" + I(axis_end_us_) + "\">\n";
     o += "<text class=\"ctitle\" x=\"8\" y=\"14\">" + title + "</text>";
-    const int64_t step = TickStep(axis_end_us_, 10);
-    for (int64_t t = 0; t <= axis_end_us_; t += step) {
-      o += "<line class=\"ogrid\" x1=\"" + Y(OX(t)) + "\" x2=\"" + Y(OX(t)) + "\" y1=\"20\" y2=\"" +
-           I(h - 14) + "\"/><text class=\"otick\" x=\"" + Y(OX(t)) + "\" y=\"" + I(h - 3) + "\">" +
-           TickLabel(t, step) + "</text>";
-    }
+    TimeTicks(&o, h - 3, 20, h - 14);
     o += "\n";
   }
 
@@ -1392,6 +1392,13 @@ class HtmlWriter {
     *out += "<text class=\"cylabel\" x=\"" + I(kPlotX - 6) + "\" y=\"" + Y(y + 3) + "\">" + text +
             "</text><line class=\"cyline\" x1=\"" + I(kPlotX) + "\" x2=\"" +
             I(kPlotX + kPlotWidth) + "\" y1=\"" + Y(y) + "\" y2=\"" + Y(y) + "\"/>";
+  }
+
+  // Column c's hover target between top and bottom, with its figures as the tooltip.
+  void HitRect(std::string* out, int c, int top, int bottom, const std::string& tip) const {
+    *out += "<rect class=\"chit\" x=\"" + Y(ColumnX(c)) + "\" y=\"" + I(top) + "\" width=\"" +
+            Y(ColumnX(c + 1) - ColumnX(c)) + "\" height=\"" +
+            I(bottom - top) + "\"><title>" + tip + "</title></rect>";
   }
 
   static std::string Points(const std::vector<std::pair<double, double>>& pts) {
@@ -1415,7 +1422,7 @@ class HtmlWriter {
     }
     if (ok + not_ok == 0) return;  // No acquire to chart (a latch-only run, say).
     const double col_us = static_cast<double>(std::max<int64_t>(axis_end_us_, 1)) / kChartColumns;
-    const double col_w = static_cast<double>(kPlotWidth) / kChartColumns;
+    const double col_w = ColumnX(1) - ColumnX(0);
     const auto q_text = [](double us) { return us < 0 ? std::string("-") : Duration(std::llround(us)); };
     o += "<section class=\"panel\" id=\"charts\" data-acquired=\"" + I(static_cast<int64_t>(ok)) +
          "\" data-not-acquired=\"" + I(static_cast<int64_t>(not_ok)) +
@@ -1451,11 +1458,10 @@ class HtmlWriter {
                Y(yv(0) - yv(rate)) + "\"/>";
         }
         failed.emplace_back(ColumnX(c) + col_w / 2, yv(fail_rate));
-        o += "<rect class=\"chit\" x=\"" + Y(ColumnX(c)) + "\" y=\"" + I(top) + "\" width=\"" +
-             Y(col_w) + "\" height=\"" + I(bottom - top) + "\"><title>" +
-             ColumnRange(c, col_us) + ": " + I(static_cast<int64_t>(cols[c].ok)) +
-             " acquisitions (" + Format("%.1f", rate) + "/s), " +
-             I(static_cast<int64_t>(cols[c].not_ok)) + " not acquired</title></rect>";
+        HitRect(&o, c, top, bottom,
+                ColumnRange(c, col_us) + ": " + I(static_cast<int64_t>(cols[c].ok)) +
+                    " acquisitions (" + Format("%.1f", rate) + "/s), " +
+                    I(static_cast<int64_t>(cols[c].not_ok)) + " not acquired");
       }
       o += "\n<polyline class=\"cfail\" points=\"" + Points(failed) + "\"/>\n";
       o += "<text class=\"clegend\" x=\"" + I(kPlotX + kPlotWidth - 300) +
@@ -1496,10 +1502,10 @@ class HtmlWriter {
           p50.emplace_back(x, yv(a));
           p99.emplace_back(x, yv(b));
           pmax.emplace_back(x, yv(m));
-          o += "<rect class=\"chit\" x=\"" + Y(ColumnX(c)) + "\" y=\"" + I(top) + "\" width=\"" +
-               Y(col_w) + "\" height=\"" + I(bottom - top) + "\"><title>" + ColumnRange(c, col_us) +
-               ": " + I(static_cast<int64_t>(cols[c].ok)) + " acquisitions, latency p50 " +
-               q_text(a) + ", p99 " + q_text(b) + ", max " + q_text(m) + "</title></rect>";
+          HitRect(&o, c, top, bottom,
+                  ColumnRange(c, col_us) + ": " + I(static_cast<int64_t>(cols[c].ok)) +
+                      " acquisitions, latency p50 " + q_text(a) + ", p99 " + q_text(b) +
+                      ", max " + q_text(m));
         }
         o += "\n<polyline class=\"cmax\" points=\"" + Points(pmax) + "\"/>";
         o += "<polyline class=\"cp99\" points=\"" + Points(p99) + "\"/>";
@@ -1537,11 +1543,10 @@ class HtmlWriter {
           o += "<rect class=\"cconflict\" x=\"" + Y(x0) + "\" y=\"" + I(top) + "\" width=\"" +
                Y(col_w) + "\" height=\"" + I(bottom - top) + "\"/>";
         }
-        o += "<rect class=\"chit\" x=\"" + Y(x0) + "\" y=\"" + I(top) + "\" width=\"" + Y(col_w) +
-             "\" height=\"" + I(bottom - top) + "\"><title>" + ColumnRange(c, col_us) +
-             ": at most " + I(cols[c].holders) + " believed holder(s)" +
-             (cols[c].conflict ? " (more than the lock allows)" : "") + ", " +
-             Format("%.2f", w) + " threads waiting on average</title></rect>";
+        HitRect(&o, c, top, bottom,
+                ColumnRange(c, col_us) + ": at most " + I(cols[c].holders) + " believed holder(s)" +
+                    (cols[c].conflict ? " (more than the lock allows)" : "") + ", " +
+                    Format("%.2f", w) + " threads waiting on average");
       }
       o += "\n<line class=\"climit\" x1=\"" + I(kPlotX) + "\" x2=\"" + I(kPlotX + kPlotWidth) +
            "\" y1=\"" + Y(yv(permits_limit())) + "\" y2=\"" + Y(yv(permits_limit())) + "\"/>";
@@ -2339,9 +2344,8 @@ const char* const HtmlWriter::kScript = R"js(
     // The lane filter. Every shape keeps the geometry it was written with; a filter maps each
     // y through the hidden lanes (a point inside one moves to where it collapsed, one below
     // moves up by their heights), hides what lay inside them and shrinks what spanned them.
-    var plotSvg = plot, fullHeight = height, geo = null;
-    var threadLanes = Array.prototype.slice.call(svg.querySelectorAll('g.lane[data-kind="thread"]'));
-    var laneBoxes = threadLanes.map(function (g) {
+    var fullHeight = height, geo = null;
+    var laneBoxes = Array.prototype.map.call(svg.querySelectorAll('g.lane[data-kind="thread"]'), function (g) {
       var bg = g.querySelector('rect.lanebg');
       return {g: g, name: g.dataset.lane, y: num(bg.getAttribute('y')), h: num(bg.getAttribute('height'))};
     });
@@ -2409,7 +2413,7 @@ const char* const HtmlWriter::kScript = R"js(
       });
       height = mapY(fullHeight);
       svg.setAttribute('height', height);
-      plotSvg.setAttribute('height', height);
+      plot.setAttribute('height', height);
       var count = document.getElementById('lane-count');
       if (count) count.textContent = res.length ? (laneBoxes.length - hidden.length) + ' of ' + laneBoxes.length : '';
       apply();

@@ -203,13 +203,13 @@ class TimelineBuilder::Impl {
     Bump(&op_bins_.started, start);
     const size_t end = EnsureBin(o.to_us);
     LaneBins* bins = Bins(op.thread);
-    if (op.name == hn::kAcquire && bins != nullptr) Cover(&bins->wait_us, o.from_us, o.to_us);
-    if (op.name == hn::kAcquire && o.outcome != Outcome::kPending) {
+    if (op.name == hn::kAcquire) {
+      if (bins != nullptr) Cover(&bins->wait_us, o.from_us, o.to_us);
       if (o.outcome == Outcome::kOk) {
         Bump(&acquire_bins_.ok, end);
         uint32_t& n = acquire_bins_.latency[end * kLatencyBuckets + LatencyBucket(o.to_us - o.from_us)];
         if (n < std::numeric_limits<uint32_t>::max()) ++n;
-      } else {
+      } else if (o.outcome != Outcome::kPending) {
         Bump(&acquire_bins_.not_ok, end);
       }
     }
@@ -692,19 +692,8 @@ class TimelineBuilder::Impl {
       text = history::DetailText(e);
       list = text;
     }
-    // Owner fields are "<uuid>:<thread+1>[:suffix]"; a lock hash may hold other fields too (a
-    // read-write lock's "mode"), which are shown only when nothing looks like an owner.
-    bool any_owner = false;
-    history::ForEachOwnerField(list, [&](std::string_view field) {
-      any_owner = any_owner || history::AsOwnerField(field).has_value();
-    });
     int owner_thread = kNone;
-    std::string owners;
-    history::ForEachOwnerField(list, [&](std::string_view field) {
-      if (any_owner && !history::AsOwnerField(field)) return;
-      if (!owners.empty()) owners += ", ";
-      owners += OwnerName(field, &owner_thread);
-    });
+    std::string owners = OwnersShown(list, &owner_thread);
     if (e.op == hn::kExpired || e.op == hn::kLost) {
       Element el;
       el.kind = Kind::kLoss;
@@ -727,6 +716,23 @@ class TimelineBuilder::Impl {
     n.has_open = true;
   }
 
+  // A key's owner fields as displayed ("c2.t0, c3.t0"), and the first owner's thread. Owner
+  // fields are "<uuid>:<thread+1>[:suffix]"; a lock hash may hold other fields too (a
+  // read-write lock's "mode"), which are shown only when nothing looks like an owner.
+  std::string OwnersShown(std::string_view list, int* owner_thread) const {
+    bool any_owner = false;
+    history::ForEachOwnerField(list, [&](std::string_view field) {
+      any_owner = any_owner || history::AsOwnerField(field).has_value();
+    });
+    std::string owners;
+    history::ForEachOwnerField(list, [&](std::string_view field) {
+      if (any_owner && !history::AsOwnerField(field)) return;
+      if (!owners.empty()) owners += ", ";
+      owners += OwnerName(field, owner_thread);
+    });
+    return owners;
+  }
+
   // A replica's copy of the key: each replicated event ends the copy before it and, with
   // owners, starts the next.
   void OnReplicated(const history::Event& e) {
@@ -741,12 +747,7 @@ class TimelineBuilder::Impl {
     l.from_us = l.to_us = e.t_us;
     l.from_seq = l.to_seq = e.seq;
     l.owner_thread = kNone;
-    history::ForEachOwnerField(owners->list, [&](std::string_view field) {
-      if (!history::AsOwnerField(field)) return;
-      if (!l.owners.empty()) l.owners += ", ";
-      l.owners += OwnerName(field, &l.owner_thread);
-    });
-    if (l.owners.empty()) l.owners = std::string(owners->list);
+    l.owners = OwnersShown(owners->list, &l.owner_thread);
     l.replica = true;
     l.lag_us = e.has_value ? e.value : 0;
     n.open = std::move(l);
