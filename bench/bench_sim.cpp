@@ -18,7 +18,9 @@
 // survives a machine whose speed drifts). It asserts nothing about time.
 //
 //   ./build/bench_sim [--duration-ms 3600000] [--clients 100] [--cases 0,1,2,3] [--out DIR]
-//                     [--repeat N]
+//                     [--repeat N] [--readers thread|inline]
+// (--readers inline runs the facts pass, the checkers and the writer on the simulator's thread,
+// as `lockstep fuzz` and `run --seeds` do, to see what their own thread saves.)
 #include <boost/program_options.hpp>
 
 #include <algorithm>
@@ -84,12 +86,13 @@ struct CaseResult {
 // others only add the machine's noise), then the reports once, then the floor.
 std::optional<CaseResult> RunCase(const std::string& name, Scenario scenario, const std::string& lua_dir,
                                   history::HistoryFormat format, bool reports, const std::string& dir,
-                                  int repeat, bool sim_only = false) {
+                                  int repeat, bool readers_thread, bool sim_only = false) {
   std::string error;
   std::unique_ptr<sim::Simulation> sim;
   ScriptCount count;
   PipelineOptions options;
   options.history = format;
+  options.readers_thread = readers_thread;
   options.history_path = dir + "/" + history::HistoryFileName(format);
   std::filesystem::create_directories(dir);
   std::optional<PipelineResult> run;
@@ -195,6 +198,7 @@ int main(int argc, char** argv) {
   int clients = 100;
   std::string cases = "0,1,2,3";
   int repeat = 1;
+  std::string readers = "thread";
   std::string out = (std::filesystem::temp_directory_path() / "lockstep-bench-sim").string();
   std::string lua_dir = LOCKSTEP_SOURCE_DIR "/lua";
   po::options_description desc("bench_sim: the simulator's cost beyond its scripts\n\nOptions");
@@ -205,6 +209,9 @@ int main(int argc, char** argv) {
       "out", po::value(&out)->default_value(out), "where the histories and reports go")(
       "repeat", po::value(&repeat)->default_value(repeat),
       "run each case this many times and keep the fastest (floors: at least 3)")(
+      "readers", po::value(&readers)->default_value(readers),
+      "where the facts pass, the checkers and the writer run: 'thread' (their own, as `lockstep "
+      "run` does) or 'inline' (on the simulator's)")(
       "lua-dir", po::value(&lua_dir)->default_value(lua_dir), "the lock scripts");
   po::variables_map vm;
   try {
@@ -217,6 +224,10 @@ int main(int argc, char** argv) {
   if (vm.count("help")) {
     std::cout << desc << "\n";
     return 0;
+  }
+  if (readers != "thread" && readers != "inline") {
+    std::cerr << "bench_sim: --readers must be 'thread' or 'inline', not '" << readers << "'\n";
+    return 2;
   }
   if (repeat < 1) {
     std::cerr << "bench_sim: --repeat must be at least 1\n";
@@ -234,7 +245,7 @@ int main(int argc, char** argv) {
   std::vector<CaseResult> results;
   auto run = [&](const char* name, const Scenario& s, history::HistoryFormat f, bool reports,
                  const std::string& dir, bool sim_only = false) {
-    auto r = RunCase(name, s, lua_dir, f, reports, dir, repeat, sim_only);
+    auto r = RunCase(name, s, lua_dir, f, reports, dir, repeat, readers == "thread", sim_only);
     if (!r) return false;
     Print(*r);
     std::fflush(stdout);

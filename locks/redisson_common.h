@@ -74,7 +74,7 @@ bool CheckRedissonConfig(const std::string& kind, const ClientConfig& config,
 class RedissonLockKind {
  public:
   struct Script {
-    Argv argv;
+    SharedArgv argv;    // Shared: every attempt of a command sends the same copy.
     std::string label;  // The name in the history: "acquire", "try_acquire", ...
   };
 
@@ -118,6 +118,32 @@ class RedissonLockKind {
             std::vector<std::string> args) const {
     return EvalArgv(scripts_, name, std::move(keys), std::move(args));
   }
+  static SharedArgv Share(Argv argv) { return std::make_shared<const Argv>(std::move(argv)); }
+
+  // The attempts of a kind whose acquire command depends only on the thread and the lease
+  // (RLock's; each mode of RReadWriteLock's): a waiting thread sends one on every wake-up, so
+  // the command is made once per (thread, lease) and the same copy sent each time.
+  class SameAttempts {
+   public:
+    template <typename Make>
+    SharedArgv Get(int thread, int64_t lease_ms, Make&& make) {
+      const auto index = static_cast<size_t>(thread);
+      if (entries_.size() <= index) entries_.resize(index + 1);
+      Entry& entry = entries_[index];
+      if (!entry.argv || entry.lease_ms != lease_ms) {
+        entry.argv = Share(make());
+        entry.lease_ms = lease_ms;
+      }
+      return entry.argv;
+    }
+
+   private:
+    struct Entry {
+      int64_t lease_ms = 0;
+      SharedArgv argv;
+    };
+    std::vector<Entry> entries_;
+  };
 
  private:
   const ClientConfig config_;

@@ -162,11 +162,17 @@ class RedissonExecutor {
   // Sends a command to node slot 0 and returns its id (ids are never reused, not even across
   // Clear, so a client's references to commands from before a crash stay unambiguous).
   uint64_t Start(Outbox& out, Kind kind, int thread, Argv argv, std::string label, bool retry) {
+    return Start(out, kind, thread, std::make_shared<const Argv>(std::move(argv)), std::move(label),
+                 retry);
+  }
+  // The same with a command shared with others (a kind's SameAttempts).
+  uint64_t Start(Outbox& out, Kind kind, int thread, SharedArgv argv, std::string label,
+                 bool retry) {
     const uint64_t id = ++last_id_;
     Command& command = commands_.Insert(id);
     command.kind = kind;
     command.thread = thread;
-    command.argv = std::make_shared<const Argv>(std::move(argv));
+    command.argv = std::move(argv);
     command.label = std::move(label);
     command.retry = retry;
     Transmit(out, id);

@@ -43,6 +43,7 @@ struct SentCommand {
   int node = 0;
   std::string label;
   Argv argv;
+  SharedArgv copy;  // The protocol's copy of the command, kept so that copies compare by address.
 };
 
 struct Completion {
@@ -249,6 +250,7 @@ class World {
                 int thread) override {
       (void)thread;  // The test world keys commands by request id.
       world_->OnSend(client_, node, request, *argv, label);
+      world_->sent_.back().copy = std::move(argv);
     }
     void ArmTimer(TimerId timer, int64_t delay_us) override {
       assert(delay_us >= 0);
@@ -298,7 +300,7 @@ class World {
   void OnSend(int client, int node, RequestId request, const Argv& argv,
               const std::string& label) {
     assert(node >= 0 && node < static_cast<int>(nodes_.size()));
-    sent_.push_back(SentCommand{now_us_, client, node, label, argv});
+    sent_.push_back(SentCommand{now_us_, client, node, label, argv, {}});
     Event event;
     event.kind = Event::Kind::kExecute;
     event.client = client;

@@ -26,8 +26,11 @@ class RLockKind final : public RedissonLockKind {
   Script Attempt(Outbox& out, int thread, const AcquireArgs& args, int64_t lease_ms) override {
     (void)out;
     (void)args;
-    return {Eval("acquire", {config().lock_name},
-                 {std::to_string(lease_ms), Field(thread)}),
+    return {attempts_.Get(thread, lease_ms,
+                          [&] {
+                            return Eval("acquire", {config().lock_name},
+                                        {std::to_string(lease_ms), Field(thread)});
+                          }),
             "acquire"};
   }
 
@@ -62,6 +65,7 @@ class RLockKind final : public RedissonLockKind {
 
  private:
   const std::string channel_;
+  SameAttempts attempts_;
 };
 
 }  // namespace

@@ -792,6 +792,34 @@ TEST_CASE("RLock: LoadScripts reads the folder, applies overrides, and explains 
   }
 }
 
+TEST_CASE("RLock: a waiter's attempts share one copy of the command while its lease is the same",
+          "[rlock]") {
+  World world;
+  const int a = AddClient(world, "A", "v3.13.6");
+  const int b = AddClient(world, "B", "v3.13.6");
+  world.Acquire(a, 0, Lock());
+  world.RunFor(0);
+  world.Acquire(b, 0, TryLock(60 * kSecond, 20 * kSecond));
+  world.RunFor(0);
+  world.RunUntil(kSecond);
+  world.Release(a, 0);
+  world.RunFor(0);
+  REQUIRE(Done(world, b, 0).result.status == Status::kOk);
+  const auto attempts = world.Sent(b, "acquire");
+  REQUIRE(attempts.size() == 3);  // Before and after SUBSCRIBE, and when woken.
+  CHECK(attempts[1].copy == attempts[0].copy);
+  CHECK(attempts[2].copy == attempts[0].copy);
+  CHECK(Tail(attempts[2].argv).at(2) == "20000");
+  world.Release(b, 0);
+  world.RunFor(0);
+  // Another lease is another command.
+  world.Acquire(b, 0, TryLock(0, 5 * kSecond));
+  world.RunFor(0);
+  const auto next = world.Sent(b, "acquire").back();
+  CHECK(Tail(next.argv).at(2) == "5000");
+  CHECK(next.copy != attempts[0].copy);
+}
+
 TEST_CASE("RLock: every lease the API takes reaches the script as its version sends it",
           "[rlock]") {
   // (lease as the caller gives it, 3.13.6's script ARGV[1], current's ARGV[1]). 3.13.6 tests

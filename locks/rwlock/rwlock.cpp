@@ -62,16 +62,23 @@ class RwLockKind final : public RedissonLockKind {
 
   Script Attempt(Outbox& out, int thread, const AcquireArgs& args, int64_t lease_ms) override {
     (void)out;
-    const std::string lease = std::to_string(lease_ms);
     const std::string& field = Field(thread);
     if (args.shared) {
-      return {Eval("read_acquire",
-                   {config().lock_name, RwLockTimeoutPrefix(config().lock_name, config().uuid,
-                                                            thread)},
-                   {lease, field, field + ":write"}),
+      return {read_attempts_.Get(thread, lease_ms,
+                                 [&] {
+                                   return Eval("read_acquire",
+                                               {config().lock_name,
+                                                RwLockTimeoutPrefix(config().lock_name,
+                                                                    config().uuid, thread)},
+                                               {std::to_string(lease_ms), field, field + ":write"});
+                                 }),
               "read_acquire"};
     }
-    return {Eval("write_acquire", {config().lock_name}, {lease, field + ":write"}),
+    return {write_attempts_.Get(thread, lease_ms,
+                                [&] {
+                                  return Eval("write_acquire", {config().lock_name},
+                                              {std::to_string(lease_ms), field + ":write"});
+                                }),
             "write_acquire"};
   }
 
@@ -229,6 +236,8 @@ class RwLockKind final : public RedissonLockKind {
 
  private:
   enum class Op : uint8_t { kNone, kAcquire, kRelease, kForceUnlock };
+
+  SameAttempts read_attempts_, write_attempts_;
 
   struct Hold {
     Side side = Side::kWrite;
