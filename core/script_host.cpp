@@ -696,6 +696,7 @@ class HostState {
   void BuildSandbox();
 
   const ScriptEntry* FindBySha(std::string_view sha) const;
+  const ScriptEntry* FindByBody(std::string_view body) const;
   // Compiles and caches a script; on failure returns null and sets *error.
   const ScriptEntry* CreateFunction(std::string_view body, Reply* error);
   Reply Run(Ctx& ctx, const ScriptEntry& script, const Argv& argv, size_t numkeys, bool ro);
@@ -840,6 +841,21 @@ void HostState::CreateVm() {
   BuildSandbox();
   table_layout_known_ = TableLayoutMatches(L_);
   assert(lua_gettop(L_) == 0);
+}
+
+// EVAL's lookup. While few scripts are cached (a lock protocol has a handful, of different
+// lengths), comparing lengths and then the one body of the same length costs less than hashing
+// the body; with more, the hash table.
+const ScriptEntry* HostState::FindByBody(std::string_view body) const {
+  constexpr size_t kScanMax = 8;
+  if (by_body_.size() <= kScanMax) {
+    for (const auto& [known, entry] : by_body_) {
+      if (known.size() == body.size() && known == body) return entry;
+    }
+    return nullptr;
+  }
+  const auto it = by_body_.find(body);
+  return it == by_body_.end() ? nullptr : it->second;
 }
 
 const ScriptEntry* HostState::FindBySha(std::string_view sha) const {
@@ -3039,8 +3055,7 @@ Reply HostState::Eval(Ctx& ctx, const Argv& argv) {
   if (evalsha) {
     script = FindBySha(argv[1]);
   } else {
-    auto it = by_body_.find(std::string_view(argv[1]));
-    if (it != by_body_.end()) script = it->second;
+    script = FindByBody(argv[1]);
   }
 
   // processCommand's replica check uses the script's flags: a shebang script that may write is

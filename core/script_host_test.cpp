@@ -1932,6 +1932,28 @@ TEST_CASE("known differences from redis-server", "[script]") {
         R"x("attempt to load a binary chunk (mode is 't')")x");
 }
 
+// EVAL looks a cached script up by its body: by comparing bodies while a few are cached, by a
+// hash table past that; bodies of one length must not be taken for each other either way.
+TEST_CASE("EVAL runs the cached script whose body it sends, with few or many cached", "[script]") {
+  for (const int count : {3, 30}) {
+    INFO(count << " scripts");
+    Server server;
+    const auto body = [](int i) {  // All of one length.
+      return "return " + std::to_string(1000 + i);
+    };
+    for (int round = 0; round < 2; ++round) {
+      for (int i = 0; i < count; ++i) {
+        CHECK(Run(server, {"EVAL", body(i), "0"}) == std::to_string(1000 + i));
+      }
+    }
+    // Each body was compiled once: EVALSHA knows all of them by their digests.
+    for (int i = 0; i < count; ++i) {
+      const std::string sha = Run(server, {"SCRIPT", "LOAD", body(i)});
+      CHECK(Run(server, {"EVALSHA", sha.substr(1, 40), "0"}) == std::to_string(1000 + i));
+    }
+  }
+}
+
 // The script's writes land in the caller's Effects, rewritten as a replica receives them
 // (the rewriting itself belongs to the commands: PEXPIRE -> PEXPIREAT, SET PX -> SET PXAT, an
 // expiry in the past -> DEL), and nothing is rolled back when the script fails half-way.

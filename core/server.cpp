@@ -336,6 +336,7 @@ Reply Server::ExecuteReplicated(const Argv& argv, int64_t now_ms, Effects* effec
 }
 
 Reply Server::Run(const CommandSpec& spec, Ctx& ctx, const Argv& argv) {
+  if (spec.flags & kCmdWrite) ++write_commands_run_;
   Reply reply = spec.handler(ctx, argv);
   if (spec.flags & kCmdWrite) {
     // Commands change values in place (HSET, RPUSH, ZADD...); the keyspace learns the new

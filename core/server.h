@@ -173,6 +173,11 @@ class Server {
 
   Keyspace& keyspace() { return db_; }
   const Keyspace& keyspace() const { return db_; }
+  // How many write commands (kCmdWrite) this server has run, from clients, scripts or its
+  // master, whether or not they changed anything. While it stays the same, no command has
+  // written to the keyspace; a key may still have expired, and whoever writes to keyspace()
+  // directly must say so itself.
+  uint64_t write_commands_run() const { return write_commands_run_; }
   ScriptHost& scripts() { return *scripts_; }
   const ServerOptions& options() const { return options_; }
   bool is_replica() const { return options_.replica; }
@@ -231,6 +236,7 @@ class Server {
     bool wrote = false;        // The script has called a write command.
   };
   ScriptOomState script_oom_;
+  uint64_t write_commands_run_ = 0;
 
   ServerOptions options_;
   Keyspace db_;

@@ -90,6 +90,14 @@ struct Node {
   // The lock key as last seen, for lease events.
   std::string lock_owners;
   int64_t lock_expire_ms = kNoExpiry;
+  // When TrackLock last looked at the lock key on this node as a master: the server, its count
+  // of write commands and the node's wall clock then. Until the count moves, a command cannot
+  // have changed the key (LockUnchanged).
+  struct LockSeen {
+    const Server* server = nullptr;
+    uint64_t writes = 0;
+    int64_t at_ms = 0;
+  } lock_seen;
   // On a replica: the lock key's owners as replication last left them, for replicated events.
   std::string replica_owners;
 
@@ -537,7 +545,11 @@ struct Simulation::Impl {
       }
       if (!fx.commands.empty()) ++n.offset;
       Replicate(n, fx);
-      TrackLock(n, names::kReleased);
+      if (LockUnchanged(n, now_ms)) {
+        assert(LockAsSeen(n));
+      } else {
+        TrackLock(n, names::kReleased);
+      }
       if (wait_replicas >= 0) return;  // WAIT answers later, by itself.
       if (n.lose_replies) return;
       SendReply(n, c, incarnation, request, std::move(reply));
@@ -780,6 +792,28 @@ struct Simulation::Impl {
       }
     }
     n.lock_expire_ms = held ? expire_ms : kNoExpiry;
+    n.lock_seen = {n.server.get(), n.server->write_commands_run(), now_ms};
+  }
+
+  // True when TrackLock would find nothing new on master n at now_ms: the same server has run
+  // no write command since TrackLock last looked, the node's clock has not gone back (which
+  // could bring an expired key back to life), and a held key has not reached its expiry (a
+  // read of it may have deleted it lazily). Most commands of a contended lock are acquire
+  // attempts that find it held and write nothing.
+  bool LockUnchanged(const Node& n, int64_t now_ms) const {
+    if (n.master >= 0 || n.lock_seen.server != n.server.get()) return false;
+    if (n.server->write_commands_run() != n.lock_seen.writes) return false;
+    if (now_ms < n.lock_seen.at_ms) return false;
+    return n.lock_owners.empty() || n.lock_expire_ms == kNoExpiry || now_ms < n.lock_expire_ms;
+  }
+  // What TrackLock would find on master n now is what it last recorded (the debug build checks
+  // every LockUnchanged with it).
+  bool LockAsSeen(const Node& n) const {
+    const Entry* e = n.server->keyspace().Find(scenario.protocol.lock_name);
+    const bool live = e != nullptr && !Keyspace::IsExpired(*e, n.clock->WallMs(engine.now()));
+    if (!live) return n.lock_owners.empty();
+    if (!history::OwnersAre(*e, n.lock_owners)) return false;
+    return n.lock_owners.empty() || e->expire_at_ms == n.lock_expire_ms;
   }
 
   void ExpireCheck(Node& n, int64_t expire_ms) {
