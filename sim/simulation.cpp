@@ -557,10 +557,14 @@ struct Simulation::Impl {
   }
 
   // Sends node n's reply to `request` back to client c's process as it was at `incarnation`.
+  // The reply travels boxed: the delivery's closure moves through the network, the engine and
+  // the client's mailbox, and a pointer moves for less than a Reply (a duplicated message
+  // shares the box).
   void SendReply(Node& n, Client& c, uint64_t incarnation, locks::RequestId request, Reply reply) {
-    auto deliver = [this, &c, incarnation, request, reply = std::move(reply)]() mutable {
-      ClientReceive(c, incarnation, [&c, request, reply = std::move(reply)] {
-        c.protocol->OnReply(*c.outbox, request, reply);
+    auto boxed = std::make_shared<const Reply>(std::move(reply));
+    auto deliver = [this, &c, incarnation, request, boxed = std::move(boxed)]() mutable {
+      ClientReceive(c, incarnation, [&c, request, boxed = std::move(boxed)] {
+        c.protocol->OnReply(*c.outbox, request, *boxed);
       });
     };
     Send(n.endpoint, c.endpoint, std::move(deliver));
