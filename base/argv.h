@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lockstep {
@@ -13,6 +14,7 @@ using Argv = std::vector<std::string>;
 // A command that several hands hold without copying it: the client that may resend it and the
 // wire that carries it.
 using SharedArgv = std::shared_ptr<const Argv>;
+inline SharedArgv ShareArgv(Argv argv) { return std::make_shared<const Argv>(std::move(argv)); }
 
 }  // namespace lockstep
 

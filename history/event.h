@@ -44,9 +44,9 @@ namespace lockstep::history {
 // lock key's owners there (op "applied"), or took its master's data in a full resync (op
 // "resynced", recorded for every one). The process is the replica, the peer its master, the
 // value the lag in microseconds (the apply's true time minus the master's write's; 0 for a
-// resync), the detail the owners on the replica afterwards (none: the key is gone there). Only the simulator
-// records them; the checkers do not read them (replicas are not judged), the reports draw them
-// on the replica's lane.
+// resync), the detail the owners on the replica afterwards (none: the key is gone there).
+// Only the simulator records them; the checkers do not read them (replicas are not judged),
+// the reports draw them on the replica's lane.
 enum class EventType : uint8_t {
   kInvoke, kOk, kFail, kInfo, kExec, kMessage, kFault, kResource, kLease, kNote, kReplicated
 };

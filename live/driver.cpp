@@ -484,7 +484,7 @@ struct LiveRun::Impl {
         loop.After(0, [deliver, refused] { deliver(refused); });
         return;
       }
-      argv = std::make_shared<const Argv>(std::move(*mapped));
+      argv = ShareArgv(std::move(*mapped));
     }
     const std::string_view command = (*argv)[0];
     // A reply a fault proxy dropped, handed over: the server ran the command, so its exec is

@@ -70,7 +70,7 @@ class Outbox {
   // or -1 for the process's own commands (SUBSCRIBE, UNSUBSCRIBE, initialisation), so that
   // the history can tie each command on a node to one thread.
   void Send(int node, RequestId request, Argv argv, const std::string& label, int thread) {
-    DoSend(node, request, std::make_shared<const Argv>(std::move(argv)), label, thread);
+    DoSend(node, request, ShareArgv(std::move(argv)), label, thread);
   }
   // The same for a command the protocol keeps to resend: every attempt shares the one copy.
   void Send(int node, RequestId request, SharedArgv argv, const std::string& label, int thread) {

@@ -118,7 +118,6 @@ class RedissonLockKind {
             std::vector<std::string> args) const {
     return EvalArgv(scripts_, name, std::move(keys), std::move(args));
   }
-  static SharedArgv Share(Argv argv) { return std::make_shared<const Argv>(std::move(argv)); }
 
   // The attempts of a kind whose acquire command depends only on the thread and the lease
   // (RLock's; each mode of RReadWriteLock's): a waiting thread sends one on every wake-up, so
@@ -131,7 +130,7 @@ class RedissonLockKind {
       if (entries_.size() <= index) entries_.resize(index + 1);
       Entry& entry = entries_[index];
       if (!entry.argv || entry.lease_ms != lease_ms) {
-        entry.argv = Share(make());
+        entry.argv = ShareArgv(make());
         entry.lease_ms = lease_ms;
       }
       return entry.argv;

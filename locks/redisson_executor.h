@@ -162,8 +162,7 @@ class RedissonExecutor {
   // Sends a command to node slot 0 and returns its id (ids are never reused, not even across
   // Clear, so a client's references to commands from before a crash stay unambiguous).
   uint64_t Start(Outbox& out, Kind kind, int thread, Argv argv, std::string label, bool retry) {
-    return Start(out, kind, thread, std::make_shared<const Argv>(std::move(argv)), std::move(label),
-                 retry);
+    return Start(out, kind, thread, ShareArgv(std::move(argv)), std::move(label), retry);
   }
   // The same with a command shared with others (a kind's SameAttempts).
   uint64_t Start(Outbox& out, Kind kind, int thread, SharedArgv argv, std::string label,

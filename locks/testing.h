@@ -249,8 +249,7 @@ class World {
     void DoSend(int node, RequestId request, SharedArgv argv, const std::string& label,
                 int thread) override {
       (void)thread;  // The test world keys commands by request id.
-      world_->OnSend(client_, node, request, *argv, label);
-      world_->sent_.back().copy = std::move(argv);
+      world_->OnSend(client_, node, request, std::move(argv), label);
     }
     void ArmTimer(TimerId timer, int64_t delay_us) override {
       assert(delay_us >= 0);
@@ -297,10 +296,10 @@ class World {
     events_.emplace(std::make_pair(at_us, ++sequence_), std::move(event));
   }
 
-  void OnSend(int client, int node, RequestId request, const Argv& argv,
-              const std::string& label) {
+  void OnSend(int client, int node, RequestId request, SharedArgv copy, const std::string& label) {
     assert(node >= 0 && node < static_cast<int>(nodes_.size()));
-    sent_.push_back(SentCommand{now_us_, client, node, label, argv, {}});
+    const Argv& argv = *copy;
+    sent_.push_back(SentCommand{now_us_, client, node, label, argv, std::move(copy)});
     Event event;
     event.kind = Event::Kind::kExecute;
     event.client = client;

@@ -745,7 +745,8 @@ struct Simulation::Impl {
   void TrackReplica(Node& r, Name op, int64_t lag_us) {
     if (r.master < 0) return;
     const Entry* e = r.server->keyspace().Find(scenario.protocol.lock_name);
-    const bool same = e != nullptr ? history::OwnersAre(*e, r.replica_owners) : r.replica_owners.empty();
+    const bool same =
+        e != nullptr ? history::OwnersAre(*e, r.replica_owners) : r.replica_owners.empty();
     if (same && op != names::kResynced) return;
     r.replica_owners = e != nullptr ? history::OwnersOf(*e) : std::string();
     history::Event ev;
@@ -762,18 +763,35 @@ struct Simulation::Impl {
   }
 
   // Lease events: compares the lock key on a master with what was last seen.
+  // The lock key on node n now, against the owners TrackLock last recorded.
+  struct LockLook {
+    const Entry* live = nullptr;  // The key, when it exists and has not expired.
+    int64_t now_ms = 0;           // The node's wall clock.
+    int64_t expire_ms = kNoExpiry;
+    bool same = false;  // Its owners are n.lock_owners (none when it is not live).
+  };
+  LockLook LookAtLock(const Node& n) const {
+    LockLook look;
+    look.now_ms = n.clock->WallMs(engine.now());
+    const Entry* e = n.server->keyspace().Find(scenario.protocol.lock_name);
+    if (e != nullptr && !Keyspace::IsExpired(*e, look.now_ms)) {
+      look.live = e;
+      look.expire_ms = e->expire_at_ms;
+    }
+    look.same = look.live ? history::OwnersAre(*look.live, n.lock_owners) : n.lock_owners.empty();
+    assert(look.same ==
+           ((look.live ? history::OwnersOf(*look.live) : std::string()) == n.lock_owners));
+    return look;
+  }
+
   void TrackLock(Node& n, Name gone_as) {
     if (n.master >= 0) return;  // Replicas echo their master; only masters are judged.
-    const std::string& key = scenario.protocol.lock_name;
-    const Entry* e = n.server->keyspace().Find(key);
-    const int64_t now_ms = n.clock->WallMs(engine.now());
-    const bool live = e != nullptr && !Keyspace::IsExpired(*e, now_ms);
-    const int64_t expire_ms = live ? e->expire_at_ms : kNoExpiry;
+    const LockLook look = LookAtLock(n);
+    const int64_t now_ms = look.now_ms;
+    const int64_t expire_ms = look.expire_ms;
     // Only a change of owners makes an event, and builds the new owners' text.
-    const bool same = live ? history::OwnersAre(*e, n.lock_owners) : n.lock_owners.empty();
-    assert(same == ((live ? history::OwnersOf(*e) : std::string()) == n.lock_owners));
-    if (!same) {
-      std::string owners = live ? history::OwnersOf(*e) : std::string();
+    if (!look.same) {
+      std::string owners = look.live ? history::OwnersOf(*look.live) : std::string();
       history::Event ev;
       ev.type = EventType::kLease;
       ev.process = n.id;
@@ -813,11 +831,8 @@ struct Simulation::Impl {
   // What TrackLock would find on master n now is what it last recorded (the debug build checks
   // every LockUnchanged with it).
   bool LockAsSeen(const Node& n) const {
-    const Entry* e = n.server->keyspace().Find(scenario.protocol.lock_name);
-    const bool live = e != nullptr && !Keyspace::IsExpired(*e, n.clock->WallMs(engine.now()));
-    if (!live) return n.lock_owners.empty();
-    if (!history::OwnersAre(*e, n.lock_owners)) return false;
-    return n.lock_owners.empty() || e->expire_at_ms == n.lock_expire_ms;
+    const LockLook look = LookAtLock(n);
+    return look.same && (n.lock_owners.empty() || look.expire_ms == n.lock_expire_ms);
   }
 
   void ExpireCheck(Node& n, int64_t expire_ms) {

@@ -44,10 +44,12 @@ class FairLockKind final : public RedissonLockKind {
     const std::vector<std::string> keys = {config().lock_name, queue_, timeouts_};
     if (args.mode == AcquireArgs::Mode::kTryLockNoWait) {
       // EVAL_NULL_BOOLEAN: now and wait swap places.
-      return {Share(Eval("try_acquire", keys, {lease, field, now, std::to_string(thread_wait_ms_)})),
+      return {ShareArgv(Eval("try_acquire", keys,
+                             {lease, field, now, std::to_string(thread_wait_ms_)})),
               "try_acquire"};
     }
-    return {Share(Eval("acquire", keys, {lease, field, std::to_string(ScriptWaitMs(args)), now})),
+    return {ShareArgv(Eval("acquire", keys,
+                           {lease, field, std::to_string(ScriptWaitMs(args)), now})),
             "acquire"};
   }
 

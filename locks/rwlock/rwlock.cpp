@@ -63,23 +63,18 @@ class RwLockKind final : public RedissonLockKind {
   Script Attempt(Outbox& out, int thread, const AcquireArgs& args, int64_t lease_ms) override {
     (void)out;
     const std::string& field = Field(thread);
-    if (args.shared) {
-      return {read_attempts_.Get(thread, lease_ms,
-                                 [&] {
-                                   return Eval("read_acquire",
-                                               {config().lock_name,
-                                                RwLockTimeoutPrefix(config().lock_name,
-                                                                    config().uuid, thread)},
-                                               {std::to_string(lease_ms), field, field + ":write"});
-                                 }),
-              "read_acquire"};
-    }
-    return {write_attempts_.Get(thread, lease_ms,
-                                [&] {
-                                  return Eval("write_acquire", {config().lock_name},
-                                              {std::to_string(lease_ms), field + ":write"});
-                                }),
-            "write_acquire"};
+    // Made only when the thread's lease is not the one its kept command carries.
+    const auto read = [&] {
+      std::string timeouts = RwLockTimeoutPrefix(config().lock_name, config().uuid, thread);
+      return Eval("read_acquire", {config().lock_name, std::move(timeouts)},
+                  {std::to_string(lease_ms), field, field + ":write"});
+    };
+    const auto write = [&] {
+      return Eval("write_acquire", {config().lock_name},
+                  {std::to_string(lease_ms), field + ":write"});
+    };
+    if (args.shared) return {read_attempts_.Get(thread, lease_ms, read), "read_acquire"};
+    return {write_attempts_.Get(thread, lease_ms, write), "write_acquire"};
   }
 
   std::string NotAcquired(int64_t reply) const override {
