@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "live/timeshim/control.h"
 
@@ -49,7 +50,18 @@ void StoreRelaxed(T& field, T value) {
 
 }  // namespace
 
-std::string ServerClock::DefaultShimPath() { return LOCKSTEP_TIMESHIM_PATH; }
+std::string ServerClock::DefaultShimPath() {
+  // An installed binary (<prefix>/bin/lockstep) has its shim in <prefix>/lib/lockstep; a
+  // build-tree binary uses the one built beside it, wherever the build tree is.
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && exe.has_parent_path()) {
+    const std::filesystem::path installed = exe.parent_path().parent_path() / "lib" / "lockstep" /
+                                            std::filesystem::path(LOCKSTEP_TIMESHIM_PATH).filename();
+    if (std::filesystem::is_regular_file(installed, ec)) return installed.string();
+  }
+  return LOCKSTEP_TIMESHIM_PATH;
+}
 
 int64_t ServerClock::RealNowUs() { return RealNowNs() / kNsPerUs; }
 

@@ -36,7 +36,8 @@ namespace lockstep {
 
 class ServerClock {
  public:
-  // The shim as built with this harness (the lockstep_timeshim target).
+  // The shim as installed next to this binary (<prefix>/lib/lockstep), else as built with this
+  // harness (the lockstep_timeshim target).
   static std::string DefaultShimPath();
 
   // Creates `dir`/timeshim.control reading plain real time. On failure returns null and puts

@@ -2,7 +2,9 @@
 # Sets up a fresh Debian 12 machine (as root), builds lockstep into build/ and installs it
 # (/usr/local/bin/lockstep, with its data in /usr/local/share/lockstep).
 #
-#   bash scripts/setup.sh            # install packages (if missing), configure, build, install
+#   bash scripts/setup.sh            # install packages (if missing), configure, build the tool,
+#                                    # install it
+#   LOCKSTEP_BUILD=all bash scripts/setup.sh    # ... building the tests and benchmarks too
 #   LOCKSTEP_PREFIX=DIR bash scripts/setup.sh   # ... installing into DIR/bin, DIR/share
 #   LOCKSTEP_INSTALL=0 bash scripts/setup.sh    # ... without installing
 #   LOCKSTEP_SANITIZE=1 bash scripts/setup.sh   # ... into build-asan/ with ASan + UBSan
@@ -13,8 +15,9 @@
 #
 # Lua is the exception: lockstep compiles Debian's lua5.4 *source* package itself, with a patch
 # of its own (core/lua-patches/, docs/building.md). The source is fetched once, with
-# `apt-get source` (which needs a deb-src entry, added here in a file of its own, and dpkg-dev
-# to unpack it and apply Debian's patches), into third_party/lua5.4/, which git ignores.
+# `apt-get source` (which needs a deb-src entry, derived from the machine's own deb entries by
+# scripts/debian-sources.sh, and dpkg-dev to unpack it and apply Debian's patches), into
+# third_party/lua5.4/, which git ignores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,20 +53,14 @@ if [ ! -f "$lua_dir/src/lobject.c" ]; then
     exit 2
   fi
   if ! apt-cache showsrc lua5.4 2>/dev/null | grep -q '^Package: lua5.4$'; then
-    # The same suites as the machine's binary entries (bookworm, -updates, -security).
-    cat >/etc/apt/sources.list.d/lockstep-deb-src.sources <<'SOURCES'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SOURCES
+    # deb-src entries derived from the machine's own deb entries for its release (the same
+    # URIs, suites, components and keys, in the format each was written in): whichever mirror,
+    # proxy or snapshot the machine uses, the source comes from there too.
+    added=$(bash scripts/debian-sources.sh deb-src /etc/apt/sources.list.d) || {
+      echo "setup: cannot add deb-src entries for Debian's lua5.4 source (above: why)" >&2
+      exit 1
+    }
+    echo "setup: added deb-src entries like the machine's deb entries:" $added
     apt-get update -q
   fi
   mkdir -p third_party
@@ -99,8 +96,18 @@ if [ ! -f "$dir/CMakeCache.txt" ]; then
   flags+=(-G Ninja)
 fi
 cmake -S . -B "$dir" "${flags[@]}" >/dev/null
-cmake --build "$dir" -j"$(nproc)"
-echo "setup: built $dir/lockstep"
+# The tool by default (the lockstep binary and the time shim it installs with); the tests and
+# benchmarks too with LOCKSTEP_BUILD=all, as the test command asks.
+case "${LOCKSTEP_BUILD:-tool}" in
+tool) targets=(--target lockstep lockstep_timeshim) ;;
+all) targets=() ;;
+*)
+  echo "setup: LOCKSTEP_BUILD is tool or all, not '${LOCKSTEP_BUILD}'" >&2
+  exit 2
+  ;;
+esac
+cmake --build "$dir" -j"$(nproc)" "${targets[@]}"
+echo "setup: built $dir/lockstep${targets[*]:+ (the tool only; LOCKSTEP_BUILD=all builds the tests too)}"
 # The normal build goes on PATH: /usr/local/bin/lockstep, its lock scripts and scenario library
 # in /usr/local/share/lockstep (found relative to the binary). LOCKSTEP_PREFIX installs
 # elsewhere; LOCKSTEP_INSTALL=0 skips it.

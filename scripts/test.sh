@@ -25,12 +25,12 @@ stage() { # stage NAME START: how long a stage took
 }
 
 start=$SECONDS
-LOCKSTEP_WERROR=1 bash scripts/setup.sh
+LOCKSTEP_BUILD=all LOCKSTEP_WERROR=1 bash scripts/setup.sh
 stage "setup and build/" "$start"
 
 start=$SECONDS
 echo "== building build-asan/ in the background (output: build-asan.log, printed below)"
-LOCKSTEP_WERROR=1 LOCKSTEP_SANITIZE=1 nice -n 19 bash scripts/setup.sh >build-asan.log 2>&1 &
+LOCKSTEP_BUILD=all LOCKSTEP_WERROR=1 LOCKSTEP_SANITIZE=1 nice -n 19 bash scripts/setup.sh >build-asan.log 2>&1 &
 asan_build=$!
 
 echo "== tests (RelWithDebInfo)"
