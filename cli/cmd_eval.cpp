@@ -125,6 +125,12 @@ int EvalMain(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   if (!ValidScriptBudget("eval", budget)) return kExitBadInput;
+  bool bundled = false;
+  const std::string resolved = ResolveBundledPath(file, &bundled);
+  if (bundled) {
+    std::cerr << "lockstep eval: no " << file << " here; using the bundled " << resolved << "\n";
+    file = resolved;
+  }
   std::string read_error;
   const std::optional<std::string> body = ReadWholeFile(file, &read_error);
   if (!body) {

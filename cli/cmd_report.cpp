@@ -132,7 +132,7 @@ int ReportMain(const std::vector<std::string>& args) {
   }
   if (!scenario_file.empty()) {
     ScenarioError scenario_error;
-    std::optional<Scenario> scenario = LoadScenarioFile(scenario_file, &scenario_error);
+    std::optional<Scenario> scenario = LoadScenarioFile(ResolveScenario("report", scenario_file), &scenario_error);
     if (!scenario) {
       std::cerr << scenario_error.ToString() << "\n";
       return kExitBadInput;

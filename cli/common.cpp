@@ -94,6 +94,29 @@ bool IsFile(const std::filesystem::path& p) {
   return std::filesystem::is_regular_file(p, ec);
 }
 
+// `file` as given when it exists (or is absolute); else the first bundled file of that path
+// (with `scenario`, also under scenarios/, and NAME as scenarios/NAME.toml).
+std::string ResolveDataPath(const std::string& file, bool scenario, bool* bundled) {
+  *bundled = false;
+  const std::filesystem::path given(file);
+  std::error_code ec;
+  if (file.empty() || given.is_absolute() || std::filesystem::exists(given, ec)) return file;
+  for (const std::filesystem::path& root : DataRoots()) {
+    std::vector<std::filesystem::path> candidates = {root / given};
+    if (scenario) candidates.push_back(root / "scenarios" / given);
+    if (scenario && !given.has_extension()) {
+      candidates.push_back(root / "scenarios" / (file + ".toml"));
+    }
+    for (const std::filesystem::path& c : candidates) {
+      if (IsFile(c)) {
+        *bundled = true;
+        return c.string();
+      }
+    }
+  }
+  return file;
+}
+
 }  // namespace
 
 std::string DefaultLuaDir() {
@@ -104,22 +127,12 @@ std::string DefaultLuaDir() {
   return LOCKSTEP_LUA_DIR;  // The source tree it was built from.
 }
 
+std::string ResolveBundledPath(const std::string& file, bool* bundled) {
+  return ResolveDataPath(file, /*scenario=*/false, bundled);
+}
+
 std::string ResolveScenarioPath(const std::string& file, bool* bundled) {
-  *bundled = false;
-  const std::filesystem::path given(file);
-  std::error_code ec;
-  if (file.empty() || given.is_absolute() || std::filesystem::exists(given, ec)) return file;
-  for (const std::filesystem::path& root : DataRoots()) {
-    std::vector<std::filesystem::path> candidates = {root / given, root / "scenarios" / given};
-    if (!given.has_extension()) candidates.push_back(root / "scenarios" / (file + ".toml"));
-    for (const std::filesystem::path& c : candidates) {
-      if (IsFile(c)) {
-        *bundled = true;
-        return c.string();
-      }
-    }
-  }
-  return file;
+  return ResolveDataPath(file, /*scenario=*/true, bundled);
 }
 
 std::string ShellQuote(const std::string& s) {

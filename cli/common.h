@@ -29,6 +29,9 @@ std::string DefaultLuaDir();
 std::string ResolveScenarioPath(const std::string& file, bool* bundled);
 // The same, saying on stderr which bundled file stands for `file`, as `lockstep COMMAND: ...`.
 std::string ResolveScenario(const std::string& command, const std::string& file);
+// Any bundled file (a lock script, lua/rlock/v3.13.6/unlock.lua): `file` when it exists here,
+// else the bundled file at that path, with *bundled set; else `file` unchanged.
+std::string ResolveBundledPath(const std::string& file, bool* bundled);
 
 // "; did you mean --history?" for an option `typed` ("--histroy") close to one of desc's, else "".
 std::string DidYouMean(const std::string& typed, const boost::program_options::options_description& desc);

@@ -101,7 +101,7 @@ else
   rm -f "$cache"/$suite-minbase-*.tar
   aptopts=()
   [ -s "$work/acquire.conf" ] && aptopts=(--aptopt="$work/acquire.conf")
-  if ! mmdebstrap --variant=minbase --include="$include" "${aptopts[@]}" \
+  if ! mmdebstrap --variant=minbase --format=tar --include="$include" "${aptopts[@]}" \
     "$suite" "$tarball.tmp" "$work"/sources/* >"$work/mmdebstrap.log" 2>&1; then
     cp "$work/mmdebstrap.log" "$log"
     die 2 "mmdebstrap failed: $(grep -m1 -E '^E:|error' "$log" || tail -1 "$log") (log: $log)"
