@@ -207,8 +207,33 @@ std::optional<int> SweepSeeds(const std::string& file, const Scenario& scenario,
   std::snprintf(figures, sizeof(figures), "%llu pass, %llu fail, %llu could not run; %.2f s wall (%.1f runs per s)",
                 static_cast<unsigned long long>(passed), static_cast<unsigned long long>(failed),
                 static_cast<unsigned long long>(errors), wall_s, wall_s > 0 ? ran / wall_s : 0.0);
-  say("runs       " + std::string(figures) + "\n" + shown.str() + "each seed  " + out_dir +
-      "/seeds.txt (seed, pass/fail, violations per property)\n");
+  // Per property, in how many seeds it was violated: what a sweep of a scenario that expects a
+  // violation is for (in how many seeds does the fault break the lock?). A property is listed
+  // when some seed violated it or [expect] says it must be violated.
+  std::ostringstream by_property;
+  std::vector<std::pair<std::string, uint64_t>> violated_in;
+  for (const SeedRun& r : runs) {
+    if (!r.ran || !r.error.empty()) continue;
+    for (size_t i = 0; i < r.violations.size(); ++i) {
+      if (violated_in.size() <= i) violated_in.emplace_back(r.violations[i].first, 0);
+      if (r.violations[i].second > 0) ++violated_in[i].second;
+    }
+  }
+  const uint64_t judged = passed + failed;
+  for (const auto& [property, seeds_violated] : violated_in) {
+    const auto e = scenario.expect.find(property);
+    const bool expected_violated = e != scenario.expect.end() && e->second == Expectation::kViolated;
+    if (seeds_violated == 0 && !expected_violated) continue;
+    by_property << (by_property.tellp() == 0 ? "violated   " : "           ") << property << " in "
+                << seeds_violated << " of " << judged << " seeds"
+                << (expected_violated ? " ([expect]: violated, so the other "
+                                          + std::to_string(judged - seeds_violated) +
+                                          " seeds do not match)"
+                                    : "")
+                << "\n";
+  }
+  say("runs       " + std::string(figures) + "\n" + by_property.str() + shown.str() +
+      "each seed  " + out_dir + "/seeds.txt (seed, pass/fail, violations per property)\n");
   const auto reproduce = [&file](uint64_t seed) {
     return "lockstep run " + ShellQuote(file) + " --seed " + std::to_string(seed);
   };

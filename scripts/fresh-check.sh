@@ -19,10 +19,9 @@
 # the root: a policy-rc.d that keeps packages from starting services (redis-server's postinst
 # would start a server on port 6379 of this machine), nothing else.
 #
-# Cached between runs, in LOCKSTEP_FRESH_CACHE (default /var/cache/lockstep-fresh): the
-# bootstrapped root as a tarball, keyed by what went into it (remade after 7 days), and apt's
-# downloaded .deb files (the packages are still installed by the README's command, from scratch,
-# in every run). Never the project's build: each run starts from a new clone.
+# Cached between runs, in LOCKSTEP_FRESH_CACHE (default /var/cache/lockstep-fresh): only the
+# bootstrapped root, as a tarball, keyed by what went into it (remade after 7 days). Never the
+# project's build nor its packages: each run starts from a new clone in a new root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -86,7 +85,7 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 # --- the root: bootstrapped, or unpacked from the cache ------------------------------------------
-mkdir -p "$cache/archives/partial"
+mkdir -p "$cache"
 bash scripts/debian-sources.sh deb "$work/sources" "$suite" >/dev/null ||
   die 2 "this machine's apt sources have no entry for Debian $suite to bootstrap from"
 apt-config dump | grep '^Acquire::' >"$work/acquire.conf" || true
@@ -130,7 +129,6 @@ mount -t proc proc "$root/proc"
 mounts+=("$root/proc")
 bind /sys "$root/sys"
 bind /dev "$root/dev"
-bind "$cache/archives" "$root/var/cache/apt/archives"
 
 # --- a fresh clone of the commit under test ----------------------------------------------------------
 start=$SECONDS
@@ -150,7 +148,10 @@ say "running the README's first command in a fresh Debian $suite root, as root:"
 say "  $command"
 start=$SECONDS
 status=0
-in_root /bin/bash -c "cd /root/lockstep && $command" >"$log" 2>&1 </dev/null || status=$?
+# In the background and waited for, so that a signal to this script ends it at once (bash runs a
+# trap only after a foreground command ends); the cleanup kills what runs in the root.
+in_root /bin/bash -c "cd /root/lockstep && $command" >"$log" 2>&1 </dev/null &
+wait $! || status=$?
 took=$((SECONDS - start))
 if [ "$status" -ne 0 ]; then
   first=$(grep -m1 -E '(^|[^[:alnum:]_-])(fatal error|error|Error|ERROR)( at|:)|^E: ' "$log" ||

@@ -21,11 +21,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(
-  build-essential dpkg-dev patch cmake ninja-build pkg-config
-  catch2 librapidcheck-dev libhiredis-dev libboost-program-options-dev
-  libtomlplusplus-dev zlib1g-dev redis-server redis-tools redis-sentinel libfaketime
-)
+# The packages, with what each is for: scripts/packages.txt (the dependency audit reads it too).
+mapfile -t packages < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/[[:space:]]//g' scripts/packages.txt)
 
 missing=()
 for p in "${packages[@]}"; do

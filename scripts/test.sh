@@ -24,6 +24,23 @@ stage() { # stage NAME START: how long a stage took
   echo "== $1 took $((SECONDS - $2)) s"
 }
 
+# The fresh-machine check (scripts/fresh-check.sh): the README's first command in a new minimal
+# Debian 12 root. In CI (CI=true) and on demand (LOCKSTEP_FRESH_CHECK=1); LOCKSTEP_FRESH_CHECK=0
+# skips it. It runs in the background at the lowest priority from the start (its bootstrap and
+# package installs wait on the network and the disk, its build takes the cores the others leave),
+# its output going to fresh-check.out, printed at the end.
+fresh_check=${LOCKSTEP_FRESH_CHECK:-0}
+[ "${CI:-}" = true ] && fresh_check=${LOCKSTEP_FRESH_CHECK:-1}
+fresh_pid=""
+fresh_start=$SECONDS
+# Whatever way this script ends, the check does not outlive it (it unmounts and removes its root).
+trap '[ -z "$fresh_pid" ] || { kill "$fresh_pid" 2>/dev/null && wait "$fresh_pid"; } || true' EXIT
+if [ "$fresh_check" = 1 ]; then
+  echo "== the fresh-machine check, in the background (output: fresh-check.out, printed below)"
+  nice -n 19 bash scripts/fresh-check.sh >fresh-check.out 2>&1 &
+  fresh_pid=$!
+fi
+
 start=$SECONDS
 LOCKSTEP_BUILD=all LOCKSTEP_WERROR=1 bash scripts/setup.sh
 stage "setup and build/" "$start"
@@ -57,7 +74,25 @@ echo "== tests (ASan + UBSan)"
 # halt_on_error makes any sanitizer report fail the test that triggered it.
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-ctest --test-dir build-asan --output-on-failure -j"$jobs"
+asan_rc=0
+ctest --test-dir build-asan --output-on-failure -j"$jobs" || asan_rc=$?
 stage "tests (ASan + UBSan)" "$start"
+
+fresh_rc=0
+if [ -n "$fresh_pid" ]; then
+  wait "$fresh_pid" || fresh_rc=$?
+  fresh_pid=""
+  echo "== the fresh-machine check"
+  cat fresh-check.out
+  stage "the fresh-machine check (from the start, in the background)" "$fresh_start"
+fi
+if [ "$asan_rc" -ne 0 ]; then
+  echo "== tests (ASan + UBSan) failed (ctest exit $asan_rc)" >&2
+  exit "$asan_rc"
+fi
+if [ "$fresh_rc" -ne 0 ]; then
+  echo "== the fresh-machine check failed (exit $fresh_rc): fresh-check.out, fresh-check.log" >&2
+  exit "$fresh_rc"
+fi
 echo "== CPU time of everything (user, system):"
 times | tail -1
