@@ -27,6 +27,7 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 say() { echo "fresh-check: $*"; }
+began=$SECONDS
 die() { # die STATUS MESSAGE
   echo "fresh-check: $2" >&2
   exit "$1"
@@ -161,5 +162,5 @@ if [ "$status" -ne 0 ]; then
   echo "fresh-check: log: $log" >&2
   exit 1
 fi
-say "PASS: the README's first command exited 0 in $took s (log: $log)"
+say "PASS: the README's first command exited 0 in $took s (log: $log); the whole check $((SECONDS - began)) s"
 say "its last line: $(tail -1 "$log")"

@@ -23,6 +23,9 @@ jobs=$(nproc)
 stage() { # stage NAME START: how long a stage took
   echo "== $1 took $((SECONDS - $2)) s"
 }
+fail_if() { # fail_if STATUS WHAT: stops the suite with STATUS when it is not 0
+  [ "$1" -eq 0 ] || { echo "== $2 (exit $1)" >&2; exit "$1"; }
+}
 
 # The fresh-machine check (scripts/fresh-check.sh): the README's first command in a new minimal
 # Debian 12 root. In CI (CI=true) and on demand (LOCKSTEP_FRESH_CHECK=1); LOCKSTEP_FRESH_CHECK=0
@@ -32,7 +35,6 @@ stage() { # stage NAME START: how long a stage took
 fresh_check=${LOCKSTEP_FRESH_CHECK:-0}
 [ "${CI:-}" = true ] && fresh_check=${LOCKSTEP_FRESH_CHECK:-1}
 fresh_pid=""
-fresh_start=$SECONDS
 # Whatever way this script ends, the check does not outlive it (it unmounts and removes its root).
 trap '[ -z "$fresh_pid" ] || { kill "$fresh_pid" 2>/dev/null && wait "$fresh_pid"; } || true' EXIT
 if [ "$fresh_check" = 1 ]; then
@@ -60,14 +62,8 @@ wait "$asan_build" || asan_build_rc=$?
 echo "== build-asan/ (ASan + UBSan) build output"
 cat build-asan.log
 stage "build-asan/ (from the start of build/'s tests)" "$start"
-if [ "$plain_rc" -ne 0 ]; then
-  echo "== tests (RelWithDebInfo) failed (ctest exit $plain_rc)" >&2
-  exit "$plain_rc"
-fi
-if [ "$asan_build_rc" -ne 0 ]; then
-  echo "== the build-asan/ build failed (exit $asan_build_rc)" >&2
-  exit "$asan_build_rc"
-fi
+fail_if "$plain_rc" "tests (RelWithDebInfo) failed (ctest)"
+fail_if "$asan_build_rc" "the build-asan/ build failed"
 
 start=$SECONDS
 echo "== tests (ASan + UBSan)"
@@ -82,17 +78,10 @@ fresh_rc=0
 if [ -n "$fresh_pid" ]; then
   wait "$fresh_pid" || fresh_rc=$?
   fresh_pid=""
-  echo "== the fresh-machine check"
+  echo "== the fresh-machine check (it ran in the background)"
   cat fresh-check.out
-  stage "the fresh-machine check (from the start, in the background)" "$fresh_start"
 fi
-if [ "$asan_rc" -ne 0 ]; then
-  echo "== tests (ASan + UBSan) failed (ctest exit $asan_rc)" >&2
-  exit "$asan_rc"
-fi
-if [ "$fresh_rc" -ne 0 ]; then
-  echo "== the fresh-machine check failed (exit $fresh_rc): fresh-check.out, fresh-check.log" >&2
-  exit "$fresh_rc"
-fi
+fail_if "$asan_rc" "tests (ASan + UBSan) failed (ctest)"
+fail_if "$fresh_rc" "the fresh-machine check failed: fresh-check.out, fresh-check.log"
 echo "== CPU time of everything (user, system):"
 times | tail -1
