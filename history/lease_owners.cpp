@@ -56,6 +56,25 @@ bool OwnersAre(const Entry& e, std::string_view owners) {
   }
 }
 
+std::string OwnersGone(std::string_view before, std::string_view after) {
+  const auto fields = [](std::string_view text) {
+    std::vector<std::string_view> out;
+    while (!text.empty()) {
+      const size_t comma = text.find(',');
+      out.push_back(text.substr(0, comma));
+      if (comma == std::string_view::npos) break;
+      text.remove_prefix(comma + 1);
+    }
+    return out;
+  };
+  const std::vector<std::string_view> kept = fields(after);
+  std::vector<std::string> gone;
+  for (std::string_view f : fields(before)) {
+    if (std::find(kept.begin(), kept.end(), f) == kept.end()) gone.emplace_back(f);
+  }
+  return JoinOwners(std::move(gone));
+}
+
 Name LeaseOpOf(std::string_view before, std::string_view after, bool timed_out, Name gone_as) {
   assert(before != after);
   // Gone because its time ran out (seen by active expiry or by a lookup), or removed.

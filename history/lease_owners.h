@@ -26,6 +26,10 @@ std::string OwnersOf(const Entry& e);
 // after every command, and its owners rarely change.
 bool OwnersAre(const Entry& e, std::string_view owners);
 
+// The owner fields of `before` that `after` lacks, both as OwnersOf writes them (comma-separated
+// fields), joined alike: "" when `after` has every one.
+std::string OwnersGone(std::string_view before, std::string_view after);
+
 // The op of the lease event for a change of a key's owners from `before` to `after` (which
 // differ; "" is no key): acquired (from none), owners (another set), or, when the key is gone,
 // expired if its time ran out (`timed_out`) and `gone_as` otherwise (released, lost). The

@@ -122,6 +122,7 @@ struct LiveNode {
   bool master = true;
 
   std::string lock_owners;
+  bool promoted = false;  // Promoted since the last look at its key (TrackLock).
   int64_t lock_expire_ms = kNoExpiryMs;
   // The node's wall clock minus ours, as of the last probe: the local_ms of what is not probed
   // (SUBSCRIBE, WAIT) is estimated from it.
@@ -331,6 +332,15 @@ struct LiveRun::Impl {
     // to what a later number already showed (a release in between was its own thread's, and
     // an owners change covers it), so moving back to it would invent a lease change.
     if (late) return;
+    if (n.promoted) {
+      // The first look at a promoted node's key: the old master's owners it lacks were lost in
+      // the failover, and what it holds is recorded as acquired (the simulator's Promote).
+      n.promoted = false;
+      const std::string gone = history::OwnersGone(n.lock_owners, key.owners);
+      if (!gone.empty()) Lease(n, names::kLost, gone, key.local_ms);
+      n.lock_owners.clear();
+      n.lock_expire_ms = kNoExpiryMs;
+    }
     if (key.owners != n.lock_owners) {
       const bool timed_out = n.lock_expire_ms != kNoExpiryMs && key.local_ms > n.lock_expire_ms;
       if (timed_out && !key.owners.empty() && !n.lock_owners.empty()) {
@@ -1027,8 +1037,10 @@ bool LiveRun::PromoteNode(const std::string& replica, const std::string& old_mas
   LiveNode* old = s.FindNode(old_master);
   if (r == nullptr || old == nullptr || r->master || !old->master || s.cluster != nullptr) return false;
   // The new master's view of the lock starts from the old master's, as in the simulator: its
-  // first probe records `lost` if the promoted replica lacks what the old master had.
+  // first probe records `lost` for what the promoted replica lacks of what the old master had,
+  // and `acquired` for what it holds (TrackLock).
   r->master = true;
+  r->promoted = true;
   r->lock_owners = old->lock_owners;
   r->lock_expire_ms = kNoExpiryMs;
   old->master = false;

@@ -1037,8 +1037,24 @@ struct Simulation::Impl {
       r.replicas.push_back(x);
       if (f.up) FullSync(r, f);  // The old master loses what it had.
     }
-    // Lease events: the new master's view starts from the old master's.
-    r.lock_owners = old_owners;
+    // Lease events on the new master. The history has said nothing of its key so far (a
+    // replica's lease events are not recorded), so the old master's owners that it lacks are
+    // recorded as lost there (their holders lost the lock in the failover), and what it holds
+    // as acquired: from here on its events describe its own key.
+    const LockLook look = LookAtLock(r);
+    const std::string gone =
+        history::OwnersGone(old_owners, look.live ? history::OwnersOf(*look.live) : std::string());
+    if (!gone.empty()) {
+      history::Event ev;
+      ev.type = EventType::kLease;
+      ev.process = r.id;
+      ev.lock = lock_id;
+      ev.local_ms = look.now_ms;
+      ev.op = names::kLost;
+      ev.detail = history::Owners{gone};
+      Record(ev);
+    }
+    r.lock_owners.clear();
     r.lock_expire_ms = kNoExpiry;
     TrackLock(r, names::kLost);
     // Clients find out later.

@@ -689,3 +689,45 @@ TEST_CASE("a failover after a write the replica never got: no replicated event b
   // The master died 0.9 s after the acquisition, within the 2 s lag: n2 never had the key.
   CHECK(first_copy_at > promoted_at);
 }
+
+TEST_CASE("a promoted replica's key is recorded: acquired for what it holds, lost for what it lacks",
+          "[sim][replication]") {
+  lockstep::ScenarioError error;
+  auto s = lockstep::LoadScenarioFile(
+      LOCKSTEP_SOURCE_DIR "/scenarios/failover-leaked-reentry.toml", &error);
+  REQUIRE(s);
+  {
+    // The replica has c1's key (replicated 20 ms after the acquisition, 2 s before the
+    // failover): at the promotion the history says the new master holds it.
+    auto run = RunOf(*s);
+    int64_t promoted_at = -1;
+    std::string master_owners, replica_lease;
+    for (const TextEvent& e : Text(run->history())) {
+      if (e.type == EventType::kFault && e.op == "promote" && promoted_at < 0) promoted_at = e.t_us;
+      if (e.type != EventType::kLease) continue;
+      if (e.process == "master" && master_owners.empty()) master_owners = e.detail;
+      if (e.process == "replica" && replica_lease.empty()) {
+        CHECK(e.t_us == promoted_at);
+        replica_lease = e.op + " " + e.detail;
+      }
+    }
+    REQUIRE(promoted_at > 0);
+    REQUIRE(!master_owners.empty());
+    CHECK(replica_lease == "acquired " + master_owners);
+  }
+  {
+    // With a replication lag longer than the time to the failover the replica never got the
+    // key: its holder lost the lock there, at the promotion, and nothing is acquired.
+    s->replication.lag_us = lockstep::Distribution::Fixed(5'000'000);
+    auto run = RunOf(*s);
+    std::vector<std::string> replica_leases;
+    int64_t promoted_at = -1;
+    for (const TextEvent& e : Text(run->history())) {
+      if (e.type == EventType::kFault && e.op == "promote" && promoted_at < 0) promoted_at = e.t_us;
+      if (e.type == EventType::kLease && e.process == "replica" && e.t_us == promoted_at) {
+        replica_leases.push_back(e.op);
+      }
+    }
+    CHECK(replica_leases == std::vector<std::string>{"lost"});
+  }
+}
