@@ -142,7 +142,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   int64_t max_events = 0;
   double max_case_s = 0;
   int max_shrink = 2000;
-  bool keep_going = false, quiet = false;
+  bool keep_going = false, quiet = false, verify = false;
   po::options_description desc(kFuzzHelp);
   desc.add_options()("help,h", "show this help")(
       "seed", po::value(&seed)->default_value(seed), "the search's seed (cases derive from it)")(
@@ -168,6 +168,9 @@ int FuzzMain(const std::vector<std::string>& args) {
       "candidates a shrink may run (0: write the failing case unshrunk)")(
       "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
       "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
+      "verify", po::bool_switch(&verify),
+      "verification mode in every case and shrink step (lockstep run --verify): a difference "
+      "is an internal error")(
       "quiet,q", po::bool_switch(&quiet), "no progress line");
   po::options_description hidden;
   hidden.add_options()("base", po::value(&file));
@@ -263,6 +266,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   fuzz::CaseLimits limits;
   limits.max_events = vm.count("max-events") ? max_events : base.fuzz.max_events;
   limits.max_wall_s = vm.count("max-case-s") ? max_case_s : base.fuzz.max_case_s;
+  limits.verify_keys = verify;
 
   InterruptScope interrupt;
 

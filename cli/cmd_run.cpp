@@ -319,7 +319,7 @@ int RunMain(const std::vector<std::string>& args) {
   uint64_t seed = 0;
   int64_t duration_ms = 0;
   double time_scale = 1;
-  bool quiet = false, no_expect = false, force = false;
+  bool quiet = false, no_expect = false, force = false, verify = false;
   std::string json_path, junit_path, seeds_text;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   po::options_description desc(kRunHelp);
@@ -346,6 +346,10 @@ int RunMain(const std::vector<std::string>& args) {
       "DIR/seeds.txt, and run the first failing one again with its history and reports")(
       "jobs", po::value(&jobs), "threads for --seeds (default: every core)")(
       "force", po::bool_switch(&force), "replace the run an existing --out holds")(
+      "verify", po::bool_switch(&verify),
+      "verification mode: after every command, hold what the facts pass believes of each "
+      "master's lock key against the key, and stop at the first difference (exit 1): a check "
+      "of lockstep itself (docs/history.md)")(
       "no-expect", po::bool_switch(&no_expect),
       "run a scenario whose [expect] judges nothing (else refused: a run that cannot fail "
       "proves nothing)")(
@@ -484,6 +488,7 @@ int RunMain(const std::vector<std::string>& args) {
   };
   std::string write_error;
   pipeline.interrupted = interrupt.flag();
+  pipeline.verify_keys = verify;
   std::optional<PipelineResult> run = RunPipeline(*sim, scenario, pipeline, &write_error);
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
   if (!run) {
@@ -495,6 +500,14 @@ int RunMain(const std::vector<std::string>& args) {
     // cannot run (docs/scenario-format.md, "Limits").
     std::cerr << file << ": " << run->stalled << "\n";
     return kExitBadInput;
+  }
+  if (!run->verify_failure.empty()) {
+    // A bug in lockstep (a driver that recorded the key wrong, or a facts pass that reads it
+    // wrong), not in the scenario: nothing after it can be trusted.
+    std::cerr << "lockstep run: " << file << ": " << run->verify_failure
+              << "\nlockstep run: this is a bug in lockstep; the history up to it is in "
+              << (run->history_written ? history_path : "no file (--history none)") << "\n";
+    return kExitFailed;
   }
   const bool interrupted = run->interrupted;
   const double wall_s = run->wall_s;

@@ -35,6 +35,7 @@ CaseOutcome RunCaseOrThrow(const Scenario& s, const std::vector<std::string>& wa
   options.history = history::HistoryFormat::kNone;
   options.readers_thread = false;  // The search runs a case on every core already.
   options.progress_every_us = s.duration_us + 1;  // No progress calls.
+  options.verify_keys = limits.verify_keys;
   bool over = false;
   const auto deadline =
       start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -60,6 +61,11 @@ CaseOutcome RunCaseOrThrow(const Scenario& s, const std::vector<std::string>& wa
     return out;
   }
   out.events = result->engine_events;
+  if (!result->verify_failure.empty()) {
+    out.status = CaseStatus::kError;
+    out.error = "internal error: " + result->verify_failure;
+    return out;
+  }
   // A case that stalls (no time passes) would have run until its event limit.
   if (over || out.cancelled || !result->stalled.empty()) {
     out.status = CaseStatus::kOverLimit;

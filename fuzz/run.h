@@ -17,6 +17,9 @@ struct CaseLimits {
   int64_t max_events = 50'000'000;  // Engine events.
   double max_wall_s = 60;
   const std::atomic<bool>* cancel = nullptr;  // Set: stop at once (the search is over).
+  // The verification mode (sim/verify.h): a case whose facts pass and keys differ is an
+  // error ("internal error: verification failed ...").
+  bool verify_keys = false;
 };
 
 enum class CaseStatus : uint8_t {

@@ -308,6 +308,15 @@ const std::vector<LossRecord>& FactsPass::LossesSinceBelief(int thread, int lock
   return hs == nullptr ? kNoLosses : hs->losses[shared];
 }
 
+int FactsPass::LockNamed(Name name) const {
+  return name < lock_of_name_.size() ? lock_of_name_[name] : kNone;
+}
+
+std::string_view FactsPass::KeyOn(int node, int lock) const {
+  const auto it = node_key_.find(Key(node, lock));
+  return it == node_key_.end() ? std::string_view() : std::string_view(it->second);
+}
+
 int64_t FactsPass::PermitsAllowed(int lock) const {
   const int64_t added =
       static_cast<size_t>(lock) < added_permits_.size() ? added_permits_[lock] : 0;
@@ -711,6 +720,12 @@ void FactsPass::OnLeaseEvent(const Event& e, int resizing_node) {
   });
   if (!Contains(lease_nodes_, le.node)) lease_nodes_.push_back(le.node);
   if (!Contains(lock_nodes_[lock], le.node)) lock_nodes_[lock].push_back(le.node);
+  std::string& key_text = node_key_[Key(le.node, lock)];
+  if (le.kind == LeaseKind::kAcquired || le.kind == LeaseKind::kOwners) {
+    key_text.assign(le.detail);
+  } else {
+    key_text.clear();
+  }
   // What changed on this node: the fields that appeared and those that went.
   std::vector<int>& before = node_owners_[Key(le.node, lock)];
   if (le.kind == LeaseKind::kAcquired || le.kind == LeaseKind::kOwners) {

@@ -399,6 +399,14 @@ class FactsPass : public EventSink {
   // Nodes seen in lease events of any lock, and promotions seen so far.
   size_t lease_node_count() const { return lease_nodes_.size(); }
 
+  // The lock named so, or kNone.
+  int LockNamed(Name name) const;
+  // The lock key on the node as the lease events so far tell it: the owners text of the last
+  // event that left it there (a hash's owner fields, a string lock's value, a semaphore's
+  // count), or "" when none did or the last one took it away. The verification mode
+  // (sim/verify.h) holds it against the node's actual key.
+  std::string_view KeyOn(int node, int lock) const;
+
  private:
   struct HoldState;
   struct ThreadState;
@@ -480,6 +488,8 @@ class FactsPass : public EventSink {
   // the node of an exec that resizes the permits (LeaseFact::resized) when it was the last
   // event, or kNone.
   std::unordered_map<uint64_t, int64_t> node_count_;
+  // By (node, lock): what the last lease event says the key holds (KeyOn).
+  std::unordered_map<uint64_t, std::string> node_key_;
   std::vector<int64_t> added_permits_;
   int resizing_node_ = kNone;
   // (client process, lock) -> node of its last command.

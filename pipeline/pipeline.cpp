@@ -21,6 +21,7 @@ std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& 
   // A run that keeps its history may stop too: when the history cannot be written.
   const bool may_stop = options.interrupted != nullptr || static_cast<bool>(options.should_stop) ||
                         options.history != history::HistoryFormat::kNone;
+  if (options.verify_keys) sim.VerifyKeys();
   std::optional<PipelineResult> result = RunPipelineWith(
       sim.recorder(), scenario, options,
       [&](const std::function<bool()>& should_stop) {
@@ -30,7 +31,10 @@ std::optional<PipelineResult> RunPipeline(sim::Simulation& sim, const Scenario& 
         return DriveOutcome{sim.events_run(), sim.end_us(), sim.interrupted()};
       },
       error);
-  if (result) result->stalled = sim.stalled();
+  if (result) {
+    result->stalled = sim.stalled();
+    result->verify_failure = sim.verify_failure();
+  }
   return result;
 }
 

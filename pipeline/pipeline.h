@@ -33,6 +33,9 @@ struct PipelineOptions {
   // (history/handoff.h), beside the driver: the same results, sooner. A search that already
   // runs one case per core turns it off.
   bool readers_thread = true;
+  // The verification mode (sim/verify.h; `--verify`): the facts pass's view of every master's
+  // lock key is held against the key after every command. The simulator only.
+  bool verify_keys = false;
 };
 
 struct PipelineResult {
@@ -42,6 +45,7 @@ struct PipelineResult {
   int64_t end_us = 0;           // The run's end (where an interrupted run stopped).
   bool interrupted = false;
   std::string stalled;  // The simulator's progress watchdog stopped the run: why.
+  std::string verify_failure;  // The verification mode stopped the run: the difference.
   bool history_written = false;
   uint64_t history_hash = 0;    // Of the written file (history/jsonl.h).
   double wall_s = 0;            // Simulating and checking, not setting up.

@@ -21,12 +21,14 @@
 #include "drive/run_notes.h"
 #include "drive/workload.h"
 #include "history/kinds.h"
+#include "history/facts.h"
 #include "history/lease_owners.h"
 #include "history/notes.h"
 #include "locks/factory.h"
 #include "locks/scripts.h"
 #include "model/limits.h"
 #include "sim/engine.h"
+#include "sim/verify.h"
 #include "base/random.h"
 
 namespace lockstep::sim {
@@ -188,6 +190,10 @@ struct Simulation::Impl {
   // Why the run stopped early as bad input, or empty: a script ran past its step budget, or
   // the progress watchdog found a loop that never lets time advance.
   std::string stalled;
+  // The verification mode (sim/verify.h): a facts pass of its own, fed as events are recorded,
+  // held against each master's lock key after every command; the first difference, or empty.
+  std::unique_ptr<history::FactsPass> verify_facts;
+  std::string verify_failure;
   TrueTime end_us = 0;
   std::vector<std::pair<std::string, std::string>> derived;
   std::vector<std::unique_ptr<Node>> nodes;
@@ -550,6 +556,7 @@ struct Simulation::Impl {
       } else {
         TrackLock(n, names::kReleased);
       }
+      if (verify_facts) VerifyKey(n, c.name + "'s " + std::string(recorder.names().Str(label)));
       if (wait_replicas >= 0) return;  // WAIT answers later, by itself.
       if (n.lose_replies) return;
       SendReply(n, c, incarnation, request, std::move(reply));
@@ -762,6 +769,20 @@ struct Simulation::Impl {
     Record(ev);
   }
 
+  // The verification mode: what the facts pass believes of the lock key on master n against
+  // the key. The first difference stops the run, with both views and what came last.
+  void VerifyKey(const Node& n, const std::string& after) {
+    if (n.master >= 0 || !n.up || !verify_failure.empty()) return;
+    const LockLook look = LookAtLock(n);
+    const std::string difference =
+        CompareKeyView(*verify_facts, n.id, lock_id, look.live, look.now_ms);
+    if (difference.empty()) return;
+    verify_failure = "verification failed at " + Ms(engine.now()) + " of true time on " + n.name +
+                     ", after " + after + " (the history's last event is seq " +
+                     std::to_string(recorder.count() - 1) + "): " + difference;
+    engine.Stop();
+  }
+
   // Lease events: compares the lock key on a master with what was last seen.
   // The lock key on node n now, against the owners TrackLock last recorded.
   struct LockLook {
@@ -850,6 +871,7 @@ struct Simulation::Impl {
       ++n.offset;
       Replicate(n, fx);
       TrackLock(n, names::kExpired);
+      if (verify_facts) VerifyKey(n, "the key's expiry");
     }, Mailbox::kOwnWork);
   }
 
@@ -1010,6 +1032,7 @@ struct Simulation::Impl {
       if (m.up) FullSync(m, n);
     }
     TrackLock(n, names::kLost);
+    if (verify_facts) VerifyKey(n, "its restart");
   }
 
   void Promote(Node& r, const std::string& why) {
@@ -1057,6 +1080,7 @@ struct Simulation::Impl {
     r.lock_owners.clear();
     r.lock_expire_ms = kNoExpiry;
     TrackLock(r, names::kLost);
+    if (verify_facts) VerifyKey(r, "its promotion");
     // Clients find out later.
     const int new_master = r.index;
     const int old_master = old.index;
@@ -1478,6 +1502,14 @@ uint64_t Simulation::events_run() const { return impl_->engine.events_run(); }
 TrueTime Simulation::end_us() const { return impl_->end_us; }
 bool Simulation::interrupted() const { return impl_->interrupted; }
 const std::string& Simulation::stalled() const { return impl_->stalled; }
+
+void Simulation::VerifyKeys() {
+  impl_->verify_facts =
+      std::make_unique<history::FactsPass>(&impl_->recorder.names(), history::FactsOptions{});
+  impl_->recorder.AddSink(impl_->verify_facts.get());
+}
+
+const std::string& Simulation::verify_failure() const { return impl_->verify_failure; }
 const std::vector<std::pair<std::string, std::string>>& Simulation::derived() const {
   return impl_->derived;
 }

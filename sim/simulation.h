@@ -71,6 +71,12 @@ class Simulation {
   // advance. The message names the processes (and threads) busiest at that instant. The run
   // ends there, as an interrupted one does.
   const std::string& stalled() const;
+  // The verification mode (sim/verify.h): call before Run(). After every command on a master
+  // (and its key's expiry, a promotion, a restart) what a facts pass of the run's own events
+  // believes of the lock key there is held against the key; the first difference stops the run
+  // (as an interrupt does) and verify_failure() says what differed, else it is empty.
+  void VerifyKeys();
+  const std::string& verify_failure() const;
   // The derived parameters of the run (client UUIDs, script SHAs, clocks ...), name and value,
   // printed before the verdict so that a run can be understood without reading code.
   const std::vector<std::pair<std::string, std::string>>& derived() const;
