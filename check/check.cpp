@@ -44,6 +44,7 @@ std::vector<std::unique_ptr<PropertyChecker>> MakePropertyCheckers(const CheckOp
   all.push_back(MakeRwExclusion(options));
   all.push_back(MakeSemaphore(options));
   all.push_back(MakeLatch(options));
+  all.push_back(MakeScriptErrors(options));
   return all;
 }
 

@@ -36,6 +36,7 @@ std::unique_ptr<PropertyChecker> MakeFencing(const CheckOptions& options);
 std::unique_ptr<PropertyChecker> MakeRwExclusion(const CheckOptions& options);
 std::unique_ptr<PropertyChecker> MakeSemaphore(const CheckOptions& options);
 std::unique_ptr<PropertyChecker> MakeLatch(const CheckOptions& options);
+std::unique_ptr<PropertyChecker> MakeScriptErrors(const CheckOptions& options);
 
 inline PropertyResult NotApplicable(std::string_view property) {
   PropertyResult result;

@@ -24,7 +24,12 @@ bool Verdict::AnyViolated() const {
 
 Judgement Judge(const Verdict& verdict, const std::map<std::string, Expectation>& expect) {
   Judgement judgement;
-  for (const auto& [property, expectation] : expect) {
+  // As [expect] states it, and the properties judged in every run (ExpectationOf).
+  std::map<std::string, Expectation> judged = expect;
+  for (std::string_view p : history::kJudgedInEveryRun) {
+    judged.emplace(std::string(p), Expectation::kHold);
+  }
+  for (const auto& [property, expectation] : judged) {
     const PropertyResult* result = verdict.Find(property);
     if (result == nullptr) {
       judgement.mismatches.push_back(property + ": no such property");

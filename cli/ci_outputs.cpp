@@ -11,8 +11,7 @@ namespace lockstep::cli {
 namespace {
 
 Expectation ExpectationOf(const Scenario& s, const std::string& property) {
-  auto it = s.expect.find(property);
-  return it == s.expect.end() ? Expectation::kAny : it->second;
+  return ::lockstep::ExpectationOf(s.expect, property);
 }
 
 const char* ExpectationWord(Expectation e) {

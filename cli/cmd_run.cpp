@@ -62,6 +62,8 @@ const char* kRunHelp =
     "  rw_exclusion        no writer overlaps a reader or another writer\n"
     "  semaphore           never more permit holders than permits\n"
     "  latch               a count-down latch's await returns only once the count reached 0\n"
+    "  script_errors       no lock script or command answers an error the protocol does not\n"
+    "                      expect; judged in every run (hold unless [expect] says otherwise)\n"
     "\n"
     "The history streams through the checkers as it happens (nothing holds the whole run)\n"
     "and, with --history jsonl (the default), to DIR/history.jsonl, one event per line\n"

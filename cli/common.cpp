@@ -162,8 +162,7 @@ std::string FormatVerdict(const check::Verdict& verdict,
   std::ostringstream body;
   body << "verdict:\n";
   for (const check::PropertyResult& r : verdict.results) {
-    auto it = expect.find(r.property);
-    const Expectation want = it == expect.end() ? Expectation::kAny : it->second;
+    const Expectation want = ExpectationOf(expect, r.property);
     const char* expected = want == Expectation::kHold       ? "expected to hold"
                            : want == Expectation::kViolated ? "expected to be violated"
                                                             : "not judged";

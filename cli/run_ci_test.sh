@@ -19,7 +19,7 @@ status() { set +e; "$@" >last.out 2>&1; echo $? >last.code; set -e; cat last.cod
   --json r1.json --junit r1.xml)" = 0 ] || { cat last.out; fail "gc-pause exited $(cat last.code)"; }
 grep -q '"result": "pass"' r1.json || fail "r1.json: no pass"
 grep -q '"schema": "lockstep-run/1"' r1.json || fail "r1.json: no schema"
-grep -q '<testsuite name="lockstep run gc-pause-explicit-lease" tests="10" failures="0"' r1.xml ||
+grep -q '<testsuite name="lockstep run gc-pause-explicit-lease" tests="11" failures="0"' r1.xml ||
   fail "r1.xml: no passing testsuite"
 
 # The same judged the other way: exit 1, result fail, a failure per mismatched property.

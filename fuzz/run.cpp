@@ -12,8 +12,7 @@ namespace lockstep::fuzz {
 std::vector<std::string> HoldProperties(const Scenario& s) {
   std::vector<std::string> out;
   for (std::string_view p : history::kProperties) {
-    auto it = s.expect.find(std::string(p));
-    if (it != s.expect.end() && it->second == Expectation::kHold) out.emplace_back(p);
+    if (ExpectationOf(s.expect, p) == Expectation::kHold) out.emplace_back(p);
   }
   return out;
 }

@@ -157,9 +157,14 @@ inline constexpr std::string_view kFencing = "fencing";
 inline constexpr std::string_view kRwExclusion = "rw_exclusion";
 inline constexpr std::string_view kSemaphore = "semaphore";
 inline constexpr std::string_view kLatch = "latch";
-inline constexpr std::array<std::string_view, 10> kProperties = {
-    kMutualExclusion, kResourceExclusion, kReentrancy, kLeaseSafety, kLiveness,
-    kFairness,        kFencing,           kRwExclusion, kSemaphore,  kLatch};
+inline constexpr std::string_view kScriptErrors = "script_errors";
+inline constexpr std::array<std::string_view, 11> kProperties = {
+    kMutualExclusion, kResourceExclusion, kReentrancy, kLeaseSafety, kLiveness,    kFairness,
+    kFencing,         kRwExclusion,       kSemaphore,  kLatch,       kScriptErrors};
+// Properties judged in every run: a scenario's [expect] that does not name one expects it to
+// hold (model/scenario.h, ExpectationOf). A lock script that answers with an error is a finding
+// unless the scenario says it breaks its script on purpose.
+inline constexpr std::array<std::string_view, 1> kJudgedInEveryRun = {kScriptErrors};
 
 }  // namespace lockstep::history
 

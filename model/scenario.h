@@ -13,6 +13,7 @@
 
 #include "base/clock_spec.h"
 #include "base/random.h"
+#include "history/names.h"
 #include "model/fuzz_spec.h"
 
 namespace lockstep {
@@ -222,8 +223,9 @@ struct Scenario {
 
   // Bounds the liveness checker uses.
   int64_t liveness_bound_us = 5'000'000;
-  // Expectations by property name (kProperties, model/scenario_toml.h). Properties not named
-  // are kAny (reported, not judged).
+  // Expectations by property name (kProperties, model/scenario_toml.h), as [expect] states
+  // them. A property not named is not judged (kAny), except those judged in every run, which
+  // must hold: ExpectationOf says which applies.
   std::map<std::string, Expectation> expect;
 
   // What `lockstep fuzz` varies when this scenario is its base ([fuzz]; ignored by `run`).
@@ -236,6 +238,18 @@ struct Scenario {
 // the scenario's clock_jump faults that target it added as jumps (a jump is part of the clock,
 // fixed before the run; the fault only records it).
 ClockSpec ClockOf(const Scenario& scenario, const std::string& name, const ClockSpec& own);
+
+// The expectation a run is judged by for `property`: as `expect` states it; else kHold for a
+// property judged in every run (history::kJudgedInEveryRun: script_errors); else kAny.
+inline Expectation ExpectationOf(const std::map<std::string, Expectation>& expect,
+                                 std::string_view property) {
+  const auto it = expect.find(std::string(property));
+  if (it != expect.end()) return it->second;
+  for (std::string_view p : history::kJudgedInEveryRun) {
+    if (p == property) return Expectation::kHold;
+  }
+  return Expectation::kAny;
+}
 
 }  // namespace lockstep
 

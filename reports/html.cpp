@@ -292,9 +292,9 @@ class HtmlWriter {
 
   std::string ExpectationOf(const std::string& property) const {
     if (!meta_.expect) return "";
-    auto it = meta_.expect->find(property);
-    if (it == meta_.expect->end() || it->second == Expectation::kAny) return "not judged";
-    return it->second == Expectation::kHold ? "expected to hold" : "expected to be violated";
+    const Expectation want = ::lockstep::ExpectationOf(*meta_.expect, property);
+    if (want == Expectation::kAny) return "not judged";
+    return want == Expectation::kHold ? "expected to hold" : "expected to be violated";
   }
 
   void Header(std::string* out) {
@@ -313,10 +313,8 @@ class HtmlWriter {
       const std::string expect = ExpectationOf(r.property);
       bool mismatch = false;
       if (meta_.expect) {
-        auto it = meta_.expect->find(r.property);
-        if (it != meta_.expect->end() && it->second != Expectation::kAny) {
-          mismatch = (it->second == Expectation::kViolated) != r.violated;
-        }
+        const Expectation want = ::lockstep::ExpectationOf(*meta_.expect, r.property);
+        if (want != Expectation::kAny) mismatch = (want == Expectation::kViolated) != r.violated;
       }
       o += "<div class=\"verdict " + std::string(r.violated ? "violated" : "holds") +
            (mismatch ? " mismatch" : "") + "\" data-property=\"" + r.property +

@@ -40,16 +40,16 @@ std::string MermaidId(std::string_view name) {
 
 std::string ExpectationText(const ReportMeta& meta, const std::string& property) {
   if (!meta.expect) return "-";
-  auto it = meta.expect->find(property);
-  if (it == meta.expect->end() || it->second == Expectation::kAny) return "not judged";
-  return it->second == Expectation::kHold ? "holds" : "violated";
+  const Expectation want = ExpectationOf(*meta.expect, property);
+  if (want == Expectation::kAny) return "not judged";
+  return want == Expectation::kHold ? "holds" : "violated";
 }
 
 bool Matches(const ReportMeta& meta, const check::PropertyResult& r) {
   if (!meta.expect) return true;
-  auto it = meta.expect->find(r.property);
-  if (it == meta.expect->end() || it->second == Expectation::kAny) return true;
-  return (it->second == Expectation::kViolated) == r.violated;
+  const Expectation want = ExpectationOf(*meta.expect, r.property);
+  if (want == Expectation::kAny) return true;
+  return (want == Expectation::kViolated) == r.violated;
 }
 
 // One step of the diagram: a line of Mermaid, at a time, from an event the violation names.
