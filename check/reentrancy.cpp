@@ -16,10 +16,12 @@
 // reply saying the caller held the lock (Redisson: 1 released, 0 still held; compare-and-
 // delete: 1) while the caller's field was not in the key, a "not held" reply (nil; compare-and-
 // delete: anything but 1) while it was, and a reply that says the opposite of what the script
-// did to the caller's field (1 but the field stayed, 0 but it went) are violations. The fair
-// lock, and the read-write lock of 3.13.6, answer 1 for a key that does not exist (their stock
-// scripts do so); a request that already ran on the node (a duplicated delivery) may repeat
-// what its first run answered (the unlock latch since 3.24.0 records it).
+// did to the caller's field (1 but the field stayed, 0 but it went) are violations, whoever wrote
+// the script: the stock fair lock's unlock (every version) and 3.13.6's read-write lock's answer
+// 1 for a key that no longer exists, which tells a holder that lost the lock that it released
+// it (docs/protocols.md, "Known weaknesses of the stock scripts"). Only the first run of a
+// request on a node is judged: its caller reads one reply per request, so a duplicated
+// delivery's second run answers nobody.
 #include <algorithm>
 #include <unordered_map>
 
@@ -95,7 +97,7 @@ struct UnlockExec {
   bool shared = false;  // The read side of a read-write lock.
   std::string reply;    // As the history writes it.
   Claim claim = Claim::kNone;
-  bool repeat_allowed = false;  // A repeat of a request whose first run answered this.
+  bool repeat = false;  // A later run of a request that already ran there: nobody reads it.
   // Before: whether the key existed and held the caller's field, its owner fields, and the
   // lease event that last said so (kOpenSeq: none yet, the key never existed there).
   bool key = false;
@@ -301,12 +303,10 @@ class Reentrancy : public PropertyChecker {
     Seq seq = history::kOpenSeq;     // The lease event that said so.
   };
 
-  // A request a thread's unlock sent to a node, and what its first run answered.
+  // A request a thread's unlock sent to a node.
   struct RequestRun {
     int node = history::kNone;
     int64_t request = 0;
-    std::string reply;
-    bool nil_on_missing_key = false;  // The current read-write lock records 1 for this.
   };
   static constexpr size_t kRequestsKept = 8;  // Per thread: duplicates come close together.
 
@@ -383,12 +383,6 @@ class Reentrancy : public PropertyChecker {
     return *integer == 1 ? Claim::kReleased : Claim::kStillHeld;
   }
 
-  // Stock scripts that answer 1 for a key that does not exist: the fair lock's (every version)
-  // and 3.13.6's read-write lock's (nil since 3.44.0).
-  static bool MissingKeyAnswersReleased(const history::ProtocolInfo& p) {
-    return p.fair() || (p.rw() && p.version == "v3.13.6");
-  }
-
   void OnUnlockExec(const FactsPass& f, const history::Event& e) {
     if (e.peer == history::names::kNone || e.thread < 0 || f.names().Str(e.op) != "unlock") return;
     const int node = f.ProcessNamed(e.process == history::names::kNone ? history::names::kSim
@@ -426,7 +420,7 @@ class Reentrancy : public PropertyChecker {
     x.fields = state.fields;
     x.held = Holds(f, state.fields, thread, WriteSide(f, x.shared));
     x.state_seq = state.seq;
-    // A duplicated request: the unlock latch (since 3.24.0) answers what its first run did.
+    // A duplicated delivery: its caller read the first run's reply; a later one answers nobody.
     if (requests_.size() <= static_cast<size_t>(thread)) requests_.resize(thread + 1);
     std::vector<RequestRun>& runs = requests_[thread];
     if (e.has_value) {
@@ -434,12 +428,10 @@ class Reentrancy : public PropertyChecker {
         return r.node == node && r.request == e.value;
       });
       if (first != runs.end()) {
-        x.repeat_allowed = first->reply == x.reply ||
-                           (first->nil_on_missing_key && x.claim == Claim::kReleased);
+        x.repeat = true;
       } else {
         if (runs.size() >= kRequestsKept) runs.erase(runs.begin());
-        runs.push_back(RequestRun{node, e.value, x.reply,
-                                  f.protocol().rw() && !x.key && x.claim == Claim::kNotHeld});
+        runs.push_back(RequestRun{node, e.value});
       }
     }
     pending_ = true;
@@ -476,9 +468,6 @@ class Reentrancy : public PropertyChecker {
       case Claim::kReleased:
       case Claim::kStillHeld: {
         if (!x.held) {
-          if (x.claim == Claim::kReleased && !x.key && MissingKeyAnswersReleased(f.protocol())) {
-            return;
-          }
           kind = kUnlockAnsweredNonHolder;
           break;
         }
@@ -491,7 +480,7 @@ class Reentrancy : public PropertyChecker {
       }
       case Claim::kNone: return;
     }
-    if (x.repeat_allowed) return;
+    if (x.repeat) return;
     const FindingKey key{x.t_us, x.seq, kind, static_cast<int64_t>(x.seq), history::kNone,
                          history::kNone};
     if (auto [number, payload] = found_.Add(key); payload != nullptr) {

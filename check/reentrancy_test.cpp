@@ -366,19 +366,18 @@ TEST_CASE("reentrancy: read-write lock unlock replies, per side", "[check][unloc
       CHECK(Kinds(re) == std::vector<std::string>{"unlock_answered_non_holder"});
     }
   }
-  SECTION("a key that does not exist: 1 is 3.13.6's stock answer, a lie since 3.44.0") {
+  SECTION("a key that does not exist: 1 is a lie in every version, 3.13.6's stock script too") {
     r.Invoke(1_s, "c1.t0", "release", "unlock()");
     r.Exec(1001_ms, "n1", "c1.t0", "unlock", "1");
     r.Ok(1002_ms, "c1.t0", "release", 1);
     const PropertyResult& re = Result(r.Check(), kReentrancy);
     const std::vector<std::string> kinds = Kinds(re);
-    CHECK(std::count(kinds.begin(), kinds.end(), "unlock_answered_non_holder") ==
-          (version == "current" ? 1 : 0));
+    CHECK(std::count(kinds.begin(), kinds.end(), "unlock_answered_non_holder") == 1);
   }
 }
 
-TEST_CASE("reentrancy: the fair lock answers 1 for a missing key, and nothing else for a non-holder",
-          "[check][unlock]") {
+TEST_CASE("reentrancy: the stock fair lock's 1 for a missing key tells a non-holder it released, "
+          "a violation whoever wrote the script", "[check][unlock][issue24]") {
   Recorder r;
   r.Protocol("kind=fairlock version=v3.13.6 fencing=off permits=1");
   r.Client("c1");
@@ -394,9 +393,43 @@ TEST_CASE("reentrancy: the fair lock answers 1 for a missing key, and nothing el
   r.Exec(3001_ms, "n1", "c2.t0", "unlock", "1");
   r.Ok(3002_ms, "c2.t0", "release", 1);
   const PropertyResult& re = Result(r.Check(), kReentrancy);
-  CHECK(Kinds(re) == std::vector<std::string>{"release_without_hold", "release_without_hold",
-                                              "unlock_answered_non_holder"});
-  CHECK(re.violations[2].from_us == 3001_ms);
+  CHECK(Kinds(re) == std::vector<std::string>{"release_without_hold", "unlock_answered_non_holder",
+                                              "release_without_hold", "unlock_answered_non_holder"});
+  CHECK(re.violations[1].from_us == 1001_ms);
+  CHECK(re.violations[1].explanation.find("the key did not exist") != std::string::npos);
+  CHECK(re.violations[3].from_us == 3001_ms);
+}
+
+TEST_CASE("reentrancy: a holder whose lease expired is told by its unlock that it lost the lock, "
+          "fair lock and 3.13.6 read-write lock included", "[check][unlock][issue24]") {
+  for (const std::string protocol : {"kind=fairlock version=v3.13.6", "kind=fairlock version=current",
+                                     "kind=rwlock version=v3.13.6", "kind=rlock version=v3.13.6"}) {
+    INFO(protocol);
+    Recorder r;
+    r.Protocol(protocol + " fencing=off permits=1");
+    r.Client("c1");
+    const bool rw = protocol.find("rwlock") != std::string::npos;
+    r.Invoke(1_s, "c1.t0", "acquire", "tryLock(wait=1000ms, lease=500ms)");
+    r.Exec(1001_ms, "n1", "c1.t0", "acquire", "(nil)");
+    if (rw) {
+      r.LeaseFields(1001_ms, "n1", "acquired", "mode,uuid-c1:1:write");
+    } else {
+      r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+    }
+    r.Ok(1002_ms, "c1.t0", "acquire");
+    if (rw) {
+      r.LeaseFields(1502_ms, "n1", "expired", "mode,uuid-c1:1:write");
+    } else {
+      r.Lease(1502_ms, "n1", "expired", "c1.t0");
+    }
+    r.Invoke(2_s, "c1.t0", "release", "unlock()");
+    r.Exec(2001_ms, "n1", "c1.t0", "unlock", "1");  // The stock answer for a missing key.
+    r.Ok(2002_ms, "c1.t0", "release", 1);
+    const std::optional<Violation> v =
+        First(Result(r.Check(), kReentrancy), "unlock_answered_non_holder");
+    REQUIRE(v.has_value());
+    CHECK(v->from_us == 2001_ms);
+  }
 }
 
 TEST_CASE("reentrancy: a plain lock's compare-and-delete reply", "[check][unlock]") {

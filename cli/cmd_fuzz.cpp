@@ -227,7 +227,13 @@ int FuzzMain(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   const std::vector<std::string> watch = fuzz::HoldProperties(base);
-  if (watch.empty()) {
+  // A base must name a property to hold: those judged in every run (script_errors) are watched
+  // too, but alone they make no search of the lock's promises (as `run` refuses an [expect]
+  // that names nothing).
+  const bool names_one = std::any_of(base.expect.begin(), base.expect.end(), [](const auto& e) {
+    return e.second == Expectation::kHold;
+  });
+  if (watch.empty() || !names_one) {
     std::cerr << file << ": the base expects no property to hold, so there is nothing to search "
               << "for; add e.g. [expect] mutual_exclusion = \"hold\"\n";
     return kExitBadInput;
