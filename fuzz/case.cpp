@@ -101,8 +101,12 @@ std::optional<FuzzPlan> MakePlan(const Scenario& base, std::string* error) {
   plan.weights.assign(kFuzzFaultKinds.size(), 0);
   const bool failover_applies = HasReplicatedMaster(base);
   if (base.fuzz.faults.empty()) {
+    // What can happen to a Redis deployment, and what `lockstep replay` can make real: no
+    // message is delivered twice on a TCP connection, so that kind is drawn only when named.
     for (size_t k = 0; k < kFuzzFaultKinds.size(); ++k) {
-      plan.weights[k] = (static_cast<int>(k) == kFailover && !failover_applies) ? 0 : 1;
+      const bool applies = !(static_cast<int>(k) == kFailover && !failover_applies) &&
+                           static_cast<int>(k) != kMessageDuplication;
+      plan.weights[k] = applies ? 1 : 0;
     }
   } else {
     for (const auto& [name, weight] : base.fuzz.faults) {

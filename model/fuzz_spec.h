@@ -44,13 +44,17 @@ inline constexpr std::array<std::string_view, 16> kFuzzFaultKinds = {
     "lose_replies",         // lose_replies fault on a node
     "latency_spike",        // latency fault on one process's links
     "message_loss",         // loss fault on one process's links
-    "message_duplication",  // duplicate fault on one process's links
+    // duplicate fault on one process's links: a message delivered twice, which no TCP
+    // connection does (a faulty proxy or middlebox would); `lockstep replay` cannot make it real.
+    // Drawn only when [fuzz] faults names it.
+    "duplicate_delivery_not_tcp",
 };
 
 struct FuzzSpec {
   // Fault kinds (kFuzzFaultKinds names) and their relative weights. A kind with weight 0 never
-  // appears. Empty: every kind that applies to the base (failover only when a master has
-  // replicas; docs/fuzzing.md lists the rules), each with weight 1.
+  // appears. Empty: every kind that applies to the base and can happen to a Redis deployment
+  // over TCP (failover only when a master has replicas; never duplicate_delivery_not_tcp;
+  // docs/fuzzing.md lists the rules), each with weight 1.
   // File: `faults = { client_pause = 3, partition = 1 }`.
   std::map<std::string, double> faults;
   // How many faults a case has, drawn uniformly. File: `fault_count`.

@@ -226,5 +226,22 @@ TEST_CASE("on a base that is safe for its stock protocol a search finds nothing"
   }
 }
 
+TEST_CASE("the default fault mix is what can happen over TCP: a duplicated delivery only when "
+          "[fuzz] names it", "[fuzz][issue24]") {
+  const auto duplication = static_cast<size_t>(kMessageDuplication);
+  REQUIRE(kFuzzFaultKinds[duplication] == "duplicate_delivery_not_tcp");
+  Scenario base = Load(LOCKSTEP_SOURCE_DIR "/scenarios/contention-10.toml");
+  REQUIRE(base.fuzz.faults.empty());
+  std::string error;
+  std::optional<FuzzPlan> plan = MakePlan(base, &error);
+  REQUIRE(plan);
+  CHECK(plan->weights[duplication] == 0);
+  CHECK(plan->weights[static_cast<size_t>(kNodePause)] == 1);
+  base.fuzz.faults = {{"duplicate_delivery_not_tcp", 1}, {"node_pause", 1}};
+  plan = MakePlan(base, &error);
+  REQUIRE(plan);
+  CHECK(plan->weights[duplication] == 1);
+}
+
 }  // namespace
 }  // namespace lockstep::fuzz
