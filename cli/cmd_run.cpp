@@ -564,7 +564,7 @@ int RunMain(const std::vector<std::string>& args) {
   char figures[512];
   std::snprintf(figures, sizeof(figures),
                 "simulated  %.3f s in %.2f s wall (%.1f simulated s per wall s)\n"
-                "events     %llu (%.0f per wall s), peak RSS %ld MiB\n",
+                "engine     %llu simulator events run (%.0f per wall s), peak RSS %ld MiB\n",
                 sim_s, wall_s, wall_s > 0 ? sim_s / wall_s : 0.0,
                 static_cast<unsigned long long>(run->engine_events),
                 wall_s > 0 ? static_cast<double>(run->engine_events) / wall_s : 0.0,

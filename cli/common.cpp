@@ -163,15 +163,22 @@ std::string FormatVerdict(const check::Verdict& verdict,
   body << "verdict:\n";
   for (const check::PropertyResult& r : verdict.results) {
     const Expectation want = ExpectationOf(expect, r.property);
-    const char* expected = want == Expectation::kHold       ? "expected to hold"
-                           : want == Expectation::kViolated ? "expected to be violated"
-                                                            : "not judged";
+    // A property that does not apply to the protocol kind reads "-", as in replay's table.
+    const std::string expected =
+        want == Expectation::kHold       ? "expected to hold"
+        : want == Expectation::kViolated ? "expected to be violated"
+        : r.applicable                   ? "not judged"
+                                         : "does not apply to " + (verdict.protocol_kind.empty()
+                                                                       ? std::string("rlock")
+                                                                       : verdict.protocol_kind);
     const bool matches = want == Expectation::kAny || (want == Expectation::kHold) != r.violated;
-    char line[160];
-    std::snprintf(line, sizeof(line), "  %-19s %-9s (%s)%s", r.property.c_str(),
-                  r.violated ? "VIOLATED" : "holds", expected, matches ? "" : "  <-- MISMATCH");
+    const char* state = r.violated ? "VIOLATED" : r.applicable ? "holds" : "-";
+    char line[200];
+    std::snprintf(line, sizeof(line), "  %-19s %-9s (%s)%s", r.property.c_str(), state,
+                  expected.c_str(), matches ? "" : "  <-- MISMATCH");
     body << line;
-    if (r.violated) body << "  " << r.violations.size() << " violation(s)";
+    // All it found, not only the violations a verdict keeps (CheckOptions::max_violations).
+    if (r.violated) body << "  " << r.violation_count << " violation(s)";
     body << "\n";
     if (r.violated && !r.violations.empty()) {
       body << "      first: " << r.violations.front().explanation << "\n";

@@ -216,7 +216,9 @@ std::string RenderSummary(const Timeline& tl, const check::Verdict& verdict,
   out += "| history hash | `" + tl.history_hash + "` |\n";
   out += Format("| clients, threads, nodes | %zu, %zu, %zu |\n", tl.clients.size(),
                 tl.threads.size(), tl.nodes.size());
-  out += Format("| faults | %zu |\n", tl.fault_count);
+  // Fault events that start a fault (a failover and its promotion are two; a heal, a resume or a
+  // restart ends one): not the scenario's [[faults]] entries.
+  out += Format("| fault events (starts) | %zu |\n", tl.fault_count);
   out += Format("| most believed holders at once | %d |\n", tl.max_holders);
   if (!meta.version.empty()) out += "| lockstep | " + meta.version + " |\n";
   if (!meta.reproduce.empty()) out += "| reproduce | `" + meta.reproduce + "` |\n";
