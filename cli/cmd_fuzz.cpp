@@ -14,6 +14,7 @@
 
 #include "cli/ci_outputs.h"
 #include "cli/common.h"
+#include "cli/run_store.h"
 #include "cli/subcommands.h"
 #include "fuzz/case.h"
 #include "fuzz/run.h"
@@ -113,10 +114,60 @@ struct Written {
   std::string original_size, shrunk_size;
   int steps = 0, tries = 0;
   bool reproduced = false;
+  int check_status = 0;  // `lockstep run` on the written file: 0 reproduced, 1 did not, else could not run.
 };
 
 // Runs `lockstep run FILE --out DIR -q` in process (the same code a user runs) and returns its
 // exit status; its printed summary goes to DIR/summary.txt as usual, not to our stdout.
+// What a command prints to stdout, shown and kept: on the way out (whatever the exit) it is
+// written to DIR/summary.txt, and a search in the run store is linked as its base's latest and
+// listed in the store's index.html.
+class KeptOutput {
+ public:
+  KeptOutput(std::string dir, bool stored)
+      : dir_(std::move(dir)), stored_(stored), tee_(std::cout.rdbuf(), &text_),
+        old_(std::cout.rdbuf(&tee_)) {}
+  ~KeptOutput() {
+    std::cout.flush();
+    std::cout.rdbuf(old_);
+    std::string error;
+    if (!WriteWholeFile(dir_ + "/summary.txt", text_.str(), &error) ||
+        (stored_ && !UpdateRunStore(kRunStoreRoot, dir_, &error))) {
+      std::cerr << "lockstep fuzz: " << error << "\n";
+    }
+  }
+  KeptOutput(const KeptOutput&) = delete;
+  KeptOutput& operator=(const KeptOutput&) = delete;
+
+ private:
+  class Tee : public std::streambuf {
+   public:
+    Tee(std::streambuf* shown, std::ostringstream* kept) : shown_(shown), kept_(kept) {}
+
+   protected:
+    int overflow(int c) override {
+      if (c == traits_type::eof()) return traits_type::not_eof(c);
+      kept_->put(static_cast<char>(c));
+      return shown_->sputc(static_cast<char>(c));
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+      kept_->write(s, n);
+      return shown_->sputn(s, n);
+    }
+    int sync() override { return shown_->pubsync(); }
+
+   private:
+    std::streambuf* shown_;
+    std::ostringstream* kept_;
+  };
+
+  std::string dir_;
+  bool stored_;
+  std::ostringstream text_;
+  Tee tee_;
+  std::streambuf* old_;
+};
+
 int RunQuietly(const std::string& file, const std::string& out_dir, const std::string& lua_dir) {
   std::ostringstream captured;
   std::streambuf* old = std::cout.rdbuf(captured.rdbuf());
@@ -142,7 +193,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   int64_t max_events = 0;
   double max_case_s = 0;
   int max_shrink = 2000;
-  bool keep_going = false, quiet = false, verify = false;
+  bool keep_going = false, quiet = false, verify = false, force = false;
   po::options_description desc(kFuzzHelp);
   desc.add_options()("help,h", "show this help")(
       "seed", po::value(&seed)->default_value(seed), "the search's seed (cases derive from it)")(
@@ -155,7 +206,8 @@ int FuzzMain(const std::vector<std::string>& args) {
       "shard", po::value(&shard_text),
       "I/N: run only cases I, I+N, I+2N ... (0 <= I < N), for N machines or CI jobs")(
       "out", po::value(&out_dir),
-      "output directory (default: lockstep-out/fuzz-<name>-seed<S>[-shard<I>of<N>])")(
+      "output directory (default: a new folder in the run store, "
+      "lockstep-out/fuzz-<name>/<time>-seed<S>[-shard<I>of<N>])")(
       "corpus", po::value(&corpus_dir),
       "replay every scenario file in DIR first, and store each shrunk failure there")(
       "junit", po::value(&junit_path), "write JUnit XML: one testcase per watched property")(
@@ -171,6 +223,7 @@ int FuzzMain(const std::vector<std::string>& args) {
       "verify", po::bool_switch(&verify),
       "verification mode in every case and shrink step (lockstep run --verify): a difference "
       "is an internal error")(
+      "force", po::bool_switch(&force), "replace the search results an existing --out holds")(
       "quiet,q", po::bool_switch(&quiet), "no progress line");
   po::options_description hidden;
   hidden.add_options()("base", po::value(&file));
@@ -248,19 +301,43 @@ int FuzzMain(const std::vector<std::string>& args) {
     std::cerr << file << ": " << error << "\n";
     return kExitBadInput;
   }
-  if (out_dir.empty()) {
-    out_dir = "lockstep-out/fuzz-" + base.name + "-seed" + std::to_string(seed);
-    // Shards run side by side on one machine must not share a folder.
-    if (shard_count > 1) {
-      out_dir += "-shard" + std::to_string(shard_index) + "of" + std::to_string(shard_count);
-    }
+  // The run store, as `run` and `replay` keep theirs: a new folder for every search,
+  // lockstep-out/fuzz-<base>/<time>-seed<S>[-shard<I>of<N>], never an earlier one's. An --out
+  // that holds a search's results is replaced only with --force, which removes them first.
+  std::string what = "seed" + std::to_string(seed);
+  if (shard_count > 1) {  // Shards run side by side on one machine must not share a folder.
+    what += "-shard" + std::to_string(shard_index) + "of" + std::to_string(shard_count);
+  }
+  std::vector<std::string> subdirs(history::kProperties.begin(), history::kProperties.end());
+  subdirs.push_back("errors");
+  subdirs.push_back("over-limit");
+  bool stored = false;
+  if (std::optional<int> done = ChooseRunDir("fuzz", "fuzz-" + base.name, what, force, subdirs,
+                                             &out_dir, &stored)) {
+    return *done;
   }
   std::error_code ec;
+  if (force) {
+    // An earlier search's folders: <property>, <property>-<rule> (--keep-going), errors,
+    // over-limit.
+    for (const fs::directory_entry& e : fs::directory_iterator(out_dir, ec)) {
+      const std::string name = e.path().filename().string();
+      const bool ours = std::any_of(subdirs.begin(), subdirs.end(), [&](const std::string& s) {
+        return name == s || name.rfind(s + "-", 0) == 0;
+      });
+      std::error_code ec2;
+      if (ours && e.is_directory(ec2) && !e.is_symlink(ec2)) fs::remove_all(e.path(), ec2);
+    }
+    ec.clear();
+  }
   fs::create_directories(out_dir, ec);
   if (ec) {
     std::cerr << "lockstep fuzz: cannot create " << out_dir << ": " << ec.message() << "\n";
     return kExitBadInput;
   }
+  // Everything printed from here on is kept as OUT/summary.txt too (its result line last), and
+  // a stored search becomes the newest of its base in the store's index.
+  KeptOutput kept(out_dir, stored);
   if (!corpus_dir.empty()) {
     fs::create_directories(corpus_dir, ec);
     if (ec) {
@@ -463,7 +540,8 @@ int FuzzMain(const std::vector<std::string>& args) {
     }
     // The reports of the shrunk run come from `lockstep run` itself, which also proves that the
     // file reproduces the violation (its [expect] says "violated").
-    w.reproduced = RunQuietly(path, dir, lua_dir) == kExitOk;
+    w.check_status = RunQuietly(path, dir, lua_dir);
+    w.reproduced = w.check_status == kExitOk;
     if (!corpus_dir.empty()) {
       write.directory = corpus_dir;
       char hash[20];
@@ -490,9 +568,12 @@ int FuzzMain(const std::vector<std::string>& args) {
                 << " tried)\n"
                 << "  file     " << w.file << "\n"
                 << "  reports  " << w.report_dir << "/report.html, trace.json, summary.md\n";
-      if (!w.reproduced) {
+      if (w.check_status == kExitFailed) {
         std::cout << "  WARNING  `lockstep run` on the file did not reproduce the violation; "
                   << "see " << w.report_dir << "/summary.txt\n";
+      } else if (!w.reproduced) {
+        std::cout << "  WARNING  `lockstep run` on the file could not run (exit " << w.check_status
+                  << ", its message above): the file is written, its violation not checked again\n";
       }
     }
     std::cout << "  reproduce " << w.reproduce << "\n";
