@@ -112,6 +112,7 @@ struct Written {
   std::string reproduce;
   std::string explanation;
   std::string original_size, shrunk_size;
+  std::string lasted;  // How long the first violation lasted in the shrunk run.
   int steps = 0, tries = 0;
   bool reproduced = false;
   int check_status = 0;  // `lockstep run` on the written file: 0 reproduced, 1 did not, else could not run.
@@ -501,9 +502,20 @@ int FuzzMain(const std::vector<std::string>& args) {
                             (keep_going && !failure.kind.empty() ? "-" + failure.kind : "");
     fs::create_directories(dir, ec);
     const std::string path = dir + "/" + result.name + ".toml";
-    std::string explanation;
+    std::string explanation, lasted;
     for (size_t i = 0; i < shrunk.outcome.broken.size(); ++i) {
-      if (shrunk.outcome.broken[i] == failure.property) explanation = shrunk.outcome.first_explanation[i];
+      if (shrunk.outcome.broken[i] != failure.property) continue;
+      explanation = shrunk.outcome.first_explanation[i];
+      // How long the violated condition lasted, in the shrunk file's run (which keeps it whole:
+      // fuzz/shrink.h, ShrinkResult::extended).
+      const int64_t from = shrunk.outcome.first_from_us[i], to = shrunk.outcome.first_to_us[i];
+      const bool to_end = to >= shrunk.shrunk.duration_us;
+      lasted = "from " + Seconds(from) + " to " + Seconds(to) + ", " + Seconds(to - from) +
+               (to_end ? std::string(shrunk.extent_to_end
+                                         ? " (to the end of the run: it did not end within the "
+                                           "failing case's run)"
+                                         : " (to the end of the run)")
+                       : "");
     }
     Written w;
     w.property = failure.property;
@@ -513,6 +525,7 @@ int FuzzMain(const std::vector<std::string>& args) {
     w.file = path;
     w.report_dir = dir;
     w.explanation = explanation;
+    w.lasted = lasted;
     w.original_size = SizeText(fuzz::SizeOf(failure.c), original);
     w.shrunk_size = SizeText(fuzz::SizeOf(shrunk.shrunk), result);
     w.steps = shrunk.steps;
@@ -530,7 +543,8 @@ int FuzzMain(const std::vector<std::string>& args) {
            << "  from      " << w.original_size << "\n"
            << "  to        " << w.shrunk_size << "\n"
            << "  reproduce lockstep run ";
-    const std::string header_end = "\n\nFirst violation: " + explanation;
+    const std::string header_end =
+        "\n\nFirst violation, " + lasted + ": " + explanation;
     ScenarioWriteOptions write;
     write.header = header.str() + result.name + ".toml" + header_end;
     write.directory = dir;
@@ -562,6 +576,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   for (const Written& w : written) {
     std::cout << "FAILURE    " << w.property << (w.from == "corpus" ? " (corpus)" : "") << "\n"
               << "  first    " << w.explanation << "\n";
+    if (!w.lasted.empty()) std::cout << "  lasted   " << w.lasted << "\n";
     if (w.from == "search") {
       std::cout << "  case     " << w.index << ": " << w.original_size << "\n"
                 << "  shrunk   " << w.shrunk_size << " (" << w.steps << " steps, " << w.tries

@@ -77,6 +77,7 @@ CaseOutcome RunCaseOrThrow(const Scenario& s, const std::vector<std::string>& wa
     const check::Violation* first = r.violations.empty() ? nullptr : &r.violations.front();
     out.first_kind.push_back(first ? first->kind : "");
     out.first_explanation.push_back(first ? first->explanation : "");
+    out.first_from_us.push_back(first ? first->from_us : 0);
     out.first_to_us.push_back(first ? first->to_us : s.duration_us);
   }
   out.status = out.broken.empty() ? CaseStatus::kPass : CaseStatus::kFail;

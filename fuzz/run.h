@@ -37,6 +37,7 @@ struct CaseOutcome {
   std::vector<std::string> broken;
   std::vector<std::string> first_kind;
   std::vector<std::string> first_explanation;
+  std::vector<int64_t> first_from_us;
   std::vector<int64_t> first_to_us;
   std::string error;
   uint64_t events = 0;

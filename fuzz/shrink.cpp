@@ -282,6 +282,33 @@ ShrinkResult Shrink(const Scenario& base, const FuzzCase& failing, const CaseOut
       if (options.progress) options.progress(result.steps, result.tries);
     }
   }
+  // Shrinking cuts the run just past where the violation was seen; the file shows its whole
+  // extent instead: run as long as the failing case did, and keep the run until the violated
+  // condition ended (plus a second), or all of it when it lasted to the end.
+  if (!cancelled() && result.shrunk.duration_us < failing.duration_us) {
+    FuzzCase whole = result.shrunk;
+    whole.duration_us = failing.duration_us;
+    CaseOutcome long_run = RunCase(Materialize(base, whole), watch, options.lua_dir, options.limits);
+    ++result.tries;
+    if (still_fails(long_run)) {
+      const int64_t ended = violation_end(long_run);
+      const bool to_end = ended >= whole.duration_us;
+      if (!to_end) {
+        const int64_t cut = (ended + kSecond) / kSecond * kSecond + kSecond;
+        if (cut < whole.duration_us) {
+          whole.duration_us = std::max(cut, result.shrunk.duration_us);
+          long_run = RunCase(Materialize(base, whole), watch, options.lua_dir, options.limits);
+          ++result.tries;
+        }
+      }
+      if (still_fails(long_run)) {
+        result.shrunk = std::move(whole);
+        result.outcome = std::move(long_run);
+        result.extended = true;
+        result.extent_to_end = to_end;
+      }
+    }
+  }
   return result;
 }
 

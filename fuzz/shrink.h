@@ -32,6 +32,11 @@ struct ShrinkResult {
   CaseOutcome outcome;  // Of the shrunk case.
   int steps = 0;        // Smaller cases accepted.
   int tries = 0;        // Candidates run, as one job runs them (in order, up to the one taken).
+  // The shrunk case's run was given back the length that shows the whole damage: until the
+  // first violation's condition ended (and a second more), at most as long as the failing
+  // case's run. extent_to_end: the condition lasted until that run's end.
+  bool extended = false;
+  bool extent_to_end = false;
 };
 
 ShrinkResult Shrink(const Scenario& base, const FuzzCase& failing, const CaseOutcome& outcome,
