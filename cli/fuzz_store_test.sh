@@ -18,7 +18,7 @@ fail() {
 }
 for i in 1 2; do
   set +e
-  "$lockstep" fuzz "$scenario" --cases 50 -q >"search$i.out" 2>&1
+  "$lockstep" fuzz "$scenario" --cases 50 --max-shrink 0 -q >"search$i.out" 2>&1
   code=$?
   set -e
   [ "$code" = 1 ] || { cat "search$i.out"; fail "search $i exited $code, not 1 (a failure found)"; }
@@ -38,6 +38,6 @@ set +e
 code=$?
 set -e
 [ "$code" = 2 ] && grep -q 'holds an earlier run' again.out || fail "--out over a search: exit $code"
-"$lockstep" fuzz "$scenario" --cases 50 -q --out "$newest" --force >forced.out 2>&1 || true
+"$lockstep" fuzz "$scenario" --cases 50 --max-shrink 0 -q --out "$newest" --force >forced.out 2>&1 || true
 grep -q '^result     FAIL' forced.out && ! grep -q WARNING forced.out || fail "--force: $(cat forced.out)"
 echo "ok: two searches kept in $store, latest and index.html follow, --out needs --force"
