@@ -323,9 +323,12 @@ std::string PrefixIn(const std::string& output) {
 
 // Replays `scenario` on `nodes` user's servers and checks everything the file's header says.
 // `interrupt_after_ms` > 0: SIGINT that long after the live run began (exit 130 expected).
-void ReplayOnUsersServers(const std::string& scenario, int nodes, int interrupt_after_ms = 0) {
-  std::vector<UsersServer> servers;
-  for (int i = 0; i < nodes; ++i) servers.push_back(StartUsersServer());
+// One replay at `time_scale`; returns its exit status. `may_differ`: a live verdict that differs
+// from the simulated one (exit 1, "<-- DIFFERENT") is not a failure of this attempt, only real
+// time's doing at this scale (the caller tries once more at twice the scale, as the library's
+// replay tests do); every check of the keys still applies.
+int ReplayAttempt(const std::vector<UsersServer>& servers, const std::string& scenario,
+                  const std::string& time_scale, bool may_differ, int interrupt_after_ms) {
   std::vector<std::map<std::string, std::string>> before;
   std::vector<int64_t> errors_before;
   std::vector<std::unique_ptr<Monitor>> monitors;
@@ -335,10 +338,10 @@ void ReplayOnUsersServers(const std::string& scenario, int nodes, int interrupt_
     monitors.push_back(std::make_unique<Monitor>(s.process->port()));
   }
   const std::string name = std::filesystem::path(scenario).stem().string() +
-                           (interrupt_after_ms > 0 ? "-interrupted" : "");
+                           (interrupt_after_ms > 0 ? "-interrupted" : "") + "-x" + time_scale;
   const std::string dir = OutDir(name);
   std::vector<std::string> args = {"replay", std::string(LOCKSTEP_SOURCE_DIR) + "/" + scenario,
-                                   "--redis", Addresses(servers), "--time-scale", "0.1",
+                                   "--redis", Addresses(servers), "--time-scale", time_scale,
                                    "--quiet", "--out", dir};
   const pid_t pid = Spawn(args, dir + ".out");
   if (interrupt_after_ms > 0) {
@@ -357,7 +360,8 @@ void ReplayOnUsersServers(const std::string& scenario, int nodes, int interrupt_
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const std::string output = ReadFile(dir + ".out");
   INFO(output);
-  CHECK(status == (interrupt_after_ms > 0 ? 130 : 0));
+  const bool differed = status == 1 && output.find("<-- DIFFERENT") != std::string::npos;
+  if (!(may_differ && differed)) CHECK(status == (interrupt_after_ms > 0 ? 130 : 0));
   const std::string prefix = PrefixIn(output);
 
   for (size_t i = 0; i < servers.size(); ++i) {
@@ -386,6 +390,21 @@ void ReplayOnUsersServers(const std::string& scenario, int nodes, int interrupt_
   }
   // The run's names never reach the history: the protocols and checkers see their own names.
   CHECK(ReadFile(dir + "/history.jsonl").find(prefix) == std::string::npos);
+  return status;
+}
+
+// Replays `scenario` on `nodes` user's servers and checks everything the file's header says.
+// `interrupt_after_ms` > 0: SIGINT that long after the live run began (exit 130 expected). A
+// live verdict that differs from the simulated one at a tenth of the times is tried once more
+// at a fifth (a loaded machine's timers fire late; the library's replay tests do the same).
+void ReplayOnUsersServers(const std::string& scenario, int nodes, int interrupt_after_ms = 0) {
+  std::vector<UsersServer> servers;
+  for (int i = 0; i < nodes; ++i) servers.push_back(StartUsersServer());
+  const int status = ReplayAttempt(servers, scenario, "0.1", interrupt_after_ms == 0, interrupt_after_ms);
+  if (interrupt_after_ms == 0 && status == 1) {
+    UNSCOPED_INFO("the verdicts differed at --time-scale 0.1; once more at 0.2");
+    ReplayAttempt(servers, scenario, "0.2", /*may_differ=*/false, interrupt_after_ms);
+  }
 }
 
 int RunForStatus(const std::vector<std::string>& args, const std::string& name, std::string* output) {
