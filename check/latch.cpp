@@ -3,11 +3,15 @@
 //
 // Count-down latches (kind countdownlatch). A lease event "acquired" whose detail is N > 0
 // records the latch created with count N; each countDown (release) invoked takes one off, a
-// forceUnlock (delete) all. An await (acquire) that ends ok is a violation "opened_early" if
+// forceUnlock (delete) all. A countDown invoked while there was nothing to count (no latch, or
+// one already open) takes one off when its count_down exec runs after all, on a latch created
+// meanwhile: a restarted counter's first countDown runs trySetCount first, and when that
+// re-creates the latch, the decrement that follows counts on it. An await (acquire) that ends ok is a violation "opened_early" if
 // something remained when its client's last getCount exec (label "get_count") during its
 // flight read 0 or nil -- or, in a history without such execs, at every moment of its flight.
 // The latch key expiring or being lost with its node (lease expired/lost) opens it early in
 // this sense.
+#include <algorithm>
 #include <unordered_map>
 
 #include "check/property.h"
@@ -40,8 +44,9 @@ class Latch : public PropertyChecker {
 
   void OnEvent(const FactsPass& f, const history::Event& e) override {
     if (!f.protocol().latch()) return;
-    if (e.type != history::EventType::kExec || e.op != history::names::kGetCount ||
-        e.peer == history::names::kNone) {
+    if (e.type != history::EventType::kExec || e.peer == history::names::kNone) return;
+    if (e.op != history::names::kGetCount) {
+      if (e.thread >= 0 && f.names().Str(e.op) == "count_down") OnCountDownExec(f, e);
       return;
     }
     std::string scratch;
@@ -91,6 +96,8 @@ class Latch : public PropertyChecker {
         if (l.remaining > 0) {
           ++l.counted;
           if (--l.remaining == 0) OpenNow(l);
+        } else {
+          l.pending.push_back(op.id);  // Counted if its decrement lands on a latch after all.
         }
         break;
       case history::OpKind::kForceUnlock:
@@ -104,7 +111,9 @@ class Latch : public PropertyChecker {
   }
 
   void OnOpEnded(const FactsPass& f, const Op& op) override {
-    if (!f.protocol().latch() || op.kind != history::OpKind::kAcquire) return;
+    if (!f.protocol().latch()) return;
+    if (op.kind == history::OpKind::kRelease) std::erase(LockOf(op.lock).pending, op.id);
+    if (op.kind != history::OpKind::kAcquire) return;
     State& l = LockOf(op.lock);
     auto it = std::find_if(l.waiting.begin(), l.waiting.end(),
                            [&](const auto& w) { return w.first == op.id; });
@@ -169,7 +178,29 @@ class Latch : public PropertyChecker {
     int64_t counted = 0;
     std::vector<history::LossRecord> losses;
     std::vector<std::pair<uint64_t, Await>> waiting;  // Awaits in flight, by op id.
+    std::vector<uint64_t> pending;  // countDowns invoked with nothing to count, not yet run.
   };
+
+  // A countDown's count_down exec: one invoked while there was nothing to count takes one off
+  // now if a latch was created meanwhile (its first exec decides; a retry does not count again).
+  void OnCountDownExec(const FactsPass& f, const history::Event& e) {
+    const int client = f.ProcessNamed(e.peer);
+    if (client == history::kNone) return;
+    const std::vector<int>& threads = f.processes()[client].threads;
+    if (static_cast<size_t>(e.thread) >= threads.size() || threads[e.thread] == history::kNone) {
+      return;
+    }
+    const Op* op = f.OpOf(threads[e.thread]);
+    if (op == nullptr || op->kind != history::OpKind::kRelease) return;
+    State& l = LockOf(op->lock);
+    const auto it = std::find(l.pending.begin(), l.pending.end(), op->id);
+    if (it == l.pending.end()) return;
+    l.pending.erase(it);
+    if (l.remaining > 0) {
+      ++l.counted;
+      if (--l.remaining == 0) OpenNow(l);
+    }
+  }
 
   State& LockOf(int lock) {
     if (locks_.size() <= static_cast<size_t>(lock)) locks_.resize(lock + 1);

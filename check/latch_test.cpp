@@ -75,5 +75,49 @@ TEST_CASE("latch: an await returns only once the count is counted down",
   }
 }
 
+TEST_CASE("latch: a countDown invoked before its trySetCount re-created the latch counts on it",
+          "[check][issue24]") {
+  // A restarted counter's first countDown runs trySetCount first; when that re-creates the
+  // latch, the decrement that follows counts on the new latch although the countDown was
+  // invoked before it existed (the fuzz bases' suspected false alarm, seen in a real history).
+  Recorder r;
+  r.Protocol("kind=countdownlatch version=current fencing=off permits=2 nodes=1");
+  r.Client("c1");
+  r.Client("c2");
+  r.Client("c3");
+  r.Invoke(1_s, "c1.t0", "release", "unlock()");           // No latch yet: nothing to count.
+  r.LeaseFields(1001_ms, "n1", "acquired", "2");            // Its trySetCount creates it.
+  r.Invoke(1002_ms, "c3.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+  r.Exec(1003_ms, "n1", "c1.t0", "count_down", "(nil)");    // c1's decrement lands on it.
+  r.LeaseFields(1003_ms, "n1", "owners", "1");
+  r.Ok(1004_ms, "c1.t0", "release");
+  r.Invoke(2_s, "c2.t0", "release", "unlock()");
+  r.Exec(2001_ms, "n1", "c2.t0", "count_down", "(nil)");
+  r.LeaseFields(2001_ms, "n1", "released", "1");
+  r.Ok(2002_ms, "c2.t0", "release");
+  SECTION("the await that returns after both decrements: holds") {
+    r.Ok(2003_ms, "c3.t0", "acquire", 0);
+    CHECK_FALSE(Result(r.Check(), kLatch).violated);
+  }
+  SECTION("a countDown whose decrement ran before the latch existed does not count") {
+    Recorder q;
+    q.Protocol("kind=countdownlatch version=current fencing=off permits=2 nodes=1");
+    q.Client("c1");
+    q.Client("c2");
+    q.Client("c3");
+    q.Invoke(1_s, "c1.t0", "release", "unlock()");
+    q.Exec(1001_ms, "n1", "c1.t0", "count_down", "(nil)");  // On no key: nothing happens.
+    q.Ok(1002_ms, "c1.t0", "release");
+    q.LeaseFields(1500_ms, "n1", "acquired", "2");
+    q.Invoke(1502_ms, "c3.t0", "acquire", "tryLock(wait=10000ms, no lease)");
+    q.Invoke(2_s, "c2.t0", "release", "unlock()");
+    q.Exec(2001_ms, "n1", "c2.t0", "count_down", "(nil)");
+    q.LeaseFields(2001_ms, "n1", "owners", "1");
+    q.Ok(2002_ms, "c2.t0", "release");
+    q.Ok(2003_ms, "c3.t0", "acquire", 0);
+    CHECK(Result(q.Check(), kLatch).violated);
+  }
+}
+
 }  // namespace
 }  // namespace lockstep::check
