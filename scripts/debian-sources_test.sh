@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
 # scripts/debian-sources.sh derives entries of another type from a machine's apt sources, in
 # both formats, keeping each entry's URI, suites, components and options, and leaving out what
-# is not the release's (other suites, disabled stanzas, deb-src, comments).
+# is not the release's (other suites, disabled stanzas, deb-src, comments). The entries it reads
+# are written here with this machine's own archive address (read from its apt sources by the
+# script itself), so that the repository names no mirror.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# This machine's own archive address: the first URI of its deb entries for bookworm.
+LOCKSTEP_APT_ETC=/etc/apt bash "$here/debian-sources.sh" deb "$tmp/machine" bookworm >/dev/null ||
+  fail "this machine's apt sources have no bookworm entry to take an address from"
+uri=$(cat "$tmp"/machine/* | sed -n -e 's/^URIs: *\([^ ]*\).*/\1/p' \
+  -e 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\) .*/\2/p' | head -1)
+[ -n "$uri" ] || fail "no URI in the machine's entries: $(cat "$tmp"/machine/*)"
+uri=${uri%/}
 etc=$tmp/etc
 mkdir -p "$etc/sources.list.d"
-cat >"$etc/sources.list" <<'LIST'
+cat >"$etc/sources.list" <<LIST
 # a comment
-deb [arch=amd64 signed-by=/usr/share/keyrings/k.gpg] http://mirror.invalid/debian bookworm main contrib # tail
-deb-src http://mirror.invalid/debian bookworm main
-deb http://mirror.invalid/debian-security bookworm-security main
-deb http://other.invalid/x trixie main
+deb [arch=amd64 signed-by=/usr/share/keyrings/k.gpg] $uri bookworm main contrib # tail
+deb-src $uri bookworm main
+deb $uri/security bookworm-security main
+deb $uri/other trixie main
 LIST
-cat >"$etc/sources.list.d/a.sources" <<'SOURCES'
+cat >"$etc/sources.list.d/a.sources" <<SOURCES
 Types: deb
-URIs: http://proxy.invalid:3142/debian
+URIs: $uri/proxied
 Suites: bookworm bookworm-updates sid
 Components: main
 Signed-By:
@@ -27,28 +36,28 @@ Signed-By:
  abc
  -----END PGP PUBLIC KEY BLOCK-----
 SOURCES
-cat >"$etc/sources.list.d/b.sources" <<'SOURCES'
+cat >"$etc/sources.list.d/b.sources" <<SOURCES
 # disabled
 Types: deb
-URIs: http://disabled.invalid/debian
+URIs: $uri/disabled
 Suites: bookworm
 Components: main
 Enabled: no
 
 Types: deb
-URIs: http://third.invalid/repo
+URIs: $uri/third
 Suites: nodistro
 Components: main
 SOURCES
 out=$tmp/out
 LOCKSTEP_APT_ETC=$etc bash "$here/debian-sources.sh" deb-src "$out" bookworm >"$tmp/printed"
-cat >"$tmp/want.list" <<'LIST'
-deb-src [arch=amd64 signed-by=/usr/share/keyrings/k.gpg] http://mirror.invalid/debian bookworm main contrib
-deb-src http://mirror.invalid/debian-security bookworm-security main
+cat >"$tmp/want.list" <<LIST
+deb-src [arch=amd64 signed-by=/usr/share/keyrings/k.gpg] $uri bookworm main contrib
+deb-src $uri/security bookworm-security main
 LIST
-cat >"$tmp/want.sources" <<'SOURCES'
+cat >"$tmp/want.sources" <<SOURCES
 Types: deb-src
-URIs: http://proxy.invalid:3142/debian
+URIs: $uri/proxied
 Suites: bookworm bookworm-updates
 Components: main
 Signed-By:
