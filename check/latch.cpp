@@ -184,13 +184,9 @@ class Latch : public PropertyChecker {
   // A countDown's count_down exec: one invoked while there was nothing to count takes one off
   // now if a latch was created meanwhile (its first exec decides; a retry does not count again).
   void OnCountDownExec(const FactsPass& f, const history::Event& e) {
-    const int client = f.ProcessNamed(e.peer);
-    if (client == history::kNone) return;
-    const std::vector<int>& threads = f.processes()[client].threads;
-    if (static_cast<size_t>(e.thread) >= threads.size() || threads[e.thread] == history::kNone) {
-      return;
-    }
-    const Op* op = f.OpOf(threads[e.thread]);
+    const int thread = f.ExecThread(e);
+    if (thread == history::kNone) return;
+    const Op* op = f.OpOf(thread);
     if (op == nullptr || op->kind != history::OpKind::kRelease) return;
     State& l = LockOf(op->lock);
     const auto it = std::find(l.pending.begin(), l.pending.end(), op->id);

@@ -349,7 +349,7 @@ class Reentrancy : public PropertyChecker {
     const int node = f.ProcessNamed(e.process == history::names::kNone ? history::names::kSim
                                                                         : e.process);
     if (node == history::kNone || e.lock == history::names::kNone) return;
-    KeyState& state = KeyAt(node, LockOf(f, e.lock));
+    KeyState& state = KeyAt(node, f.LockNamed(e.lock));
     state.known = true;
     state.seq = e.seq;
     if (e.op == history::names::kAcquired || e.op == history::names::kOwners) {
@@ -359,17 +359,6 @@ class Reentrancy : public PropertyChecker {
     }
   }
 
-  // The facts pass's id of the lock an event names (it has seen the event by now).
-  int LockOf(const FactsPass& f, history::Name lock) {
-    if (lock_ids_.size() <= lock) lock_ids_.resize(lock + 1, history::kNone);
-    int& id = lock_ids_[lock];
-    if (id == history::kNone) {
-      for (size_t l = 0; l < f.lock_count(); ++l) {
-        if (f.LockName(static_cast<int>(l)) == f.names().Str(lock)) id = static_cast<int>(l);
-      }
-    }
-    return id;
-  }
 
   // What the reply tells the caller, by the kind's unlock convention.
   static Claim ClaimOf(const FactsPass& f, std::string_view reply) {
@@ -387,14 +376,9 @@ class Reentrancy : public PropertyChecker {
     if (e.peer == history::names::kNone || e.thread < 0 || f.names().Str(e.op) != "unlock") return;
     const int node = f.ProcessNamed(e.process == history::names::kNone ? history::names::kSim
                                                                         : e.process);
-    const int client = f.ProcessNamed(e.peer);
-    if (node == history::kNone || client == history::kNone) return;
-    const std::vector<int>& threads = f.processes()[client].threads;
-    if (static_cast<size_t>(e.thread) >= threads.size() || threads[e.thread] == history::kNone) {
-      return;
-    }
-    const int thread = threads[e.thread];
-    const int lock = LockOf(f, e.lock);
+    const int thread = f.ExecThread(e);
+    if (node == history::kNone || thread == history::kNone) return;
+    const int lock = f.LockNamed(e.lock);
     if (lock == history::kNone) return;
     const KeyState& state = KeyAt(node, lock);
     if (!state.known) return;
@@ -445,7 +429,7 @@ class Reentrancy : public PropertyChecker {
     x.key_after = x.key;
     x.held_after = x.held;
     if (next != nullptr && next->type == history::EventType::kLease &&
-        f.ProcessNamed(next->process) == x.node && LockOf(f, next->lock) == x.lock) {
+        f.ProcessNamed(next->process) == x.node && f.LockNamed(next->lock) == x.lock) {
       x.after_seq = next->seq;
       if (next->op == history::names::kExpired) {
         // The key's time had run out before the script looked: it saw no key.
@@ -574,7 +558,6 @@ class Reentrancy : public PropertyChecker {
   // Unlock replies.
   std::unordered_map<uint64_t, KeyState> keys_;  // By (node, lock).
   std::vector<uint8_t> last_shared_;             // By thread: the side of its latest op.
-  std::vector<int> lock_ids_;                    // By lock Name: the facts pass's lock id.
   std::vector<std::vector<RequestRun>> requests_;  // By thread: its latest unlock requests.
   bool pending_ = false;
   UnlockExec pending_exec_;

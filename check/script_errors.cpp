@@ -102,10 +102,7 @@ class ScriptErrors : public PropertyChecker {
     x->t_us = e.t_us;
     x->node = std::string(f.names().Str(e.process));
     x->client = e.peer == history::names::kNone ? history::kNone : f.ProcessNamed(e.peer);
-    if (x->client != history::kNone && e.thread >= 0) {
-      const std::vector<int>& threads = f.processes()[x->client].threads;
-      if (static_cast<size_t>(e.thread) < threads.size()) x->thread = threads[e.thread];
-    }
+    x->thread = f.ExecThread(e);
     x->label = std::string(f.names().Str(e.op));
     x->reply = std::string(error->substr(0, kReplyKept));
     if (error->size() > kReplyKept) x->reply += "...";

@@ -100,6 +100,9 @@ int MaxBaseThreads(const Scenario& base) {
   return most;
 }
 
+// A run's length just past true time t: t's whole second, plus two.
+int64_t JustPast(int64_t t_us) { return (t_us + kSecond) / kSecond * kSecond + kSecond; }
+
 // The passes, in order; each proposes smaller cases than `c`, the likeliest first.
 std::vector<FuzzCase> Candidates(int pass, const FuzzCase& c, const Scenario& base,
                                  int64_t violation_end_us) {
@@ -116,7 +119,7 @@ std::vector<FuzzCase> Candidates(int pass, const FuzzCase& c, const Scenario& ba
       }
       break;
     case 1: {  // A shorter run: just past the violation, then shorter still.
-      const int64_t cut = (violation_end_us + kSecond) / kSecond * kSecond + kSecond;
+      const int64_t cut = JustPast(violation_end_us);
       if (cut < c.duration_us) with([&](FuzzCase& n) { n.duration_us = cut; });
       for (int64_t d : TimesToward(c.duration_us, kSecond)) {
         with([&](FuzzCase& n) { n.duration_us = d; });
@@ -294,7 +297,7 @@ ShrinkResult Shrink(const Scenario& base, const FuzzCase& failing, const CaseOut
       const int64_t ended = violation_end(long_run);
       const bool to_end = ended >= whole.duration_us;
       if (!to_end) {
-        const int64_t cut = (ended + kSecond) / kSecond * kSecond + kSecond;
+        const int64_t cut = JustPast(ended);
         if (cut < whole.duration_us) {
           whole.duration_us = std::max(cut, result.shrunk.duration_us);
           long_run = RunCase(Materialize(base, whole), watch, options.lua_dir, options.limits);

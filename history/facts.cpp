@@ -312,6 +312,14 @@ int FactsPass::LockNamed(Name name) const {
   return name < lock_of_name_.size() ? lock_of_name_[name] : kNone;
 }
 
+int FactsPass::ExecThread(const Event& exec) const {
+  if (exec.peer == names::kNone || exec.thread < 0) return kNone;
+  const int client = ProcessNamed(exec.peer);
+  if (client == kNone) return kNone;
+  const std::vector<int>& threads = processes_[client].threads;
+  return static_cast<size_t>(exec.thread) < threads.size() ? threads[exec.thread] : kNone;
+}
+
 std::string_view FactsPass::KeyOn(int node, int lock) const {
   const auto it = node_key_.find(Key(node, lock));
   return it == node_key_.end() ? std::string_view() : std::string_view(it->second);

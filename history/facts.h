@@ -401,6 +401,8 @@ class FactsPass : public EventSink {
 
   // The lock named so, or kNone.
   int LockNamed(Name name) const;
+  // The client thread whose operation sent an exec (its peer and thread), or kNone.
+  int ExecThread(const Event& exec) const;
   // The lock key on the node as the lease events so far tell it: the owners text of the last
   // event that left it there (a hash's owner fields, a string lock's value, a semaphore's
   // count), or "" when none did or the last one took it away. The verification mode

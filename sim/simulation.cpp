@@ -556,7 +556,9 @@ struct Simulation::Impl {
       } else {
         TrackLock(n, names::kReleased);
       }
-      if (verify_facts) VerifyKey(n, c.name + "'s " + std::string(recorder.names().Str(label)));
+      if (verify_facts) {
+        VerifyKey(n, [&] { return c.name + "'s " + std::string(recorder.names().Str(label)); });
+      }
       if (wait_replicas >= 0) return;  // WAIT answers later, by itself.
       if (n.lose_replies) return;
       SendReply(n, c, incarnation, request, std::move(reply));
@@ -769,16 +771,30 @@ struct Simulation::Impl {
     Record(ev);
   }
 
+  // A lease event on node n: `op` with the owners it names (none: no detail).
+  void RecordLease(const Node& n, Name op, const std::string& owners, int64_t local_ms) {
+    history::Event ev;
+    ev.type = EventType::kLease;
+    ev.process = n.id;
+    ev.lock = lock_id;
+    ev.local_ms = local_ms;
+    ev.op = op;
+    if (!owners.empty()) ev.detail = history::Owners{owners};
+    Record(ev);
+  }
+
   // The verification mode: what the facts pass believes of the lock key on master n against
   // the key. The first difference stops the run, with both views and what came last.
-  void VerifyKey(const Node& n, const std::string& after) {
+  // `after()` says what came last; it is called only for a difference.
+  template <class After>
+  void VerifyKey(const Node& n, const After& after) {
     if (n.master >= 0 || !n.up || !verify_failure.empty()) return;
     const LockLook look = LookAtLock(n);
     const std::string difference =
         CompareKeyView(*verify_facts, n.id, lock_id, look.live, look.now_ms);
     if (difference.empty()) return;
     verify_failure = "verification failed at " + Ms(engine.now()) + " of true time on " + n.name +
-                     ", after " + after + " (the history's last event is seq " +
+                     ", after " + std::string(after()) + " (the history's last event is seq " +
                      std::to_string(recorder.count() - 1) + "): " + difference;
     engine.Stop();
   }
@@ -813,16 +829,9 @@ struct Simulation::Impl {
     // Only a change of owners makes an event, and builds the new owners' text.
     if (!look.same) {
       std::string owners = look.live ? history::OwnersOf(*look.live) : std::string();
-      history::Event ev;
-      ev.type = EventType::kLease;
-      ev.process = n.id;
-      ev.lock = lock_id;
-      ev.local_ms = now_ms;
       const bool timed_out = n.lock_expire_ms != kNoExpiry && now_ms > n.lock_expire_ms;
-      ev.op = history::LeaseOpOf(n.lock_owners, owners, timed_out, gone_as);
-      const std::string& shown = owners.empty() ? n.lock_owners : owners;
-      if (!shown.empty()) ev.detail = history::Owners{shown};
-      Record(ev);
+      RecordLease(n, history::LeaseOpOf(n.lock_owners, owners, timed_out, gone_as),
+                  owners.empty() ? n.lock_owners : owners, now_ms);
       n.lock_owners = std::move(owners);
     }
     const bool held = !n.lock_owners.empty();  // What `owners` is now, changed or not.
@@ -871,7 +880,7 @@ struct Simulation::Impl {
       ++n.offset;
       Replicate(n, fx);
       TrackLock(n, names::kExpired);
-      if (verify_facts) VerifyKey(n, "the key's expiry");
+      if (verify_facts) VerifyKey(n, [] { return "the key's expiry"; });
     }, Mailbox::kOwnWork);
   }
 
@@ -1032,7 +1041,7 @@ struct Simulation::Impl {
       if (m.up) FullSync(m, n);
     }
     TrackLock(n, names::kLost);
-    if (verify_facts) VerifyKey(n, "its restart");
+    if (verify_facts) VerifyKey(n, [] { return "its restart"; });
   }
 
   void Promote(Node& r, const std::string& why) {
@@ -1067,20 +1076,11 @@ struct Simulation::Impl {
     const LockLook look = LookAtLock(r);
     const std::string gone =
         history::OwnersGone(old_owners, look.live ? history::OwnersOf(*look.live) : std::string());
-    if (!gone.empty()) {
-      history::Event ev;
-      ev.type = EventType::kLease;
-      ev.process = r.id;
-      ev.lock = lock_id;
-      ev.local_ms = look.now_ms;
-      ev.op = names::kLost;
-      ev.detail = history::Owners{gone};
-      Record(ev);
-    }
+    if (!gone.empty()) RecordLease(r, names::kLost, gone, look.now_ms);
     r.lock_owners.clear();
     r.lock_expire_ms = kNoExpiry;
     TrackLock(r, names::kLost);
-    if (verify_facts) VerifyKey(r, "its promotion");
+    if (verify_facts) VerifyKey(r, [] { return "its promotion"; });
     // Clients find out later.
     const int new_master = r.index;
     const int old_master = old.index;
