@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <tuple>
 #include <limits>
 
 #include "history/notes.h"
@@ -74,6 +76,11 @@ void OperationLog::OnEvent(const history::Event& e) {
       it->second.back().last_reply_node = std::string(names_->Str(e.process));
       return;
     }
+    case EventType::kFault:
+      if (e.op == history::names::kPromote) {
+        promotions_.emplace_back(std::string(names_->Str(e.process)), e.t_us);
+      }
+      return;
     default: return;
   }
 }
@@ -148,6 +155,37 @@ RunComparison CompareRuns(const Verdict& sim, const OperationLog& sim_ops, const
     c.sim_only += t.sim_only;
     c.live_only += t.live_only;
   }
+  const auto& sp = sim_ops.promotions();
+  const auto& lp = live_ops.promotions();
+  for (size_t i = 0; i < std::max(sp.size(), lp.size()); ++i) {
+    PromotionTiming t;
+    if (i < sp.size()) std::tie(t.sim_node, t.sim_us) = sp[i];
+    if (i < lp.size()) std::tie(t.live_node, t.live_us) = lp[i];
+    c.promotions.push_back(t);
+  }
+  if (c.verdicts_differ) {
+    for (const PromotionTiming& t : c.promotions) {
+      std::string what;
+      if (t.live_us < 0) {
+        what = "the simulated run promoted " + t.sim_node + " at " + Seconds(t.sim_us) +
+               "; the live run promoted no replica by its end";
+      } else if (t.sim_us < 0) {
+        what = "the live run promoted " + t.live_node + " at " + Seconds(t.live_us) +
+               "; the simulated run did not";
+      } else if (t.sim_node != t.live_node) {
+        what = "the simulated run promoted " + t.sim_node + " at " + Seconds(t.sim_us) +
+               ", the live run " + t.live_node + " at " + Seconds(t.live_us);
+      } else if (std::llabs(t.live_us - t.sim_us) > kPromotionSlackUs) {
+        what = t.sim_node + " was promoted at " + Seconds(t.sim_us) + " simulated and at " +
+               Seconds(t.live_us) + " live (" +
+               std::to_string((t.live_us - t.sim_us) / 1000) + " ms apart)";
+      }
+      if (!what.empty()) {
+        c.harness_timing = what;
+        break;
+      }
+    }
+  }
   return c;
 }
 
@@ -173,12 +211,23 @@ std::string FormatComparison(const RunComparison& c) {
   } else if (c.operations_compared > 0) {
     out += "  no divergence: every operation both runs made ended the same way\n";
   }
-  out += c.verdicts_differ
-             ? "  The verdicts differ: that is a finding (the emulator, the simulated faults or the "
-               "live harness\n  behave unlike the other side), not timing jitter.\n"
-             : "  The verdicts agree. Times and operation counts differ by real-time jitter, which "
-               "is expected.\n";
+  out += "  " + VerdictAgreement(c) + "\n";
   return out;
+}
+
+std::string VerdictAgreement(const RunComparison& c) {
+  if (!c.verdicts_differ) {
+    return "The verdicts agree. Times and operation counts differ by real-time jitter, which is "
+           "expected.";
+  }
+  if (c.harness_timing) {
+    return "The verdicts differ, but so do the failovers: " + *c.harness_timing +
+           ". Sentinel's own timing decides when a live failover lands (a second or so after the "
+           "simulator's, whatever the --time-scale: docs/live.md), so this difference is the live "
+           "harness's, not a finding about the emulator.";
+  }
+  return "The verdicts differ: that is a finding (the emulator, the simulated faults or the live "
+         "harness behave unlike the other side), not timing jitter.";
 }
 
 }  // namespace lockstep::check

@@ -49,11 +49,14 @@ class OperationLog : public history::EventSink {
   // "c1.t0" -> that thread's operations. A restarted process's threads go on in the same list.
   const std::map<std::string, std::vector<Operation>>& threads() const { return threads_; }
   size_t operation_count() const { return count_; }
+  // Every promotion of a replica (a failover's outcome), in time order: the node and when.
+  const std::vector<std::pair<std::string, int64_t>>& promotions() const { return promotions_; }
 
  private:
   const history::NameTable* names_;
   std::map<std::string, std::vector<Operation>> threads_;
   size_t count_ = 0;
+  std::vector<std::pair<std::string, int64_t>> promotions_;
 };
 
 struct PropertyComparison {
@@ -83,6 +86,13 @@ struct Divergence {
   std::string sim_side, live_side;  // "ok at 5.002 s, last reply from n1: (nil)"
 };
 
+// The n-th promotion of both runs side by side. A live failover that Sentinel makes comes
+// later than the simulator's, by a part of Sentinel's timing that no setting scales.
+struct PromotionTiming {
+  std::string sim_node, live_node;      // Empty: that run has no n-th promotion.
+  int64_t sim_us = -1, live_us = -1;
+};
+
 struct RunComparison {
   std::vector<PropertyComparison> properties;  // kProperties order.
   std::vector<ThreadComparison> threads;       // Every thread either run has, by name.
@@ -96,13 +106,27 @@ struct RunComparison {
   // The first position (earliest in either run's time) where the outcomes differ, explained.
   std::optional<std::string> first_divergence;
   std::optional<Divergence> divergence;  // The same, as data.
+  std::vector<PromotionTiming> promotions;
+  // Set when the verdicts differ and a failover landed elsewhere in time, or on another node,
+  // in the live run than in the simulated one (beyond kPromotionSlackUs): the difference may
+  // be the live harness's own timing (Sentinel's), so it is not called a finding. The text
+  // names the failover and both times.
+  std::optional<std::string> harness_timing;
 };
+
+// A live promotion this much later or earlier than the simulated one is its own timing, not
+// real-time jitter (a live run's timers are a few ms late at most).
+constexpr int64_t kPromotionSlackUs = 100'000;
 
 RunComparison CompareRuns(const Verdict& sim, const OperationLog& sim_ops, const Verdict& live,
                           const OperationLog& live_ops);
 
 // The comparison as the lines `lockstep replay` prints and keeps in its summary.
 std::string FormatComparison(const RunComparison& c);
+
+// The one sentence on whether the verdicts agree and what a difference means, for the console
+// and both reports.
+std::string VerdictAgreement(const RunComparison& c);
 
 }  // namespace lockstep::check
 

@@ -121,5 +121,57 @@ TEST_CASE("CompareRuns: a property violated in one run only is a difference", "[
   CHECK(text.find("The verdicts differ") != std::string::npos);
 }
 
+TEST_CASE("CompareRuns: differing verdicts after a failover that landed elsewhere in time are "
+          "the harness's timing, not a finding",
+          "[compare]") {
+  // Both runs: c1 holds from 1 s. The simulator promotes n2 at 2 s; live, Sentinel promotes
+  // it at 3.2 s, and c2 acquires on n1 in between (a violation only live).
+  const auto start = [](Recorder& r) {
+    r.Client("c1");
+    r.Client("c2");
+    r.Invoke(1_s, "c1.t0", "acquire");
+    r.Ok(1001_ms, "c1.t0", "acquire");
+  };
+  Recorder sim;
+  start(sim);
+  sim.Fault(2_s, "n2", "promote", "replica n2 promoted to master (sentinel)");
+  Recorder live;
+  start(live);
+  live.Invoke(2500_ms, "c2.t0", "acquire");
+  live.Ok(2501_ms, "c2.t0", "acquire");
+  live.Fault(3200_ms, "n2", "promote", "replica n2 promoted to master (sentinel)");
+  RunComparison c = CompareRuns(sim.Check(), LogOf(sim), live.Check(), LogOf(live));
+  REQUIRE(c.verdicts_differ);
+  REQUIRE(c.promotions.size() == 1);
+  CHECK(c.promotions[0].sim_us == 2_s);
+  CHECK(c.promotions[0].live_us == 3200_ms);
+  REQUIRE(c.harness_timing);
+  CHECK(*c.harness_timing == "n2 was promoted at 2.000 s simulated and at 3.200 s live (1200 ms apart)");
+  const std::string text = FormatComparison(c);
+  CHECK(text.find("The verdicts differ, but so do the failovers: n2 was promoted") != std::string::npos);
+  CHECK(text.find("that is a finding") == std::string::npos);
+
+  // The same promotion within kPromotionSlackUs: the difference is a finding again.
+  Recorder close;
+  start(close);
+  close.Invoke(2500_ms, "c2.t0", "acquire");
+  close.Ok(2501_ms, "c2.t0", "acquire");
+  close.Fault(2050_ms, "n2", "promote", "replica n2 promoted to master (sentinel)");
+  c = CompareRuns(sim.Check(), LogOf(sim), close.Check(), LogOf(close));
+  REQUIRE(c.verdicts_differ);
+  CHECK_FALSE(c.harness_timing);
+  CHECK(FormatComparison(c).find("that is a finding") != std::string::npos);
+
+  // No promotion live at all (Sentinel aborted it): the harness again.
+  Recorder none;
+  start(none);
+  none.Invoke(2500_ms, "c2.t0", "acquire");
+  none.Ok(2501_ms, "c2.t0", "acquire");
+  c = CompareRuns(sim.Check(), LogOf(sim), none.Check(), LogOf(none));
+  REQUIRE(c.harness_timing);
+  CHECK(*c.harness_timing ==
+        "the simulated run promoted n2 at 2.000 s; the live run promoted no replica by its end");
+}
+
 }  // namespace
 }  // namespace lockstep::check

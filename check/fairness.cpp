@@ -21,6 +21,7 @@
 // Online: whether a waiter is exempt is known only when it stops waiting, so a grant with
 // waiters queued ahead of it is judged once each of them has ended (at the latest when the run
 // does).
+#include <algorithm>
 #include <cassert>
 #include <unordered_map>
 
@@ -35,7 +36,9 @@ using history::Op;
 using history::Outcome;
 
 enum FairnessKind : uint8_t { kOutOfOrder, kBarged };
-enum ExemptKind : uint8_t { kTimedOut, kUnknownOutcome, kCrashedWaiter, kPurged, kUnattributed };
+enum ExemptKind : uint8_t {
+  kTimedOut, kUnknownOutcome, kCrashedWaiter, kPurged, kUnattributed, kNodeReentry
+};
 
 const char* ExemptKindName(uint8_t kind) {
   switch (kind) {
@@ -44,6 +47,7 @@ const char* ExemptKindName(uint8_t kind) {
     case kCrashedWaiter: return "crashed";
     case kPurged: return "purged";
     case kUnattributed: return "unattributed";
+    case kNodeReentry: return "node_reentry";
     default: return "?";
   }
 }
@@ -57,6 +61,8 @@ bool Judged(const Op& op) {
 struct Waiter {
   Op op;
   int position = 0;  // 1 + the waiters still queued ahead of it when it queued; 0: not queued.
+  // Its place was its thread's earlier acquire's (op.arrival_* are that one's): see Effective.
+  bool inherited = false;
 };
 
 struct Grant {
@@ -74,20 +80,69 @@ class Fairness : public PropertyChecker {
   explicit Fairness(const CheckOptions& options)
       : found_(options.max_violations), exempt_(options.max_violations) {}
 
-  void OnOpArrived(const FactsPass& f, const Op& op) override {
-    if (!f.protocol().fair() || !Judged(op) || !op.queued) return;
-    std::vector<uint64_t>& queue = QueueOf(op.lock);
-    // Its position: the waiters queued before it that still wait (exempt or not).
-    waiters_[op.id] = WaiterState{static_cast<int>(queue.size()) + 1, op.arrival_seq, {}};
-    queue.push_back(op.id);
+  // Exec events: an acquire_failed script takes its thread out of the node's queue.
+  bool WantsEvents() const override { return true; }
+
+  void OnEvent(const FactsPass& f, const history::Event& e) override {
+    if (e.type != history::EventType::kExec || !f.protocol().fair()) return;
+    if (acquire_failed_ == history::names::kNone) {
+      acquire_failed_ = f.names().Find("acquire_failed");
+      if (acquire_failed_ == history::names::kNone) return;
+    }
+    if (e.op != acquire_failed_) return;
+    const int thread = f.ExecThread(e);
+    const int lock = f.LockNamed(e.lock);
+    if (thread == history::kNone || lock == history::kNone) return;
+    if (queues_.size() <= static_cast<size_t>(lock)) return;
+    for (uint64_t id : queues_[lock]) {
+      WaiterState& w = waiters_.at(id);
+      if (w.thread == thread && w.left_us < 0) w.left_us = e.t_us;
+    }
   }
 
-  void OnOpEnded(const FactsPass& f, const Op& op) override {
-    if (!f.protocol().fair() || !Judged(op)) return;
+  void OnLease(const FactsPass& f, const history::LeaseFact& le) override {
+    if (!f.protocol().fair() || le.added.empty() || le.lock == history::kNone) return;
+    if (queues_.size() <= static_cast<size_t>(le.lock)) return;
+    for (uint64_t id : queues_[le.lock]) {
+      WaiterState& w = waiters_.at(id);
+      if (w.left_us < 0 && std::find(le.added.begin(), le.added.end(), w.thread) != le.added.end()) {
+        w.left_us = le.t_us;
+      }
+    }
+  }
+
+  void OnOpArrived(const FactsPass& f, const Op& arrived) override {
+    if (!f.protocol().fair() || !Judged(arrived) || !arrived.queued) return;
+    const Op op = Effective(arrived, f.protocol().fair_wait_us);
+    Enqueue(op);
+  }
+
+  void OnOpEnded(const FactsPass& f, const Op& ended) override {
+    if (!f.protocol().fair() || !Judged(ended)) return;
     const int64_t wait_us = f.protocol().fair_wait_us;
-    if (op.arrival_seq == history::kOpenSeq) {
-      if (op.exec_ambiguous) AddExempt(op, 0, kUnattributed, op.invoke_us);
+    if (ended.arrival_seq == history::kOpenSeq) {
+      if (ended.exec_ambiguous) AddExempt(ended, 0, kUnattributed, ended.invoke_us);
       return;
+    }
+    if (ended.node_reentry) {
+      // The thread still held the lock on the node: the script re-entered that hold, ahead of
+      // any queue, as it does for every holder. Not a grant in the queue's order.
+      AddExempt(ended, 0, kNodeReentry, ended.arrival_us);
+      return;
+    }
+    Op op = ended;
+    if (auto it = inherited_.find(op.id); it != inherited_.end()) {
+      op.arrival_seq = it->second.first;
+      op.arrival_us = it->second.second;
+      op.queued = true;
+      inherited_.erase(it);
+    } else if (!op.queued) {
+      op = Effective(ended, wait_us);
+      // Granted at once, maybe from its thread's earlier place in the queue.
+      if (op.queued) {
+        Enqueue(op);
+        inherited_.erase(op.id);
+      }
     }
     if (!op.queued) {
       // Granted at once: never exempt.
@@ -100,6 +155,12 @@ class Fairness : public PropertyChecker {
     waiters_.erase(it);
     std::vector<uint64_t>& queue = QueueOf(op.lock);
     queue.erase(std::find(queue.begin(), queue.end(), op.id));
+    if (op.outcome == Outcome::kInfo && op.end_us - op.arrival_us <= wait_us &&
+        state.left_us < 0) {
+      // It never learned whether it queued, so its thread never cancelled the entry: the
+      // node keeps the thread in the queue where it stood, for the thread's next acquire.
+      lingering_[LingerKey(op)] = Lingering{op.arrival_seq, op.arrival_us};
+    }
     bool exempt = true;
     if (op.outcome == Outcome::kFail) AddExempt(op, state.position, kTimedOut, op.arrival_us);
     else if (op.outcome == Outcome::kInfo) AddExempt(op, state.position, kUnknownOutcome, op.arrival_us);
@@ -113,11 +174,16 @@ class Fairness : public PropertyChecker {
         if (a.id != op.id) continue;
         a.ended = true;
         a.exempt = exempt;
-        a.waiter = Waiter{op, state.position};
+        a.left_us = state.left_us;
+        a.waiter = Waiter{op, state.position, state.inherited};
       }
       if (--p.unresolved == 0) Resolve(grant);
     }
-    if (!exempt && op.outcome == Outcome::kOk) JudgeGrant(op, state.position);
+    if (!exempt && op.outcome == Outcome::kOk) {
+      // Granted on the node when a lease event added its thread (else at its completion).
+      JudgeGrant(op, state.position, state.inherited,
+                 state.left_us >= 0 ? state.left_us : op.end_us);
+    }
   }
 
   PropertyResult Result(const Narrator& n) override {
@@ -137,15 +203,63 @@ class Fairness : public PropertyChecker {
     int position = 0;
     history::Seq arrival_seq = 0;
     std::vector<uint64_t> grants;  // Pending grants it was queued ahead of.
+    bool inherited = false;
+    int thread = history::kNone;
+    // When it left the node's queue: the node granted it (a lease event added its thread) or
+    // its thread's acquire_failed script ran; -1 while neither has. A reply lost on the way
+    // leaves the acquire waiting at the client, but not in the node's queue.
+    int64_t left_us = -1;
   };
+  // A queue entry the node keeps for a thread whose acquire queued and then ended without
+  // learning its outcome (a lost reply, a response timeout).
+  struct Lingering {
+    history::Seq arrival_seq = 0;
+    int64_t arrival_us = 0;
+  };
+  static uint64_t LingerKey(const Op& op) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(op.thread)) << 32) |
+           static_cast<uint32_t>(op.lock);
+  }
+
+  // The op as the node's queue places it. The fair lock's script keeps one entry per thread
+  // (its uuid:thread id) and answers a thread that has one from it, so a thread whose earlier
+  // acquire queued and ended without learning its outcome stands where that one queued, as
+  // long as the entry can still be there (within the fair wait timeout of its queueing).
+  Op Effective(const Op& op, int64_t wait_us) {
+    auto it = lingering_.find(LingerKey(op));
+    if (it == lingering_.end()) return op;
+    const Lingering l = it->second;
+    lingering_.erase(it);
+    if (op.arrival_us - l.arrival_us > wait_us) return op;
+    Op x = op;
+    x.arrival_seq = l.arrival_seq;
+    x.arrival_us = l.arrival_us;
+    x.queued = true;
+    inherited_[op.id] = {l.arrival_seq, l.arrival_us};
+    return x;
+  }
+
+  // Into the lock's queue at its arrival's place; its position: the waiters queued before it
+  // that still wait (exempt or not).
+  void Enqueue(const Op& op) {
+    std::vector<uint64_t>& queue = QueueOf(op.lock);
+    auto at = queue.begin();
+    while (at != queue.end() && waiters_.at(*at).arrival_seq < op.arrival_seq) ++at;
+    const int position = static_cast<int>(at - queue.begin()) + 1;
+    waiters_[op.id] =
+        WaiterState{position, op.arrival_seq, {}, inherited_.count(op.id) > 0, op.thread, -1};
+    queue.insert(at, op.id);
+  }
   struct Ahead {
     uint64_t id = 0;
     bool ended = false;
     bool exempt = false;
+    int64_t left_us = -1;
     Waiter waiter;
   };
   struct Pending {
     Waiter granted;
+    int64_t granted_us = 0;  // When the node granted it.
     std::vector<Ahead> ahead;  // In queue order.
     size_t unresolved = 0;
   };
@@ -162,14 +276,15 @@ class Fairness : public PropertyChecker {
   }
 
   // A grant of a non-exempt acquisition: the waiters queued before it that still wait decide.
-  void JudgeGrant(const Op& op, int position) {
+  void JudgeGrant(const Op& op, int position, bool inherited = false, int64_t granted_us = -1) {
     const std::vector<uint64_t>& queue = QueueOf(op.lock);
     Pending p;
-    p.granted = Waiter{op, position};
+    p.granted = Waiter{op, position, inherited};
+    p.granted_us = granted_us >= 0 ? granted_us : op.arrival_us;
     for (uint64_t id : queue) {
       const WaiterState& w = waiters_.at(id);
       if (w.arrival_seq >= op.arrival_seq) break;  // Queued after it arrived.
-      p.ahead.push_back(Ahead{id, false, false, {}});
+      p.ahead.push_back(Ahead{id, false, false, -1, {}});
     }
     if (p.ahead.empty()) return;
     p.unresolved = p.ahead.size();
@@ -184,8 +299,12 @@ class Fairness : public PropertyChecker {
     pending_.erase(it);
     const Ahead* skipped = nullptr;
     int ahead = 0;
+    const int64_t granted_us = p.granted_us;
     for (const Ahead& a : p.ahead) {
       if (a.exempt) continue;
+      // Out of the node's queue first (granted or cancelled there, its reply lost on the way):
+      // it was not passed over.
+      if (a.left_us >= 0 && a.left_us <= granted_us) continue;
       if (skipped == nullptr) skipped = &a;
       ++ahead;
     }
@@ -201,6 +320,10 @@ class Fairness : public PropertyChecker {
   // "queued at 3.001 s (position 1)" or "did not queue: its first attempt, at 4.500 s, was
   // granted at once".
   static std::string Arrival(const Waiter& w) {
+    if (w.inherited) {
+      return "queued at " + Seconds(w.op.arrival_us) + " (position " + std::to_string(w.position) +
+             ") by its earlier acquire, which never learned its outcome";
+    }
     if (w.op.queued) {
       return "queued at " + Seconds(w.op.arrival_us) + " (position " + std::to_string(w.position) + ")";
     }
@@ -270,6 +393,12 @@ class Fairness : public PropertyChecker {
                         ", longer than the fair wait timeout of " + Seconds(wait_us) +
                         ": its queue entry may have been purged and queued again further back.";
         break;
+      case kNodeReentry:
+        v.explanation = who + "'s acquire of " + lock + " was granted at " +
+                        Seconds(op.arrival_us) + " by re-entering the hold it still had on the " +
+                        "node: the node's key still named it (a release of it had not taken " +
+                        "effect there), and the script grants a holder ahead of any queue.";
+        break;
       case kUnattributed:
         v.explanation = who + "'s acquire of " + lock + " (invoked at " + Seconds(op.invoke_us) +
                         ") ran while other threads of " +
@@ -287,6 +416,10 @@ class Fairness : public PropertyChecker {
   std::vector<std::vector<uint64_t>> queues_;         // By lock: waiters in flight, queue order.
   std::unordered_map<uint64_t, WaiterState> waiters_;  // By op id.
   std::unordered_map<uint64_t, Pending> pending_;      // Grants waiting on waiters ahead.
+  std::unordered_map<uint64_t, Lingering> lingering_;  // By LingerKey.
+  history::Name acquire_failed_ = history::names::kNone;  // The exec label, once interned.
+  // Ops standing in an earlier acquire's place: op id -> that arrival (seq, us).
+  std::unordered_map<uint64_t, std::pair<history::Seq, int64_t>> inherited_;
   uint64_t next_grant_ = 0;
 };
 

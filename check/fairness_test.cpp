@@ -213,5 +213,130 @@ TEST_CASE("fairness: execs that cannot be told apart are not judged", "[check][i
   CHECK(fairness.observations[1].threads == std::vector<std::string>{"c1.t1"});
 }
 
+// Issue 24, point 4: the queue is the node's. Three ways a fault makes the client's view of
+// it differ from the node's, each settled from a fuzz case's history (fairlock base with
+// lose_replies), each with its contrast where the node really did pass a waiter over.
+const char* kFair = "kind=fairlock version=current fencing=off permits=1 fair_wait_timeout=300000ms";
+
+// c1 holds from 1 s to 5 s. c2 queues at 1.5 s, but the reply is lost: its acquire ends with a
+// response timeout at 4.5 s (no acquire_failed: the first tryAcquire threw). c3 queues at 2 s.
+// c2's next acquire, at 5.1 s, is granted at once: the node still had c2's entry at the head.
+Recorder LingeringEntry(bool cancelled) {
+  Recorder r;
+  r.Protocol(kFair);
+  for (const char* c : {"c1", "c2", "c3"}) r.Client(c);
+  r.Invoke(1_s, "c1.t0", "acquire", "lock(no lease)");
+  r.Exec(1001_ms, "n1", "c1.t0", "acquire", "(nil)");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Invoke(1500_ms, "c2.t0", "acquire", "tryLock(wait=3000ms, no lease)");
+  r.Exec(1501_ms, "n1", "c2.t0", "acquire", "3499");
+  r.Invoke(2_s, "c3.t0", "acquire", "lock(no lease)");
+  r.Exec(2001_ms, "n1", "c3.t0", "acquire", "2999");
+  if (cancelled) r.Exec(4499_ms, "n1", "c2.t0", "acquire_failed", "(nil)");
+  r.Info(4500_ms, "c2.t0", "acquire");
+  r.Invoke(5_s, "c1.t0", "release", "unlock()");
+  r.Exec(5001_ms, "n1", "c1.t0", "unlock", "1");
+  r.Lease(5001_ms, "n1", "released", "c1.t0");
+  r.Ok(5002_ms, "c1.t0", "release", 1);
+  r.Invoke(5100_ms, "c2.t0", "acquire", "tryLock(wait=3000ms, no lease)");
+  r.Exec(5101_ms, "n1", "c2.t0", "acquire", "(nil)");
+  r.Lease(5101_ms, "n1", "acquired", "c2.t0");
+  r.Ok(5102_ms, "c2.t0", "acquire");
+  return r;
+}
+
+TEST_CASE("fairness: a thread whose acquire never learned it queued keeps its node-side place",
+          "[check][issue24]") {
+  const PropertyResult& kept = Result(LingeringEntry(false).Check(), kFairness);
+  CHECK_FALSE(kept.violated);
+  // Its acquire_failed ran: the node dropped the entry, so the 5.1 s grant is a barge.
+  const PropertyResult& dropped = Result(LingeringEntry(true).Check(), kFairness);
+  REQUIRE(dropped.violated);
+  CHECK(dropped.violations[0].kind == "barged");
+  CHECK(dropped.violations[0].threads == std::vector<std::string>{"c3.t0", "c2.t0"});
+}
+
+// c1 holds from 1 s to 3 s; c2 queues at 1.5 s, c3 at 2 s. At 3 s the node grants c2, whose
+// reply is lost: c2's acquire is still waiting at the client when its key expires at 6 s and
+// the node grants c3. c2 had left the node's queue at 3 s: c3 passed no one.
+Recorder GrantedOnTheNode(bool granted) {
+  Recorder r;
+  r.Protocol(kFair);
+  for (const char* c : {"c1", "c2", "c3"}) r.Client(c);
+  r.Invoke(1_s, "c1.t0", "acquire", "lock(no lease)");
+  r.Exec(1001_ms, "n1", "c1.t0", "acquire", "(nil)");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Invoke(1500_ms, "c2.t0", "acquire", "lock(no lease)");
+  r.Exec(1501_ms, "n1", "c2.t0", "acquire", "29500");
+  r.Invoke(2_s, "c3.t0", "acquire", "lock(no lease)");
+  r.Exec(2001_ms, "n1", "c3.t0", "acquire", "29000");
+  r.Invoke(3_s, "c1.t0", "release", "unlock()");
+  r.Exec(3001_ms, "n1", "c1.t0", "unlock", "1");
+  r.Lease(3001_ms, "n1", "released", "c1.t0");
+  r.Ok(3002_ms, "c1.t0", "release", 1);
+  if (granted) {
+    r.Exec(3003_ms, "n1", "c2.t0", "acquire", "(nil)");
+    r.Lease(3003_ms, "n1", "acquired", "c2.t0");
+    r.Lease(6_s, "n1", "expired", "c2.t0");
+  }
+  r.Exec(6001_ms, "n1", "c3.t0", "acquire", "(nil)");
+  r.Lease(6001_ms, "n1", "acquired", "c3.t0");
+  r.Ok(6002_ms, "c3.t0", "acquire");
+  return r;
+}
+
+TEST_CASE("fairness: a waiter the node granted, its reply lost, was not passed over",
+          "[check][issue24]") {
+  const PropertyResult& served = Result(GrantedOnTheNode(true).Check(), kFairness);
+  CHECK_FALSE(served.violated);
+  // Still queued on the node when c3 was granted: out of order.
+  const PropertyResult& passed = Result(GrantedOnTheNode(false).Check(), kFairness);
+  REQUIRE(passed.violated);
+  CHECK(passed.violations[0].kind == "out_of_order");
+  CHECK(passed.violations[0].threads == std::vector<std::string>{"c2.t0", "c3.t0"});
+}
+
+// c1 holds from 1 s; c2 queues at 1.5 s. c1's unlock at 2 s times out: it never ran (or it
+// did, in the contrast). c1's acquire at 3 s is granted at once, ahead of c2.
+Recorder ReentryAfterLostUnlock(bool unlock_ran) {
+  Recorder r;
+  r.Protocol(kFair);
+  for (const char* c : {"c1", "c2"}) r.Client(c);
+  r.Invoke(1_s, "c1.t0", "acquire", "lock(no lease)");
+  r.Exec(1001_ms, "n1", "c1.t0", "acquire", "(nil)");
+  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Invoke(1500_ms, "c2.t0", "acquire", "lock(no lease)");
+  r.Exec(1501_ms, "n1", "c2.t0", "acquire", "29500");
+  r.Invoke(2_s, "c1.t0", "release", "unlock()");
+  if (unlock_ran) {
+    r.Exec(2001_ms, "n1", "c1.t0", "unlock", "1");
+    r.Lease(2001_ms, "n1", "released", "c1.t0");
+  }
+  r.Info(2500_ms, "c1.t0", "release");
+  r.Invoke(3_s, "c1.t0", "acquire", "lock(no lease)");
+  r.Exec(3001_ms, "n1", "c1.t0", "acquire", "(nil)");
+  r.Lease(3001_ms, "n1", "acquired", "c1.t0");
+  r.Ok(3002_ms, "c1.t0", "acquire");
+  return r;
+}
+
+TEST_CASE("fairness: a holder re-entering the hold it still had on the node is not a barge",
+          "[check][issue24]") {
+  const PropertyResult& reentry = Result(ReentryAfterLostUnlock(false).Check(), kFairness);
+  CHECK_FALSE(reentry.violated);
+  REQUIRE(reentry.observation_count == 1);
+  CHECK(reentry.observations[0].kind == "node_reentry");
+  CHECK(reentry.observations[0].explanation.find(
+            "c1.t0's acquire of \"lock\" was granted at 3.001 s by re-entering the hold it still "
+            "had on the node") != std::string::npos);
+  // The unlock did run: the lock was free and c1 took it ahead of c2, which had queued.
+  const PropertyResult& barge = Result(ReentryAfterLostUnlock(true).Check(), kFairness);
+  REQUIRE(barge.violated);
+  CHECK(barge.violations[0].kind == "barged");
+}
+
 }  // namespace
 }  // namespace lockstep::check

@@ -56,6 +56,10 @@ const char* kReplayHelp =
     "\n"
     "A live run lasts as long as the scenario says, in real time: --time-scale 0.1 runs a\n"
     "simulated minute in six seconds with every ratio kept (both runs use the scaled scenario).\n"
+    "Sentinel keeps about 1.5 s of every failover that no setting scales: a [sentinel]\n"
+    "scenario is refused at a scale where that exceeds half its down_after_ms (the message\n"
+    "names the smallest scale that works), and a difference that comes with a failover\n"
+    "landing at another moment live is told as such, not as a finding.\n"
     "\n"
     "What cannot be made real (duplicated messages, reordering) is refused before anything\n"
     "starts, with a message per item. Every process lockstep starts is stopped by its pid when\n"
@@ -143,7 +147,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   if (!loaded) return kExitBadInput;
   Scenario scenario = std::move(*loaded);
   const bool on_user_servers = vm.count("redis") > 0;
-  const std::vector<std::string> refusals = live::LiveRefusals(scenario, !on_user_servers);
+  const std::vector<std::string> refusals = live::LiveRefusals(scenario, !on_user_servers, time_scale);
   if (!refusals.empty()) {
     std::cerr << "lockstep replay: the scenario asks for what a live run cannot make real"
               << (on_user_servers ? " on servers lockstep did not start (--redis)" : "") << ":\n";
@@ -225,7 +229,7 @@ int ReplayMain(const std::vector<std::string>& args) {
                                          sim_dir, written, error);
   });
   if (!quiet) {
-    std::cerr << "simulated: " << sim_run->history_events << " events, "
+    std::cerr << "simulated: " << sim_run->history_events << " history events, "
               << (sim_run->verdict.AnyViolated() ? "a property violated" : "every property holds")
               << " (" << sim_dir << ")\n";
   }
@@ -246,6 +250,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   replay_options.lua_dir = lua_dir;
   replay_options.user_servers = user_servers;
   replay_options.keyspace = keyspace;
+  replay_options.time_scale = time_scale;
   std::unique_ptr<live::Replay> replay =
       live::Replay::Start(scenario, replay_options, recorder, &error);
   if (!replay) {
@@ -311,7 +316,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   std::ostringstream tail;
   char figures[256];
   std::snprintf(figures, sizeof(figures),
-                "live       %.3f s of real time, %llu commands sent, %llu events, timers up to "
+                "live       %.3f s of real time, %llu commands sent, %llu history events, timers up to "
                 "%.1f ms late\n",
                 static_cast<double>(live_run->end_us) / 1e6,
                 static_cast<unsigned long long>(live_run->engine_events),

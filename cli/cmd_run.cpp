@@ -484,7 +484,7 @@ int RunMain(const std::vector<std::string>& args) {
     if (quiet) return;
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    std::fprintf(stderr, "%s[sim %s / %s, %llu events, %.1f s wall]%s", tty ? "\r" : "",
+    std::fprintf(stderr, "%s[sim %s / %s, %llu simulator events, %.1f s wall]%s", tty ? "\r" : "",
                  Seconds(now).c_str(), Seconds(scenario.duration_us).c_str(),
                  static_cast<unsigned long long>(sim->events_run()), wall, tty ? "" : "\n");
   };

@@ -963,6 +963,8 @@ void FactsPass::OnExec(const Event& e) {
       op.arrival_seq = e.seq;
       op.arrival_us = e.t_us;
       op.queued = !nil;
+      const auto held = node_owners_.find(Key(node, lock));
+      op.node_reentry = nil && held != node_owners_.end() && Contains(held->second, owner);
       for (FactsObserver* o : observers_) o->OnOpArrived(*this, op);
     }
   }

@@ -178,6 +178,10 @@ struct Op {
   Seq arrival_seq = kOpenSeq;
   int64_t arrival_us = 0;
   bool queued = false;
+  // Its arrival exec was granted (nil) while the node's key already named the thread as an
+  // owner: the script re-entered a hold the thread still had there (a release that never took
+  // effect on the node, e.g. its unlock was cut off), not a grant in the queue's order.
+  bool node_reentry = false;
   bool exec_ambiguous = false;  // An exec without a thread might have been its.
   KeptDetail invoke_detail;
   std::string end_detail;       // The completion's detail, for fail and info outcomes.

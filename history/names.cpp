@@ -53,6 +53,7 @@ const std::array<std::string_view, kVocabularySize> kVocabulary = {
     "renew",
     "applied",
     "resynced",
+    "clock_base",
 };
 }  // namespace names
 

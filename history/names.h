@@ -86,6 +86,10 @@ enum : Name {
   // Replication events (EventType::kReplicated).
   kApplied,
   kResynced,
+  // Note clock_base (value: Unix ms): what this process's clock read at true time 0 before any
+  // offset the scenario asked for, when that is not the scenario's start_unix_ms (a live
+  // replay's servers run on the machine's real clock).
+  kClockBase,
   kVocabularySize
 };
 

@@ -936,6 +936,18 @@ void LiveRun::Run(const std::function<bool()>& should_stop,
     drive::RecordRunNotes(s.scenario, s.clients.empty() ? 0 : s.NodeCountOf(*s.clients[0]), slots,
                           KeyHashSlot(s.scenario.protocol.lock_name),
                           [&s](history::Event& e) { s.Record(e); });
+    // The servers run on the machine's clock, not from the scenario's start date: what it
+    // reads now is their base, so that a report shows their offsets from what was asked.
+    const int64_t base_ms = RealtimeMs();
+    for (const auto& n : s.nodes) {
+      history::Event e;
+      e.type = EventType::kNote;
+      e.process = n->id;
+      e.op = names::kClockBase;
+      e.value = base_ms;
+      e.has_value = true;
+      s.Record(e);
+    }
   }
   if (s.options.watch_expiry) {
     for (auto& n : s.nodes) {

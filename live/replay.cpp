@@ -579,6 +579,7 @@ std::unique_ptr<Replay> Replay::Start(const Scenario& scenario, const ReplayOpti
 
   ServersOptions so;
   so.notify_keyspace_events = "Ex";
+  so.sentinel_time_scale = options.time_scale;
   Impl* sp = &s;
   so.replication_address = [sp](const std::string& replica, const std::string& master,
                                 const Endpoint& own) {

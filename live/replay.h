@@ -55,6 +55,9 @@ struct ReplayOptions {
   // CheckUserServers) instead of starting any, with every key under `keyspace`.
   std::vector<UserServer> user_servers;
   std::shared_ptr<const RunKeyspace> keyspace;
+  // The --time-scale the scenario was scaled by: Sentinel's own periods are scaled with it
+  // (ServersOptions::sentinel_time_scale).
+  double time_scale = 1;
 };
 
 class Replay {

@@ -202,6 +202,9 @@ bool LiveServers::FormCluster(std::string* error) {
 
 bool LiveServers::StartSentinels(const Scenario& scenario, std::string* error) {
   const int64_t down_after_ms = std::max<int64_t>(1, scenario.sentinel.down_after_us / 1000);
+  const int64_t failover_timeout_ms = options_.sentinel_failover_timeout_ms > 0
+                                          ? options_.sentinel_failover_timeout_ms
+                                          : scenario.duration_us / 1000 + 60'000;
   std::string config = "# lockstep sentinel\n";
   for (const Node& node : nodes_) {
     if (!node.master.empty()) continue;
@@ -212,7 +215,7 @@ bool LiveServers::StartSentinels(const Scenario& scenario, std::string* error) {
     config += "sentinel down-after-milliseconds " + name + " " + std::to_string(down_after_ms) +
               "\n";
     config += "sentinel failover-timeout " + name + " " +
-              std::to_string(options_.sentinel_failover_timeout_ms) + "\n";
+              std::to_string(failover_timeout_ms) + "\n";
     config += "sentinel parallel-syncs " + name + " 1\n";
   }
   for (int i = 0; i < options_.sentinels; ++i) {
@@ -230,6 +233,26 @@ bool LiveServers::StartSentinels(const Scenario& scenario, std::string* error) {
       return false;
     }
     sentinels_.push_back(std::move(sentinel));
+  }
+  if (options_.sentinel_time_scale < 1) {
+    // Sentinel's defaults for these (sentinel.c), scaled; its timer runs at 10 to 20 Hz, so a
+    // shorter period would change nothing.
+    const auto scaled = [&](int64_t ms) {
+      return std::to_string(std::max<int64_t>(
+          kSentinelTimerMs, std::llround(static_cast<double>(ms) * options_.sentinel_time_scale)));
+    };
+    const Argv debug = {"SENTINEL",       "DEBUG",          "info-period",      scaled(10'000),
+                        "ping-period",    scaled(1000),     "ask-period",       scaled(1000),
+                        "publish-period", scaled(2000),     "election-timeout", scaled(10'000)};
+    for (const auto& s : sentinels_) {
+      std::string why;
+      const auto reply = CommandLocked(Endpoint{"127.0.0.1", s->port()}, debug, &why);
+      if (!IsOk(reply)) {
+        *error = "SENTINEL DEBUG on sentinel port " + std::to_string(s->port()) + ": " +
+                 (reply.has_value() ? reply->Debug() : why);
+        return false;
+      }
+    }
   }
   return true;
 }

@@ -61,6 +61,17 @@ struct Endpoint {
 
 using EnvEntries = std::vector<std::pair<std::string, std::string>>;
 
+// Sentinel's timer runs 10 to 20 times a second (sentinel.c draws its hz from 10 to 19 each
+// cycle), so no period it keeps is effectively shorter than this.
+constexpr int64_t kSentinelTimerMs = 100;
+// The part of a Sentinel failover that no setting scales: during a failover Sentinel asks the
+// replica it promotes for INFO once a second (a constant in sentinel.c, not the info-period),
+// and it moves through the failover's states one timer tick at a time. Measured on
+// redis-sentinel 7.0.15 (docs/live.md), a failover is seen done this long after the
+// simulator, which promotes at once, would have it, at most; a scaled replay stretches it
+// by 1 / --time-scale in the scenario's time.
+constexpr int64_t kSentinelFixedDelayMs = 1500;
+
 struct ServersOptions {
   std::string server_binary = "redis-server";
   std::string sentinel_binary = "redis-sentinel";
@@ -86,9 +97,20 @@ struct ServersOptions {
   // sentinels it knows) and one sentinel being cut off cannot fail a master over alone.
   int sentinels = 3;
   int sentinel_quorum = 2;
-  // failover-timeout: also how long a sentinel waits before trying again a failover that
-  // did not finish (twice this); Sentinel's default, 3 minutes, would stall a short run.
-  int64_t sentinel_failover_timeout_ms = 2000;
+  // failover-timeout. 0: a minute longer than the scenario. Sentinel also waits this long
+  // before it "fixes" a replica whose replicaof names another address than the master's own,
+  // which is what every replica behind the fault proxy looks like to it: it points the replica
+  // at the master's own port (replication then runs around the proxy, free of the scenario's
+  // faults), and a failover asked for while that reconfiguration runs is aborted for want of a
+  // replica fit to promote. Longer than the run, that never happens within it; the price is
+  // that a failover Sentinel aborts is not tried again within the run (it waits twice this).
+  int64_t sentinel_failover_timeout_ms = 0;
+  // The replay's --time-scale. Below 1, the sentinels' own periods that SENTINEL DEBUG can set
+  // are multiplied by it (never below Sentinel's timer period, 100 ms): how often they ask a
+  // server for INFO, ping, ask each other whether a master is down and publish hellos (and so
+  // the 8 s, four hello periods, before Sentinel demotes a master that comes back), and the
+  // election timeout. What no setting reaches stays as it is: see kSentinelFixedDelayMs.
+  double sentinel_time_scale = 1;
 
   // Bounds: a server's start (per attempt) and stop, one command to a server, and the wait
   // for the layout to settle (replicas in sync, sentinels aware of each other and of the

@@ -1,6 +1,10 @@
 #include "live/support.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "live/servers.h"
 
 namespace lockstep::live {
 
@@ -23,7 +27,8 @@ std::string Where(const Scenario& s, const FaultSpec& f) {
 
 }  // namespace
 
-std::vector<std::string> LiveRefusals(const Scenario& scenario, bool own_servers) {
+std::vector<std::string> LiveRefusals(const Scenario& scenario, bool own_servers,
+                                      double time_scale) {
   std::vector<std::string> out;
   if (scenario.network.duplicate > 0) {
     out.push_back(scenario.file +
@@ -49,6 +54,34 @@ std::vector<std::string> LiveRefusals(const Scenario& scenario, bool own_servers
       out.push_back(Where(scenario, f) +
                     "a duplicate fault cannot be made real on TCP connections; remove it for the "
                     "replay");
+    }
+  }
+  if (scenario.sentinel.enabled && time_scale < 1) {
+    // Sentinel's failover keeps a part no setting scales: kSentinelFixedDelayMs of real time,
+    // 1 / time_scale times as much of the scenario's. Up to half of down_after_ms (the time
+    // the scenario gives Sentinel to act) it is the scenario's failover, a little late; beyond
+    // that it is another scenario, and the comparison would blame the emulator for it.
+    const int64_t down_after_ms = scenario.sentinel.down_after_us / 1000;
+    if (down_after_ms < 2 * kSentinelFixedDelayMs) {
+      const double unscaled_ms = static_cast<double>(scenario.sentinel.down_after_us) / 1000.0 /
+                                 time_scale;
+      const double smallest =
+          std::ceil(100.0 * 2.0 * static_cast<double>(kSentinelFixedDelayMs) / unscaled_ms) / 100.0;
+      char line[512];
+      std::snprintf(
+          line, sizeof(line),
+          "%s: [sentinel] down_after_ms = %.0f becomes %lld ms at --time-scale %g, but a "
+          "Sentinel failover lands up to %.1f s after the simulator's whatever the scale (a part "
+          "of Sentinel's timing that no setting reaches: docs/live.md), which is %.1f s of this "
+          "scenario's time, more than half its down_after_ms; %s",
+          scenario.file.c_str(), unscaled_ms, static_cast<long long>(down_after_ms), time_scale,
+          static_cast<double>(kSentinelFixedDelayMs) / 1000.0,
+          static_cast<double>(kSentinelFixedDelayMs) / 1000.0 / time_scale,
+          smallest < 1 ? ("the smallest time scale that keeps it within half is " +
+                          std::to_string(smallest).substr(0, 4))
+                             .c_str()
+                       : "this scenario replays only unscaled (no --time-scale)");
+      out.push_back(line);
     }
   }
   if (own_servers) return out;

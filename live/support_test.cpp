@@ -6,11 +6,13 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "model/scenario_scale.h"
 #include "model/scenario_toml.h"
 
 using lockstep::LoadScenarioFile;
 using lockstep::LoadScenarioString;
 using lockstep::Scenario;
+using lockstep::ScaleTimes;
 using lockstep::ScenarioError;
 using lockstep::live::LiveRefusals;
 
@@ -152,4 +154,38 @@ TEST_CASE("a replaced script is refused only against the user's servers", "[live
   const auto refusals = LiveRefusals(*s, false);
   CHECK(AnyContains(refusals, "[protocol.scripts] "));
   CHECK(AnyContains(refusals, "could touch keys outside the run's prefix"));
+}
+
+TEST_CASE("a Sentinel scenario is refused at a time scale whose fixed Sentinel delay outgrows it",
+          "[live][support]") {
+  const Scenario s = Load(R"(
+name = "sentinel-scaled"
+[[nodes]]
+name = "n1"
+[[nodes]]
+name = "n2"
+replica_of = "n1"
+[[clients]]
+count = 1
+[sentinel]
+enabled = true
+down_after_ms = 5000
+)");
+  // 1.5 s of Sentinel's own at most half of down_after_ms: 3000 / 5000 = 0.6 is the smallest.
+  const auto tenth = LiveRefusals(ScaleTimes(s, 0.1), true, 0.1);
+  REQUIRE(tenth.size() == 1);
+  CHECK(tenth[0].find("live.toml: [sentinel] down_after_ms = 5000 becomes 500 ms at "
+                      "--time-scale 0.1") != std::string::npos);
+  CHECK(tenth[0].find("15.0 s of this scenario's time") != std::string::npos);
+  CHECK(tenth[0].find("the smallest time scale that keeps it within half is 0.60") !=
+        std::string::npos);
+  CHECK(LiveRefusals(ScaleTimes(s, 0.6), true, 0.6).empty());
+  CHECK(LiveRefusals(s, true, 1).empty());
+  // A down_after_ms that is short already: no scale below 1 works; unscaled is never refused.
+  Scenario quick = s;
+  quick.sentinel.down_after_us = 2'000'000;
+  const auto half = LiveRefusals(ScaleTimes(quick, 0.9), true, 0.9);
+  REQUIRE(half.size() == 1);
+  CHECK(half[0].find("this scenario replays only unscaled (no --time-scale)") != std::string::npos);
+  CHECK(LiveRefusals(quick, true, 1).empty());
 }

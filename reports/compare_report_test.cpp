@@ -243,7 +243,7 @@ TEST_CASE("comparison summary.md: the live run's summary, then the comparison",
   CHECK(c.summary.find("### Simulated vs live") != std::string::npos);
   CHECK(c.summary.find("| mutual_exclusion | holds | **violated** (1) | **different** |") !=
         std::string::npos);
-  CHECK(c.summary.find("**The verdicts differ**") != std::string::npos);
+  CHECK(c.summary.find("The verdicts differ: that is a finding") != std::string::npos);
   CHECK(c.summary.find("5 compared position by position, 4 with the same outcome; 1 only "
                        "simulated, 0 only live") != std::string::npos);
   CHECK(c.summary.find("| c2.t0 | 3 | 2 | 1 | 0 |") != std::string::npos);

@@ -1878,13 +1878,9 @@ class ComparisonWriter {
            (p.differs() ? "<b>DIFFERENT</b>" : "") + "</td></tr>\n";
     }
     o += "</table>\n";
-    o += c_.verdicts_differ
-             ? "<p class=\"differ\" id=\"verdict-agreement\" data-agree=\"false\"><b>The verdicts "
-               "differ</b>: that is a finding (the emulator, the simulated faults or the live "
-               "harness behave unlike the other side), not timing jitter.</p>\n"
-             : "<p class=\"agree\" id=\"verdict-agreement\" data-agree=\"true\"><b>The verdicts "
-               "agree.</b> Times and operation counts differ by real-time jitter, which is "
-               "expected.</p>\n";
+    o += std::string("<p class=\"") + (c_.verdicts_differ ? "differ" : "agree") +
+         "\" id=\"verdict-agreement\" data-agree=\"" + (c_.verdicts_differ ? "false" : "true") +
+         "\">" + HtmlEscape(check::VerdictAgreement(c_)) + "</p>\n";
 
     o += Format("<p id=\"operation-agreement\" data-compared=\"%zu\" data-agree=\"%zu\" "
                 "data-sim-only=\"%zu\" data-live-only=\"%zu\">Operations, each thread's taken in "

@@ -250,11 +250,7 @@ std::string RenderComparisonSummary(const ComparedRun& live, const ComparedRun& 
     out += "| " + p.property + " | " + verdict(*sim.verdict, p) + " | " +
            verdict(*live.verdict, p) + " | " + (p.differs() ? "**different**" : "") + " |\n";
   }
-  out += c.verdicts_differ
-             ? "\n**The verdicts differ**: that is a finding (the emulator, the simulated faults or "
-               "the live harness behave unlike the other side), not timing jitter.\n"
-             : "\nThe verdicts agree. Times and operation counts differ by real-time jitter, which "
-               "is expected.\n";
+  out += "\n" + check::VerdictAgreement(c) + "\n";
   out += Format("\nOperations, each thread's taken in order: %zu compared position by position, "
                 "%zu with the same outcome; %zu only simulated, %zu only live.\n",
                 c.operations_compared, c.operations_agree, c.sim_only, c.live_only);

@@ -526,6 +526,38 @@ TEST_CASE("report.html: the clock lane shows a skewed node's offset", "[reports]
   CHECK(r.html.find("n1 +5..+5 ms") != std::string::npos);
 }
 
+TEST_CASE("report.html: a server on the machine's real clock is measured from its clock_base",
+          "[reports][html]") {
+  // A live replay: the clients' clocks start at the scenario's date, the server's at today's
+  // (months later), 5 ms ahead of the base its clock_base note gives.
+  constexpr int64_t kMonthsMs = 28'651'389'905;
+  Recorder r;
+  r.Add(0, T::kNote, "sim", -1, "run", "end_us=2000000 seed=7 scenario=live-clock");
+  r.Add(0, T::kNote, "c1", -1, "client", "uuid=u1");
+  r.Add(0, T::kNote, "n1", -1, "clock_base", "", "", kStartMs + kMonthsMs);
+  r.Add(100, T::kInvoke, "c1", 0, "acquire", "tryLock(wait=5000ms, lease=1000ms)", "", 1000);
+  r.Add(600, T::kExec, "n1", -1, "acquire", "(nil)", "c1", 1, kMonthsMs + 5);
+  r.Add(600, T::kLease, "n1", -1, "acquired", "u1:1", "", std::nullopt, kMonthsMs + 5);
+  r.Add(1100, T::kOk, "c1", 0, "acquire", "acquired");
+  r.Add(2'000'000, T::kNote, "sim", -1, "end");
+  ReportMeta meta = HandMeta();
+  meta.timeline.start_unix_ms = kStartMs;
+  const Rendered rendered = RenderAll(r.h, meta);
+  bool found = false;
+  for (const ClockSeries& c : rendered.timeline.clocks) {
+    if (c.process == "n1") {
+      found = true;
+      CHECK(c.min_offset_us == 5000);
+      CHECK(c.max_offset_us == 5000);
+    } else {
+      CHECK(c.min_offset_us == 0);
+    }
+  }
+  CHECK(found);
+  CHECK(rendered.timeline.clock_baseline_note.find("the live servers' from the machine's clock") !=
+        std::string::npos);
+}
+
 TEST_CASE("summary.md: verdict table, the violation, figures and a Mermaid diagram",
           "[reports][markdown]") {
   const Rendered r = RenderAll(SplitBrainHistory(), HandMeta());

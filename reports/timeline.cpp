@@ -558,6 +558,8 @@ class TimelineBuilder::Impl {
       const std::string uuid(client->uuid);
       uuid_client_[uuid] = e.process;
       first_uuid_.emplace(e.process, uuid);
+    } else if (e.op == hn::kClockBase) {
+      if (e.process != hn::kNone && e.has_value) clock_base_[e.process] = e.value;
     } else if (e.op == hn::kRediscover) {
       Fault f;
       f.kind = "rediscover";
@@ -1246,11 +1248,16 @@ class TimelineBuilder::Impl {
   void EstimateStart(Timeline* tl) const {
     if (options_.start_unix_ms) {
       tl->start_unix_ms = *options_.start_unix_ms;
-      tl->clock_baseline_note = "offsets from the scenario's start_unix_ms";
+      tl->clock_baseline_note = clock_base_.empty()
+                                    ? "offsets from the scenario's start_unix_ms"
+                                    : "offsets from the scenario's start_unix_ms; the live "
+                                      "servers' from the machine's clock at the run's start";
       return;
     }
     std::map<int64_t, int> votes;
-    for (const SeriesState& s : series_) ++votes[s.first_base_ms];
+    for (const SeriesState& s : series_) {
+      if (!clock_base_.count(s.process)) ++votes[s.first_base_ms];
+    }
     int best = 0;
     for (const auto& [base, n] : votes) {
       if (n > best) {
@@ -1265,7 +1272,6 @@ class TimelineBuilder::Impl {
 
   // Clocks: clients first, then nodes, then anything else, each in natural order.
   void Clocks(Timeline* tl) {
-    const int64_t start = tl->start_unix_ms;
     std::vector<size_t> order(series_.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::vector<std::string> names;
@@ -1282,6 +1288,10 @@ class TimelineBuilder::Impl {
     });
     for (size_t i : order) {
       SeriesState& s = series_[i];
+      // A process whose history names its own base (a live server's real clock) is measured
+      // from that: its offset is then the one the scenario asked for, plus what really drifted.
+      const auto own = clock_base_.find(s.process);
+      const int64_t start = own != clock_base_.end() ? own->second : tl->start_unix_ms;
       ClockSeries c;
       c.process = names[i];
       c.samples = std::move(s.samples);
@@ -1350,6 +1360,7 @@ class TimelineBuilder::Impl {
   int max_holders_ = 0;
   std::map<std::string, Name, std::less<>> uuid_client_;
   std::map<Name, std::string> first_uuid_;
+  std::map<Name, int64_t> clock_base_;  // Note clock_base: a process's own base, Unix ms.
   std::vector<Fault> faults_;
   size_t fault_count_ = 0;
   std::map<std::pair<std::string, std::string>, size_t> open_faults_;  // (kind, key) -> index
