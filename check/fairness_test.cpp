@@ -218,21 +218,32 @@ TEST_CASE("fairness: execs that cannot be told apart are not judged", "[check][i
 // lose_replies), each with its contrast where the node really did pass a waiter over.
 const char* kFair = "kind=fairlock version=current fencing=off permits=1 fair_wait_timeout=300000ms";
 
-// c1 holds from 1 s to 5 s. c2 queues at 1.5 s, but the reply is lost: its acquire ends with a
-// response timeout at 4.5 s (no acquire_failed: the first tryAcquire threw). c3 queues at 2 s.
-// c2's next acquire, at 5.1 s, is granted at once: the node still had c2's entry at the head.
-Recorder LingeringEntry(bool cancelled) {
+// c1 holds from 1 s; c2 queues at 1.5 s with `c2_call` (its reply: `c2_reply`), and c3 (if
+// any) queues at 2 s.
+Recorder HeldWithQueue(const std::string& c2_call, const std::string& c2_reply, bool c3) {
   Recorder r;
   r.Protocol(kFair);
-  for (const char* c : {"c1", "c2", "c3"}) r.Client(c);
+  for (const char* c : {"c1", "c2", "c3"}) {
+    if (c3 || std::string(c) != "c3") r.Client(c);
+  }
   r.Invoke(1_s, "c1.t0", "acquire", "lock(no lease)");
   r.Exec(1001_ms, "n1", "c1.t0", "acquire", "(nil)");
   r.Lease(1001_ms, "n1", "acquired", "c1.t0");
   r.Ok(1002_ms, "c1.t0", "acquire");
-  r.Invoke(1500_ms, "c2.t0", "acquire", "tryLock(wait=3000ms, no lease)");
-  r.Exec(1501_ms, "n1", "c2.t0", "acquire", "3499");
-  r.Invoke(2_s, "c3.t0", "acquire", "lock(no lease)");
-  r.Exec(2001_ms, "n1", "c3.t0", "acquire", "2999");
+  r.Invoke(1500_ms, "c2.t0", "acquire", c2_call);
+  r.Exec(1501_ms, "n1", "c2.t0", "acquire", c2_reply);
+  if (c3) {
+    r.Invoke(2_s, "c3.t0", "acquire", "lock(no lease)");
+    r.Exec(2001_ms, "n1", "c3.t0", "acquire", "29000");
+  }
+  return r;
+}
+
+// c1 holds from 1 s to 5 s. c2 queues at 1.5 s, but the reply is lost: its acquire ends with a
+// response timeout at 4.5 s (no acquire_failed: the first tryAcquire threw). c3 queues at 2 s.
+// c2's next acquire, at 5.1 s, is granted at once: the node still had c2's entry at the head.
+Recorder LingeringEntry(bool cancelled) {
+  Recorder r = HeldWithQueue("tryLock(wait=3000ms, no lease)", "3499", true);
   if (cancelled) r.Exec(4499_ms, "n1", "c2.t0", "acquire_failed", "(nil)");
   r.Info(4500_ms, "c2.t0", "acquire");
   r.Invoke(5_s, "c1.t0", "release", "unlock()");
@@ -261,17 +272,7 @@ TEST_CASE("fairness: a thread whose acquire never learned it queued keeps its no
 // reply is lost: c2's acquire is still waiting at the client when its key expires at 6 s and
 // the node grants c3. c2 had left the node's queue at 3 s: c3 passed no one.
 Recorder GrantedOnTheNode(bool granted) {
-  Recorder r;
-  r.Protocol(kFair);
-  for (const char* c : {"c1", "c2", "c3"}) r.Client(c);
-  r.Invoke(1_s, "c1.t0", "acquire", "lock(no lease)");
-  r.Exec(1001_ms, "n1", "c1.t0", "acquire", "(nil)");
-  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
-  r.Ok(1002_ms, "c1.t0", "acquire");
-  r.Invoke(1500_ms, "c2.t0", "acquire", "lock(no lease)");
-  r.Exec(1501_ms, "n1", "c2.t0", "acquire", "29500");
-  r.Invoke(2_s, "c3.t0", "acquire", "lock(no lease)");
-  r.Exec(2001_ms, "n1", "c3.t0", "acquire", "29000");
+  Recorder r = HeldWithQueue("lock(no lease)", "29500", true);
   r.Invoke(3_s, "c1.t0", "release", "unlock()");
   r.Exec(3001_ms, "n1", "c1.t0", "unlock", "1");
   r.Lease(3001_ms, "n1", "released", "c1.t0");
@@ -301,15 +302,7 @@ TEST_CASE("fairness: a waiter the node granted, its reply lost, was not passed o
 // c1 holds from 1 s; c2 queues at 1.5 s. c1's unlock at 2 s times out: it never ran (or it
 // did, in the contrast). c1's acquire at 3 s is granted at once, ahead of c2.
 Recorder ReentryAfterLostUnlock(bool unlock_ran) {
-  Recorder r;
-  r.Protocol(kFair);
-  for (const char* c : {"c1", "c2"}) r.Client(c);
-  r.Invoke(1_s, "c1.t0", "acquire", "lock(no lease)");
-  r.Exec(1001_ms, "n1", "c1.t0", "acquire", "(nil)");
-  r.Lease(1001_ms, "n1", "acquired", "c1.t0");
-  r.Ok(1002_ms, "c1.t0", "acquire");
-  r.Invoke(1500_ms, "c2.t0", "acquire", "lock(no lease)");
-  r.Exec(1501_ms, "n1", "c2.t0", "acquire", "29500");
+  Recorder r = HeldWithQueue("lock(no lease)", "29500", false);
   r.Invoke(2_s, "c1.t0", "release", "unlock()");
   if (unlock_ran) {
     r.Exec(2001_ms, "n1", "c1.t0", "unlock", "1");

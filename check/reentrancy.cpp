@@ -22,6 +22,11 @@
 // it (docs/protocols.md, "Known weaknesses of the stock scripts"). Only the first run of a
 // request on a node is judged: its caller reads one reply per request, so a duplicated
 // delivery's second run answers nobody.
+//
+// Renew replies, by the same key view: a watchdog renew that answers "still held, lease
+// extended" (1, or the batched script's [1]) while the caller's field was not in the key on
+// that node told a thread that had lost the lock that it still held it (a renew that re-creates
+// the caller's field is one); a violation whoever wrote the script.
 #include <algorithm>
 #include <unordered_map>
 
@@ -45,6 +50,9 @@ enum ReentrancyKind : uint8_t {
   kUnlockAnsweredNonHolder,  // Said the caller held it (1 or 0); its field was not there.
   kUnlockRefusedHolder,      // Said "not held"; the caller's field was there.
   kUnlockMisreported,        // Said released but the field stayed, or still held but it went.
+  // Renew replies (the watchdog's): said "still held, extended" while the caller's field was
+  // not in the key on that node (it had expired, gone, or belongs to someone else).
+  kRenewAnsweredNonHolder,
 };
 
 const char* KindName(uint8_t kind) {
@@ -56,6 +64,7 @@ const char* KindName(uint8_t kind) {
     case kUnlockAnsweredNonHolder: return "unlock_answered_non_holder";
     case kUnlockRefusedHolder: return "unlock_refused_holder";
     case kUnlockMisreported: return "unlock_misreported";
+    case kRenewAnsweredNonHolder: return "renew_answered_non_holder";
     default: return "?";
   }
 }
@@ -98,6 +107,7 @@ struct UnlockExec {
   std::string reply;    // As the history writes it.
   Claim claim = Claim::kNone;
   bool repeat = false;  // A later run of a request that already ran there: nobody reads it.
+  bool renew = false;   // The watchdog's renew, not an unlock: kStillHeld means "extended".
   // Before: whether the key existed and held the caller's field, its owner fields, and the
   // lease event that last said so (kOpenSeq: none yet, the key never existed there).
   bool key = false;
@@ -372,8 +382,19 @@ class Reentrancy : public PropertyChecker {
     return *integer == 1 ? Claim::kReleased : Claim::kStillHeld;
   }
 
+  // A renew's reply: 1 (or an array of one 1, the batched script's) says the caller still
+  // holds the lock and its lease was extended; anything else is not judged.
+  static Claim RenewClaimOf(std::string_view reply) {
+    if (reply.size() >= 2 && reply.front() == '[' && reply.back() == ']') {
+      reply = reply.substr(1, reply.size() - 2);
+    }
+    return history::IntegerReply(reply) == 1 ? Claim::kStillHeld : Claim::kNone;
+  }
+
   void OnUnlockExec(const FactsPass& f, const history::Event& e) {
-    if (e.peer == history::names::kNone || e.thread < 0 || f.names().Str(e.op) != "unlock") return;
+    if (e.peer == history::names::kNone || e.thread < 0) return;
+    const bool renew = e.op == history::names::kRenew;
+    if (!renew && f.names().Str(e.op) != "unlock") return;
     const int node = f.ProcessNamed(e.process == history::names::kNone ? history::names::kSim
                                                                         : e.process);
     const int thread = f.ExecThread(e);
@@ -398,11 +419,17 @@ class Reentrancy : public PropertyChecker {
       x.shared = static_cast<size_t>(thread) < last_shared_.size() && last_shared_[thread];
     }
     x.reply = std::string(history::ReplyText(e, &scratch));
-    x.claim = ClaimOf(f, x.reply);
+    x.renew = renew;
+    x.claim = renew ? RenewClaimOf(x.reply) : ClaimOf(f, x.reply);
     if (x.claim == Claim::kNone) return;
     x.key = !state.fields.empty();
     x.fields = state.fields;
-    x.held = Holds(f, state.fields, thread, WriteSide(f, x.shared));
+    // A renew extends whatever the thread holds there (either side of a read-write lock).
+    x.held = renew ? std::any_of(state.fields.begin(), state.fields.end(),
+                                 [&](const std::string& field) {
+                                   return f.OwnerThread(field) == thread;
+                                 })
+                   : Holds(f, state.fields, thread, WriteSide(f, x.shared));
     x.state_seq = state.seq;
     // A duplicated delivery: its caller read the first run's reply; a later one answers nobody.
     if (requests_.size() <= static_cast<size_t>(thread)) requests_.resize(thread + 1);
@@ -428,7 +455,10 @@ class Reentrancy : public PropertyChecker {
     UnlockExec& x = pending_exec_;
     x.key_after = x.key;
     x.held_after = x.held;
-    if (next != nullptr && next->type == history::EventType::kLease &&
+    // Only a lease event at the script's own moment is its doing (or, expired, the key's time
+    // running out as the script looked): the next event may come much later, when the script
+    // changed nothing and nothing else happened meanwhile.
+    if (next != nullptr && next->type == history::EventType::kLease && next->t_us == x.t_us &&
         f.ProcessNamed(next->process) == x.node && f.LockNamed(next->lock) == x.lock) {
       x.after_seq = next->seq;
       if (next->op == history::names::kExpired) {
@@ -444,7 +474,11 @@ class Reentrancy : public PropertyChecker {
       }
     }
     uint8_t kind = 0;
-    switch (x.claim) {
+    if (x.renew) {
+      if (x.held || x.repeat) return;
+      kind = kRenewAnsweredNonHolder;
+    }
+    switch (x.renew ? Claim::kNone : x.claim) {
       case Claim::kNotHeld:
         if (!x.held) return;
         kind = kUnlockRefusedHolder;
@@ -462,7 +496,9 @@ class Reentrancy : public PropertyChecker {
         kind = kUnlockMisreported;
         break;
       }
-      case Claim::kNone: return;
+      case Claim::kNone:
+        if (!x.renew) return;
+        break;
     }
     if (x.repeat) return;
     const FindingKey key{x.t_us, x.seq, kind, static_cast<int64_t>(x.seq), history::kNone,
@@ -504,12 +540,13 @@ class Reentrancy : public PropertyChecker {
     if (x.after_seq != history::kOpenSeq) v.events.push_back(x.after_seq);
     if (x.has_op) v.events.push_back(x.op_seq);
     const std::string side = x.shared ? "read " : (WriteSideText(n, x.shared) ? "write " : "");
-    std::string ran = who + "'s " + side + "unlock of " + n.Lock(x.lock) + " ran on " + node +
-                      " at " + Seconds(x.t_us);
+    std::string ran = who + "'s " + (x.renew ? std::string("renew (the watchdog's)") : side + "unlock") +
+                      " of " + n.Lock(x.lock) + " ran on " + node + " at " + Seconds(x.t_us);
     if (x.has_op) ran += " (its release invoked at " + Seconds(x.op_us) + ")";
-    ran += " and answered " + x.reply + " (" + ClaimText(x.claim) + ")";
+    ran += " and answered " + x.reply + " (" + (x.renew ? "still held, lease extended" : ClaimText(x.claim)) + ")";
     const std::string owners = Owners(n, x.fields, &v.threads);
     switch (key.kind) {
+      case kRenewAnsweredNonHolder:
       case kUnlockAnsweredNonHolder: {
         std::string state;
         if (x.expired) {
@@ -520,6 +557,12 @@ class Reentrancy : public PropertyChecker {
           state = "the key held no owner field";
         } else {
           state = "the key was held by " + owners;
+        }
+        if (x.renew) {
+          v.explanation = ran + ", but " + who + " did not hold it there: " + state +
+                          (x.held_after ? "; the script put " + who + "'s field back" : "") +
+                          ". The holder is told it still holds a lock it had lost.";
+          break;
         }
         v.explanation = ran + ", but " + who +
                         (side.empty() ? " did not hold it there: "

@@ -481,5 +481,47 @@ TEST_CASE("reentrancy: a promoted replica's key is not judged until a lease even
   CHECK_FALSE(Result(r.Check(), kReentrancy).violated);
 }
 
+TEST_CASE("reentrancy: a watchdog renew must not tell a thread that lost the lock that it still "
+          "holds it",
+          "[check][unlock][issue24]") {
+  Recorder r = RLockHeldByC1("kind=rlock version=current fencing=off permits=1");
+  SECTION("a renew of a held lock answering 1 is the truth") {
+    r.Exec(11_s, "n1", "c1.t0", "renew", "1");
+    CHECK_FALSE(Result(r.Check(), kReentrancy).violated);
+  }
+  SECTION("after the key expired and c2 took it, a renew answering 1 is a lie") {
+    const uint64_t expired = r.Lease(31_s, "n1", "expired", "c1.t0");
+    r.Invoke(31100_ms, "c2.t0", "acquire", "lock(no lease)");
+    r.Exec(31101_ms, "n1", "c2.t0", "acquire", "(nil)");
+    r.Lease(31101_ms, "n1", "acquired", "c2.t0");
+    r.Ok(31102_ms, "c2.t0", "acquire");
+    // A renew that re-creates its own field (hset + pexpire, return 1): a refresh of a lost key.
+    const uint64_t renew = r.Exec(32_s, "n1", "c1.t0", "renew", "[1]");
+    r.Lease(32_s, "n1", "owners", "c2.t0,c1.t0");
+    const PropertyResult& re = Result(r.Check(), kReentrancy);
+    REQUIRE(re.violation_count == 1);
+    const Violation& v = re.violations[0];
+    CHECK(v.kind == "renew_answered_non_holder");
+    CHECK(v.threads == std::vector<std::string>{"c1.t0", "c2.t0"});
+    CHECK(Contains(v.events, renew));
+    CHECK_FALSE(Contains(v.events, expired));
+    CHECK(v.explanation ==
+          "c1.t0's renew (the watchdog's) of \"lock\" ran on n1 at 32.000 s and answered [1] "
+          "(still held, lease extended), but c1.t0 did not hold it there: the key was held by "
+          "c2.t0; the script put c1.t0's field back. The holder is told it still holds a lock it "
+          "had lost.");
+  }
+  SECTION("a later expiry, the next event after the renew, is not the renew's doing") {
+    r.Exec(20_s, "n1", "c1.t0", "renew", "[1]");
+    r.Lease(30_s, "n1", "expired", "c1.t0");
+    CHECK_FALSE(Result(r.Check(), kReentrancy).violated);
+  }
+  SECTION("a renew answering 0 after the expiry is the truth") {
+    r.Lease(31_s, "n1", "expired", "c1.t0");
+    r.Exec(32_s, "n1", "c1.t0", "renew", "0");
+    CHECK_FALSE(Result(r.Check(), kReentrancy).violated);
+  }
+}
+
 }  // namespace
 }  // namespace lockstep::check
