@@ -27,6 +27,10 @@
 //   redis.call / redis.pcall: the string arguments copied       bulk bytes
 //     into the command, the bulk strings of its reply; each
 //     element of an array reply                                 3 * kElementUnits
+//   a hop of an __index/__newindex chain after the first        1 (lua-patches/0003)
+//   the return value converted into the reply (script_host.cpp,  kElementUnits an element,
+//     ReturnValueToReply): elements, their strings' bytes,       bulk bytes, kKeyOrderUnits
+//     a map's or set's key order                                  a key order
 //   a JSON value encoded or decoded                             kJsonValueUnits
 //   a number formatted as text by cjson.encode                  kNumberTextUnits (more)
 //   a JSON table (object or array) encoded or decoded           kJsonTableUnits

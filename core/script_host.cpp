@@ -3310,9 +3310,27 @@ Reply HostState::ReturnValueToReply(RunState& run) {
   std::vector<Frame> frames;
   Reply root;
 
+  // The conversion is the script's work too, charged to the same budget (ScriptBudget's units:
+  // an element visited, the bytes of a string copied, a key order built), and the reply it
+  // builds is bounded by the script's memory cap. A table that holds itself a hundred times
+  // over would otherwise expand without end (redis-server converts it until it runs out of
+  // memory or time). The first charge past either bound stops the conversion.
+  size_t reply_bytes = 0;
+  bool over = false;
+  auto charge = [&](uint64_t units, size_t bytes) {
+    steps_ += units;
+    reply_bytes += bytes;
+    if (steps_ > step_budget_ || reply_bytes > memory_bytes_max_) over = true;
+    return !over;
+  };
+
   // Converts the value on top of the stack into *out; a table to iterate stays on the stack
   // and gets a frame, anything else is popped.
   auto convert_top = [&](Reply* out, size_t depth) {
+    if (!charge(ScriptBudget::kElementUnits, sizeof(Reply))) {
+      lua_pop(L, 1);
+      return;
+    }
     if (depth > static_cast<size_t>(kReplyDepthMax) || !lua_checkstack(L, 8)) {
       *out = Reply::Error("ERR reached lua stack limit");
       lua_pop(L, 1);
@@ -3322,6 +3340,10 @@ Reply HostState::ReturnValueToReply(RunState& run) {
       case LUA_TSTRING: {
         size_t len = 0;
         const char* s = lua_tolstring(L, -1, &len);
+        if (!charge(len / ScriptBudget::kBytesPerUnit, len)) {
+          lua_pop(L, 1);
+          return;
+        }
         *out = Reply::Bulk(std::string(s, len));
         lua_pop(L, 1);
         return;
@@ -3415,6 +3437,12 @@ Reply HostState::ReturnValueToReply(RunState& run) {
         const bool is_map = kind[0] == 'm';
         const int src = lua_gettop(L);
         const int nkeys = PushKeysInFixedOrder(L, src);
+        if (!charge(ScriptBudget::kKeyOrderUnits +
+                        2 * ScriptBudget::kElementUnits * static_cast<uint64_t>(nkeys),
+                    0)) {
+          lua_settop(L, t - 1);
+          return;
+        }
         const int keys = lua_gettop(L);
         // The sequence to convert: k1, v1, k2, v2, ... for a map; k1, k2, ... for a set.
         lua_createtable(L, is_map ? 2 * nkeys : nkeys, 0);
@@ -3465,6 +3493,21 @@ Reply HostState::ReturnValueToReply(RunState& run) {
     f.out->elements.emplace_back();
     Reply* slot = &f.out->elements.back();
     convert_top(slot, frames.size() + 1);
+    if (over) break;
+  }
+  if (over) {
+    lua_settop(L, 0);
+    if (steps_ > step_budget_) {
+      return Reply::Error(
+          "BUSY lockstep stopped converting the script's return value into a reply after " +
+          std::to_string(steps_) + " steps of work in all (script_step_budget " +
+          std::to_string(step_budget_) + "): a table nested in itself, or too large a reply. "
+          "script: " + run.script->sha);
+    }
+    return Reply::Error("ERR lockstep stopped converting the script's return value into a "
+                        "reply: it exceeded " + std::to_string(memory_bytes_max_) +
+                        " bytes (script_memory_bytes_max), a table nested in itself or too "
+                        "large a reply. script: " + run.script->sha);
   }
   return root;
 }

@@ -2049,6 +2049,43 @@ TEST_CASE("the memory cap stops scripts that allocate without bound", "[script][
   }
 }
 
+// Issue 25: converting a return value into a reply is the script's work too. A table holding
+// itself a hundred times over, or a DAG of doubling size, ends with an error reply (the step
+// budget's or the memory cap's) instead of expanding until the process dies; the server is
+// fine afterwards, and an ordinary nested reply is untouched.
+TEST_CASE("the reply conversion is bounded by the step budget and the memory cap",
+          "[script][limits]") {
+  ServerOptions options;
+  options.script_step_budget = 2'000'000;
+  options.script_memory_bytes_max = 16u << 20;
+  Server server(options);
+  // Whichever bound comes first: the budget's BUSY or the memory cap's error.
+  const auto stopped = [](const std::string& reply) {
+    return StartsWith(reply, "-BUSY lockstep stopped converting the script's return value into "
+                             "a reply after ") ||
+           StartsWith(reply, "-ERR lockstep stopped converting the script's return value into a "
+                             "reply: it exceeded 16777216 bytes");
+  };
+  CHECK(stopped(Eval(server, "local t = {} for i = 1, 100 do t[i] = t end return t")));
+  CHECK(stopped(Eval(server, "local x = {} for i = 1, 30 do x = {x, x} end return x")));
+  CHECK(stopped(Eval(server, "redis.setresp(3) local x = {} for i = 1, 30 do "
+                             "x = {map = {a = x, b = x}} end return x")));
+  // Small elements but many: the budget (2,000,000 units at 4 an element) ends first.
+  options.script_memory_bytes_max = 1u << 30;
+  Server roomy(options);
+  CHECK(StartsWith(Eval(roomy, "local x = {} for i = 1, 30 do x = {x, x} end return x"),
+                   "-BUSY lockstep stopped converting the script's return value into a reply "
+                   "after "));
+  // Large but finite: many long strings exceed the memory cap first.
+  const std::string wide =
+      Eval(server, "local s = string.rep('x', 100000) local t = {} for i = 1, 400 do t[i] = s end "
+                   "return t");
+  CHECK(StartsWith(wide, "-ERR lockstep stopped converting the script's return value into a "
+                         "reply: it exceeded 16777216 bytes"));
+  CHECK(Eval(server, "return {1, {2, 'x'}, {ok = 'fine'}}") == "[1, [2, \"x\"], +fine]");
+  CHECK(Eval(server, "return redis.call('ping')") == "+PONG");
+}
+
 // "no-writes shebang flag on replica" (scripting.tcl): on a replica a shebang script that may
 // write is refused before it runs, a no-writes one runs, and a script without shebang runs
 // until it tries to write.

@@ -563,6 +563,40 @@ std::vector<Named> HostileScripts() {
   add("struct.unpack huge size", "return struct.unpack('c99999999999', 'x')");
   add("struct.pack many", "return #struct.pack(string.rep('b', 100000), 1)");
   add("reply cycle", "local t = {} t[1] = t return t");
+  // Issue 25: work C does on a script's behalf, one family each, at several sizes: the reply
+  // conversion of a table holding itself (or a DAG of doubling size), '__call' and '__index'
+  // chains.
+  for (const char* n : {"2", "100", "7000"}) {
+    add(std::string("reply of a table holding itself ") + n + " times",
+        std::string("local t = {} for i = 1, ") + n + " do t[i] = t end return t");
+  }
+  for (const char* n : {"10", "20", "30"}) {
+    const std::string dag = std::string("local x = {} for i = 1, ") + n + " do x = {x, x} end ";
+    add(std::string("reply DAG of depth ") + n, dag + "return x");
+    add(std::string("RESP3 map DAG of depth ") + n,
+        std::string("redis.setresp(3) local x = {} for i = 1, ") + n +
+            " do x = {map = {a = x, b = x}} end return x");
+  }
+  add("__call of itself", "local t = setmetatable({}, {}) getmetatable(t).__call = t return t()");
+  for (const char* n : {"100", "10000", "400000"}) {
+    add(std::string("__call chain of tables ") + n,
+        std::string("local t = {} local c = t for i = 1, ") + n +
+            " do local n = {} setmetatable(c, {__call = n}) c = n end "
+            "setmetatable(c, {__call = function() return 1 end}) return t()");
+    add(std::string("__index chain ") + n + ", looked up in a loop",
+        std::string("local t = {} local c = t for i = 1, ") + n +
+            " do local n = {} setmetatable(c, {__index = n}) c = n end "
+            "local s = 0 for i = 1, 1e7 do if t.x then s = s + 1 end end return s");
+    add(std::string("__newindex chain ") + n + ", assigned in a loop",
+        std::string("local t = {} local c = t for i = 1, ") + n +
+            " do local n = {} setmetatable(c, {__newindex = n}) c = n end "
+            "for i = 1, 1e7 do t.x = i end return 1");
+  }
+  add("__index chain of 99, looked up in a loop",
+      "local t = {} local c = t for i = 1, 99 do local n = {} setmetatable(c, {__index = n}) c = n end "
+      "local s = 0 while true do if t.x then s = s + 1 end end");
+  add("__index cycle", "local a, b = {}, {} setmetatable(a, {__index = b}) "
+                       "setmetatable(b, {__index = a}) return a.x");
   add("reply with a metatable", "return setmetatable({}, {__index = function() while true do end end})");
   add("reply huge array", "local t = {} for i = 1, 1e5 do t[i] = i end return t");
   add("reply err table", "return {err = string.rep('x', 1e6)}");
