@@ -1,5 +1,7 @@
 #include "core/reply.h"
 
+#include <algorithm>
+#include <string_view>
 #include <utility>
 
 namespace lockstep {
@@ -116,6 +118,48 @@ std::string Reply::Debug() const {
     }
   }
   return "?";
+}
+
+namespace {
+
+// Appends r's Debug() text while out stays under `limit` bytes; false once it is reached.
+bool AppendBounded(const Reply& r, std::string* out, size_t limit) {
+  const auto put = [&](std::string_view text) {
+    if (out->size() + text.size() <= limit) {
+      out->append(text);
+      return true;
+    }
+    out->append(text.substr(0, limit - std::min(limit, out->size())));
+    return false;
+  };
+  switch (r.type) {
+    case Reply::Type::kArray:
+    case Reply::Type::kMap:
+    case Reply::Type::kSet: {
+      if (!put(r.type == Reply::Type::kArray ? "[" : r.type == Reply::Type::kMap ? "%{" : "~{")) {
+        return false;
+      }
+      for (size_t i = 0; i < r.elements.size(); ++i) {
+        if (i && !put(", ")) return false;
+        if (!AppendBounded(r.elements[i], out, limit)) return false;
+      }
+      return put(r.type == Reply::Type::kArray ? "]" : "}");
+    }
+    case Reply::Type::kBulk:
+      return put("\"") && put(r.str) && put("\"");
+    case Reply::Type::kStatus: return put("+") && put(r.str);
+    case Reply::Type::kError: return put("-") && put(r.str);
+    default: return put(r.Debug());
+  }
+}
+
+}  // namespace
+
+void Reply::AppendDebug(std::string* out, size_t max_bytes) const {
+  const size_t limit = out->size() + max_bytes;
+  if (!AppendBounded(*this, out, limit)) {
+    out->append("... (cut at " + std::to_string(max_bytes) + " bytes)");
+  }
 }
 
 }  // namespace lockstep

@@ -52,6 +52,17 @@ struct Reply {
 
   // A one-line rendering for test failure messages and logs, e.g. [1, "a", (nil), -ERR x].
   std::string Debug() const;
+  // Debug()'s text appended to *out, at most `max_bytes` of it: past that the text ends with
+  // "... (cut at N bytes)" and the rest of the reply is not visited (a script's reply may be a
+  // million elements or a string of megabytes; a history keeps its first part).
+  void AppendDebug(std::string* out, size_t max_bytes) const;
+  // The reply as a message quotes it: Debug()'s text, at most kQuotedMaxBytes of it.
+  static constexpr size_t kQuotedMaxBytes = 200;
+  std::string Quoted() const {
+    std::string out;
+    AppendDebug(&out, kQuotedMaxBytes);
+    return out;
+  }
 };
 
 // Redis's exact error texts, shared by every command so that a typo cannot make one command

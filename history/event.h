@@ -83,6 +83,10 @@ struct AcquireCall {
 struct ReplyDetail {
   const Reply* reply = nullptr;
 };
+// What a history keeps of a reply's text: its first this many bytes, then "... (cut at N
+// bytes)" (Reply::AppendDebug). Lock scripts answer a few bytes; a script that answers
+// megabytes, or a million elements, would otherwise write them into every exec event.
+constexpr size_t kReplyTextMaxBytes = 4096;
 
 // A lease event's detail: the key's owner fields ("<uuid>:<thread+1>", a read-write lock's
 // "mode" ...) sorted and comma-separated, or a semaphore's or latch's count, as written.

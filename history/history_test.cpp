@@ -189,6 +189,29 @@ TEST_CASE("a reply is rendered only when written, as Reply::Debug renders it") {
   CHECK_FALSE(IntegerReply("\"12\""));
 }
 
+TEST_CASE("a reply's text is kept up to kReplyTextMaxBytes, and says where it was cut") {
+  NameTable names;
+  const Reply big = Reply::Bulk(std::string(1'000'000, 'x'));
+  std::vector<Reply> many(1'000'000, Reply::Integer(1));
+  const Reply wide = Reply::Array(std::move(many));
+  for (const Reply* r : {&big, &wide}) {
+    Event e = Typed(EventType::kExec, names::kAcquire, ReplyDetail{r});
+    std::string scratch;
+    const std::string_view text = ReplyText(e, &scratch);
+    CHECK(text.size() < kReplyTextMaxBytes + 40);
+    CHECK(text.find("... (cut at 4096 bytes)") == kReplyTextMaxBytes);
+    const std::string line = RoundTrip(e, &names);
+    CHECK(line.size() < kReplyTextMaxBytes + 200);
+  }
+  // A short reply is whole, as Reply::Debug renders it.
+  const Reply small = Reply::Array({Reply::Integer(1), Reply::Bulk("a")});
+  std::string out;
+  small.AppendDebug(&out, kReplyTextMaxBytes);
+  CHECK(out == small.Debug());
+  CHECK(Reply::Bulk(std::string(300, 'y')).Quoted().size() ==
+        Reply::kQuotedMaxBytes + std::string("... (cut at 200 bytes)").size());
+}
+
 TEST_CASE("free text that matches no typed form is kept byte for byte") {
   NameTable names;
   for (const std::string text : {"tryLock(wait=5s)", "pause for 1.5ms", "c1 <-> n1",

@@ -235,7 +235,7 @@ struct Encoder {
     out->push_back(')');
   }
   void operator()(const ReplyDetail& r) const {
-    if (r.reply != nullptr) out->append(r.reply->Debug());
+    if (r.reply != nullptr) r.reply->AppendDebug(out, kReplyTextMaxBytes);
   }
   void operator()(const Owners& o) const { out->append(o.list); }
   void operator()(const Access& a) const {
@@ -667,7 +667,8 @@ int NodesInCompletion(const Event& ok) {
 std::string_view ReplyText(const Event& exec, std::string* scratch) {
   if (!exec.source.empty()) return exec.source;
   if (const ReplyDetail* r = std::get_if<ReplyDetail>(&exec.detail); r && r->reply != nullptr) {
-    *scratch = r->reply->Debug();
+    scratch->clear();
+    r->reply->AppendDebug(scratch, kReplyTextMaxBytes);
     return *scratch;
   }
   if (const Text* t = std::get_if<Text>(&exec.detail)) return t->text;

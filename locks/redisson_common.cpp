@@ -494,7 +494,7 @@ class RedissonLockClient final : public LockProtocol {
     if (reply->type != Reply::Type::kInteger) {
       EndAcquire(out, thread,
                  Fail("unexpected reply to " + t.attempt_label +
-                      " (want nil or an integer): " + reply->Debug()));
+                      " (want nil or an integer): " + reply->Quoted()));
       return;
     }
     const int64_t ttl_ms = reply->integer;
@@ -721,7 +721,7 @@ class RedissonLockClient final : public LockProtocol {
     }
     if (reply->type != Reply::Type::kInteger) {
       Complete(thread,
-               Fail("unexpected reply to unlock (want nil or an integer): " + reply->Debug()));
+               Fail("unexpected reply to unlock (want nil or an integer): " + reply->Quoted()));
       return;
     }
     if (reply->integer == 1 && version_ == Version::kCurrent) {
@@ -741,7 +741,7 @@ class RedissonLockClient final : public LockProtocol {
       Complete(thread, OkValue(reply->integer, reply->integer == 1 ? "deleted" : "no lock"));
     } else {
       Complete(thread,
-               Fail("unexpected reply to force_unlock (want an integer): " + reply->Debug()));
+               Fail("unexpected reply to force_unlock (want an integer): " + reply->Quoted()));
     }
   }
 

@@ -297,12 +297,31 @@ bool IsValidName(std::string_view name) {
          });
 }
 
-// Characters a name or a one-line text must not hold: controls (C0, DEL, C1) and the invisible
-// format characters that make two different strings look alike.
+// Characters a name or a one-line text must not hold: controls (C0, DEL, C1), line and
+// paragraph separators, and every code point Unicode 15 makes invisible: its format characters
+// (general category Cf: zero-width spaces and joiners, direction marks and isolates, the byte
+// order mark, the soft hyphen, Arabic and Mongolian marks, tags ...) and the other
+// default-ignorable code points (variation selectors, fillers), which make two different strings
+// look alike.
 bool IsHiddenCodePoint(uint32_t cp) {
-  return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0xad ||
-         (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
-         (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff;
+  struct Range {
+    uint32_t first, last;
+  };
+  static constexpr Range kHidden[] = {
+      {0x00ad, 0x00ad},   {0x034f, 0x034f},   {0x0600, 0x0605},   {0x061c, 0x061c},
+      {0x06dd, 0x06dd},   {0x070f, 0x070f},   {0x0890, 0x0891},   {0x08e2, 0x08e2},
+      {0x115f, 0x1160},   {0x17b4, 0x17b5},   {0x180b, 0x180f},   {0x200b, 0x200f},
+      {0x2028, 0x202e},   {0x2060, 0x206f},   {0x3164, 0x3164},   {0xfe00, 0xfe0f},
+      {0xfeff, 0xfeff},   {0xffa0, 0xffa0},   {0xfff0, 0xfffb},   {0x110bd, 0x110bd},
+      {0x110cd, 0x110cd}, {0x13430, 0x1343f}, {0x1bca0, 0x1bca3}, {0x1d173, 0x1d17a},
+      {0xe0000, 0xe0fff},
+  };
+  if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) return true;
+  for (const Range& r : kHidden) {
+    if (cp < r.first) return false;  // Sorted.
+    if (cp <= r.last) return true;
+  }
+  return false;
 }
 
 // The code point of the UTF-8 sequence at s[i] and its length in bytes, or length 0 for a byte
@@ -359,9 +378,12 @@ std::string HiddenCharacter(std::string_view s) {
       char code[16];
       std::snprintf(code, sizeof code, "U+%04X", cp);
       const bool control = cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0);
+      const bool separator = cp == 0x2028 || cp == 0x2029;
       return std::string(code) +
-             (control ? ", a control character"
-                      : ", an invisible format character (zero-width or direction mark)");
+             (control     ? ", a control character"
+              : separator ? ", a line or paragraph separator"
+                          : ", an invisible format character (zero-width, direction mark or "
+                            "another character that does not show)");
     }
     i += len;
   }

@@ -383,6 +383,17 @@ std::vector<Named> KnownBadScenarios(const std::string& not_lua_script) {
   v.push_back({"NUL in a name (refuse)", head + "[[nodes]]\nname = \"n1\\u0000\"\n" + clients});
   v.push_back({"zero-width character in a name (refuse)",
                head + "[[nodes]]\nname = \"n\\u200b1\"\n" + clients});
+  // Issue 25: every invisible character, where each kind of text goes (a lock name, a
+  // description): separators, Cf format characters, default-ignorables.
+  for (const char* cp : {"2028", "2029", "061c", "180e", "200b", "202e", "2066", "fe0f", "feff",
+                         "00ad", "3164", "U000E0041"}) {
+    const std::string esc = std::string("\\") + (cp[0] == 'U' ? "" : "u") + cp;
+    v.push_back({std::string("invisible ") + cp + " in the lock's name (refuse)",
+                 plain + "[protocol]\nlock_name = \"a" + esc + "b\"\n"});
+    v.push_back({std::string("invisible ") + cp + " in the description (refuse)",
+                 "name = \"hostile\"\ndescription = \"a" + esc + "b\"\nduration_ms = 10000\n" +
+                     nodes + clients});
+  }
   v.push_back({"3.9 MB name (refuse)",
                head + "[[nodes]]\nname = \"" + Big(3900000, 'n') + "\"\n" + clients});
   v.push_back({"scripts.unlock = /proc/self/mem (refuse)",

@@ -42,14 +42,14 @@ class CountDownLatchKind final : public SynchronizerKind {
     if (reply.type == Reply::Type::kBulk || reply.type == Reply::Type::kStatus) {
       if (!ParseInt64(reply.str, &count)) {
         result->status = OpResult::Status::kFail;
-        result->detail = "get_count: not an integer: " + reply.Debug();
+        result->detail = "get_count: not an integer: " + reply.Quoted();
         return Check::kFailed;
       }
     } else if (reply.type == Reply::Type::kInteger) {
       count = reply.integer;
     } else if (reply.type != Reply::Type::kNull) {
       result->status = OpResult::Status::kFail;
-      result->detail = "unexpected reply to get_count: " + reply.Debug();
+      result->detail = "unexpected reply to get_count: " + reply.Quoted();
       return Check::kFailed;
     }
     if (count > 0) {  // while (getCount() > 0)

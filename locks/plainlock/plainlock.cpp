@@ -240,14 +240,14 @@ class PlainLock final : public LockProtocol {
         // The code this models ignores EXPIRE's answer (0 would mean the key vanished).
         End(thread, Ok(reply->type == Reply::Type::kInteger && reply->integer == 1
                            ? "acquired"
-                           : "acquired (EXPIRE found no key: " + reply->Debug() + ")"));
+                           : "acquired (EXPIRE found no key: " + reply->Quoted() + ")"));
         return;
       case Phase::kUnlocking:
         if (reply->type == Reply::Type::kInteger && reply->integer == 1) {
           End(thread, OkValue(1, "released"));
         } else {
           End(thread, Fail("not released: the key is missing or holds another token (" +
-                           reply->Debug() + ")"));
+                           reply->Quoted() + ")"));
         }
         return;
       case Phase::kGetting:
@@ -256,7 +256,7 @@ class PlainLock final : public LockProtocol {
           t.phase = Phase::kDeleting;
           Send(out, thread, {"DEL", config_.lock_name}, "del");
         } else {
-          End(thread, Fail("not released: GET returned " + reply->Debug()));
+          End(thread, Fail("not released: GET returned " + reply->Quoted()));
         }
         return;
       case Phase::kDeleting:

@@ -62,7 +62,7 @@ OpResult SynchronizerKind::ReadExtra(ExtraOp op, const Reply& reply) {
   (void)op;
   OpResult result;
   result.status = OpResult::Status::kFail;
-  result.detail = "unexpected reply: " + reply.Debug();
+  result.detail = "unexpected reply: " + reply.Quoted();
   return result;
 }
 
@@ -431,7 +431,7 @@ class SynchronizerClient final : public LockProtocol {
       End(out, thread,
           OkValue(reply->integer, reply->integer == 1 ? "deleted" : "nothing to delete"));
     } else {
-      End(out, thread, Fail("unexpected reply (want an integer): " + reply->Debug()));
+      End(out, thread, Fail("unexpected reply (want an integer): " + reply->Quoted()));
     }
   }
 
@@ -638,7 +638,7 @@ class SemaphoreKind final : public SynchronizerKind {
       *result = Fail("not enough permits");
       return Check::kNotYet;
     }
-    *result = Fail("unexpected reply to try_acquire (want 1 or 0): " + reply.Debug());
+    *result = Fail("unexpected reply to try_acquire (want 1 or 0): " + reply.Quoted());
     return Check::kFailed;
   }
 
@@ -738,7 +738,7 @@ class SemaphoreKind final : public SynchronizerKind {
         break;
       }
     }
-    return Fail("unexpected reply: " + reply.Debug());
+    return Fail("unexpected reply: " + reply.Quoted());
   }
 
   void OnCrash() override { threads_.assign(threads_.size(), PerThread{}); }

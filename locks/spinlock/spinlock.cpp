@@ -242,7 +242,7 @@ class SpinLock final : public LockProtocol {
     if (reply->type != Reply::Type::kInteger) {
       Complete(thread, Result(OpResult::Status::kFail,
                               "unexpected reply to acquire (want nil or an integer): " +
-                                  reply->Debug()));
+                                  reply->Quoted()));
       return;
     }
     switch (t.args.mode) {
@@ -297,7 +297,7 @@ class SpinLock final : public LockProtocol {
     if (reply->type != Reply::Type::kInteger) {
       Complete(thread, Result(OpResult::Status::kFail,
                               "unexpected reply to unlock (want nil or an integer): " +
-                                  reply->Debug()));
+                                  reply->Quoted()));
       return;
     }
     Complete(thread, OkValue(reply->integer, reply->integer == 1 ? "released" : "still held"));
@@ -313,7 +313,7 @@ class SpinLock final : public LockProtocol {
     } else {
       Complete(thread, Result(OpResult::Status::kFail,
                               "unexpected reply to force_unlock (want an integer): " +
-                                  reply->Debug()));
+                                  reply->Quoted()));
     }
   }
 
