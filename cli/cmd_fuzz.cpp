@@ -21,6 +21,7 @@
 #include "fuzz/search.h"
 #include "fuzz/shrink.h"
 #include "history/jsonl.h"
+#include "model/limits.h"
 #include "model/scenario_toml.h"
 #include "model/scenario_write.h"
 #include "reports/text.h"
@@ -238,9 +239,13 @@ int FuzzMain(const std::vector<std::string>& args) {
   if (!shard_text.empty()) {
     unsigned long long i = 0, n = 0;
     char extra = 0;
-    if (std::sscanf(shard_text.c_str(), "%llu/%llu%c", &i, &n, &extra) != 2 || n == 0 || i >= n ||
-        shard_text.find('-') != std::string::npos) {
-      std::cerr << "lockstep fuzz: --shard takes I/N with 0 <= I < N (e.g. 0/4 ... 3/4), not '"
+    // sscanf's %llu clamps a number past 2^64 - 1 to it: more digits than that are refused.
+    const size_t slash = shard_text.find('/');
+    const bool too_long = slash == std::string::npos || slash > 19 || shard_text.size() - slash - 1 > 19;
+    if (too_long ||
+        std::sscanf(shard_text.c_str(), "%llu/%llu%c", &i, &n, &extra) != 2 || n == 0 || i >= n ||
+        n > 1'000'000'000 || shard_text.find('-') != std::string::npos) {
+      std::cerr << "lockstep fuzz: --shard takes I/N with 0 <= I < N <= 1000000000 (e.g. 0/4 ... 3/4), not '"
                 << shard_text << "'\n";
       return kExitBadInput;
     }
@@ -251,8 +256,13 @@ int FuzzMain(const std::vector<std::string>& args) {
     std::cerr << "lockstep fuzz: --jobs must be between 1 and 1024\n";
     return kExitBadInput;
   }
-  if (vm.count("time-budget") && !(time_budget > 0)) {
-    std::cerr << "lockstep fuzz: --time-budget must be a positive number of seconds\n";
+  // Seconds of wall time: finite and at most what [fuzz] max_case_s takes (any duration's
+  // bound, about 31.7 years); inf would run for ever, a value past 9.2e9 would overflow the
+  // clock arithmetic and end every case at once as over its limit.
+  const double max_seconds = static_cast<double>(kMaxDurationMs) / 1000;
+  if (vm.count("time-budget") && !(time_budget > 0 && time_budget <= max_seconds)) {
+    std::cerr << "lockstep fuzz: --time-budget must be a positive number of seconds, at most "
+              << kMaxDurationMs / 1000 << "\n";
     return kExitBadInput;
   }
   if (vm.count("cases") && cases == 0) {
@@ -272,12 +282,16 @@ int FuzzMain(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   const Scenario base = std::move(*loaded);
+  if (!OutputsSpareInput("fuzz", base.file, {{"--json", json_path}, {"--junit", junit_path}})) {
+    return kExitBadInput;
+  }
   if (vm.count("max-events") && max_events <= 0) {
     std::cerr << "lockstep fuzz: --max-events must be positive\n";
     return kExitBadInput;
   }
-  if (vm.count("max-case-s") && !(max_case_s > 0)) {
-    std::cerr << "lockstep fuzz: --max-case-s must be positive\n";
+  if (vm.count("max-case-s") && !(max_case_s > 0 && max_case_s <= max_seconds)) {
+    std::cerr << "lockstep fuzz: --max-case-s must be a positive number of seconds, at most "
+              << kMaxDurationMs / 1000 << " (as [fuzz] max_case_s)\n";
     return kExitBadInput;
   }
   const std::vector<std::string> watch = fuzz::HoldProperties(base);

@@ -376,6 +376,9 @@ int RunMain(const std::vector<std::string>& args) {
       LoadScenarioForRun("run", file, RunOverrides{seed, duration_ms, time_scale}, vm);
   if (!loaded) return kExitBadInput;
   Scenario scenario = std::move(*loaded);
+  if (!OutputsSpareInput("run", scenario.file, {{"--json", json_path}, {"--junit", junit_path}})) {
+    return kExitBadInput;
+  }
 
   std::string setup_error;
   auto sim = sim::Simulation::Create(scenario, lua_dir, &setup_error);
@@ -401,7 +404,7 @@ int RunMain(const std::vector<std::string>& args) {
   if (!seeds_text.empty()) {
     seeds = ParseSeedRange(seeds_text);
     if (!seeds) {
-      std::cerr << "lockstep run: --seeds takes a range of whole numbers A..B with A <= B, e.g. "
+      std::cerr << "lockstep run: --seeds takes a range of whole numbers A..B with A <= B <= 9223372036854775807, e.g. "
                    "1..200, not '" << seeds_text << "'\n";
       return kExitBadInput;
     }

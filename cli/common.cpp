@@ -299,10 +299,34 @@ std::optional<int> ParseArgs(const std::string& command, const std::vector<std::
       }
       const bool is_unsigned = probe.type() == typeid(uint64_t) || probe.type() == typeid(uint32_t) ||
                                probe.type() == typeid(unsigned long long);
-      if (is_unsigned && !o.value.front().empty() && o.value.front().front() == '-') {
+      // At most 2^63 - 1: the largest seed a scenario file can hold (a TOML integer), so that
+      // every seed lockstep takes can be written into a shrunk file or a reproduce command.
+      const std::string& text = o.value.front();
+      const bool too_big = is_unsigned && !text.empty() && text.front() != '-' &&
+                           [&] {
+                             try {
+                               return std::stoull(text) > 9223372036854775807ull;
+                             } catch (const std::exception&) {
+                               return false;  // Not a number: the parser says so.
+                             }
+                           }();
+      if (is_unsigned && ((!text.empty() && text.front() == '-') || too_big)) {
         std::cerr << "lockstep " << command << ": --" << o.string_key
-                  << " takes a whole number from 0 to 18446744073709551615, not " << o.value.front()
+                  << " takes a whole number from 0 to 9223372036854775807, not " << text
                   << "\n(see lockstep " << command << " --help)\n";
+        return kExitBadInput;
+      }
+    }
+    // An option given an empty string (an unset $VARIABLE) is refused, not read as absent.
+    for (const po::option& o : parsed.options) {
+      if (o.string_key.empty() || o.string_key == positional_name) continue;
+      const po::option_description* d = all.find_nothrow(o.string_key, false);
+      if (d == nullptr || d->semantic()->max_tokens() == 0) continue;
+      if (!o.value.empty() && o.value.front().empty()) {
+        std::cerr << "lockstep " << command << ": --" << o.string_key
+                  << " was given an empty value (an unset variable?); give it one, or leave "
+                     "the option out\n(see lockstep "
+                  << command << " --help)\n";
         return kExitBadInput;
       }
     }
@@ -322,6 +346,21 @@ std::optional<int> ParseArgs(const std::string& command, const std::vector<std::
     return kExitOk;
   }
   return std::nullopt;
+}
+
+bool OutputsSpareInput(const std::string& command, const std::string& input,
+                       const std::vector<std::pair<std::string, std::string>>& outputs) {
+  for (const auto& [flag, path] : outputs) {
+    if (path.empty()) continue;
+    std::error_code ec;
+    if (std::filesystem::equivalent(path, input, ec) && !ec) {
+      std::cerr << "lockstep " << command << ": " << flag << " " << path
+                << " is the scenario file itself; writing there would destroy it: name another "
+                   "file\n";
+      return false;
+    }
+  }
+  return true;
 }
 
 bool ValidScriptBudget(const std::string& command, int64_t budget) {

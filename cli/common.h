@@ -43,6 +43,11 @@ std::string ShellQuote(const std::string& s);
 // "lockstep COMMAND: ..." (the caller exits with kExitBadInput).
 bool ValidScriptBudget(const std::string& command, int64_t budget);
 
+// False, after saying why, when an output file a flag names (--json, --junit: the flag and its
+// path, empty for none) is the input file `input` itself: writing it would destroy the input.
+bool OutputsSpareInput(const std::string& command, const std::string& input,
+                       const std::vector<std::pair<std::string, std::string>>& outputs);
+
 // Writes `text` to `path` through a temporary name (path + ".tmp", renamed when complete); on
 // failure (a full disk, a file-size limit) the temporary file is removed, nothing is left under
 // either name, and *error says what failed.

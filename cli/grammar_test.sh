@@ -33,16 +33,32 @@ refused 2 "did you mean --duration-ms?" run "$c10" --duraton-ms 100
 refused 2 "did you mean --cases?" fuzz "$c10" --casse 3
 refused 2 "did you mean --keys?" eval x.lua --kyes a
 refused 2 "unrecognised option '--xyzzy'" run "$c10" --xyzzy
-refused 2 "--seed takes a whole number from 0 to 18446744073709551615, not -1" run "$c10" --seed -1
-refused 2 "--seed takes a whole number from 0 to 18446744073709551615, not -7" run "$c10" --seed=-7
+refused 2 "--seed takes a whole number from 0 to 9223372036854775807, not -1" run "$c10" --seed -1
+refused 2 "--seed takes a whole number from 0 to 9223372036854775807, not -7" run "$c10" --seed=-7
 refused 2 "--seed takes a whole number" fuzz "$c10" --seed -3 --cases 1
 refused 2 "--seed takes a whole number" replay "$c10" --seed -2
 refused 2 "--duration-ms 500 ends the run before the scenario's partition fault at 5000 ms" \
   run "$ph" --duration-ms 500 --out r1
 [ ! -e r1 ] || fail "a refused run wrote its output"
-refused 2 "--seeds takes a range of whole numbers A..B with A <= B" run "$c10" --seeds 5..1
+refused 2 "--seeds takes a range of whole numbers A..B with A <= B <= 9223372036854775807" run "$c10" --seeds 5..1
 refused 2 "--seeds takes a range of whole numbers" run "$c10" --seeds -1..3
 refused 2 "--seed and --seeds: give one" run "$c10" --seed 1 --seeds 1..2
+# Issue 25: values a scenario file cannot hold, empty values, and unbounded times.
+refused 2 "--seed takes a whole number from 0 to 9223372036854775807, not 9223372036854775808" \
+  run "$c10" --seed 9223372036854775808
+refused 2 "--seeds takes a range of whole numbers" run "$c10" --seeds 1..9223372036854775808
+refused 2 "--seed takes a whole number from 0 to 9223372036854775807" fuzz "$c10" --seed 18446744073709551615
+refused 2 "--shard takes I/N" fuzz "$c10" --shard 0/18446744073709551616
+refused 2 "--out was given an empty value" run "$c10" --out ""
+refused 2 "--out was given an empty value" fuzz "$c10" --out ""
+refused 2 "--json was given an empty value" run "$c10" --json ""
+refused 2 "--max-case-s must be a positive number of seconds, at most 1000000000" fuzz "$c10" --max-case-s inf
+refused 2 "--max-case-s must be a positive number of seconds" fuzz "$c10" --max-case-s 1e10
+refused 2 "--time-budget must be a positive number of seconds, at most 1000000000" fuzz "$c10" --time-budget inf
+cp "$c10" own.toml
+refused 2 "--json own.toml is the scenario file itself" run own.toml --json own.toml --out own1
+refused 2 "--junit ./own.toml is the scenario file itself" fuzz own.toml --junit ./own.toml
+cmp -s own.toml "$c10" || fail "the scenario file was written over"
 refused 0 "usage: lockstep eval FILE" eval -h
 refused 0 "usage: lockstep run SCENARIO.toml" help run
 refused 0 "usage: lockstep report" help report

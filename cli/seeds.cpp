@@ -19,6 +19,7 @@ std::optional<std::pair<uint64_t, uint64_t>> ParseSeedRange(std::string_view tex
     if (s.empty() || s.front() == '-' || s.front() == '+') return std::nullopt;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+    if (v > 9223372036854775807ull) return std::nullopt;  // A scenario file's largest seed.
     return v;
   };
   const auto first = whole(text.substr(0, dots));

@@ -1116,8 +1116,17 @@ std::optional<Distribution> Loader::Dist(const toml::node& n, const std::string&
       ok = false;
       continue;
     }
-    const std::optional<double> x = Millis(*v, Child(key, p.name), p.sign);
+    // Pareto's shape has no unit: any finite number above 0 (a tiny shape makes most draws
+    // huge, and Distribution::Sample clamps them; a huge one makes every draw the scale).
+    const std::optional<double> x =
+        p.is_ms ? Millis(*v, Child(key, p.name), p.sign) : Number(*v, Child(key, p.name));
     if (!x) {
+      ok = false;
+      continue;
+    }
+    if (!p.is_ms && !(*x > 0)) {
+      Problem(v->source(), Child(key, p.name),
+              "must be greater than 0 (it has no unit), got " + FormatNumber(*x));
       ok = false;
       continue;
     }
@@ -2009,12 +2018,17 @@ void Loader::ParseFuzz(const toml::table& t, FuzzSpec* fuzz) {
       }
     }
   }
-  // Weights that are all 0 leave nothing to draw a fault from.
+  // Weights that are all 0 leave nothing to draw a fault from; so does an empty table, which
+  // is not the absence of the key (every kind at weight 1).
   if (const toml::node* n = t.get("faults"); n != nullptr && n->is_table() &&
-                                             !fuzz->faults.empty() && fuzz->fault_count.max > 0) {
-    const bool all_zero = std::all_of(fuzz->faults.begin(), fuzz->faults.end(),
-                                      [](const auto& kind) { return kind.second == 0; });
-    if (all_zero) {
+                                             fuzz->fault_count.max > 0) {
+    if (n->as_table()->empty()) {
+      Problem(n->source(), "fuzz.faults",
+              "names no kind, so no fault can be drawn; name a kind with a weight above 0, "
+              "leave the key out for the default mix, or set fault_count = 0");
+    } else if (!fuzz->faults.empty() &&
+               std::all_of(fuzz->faults.begin(), fuzz->faults.end(),
+                           [](const auto& kind) { return kind.second == 0; })) {
       Problem(n->source(), "fuzz.faults",
               "every weight is 0, so no fault can be drawn; give a kind a weight above 0, or "
               "set fault_count = 0");

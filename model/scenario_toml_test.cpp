@@ -480,8 +480,19 @@ TEST_CASE("distributions", "[scenario]") {
   CheckDistribution(s.replication.lag_us, Distribution::Kind::kFixed, 0);
   CheckDistribution(s.workload.critical_us, Distribution::Kind::kPareto, 250, 2);  // No unit.
   CheckDistribution(s.workload.think_us, Distribution::Kind::kUniform, 3000, 3000);
+  // Pareto's shape is not a duration (issue 25): neither microsecond rounding nor the
+  // 31-year bound applies to it; only > 0 and finite do.
+  for (const char* shape : {"0.0004", "1e13"}) {
+    const Scenario p = LoadGood(std::string("[[nodes]]\n[[clients]]\n[workload]\n"
+                                            "critical_ms = { dist = \"pareto\", scale = 1, shape = ") +
+                                shape + " }\n");
+    CheckDistribution(p.workload.critical_us, Distribution::Kind::kPareto, 1000, std::stod(shape));
+  }
 
   CheckBadCases({
+      {"a pareto shape of 0",
+       "[[nodes]]\n[[clients]]\n[workload]\nthink_ms = { dist = \"pareto\", scale = 1, shape = 0 }\n",
+       4, 50, "workload.think_ms.shape", "must be greater than 0 (it has no unit), got 0"},
       {"no dist", "[[nodes]]\n[[clients]]\n[workload]\nthink_ms = { min = 1, max = 2 }\n", 4, 12,
        "workload.think_ms.dist",
        "missing; a distribution table names its kind: dist = fixed, uniform, exponential, "
@@ -910,6 +921,7 @@ TEST_CASE("[fuzz]: each mistake", "[scenario][fuzz][errors]") {
   const Fuzz negative_weight("faults = { partition = -1 }\n");
   const Fuzz text_weight("faults = { partition = \"2\" }\n");
   const Fuzz all_zero("faults = { partition = 0, node_crash = 0 }\n");
+  const Fuzz no_kind("faults = {}\n");
   const Fuzz faults_array("faults = [\"partition\"]\n");
   const Fuzz float_count("fault_count = 2.0\n");
   const Fuzz big_count("fault_count = { min = 0, max = 20000 }\n");
@@ -947,6 +959,8 @@ TEST_CASE("[fuzz]: each mistake", "[scenario][fuzz][errors]") {
        "must be a number, got string (write 2 without the quotes)"},
       {"every weight 0", all_zero.text.c_str(), 4, 10, "fuzz.faults",
        "every weight is 0, so no fault can be drawn"},
+      {"an empty faults table (issue 25)", no_kind.text.c_str(), 4, 10, "fuzz.faults",
+       "names no kind, so no fault can be drawn"},
       {"faults as an array", faults_array.text.c_str(), 4, 10, "fuzz.faults",
        "must be a table"},
       {"a fractional count", float_count.text.c_str(), 4, 15, "fuzz.fault_count",
