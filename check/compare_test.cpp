@@ -154,9 +154,9 @@ TEST_CASE("CompareRuns: differing verdicts after a failover that landed elsewher
   // The same promotion within kPromotionSlackUs: the difference is a finding again.
   Recorder close;
   start(close);
+  close.Fault(2050_ms, "n2", "promote", "replica n2 promoted to master (sentinel)");
   close.Invoke(2500_ms, "c2.t0", "acquire");
   close.Ok(2501_ms, "c2.t0", "acquire");
-  close.Fault(2050_ms, "n2", "promote", "replica n2 promoted to master (sentinel)");
   c = CompareRuns(sim.Check(), LogOf(sim), close.Check(), LogOf(close));
   REQUIRE(c.verdicts_differ);
   CHECK_FALSE(c.harness_timing);

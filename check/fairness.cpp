@@ -150,7 +150,7 @@ class Fairness : public PropertyChecker {
       return;
     }
     auto it = waiters_.find(op.id);
-    assert(it != waiters_.end());
+    if (it == waiters_.end()) return;  // Queued before the protocol was known: not judged.
     WaiterState state = std::move(it->second);
     waiters_.erase(it);
     std::vector<uint64_t>& queue = QueueOf(op.lock);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/ci_outputs.h"
+#include "cli/common.h"
 #include "model/scenario_toml.h"
 #include "pipeline/pipeline.h"
 
@@ -467,6 +468,31 @@ TEST_CASE("the strict parsers used here refuse what is not JSON or well-formed X
   CHECK(ParseXml(decl + "<a>&bogus;</a>") == nullptr);
   CHECK(ParseXml(decl + "<a/><b/>") == nullptr);
   CHECK(ParseXml(decl + "<a x=\"1\" x=\"2\"/>") == nullptr);
+}
+
+}  // namespace
+}  // namespace lockstep::cli
+
+// Issue 25: text a history carries (a reply, a detail) reaches the terminal with its control
+// bytes written out, so an ESC sequence in a mutated history cannot drive the user's terminal.
+namespace lockstep::cli {
+namespace {
+
+TEST_CASE("a verdict printed for the terminal writes control bytes out") {
+  check::Verdict verdict;
+  check::PropertyResult r;
+  r.property = "mutual_exclusion";
+  r.violated = true;
+  r.violation_count = 1;
+  check::Violation v;
+  v.explanation = "c1 answered \x1b[2J\x1b]0;owned\x07 then";
+  r.violations.push_back(v);
+  verdict.results.push_back(r);
+  const std::string text = FormatVerdict(verdict, {});
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find('\x07') == std::string::npos);
+  CHECK(text.find("c1 answered \\x1b[2J\\x1b]0;owned\\x07 then") != std::string::npos);
+  CHECK(Printable("plain text, unchanged") == "plain text, unchanged");
 }
 
 }  // namespace

@@ -589,7 +589,7 @@ int FuzzMain(const std::vector<std::string>& args) {
 
   for (const Written& w : written) {
     std::cout << "FAILURE    " << w.property << (w.from == "corpus" ? " (corpus)" : "") << "\n"
-              << "  first    " << w.explanation << "\n";
+              << "  first    " << Printable(w.explanation) << "\n";
     if (!w.lasted.empty()) std::cout << "  lasted   " << w.lasted << "\n";
     if (w.from == "search") {
       std::cout << "  case     " << w.index << ": " << w.original_size << "\n"

@@ -181,10 +181,26 @@ std::string FormatVerdict(const check::Verdict& verdict,
     if (r.violated) body << "  " << r.violation_count << " violation(s)";
     body << "\n";
     if (r.violated && !r.violations.empty()) {
-      body << "      first: " << r.violations.front().explanation << "\n";
+      body << "      first: " << Printable(r.violations.front().explanation) << "\n";
     }
   }
   return body.str();
+}
+
+std::string Printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "\\x%02x", c);
+      out += code;
+    } else {
+      out.push_back(ch);
+    }
+  }
+  return out;
 }
 
 std::string ResolveScenario(const std::string& command, const std::string& file) {

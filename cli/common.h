@@ -43,6 +43,10 @@ std::string ShellQuote(const std::string& s);
 // "lockstep COMMAND: ..." (the caller exits with kExitBadInput).
 bool ValidScriptBudget(const std::string& command, int64_t budget);
 
+// Text from a history (a reply, a detail inside an explanation) as a terminal may show it:
+// control bytes (ESC sequences, BEL, line breaks inside one line) written as \xNN.
+std::string Printable(std::string_view text);
+
 // False, after saying why, when an output file a flag names (--json, --junit: the flag and its
 // path, empty for none) is the input file `input` itself: writing it would destroy the input.
 bool OutputsSpareInput(const std::string& command, const std::string& input,

@@ -378,6 +378,10 @@ TEST_CASE("the reader refuses what a run never writes, naming the line") {
       {"time past 2^53", "{\"seq\":1,\"t\":9007199254740993,\"type\":\"note\"}",
        "\"t\" is 9007199254740993, outside 0..9007199254740992"},
       {"a line of 2 MiB", std::string(2 << 20, ' '), "line longer than 1048576 bytes, not a history line"},
+      // Issue 25: a raw ESC byte inside a string (it would reach the terminal as it is).
+      {"a raw control byte in a string",
+       "{\"seq\":1,\"t\":5,\"type\":\"note\",\"detail\":\"a\x1b[2Jb\"}",
+       "a raw control byte inside a string (JSON escapes them, as lockstep writes them)"},
   };
   for (const auto& c : cases) {
     INFO(c.what);
@@ -392,6 +396,53 @@ TEST_CASE("the reader refuses what a run never writes, naming the line") {
     CHECK(error == path + ":2: " + c.error);
     CHECK(back.size() == 1);
   }
+  std::remove(path.c_str());
+}
+
+// Issue 25: the protocol note decides how the readers read every later event, and a history
+// that changed it midway crashed `report` (the fairness checker met an acquire it had never
+// seen queue). Once, before the first event that is not a note; else refused with the line.
+TEST_CASE("the reader refuses a second protocol note and one after the first operation") {
+  const std::string path = TempPath("protocol.jsonl");
+  const std::string run = "{\"seq\":0,\"t\":0,\"type\":\"note\",\"process\":\"sim\",\"op\":\"run\"}\n";
+  const auto protocol = [](int seq, int t) {
+    return "{\"seq\":" + std::to_string(seq) + ",\"t\":" + std::to_string(t) +
+           ",\"type\":\"note\",\"process\":\"sim\",\"op\":\"protocol\",\"detail\":\"kind=fairlock "
+           "version=current fencing=off permits=1 nodes=1\"}\n";
+  };
+  const std::string invoke =
+      "{\"seq\":2,\"t\":5,\"type\":\"invoke\",\"process\":\"c1\",\"thread\":0,\"op\":\"acquire\","
+      "\"lock\":\"lock\"}\n";
+  const struct {
+    std::string text;
+    std::string error;
+  } cases[] = {
+      {run + protocol(1, 0) + protocol(2, 0), ":3: a second protocol note (a history has one, at its start)"},
+      {run + "{\"seq\":1,\"t\":1,\"type\":\"resource\",\"process\":\"c1\",\"thread\":0,\"op\":\"enter\","
+             "\"lock\":\"lock\"}\n" + protocol(2, 1),
+       ":3: a protocol note after the run's first event that is not a note (line 2); it must "
+       "come before them"},
+  };
+  for (const auto& c : cases) {
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out << c.text;
+    }
+    History back;
+    ReadStats stats;
+    std::string error;
+    CHECK_FALSE(ReadHistoryFile(path, &back.names(), &back, &stats, &error));
+    CHECK(error == path + c.error);
+  }
+  // The usual order reads.
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << run << protocol(1, 0) << invoke;
+  }
+  History back;
+  ReadStats stats;
+  std::string error;
+  CHECK(ReadHistoryFile(path, &back.names(), &back, &stats, &error));
   std::remove(path.c_str());
 }
 

@@ -222,6 +222,14 @@ class FlatJsonReader {
       // Copy the run up to the next quote or escape at once.
       const size_t stop = s_.find_first_of("\"\\", pos_);
       if (stop == std::string_view::npos) return false;
+      // JSON strings hold no raw control bytes (the writer escapes them); one here is a
+      // damaged line, and would reach a terminal as it is.
+      for (size_t i = pos_; i < stop; ++i) {
+        if (static_cast<unsigned char>(s_[i]) < 0x20) {
+          raw_control_ = true;
+          return false;
+        }
+      }
       out->append(s_.data() + pos_, stop - pos_);
       pos_ = stop + 1;
       if (s_[stop] == '"') return true;
@@ -273,6 +281,9 @@ class FlatJsonReader {
   uint32_t seen_ = 0;
   size_t pos_ = 0;
   std::string scratch_;
+ public:
+  bool raw_control_ = false;  // A string held a raw control byte.
+ private:
   std::string key_scratch_;
 };
 
@@ -419,7 +430,11 @@ bool ParseJsonLine(std::string_view line, NameTable* names, std::string* text, E
                    std::string* error) {
   *e = Event{};
   FlatJsonReader reader(line, names, text);
-  return reader.Parse(e, error);
+  if (reader.Parse(e, error)) return true;
+  if (reader.raw_control_) {
+    *error = "a raw control byte inside a string (JSON escapes them, as lockstep writes them)";
+  }
+  return false;
 }
 
 std::string HashHex(uint64_t hash) {

@@ -129,6 +129,8 @@ bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink,
   size_t line_no = 0;
   uint64_t bytes = 0;  // Read so far, uncompressed.
   Census census;
+  bool saw_protocol = false, saw_non_note = false;
+  size_t first_non_note_line = 0;
   bool ok = true;
   bool done = false;  // Read as many events as the options allow.
   const auto at_line = [&](size_t line) { return path + ":" + std::to_string(line) + ": "; };
@@ -154,6 +156,24 @@ bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink,
     if (const std::string over = census.Add(e); !over.empty()) {
       *error = at_line(line_no) + over + ", more than a history may name";
       return false;
+    }
+    // The protocol note says how every later event reads (which checkers apply, what a reply
+    // means): once, before anything that is not a note, as every driver writes it.
+    if (e.type == EventType::kNote && e.op == names::kProtocol) {
+      if (saw_protocol) {
+        *error = at_line(line_no) + "a second protocol note (a history has one, at its start)";
+        return false;
+      }
+      if (saw_non_note) {
+        *error = at_line(line_no) +
+                 "a protocol note after the run's first event that is not a note (line " +
+                 std::to_string(first_non_note_line) + "); it must come before them";
+        return false;
+      }
+      saw_protocol = true;
+    } else if (e.type != EventType::kNote && !saw_non_note) {
+      saw_non_note = true;
+      first_non_note_line = line_no;
     }
     stats->events++;
     stats->last_t_us = e.t_us;

@@ -410,6 +410,132 @@ std::vector<Named> KnownBadScenarios(const std::string& not_lua_script) {
   return v;
 }
 
+namespace {
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t end = text.find('\n', at);
+    out.push_back(text.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return out;
+}
+
+// The number after "key": in a JSON line, or -1.
+int64_t Field(const std::string& line, const std::string& key) {
+  const size_t at = line.find("\"" + key + "\":");
+  if (at == std::string::npos) return -1;
+  return std::strtoll(line.c_str() + at + key.size() + 3, nullptr, 10);
+}
+
+std::string WithField(const std::string& line, const std::string& key, int64_t value) {
+  const size_t at = line.find("\"" + key + "\":");
+  if (at == std::string::npos) return line;
+  const size_t from = at + key.size() + 3;
+  size_t to = from;
+  while (to < line.size() && (std::isdigit(static_cast<unsigned char>(line[to])) || line[to] == '-')) ++to;
+  return line.substr(0, from) + std::to_string(value) + line.substr(to);
+}
+
+// seq 0, 1, 2 ... again, after lines were moved, added or removed.
+std::string Renumbered(const std::vector<std::string>& lines) {
+  std::string out;
+  int64_t seq = 0;
+  for (const std::string& l : lines) out += WithField(l, "seq", seq++) + "\n";
+  return out;
+}
+
+}  // namespace
+
+Named MutateHistory(const std::string& base, uint64_t seed) {
+  Prng rng(seed);
+  std::vector<std::string> lines = Lines(base);
+  Named m;
+  if (lines.size() < 4) return {"unchanged (too short)", base};
+  size_t protocol = 0;
+  while (protocol < lines.size() && lines[protocol].find("\"op\":\"protocol\"") == std::string::npos) ++protocol;
+  std::vector<size_t> execs;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("\"type\":\"exec\"") != std::string::npos) execs.push_back(i);
+  }
+  const auto pick = [&](size_t n) { return static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(n) - 1)); };
+  static const char* kKinds[] = {"rlock",     "fairlock",  "rwlock",   "redlock",   "multilock",
+                                 "fencedlock", "spinlock",  "semaphore", "countdownlatch",
+                                 "setnx-px",  "setnx-expire", "get-del", "nosuch"};
+  switch (rng.UniformInt(0, 7)) {
+    case 0:
+      if (protocol < lines.size()) {
+        lines.insert(lines.begin() + static_cast<long>(protocol) + 1, lines[protocol]);
+        m.name = "a second protocol note";
+        break;
+      }
+      [[fallthrough]];
+    case 1:
+      if (protocol < lines.size() && !execs.empty()) {
+        const size_t e = execs[pick(execs.size())];
+        const std::string note = WithField(lines[protocol], "t", Field(lines[e], "t"));
+        lines.insert(lines.begin() + static_cast<long>(e) + 1, note);
+        if (rng.Bernoulli(0.5)) lines.erase(lines.begin() + static_cast<long>(protocol));
+        m.name = "a protocol note after the exec at line " + std::to_string(e + 1);
+        break;
+      }
+      [[fallthrough]];
+    case 2:
+      if (protocol < lines.size()) {
+        const std::string kind = kKinds[pick(std::size(kKinds))];
+        std::string& l = lines[protocol];
+        const size_t k = l.find("kind=");
+        if (k != std::string::npos) {
+          const size_t end = l.find(' ', k);
+          l = l.substr(0, k + 5) + kind + (end == std::string::npos ? "" : l.substr(end));
+        }
+        m.name = "protocol kind := " + kind;
+        break;
+      }
+      [[fallthrough]];
+    case 3: {
+      const std::string who = rng.Bernoulli(0.5) ? "c1" : "waiter1";
+      const std::string enter = "{\"seq\":0,\"t\":0,\"type\":\"resource\",\"process\":\"" + who +
+                                "\",\"thread\":0,\"op\":\"" + (rng.Bernoulli(0.5) ? "enter" : "exit") +
+                                "\",\"lock\":\"lock\",\"local_ms\":1767225600000}";
+      lines.insert(lines.begin() + 1, enter);
+      m.name = "a resource event of " + who + " before the protocol note";
+      break;
+    }
+    case 4: {
+      const size_t i = 1 + pick(lines.size() - 1);
+      lines.erase(lines.begin() + static_cast<long>(i));
+      m.name = "line " + std::to_string(i + 1) + " dropped";
+      break;
+    }
+    case 5: {
+      const size_t i = 1 + pick(lines.size() - 1);
+      lines.insert(lines.begin() + static_cast<long>(i), lines[i]);
+      m.name = "line " + std::to_string(i + 1) + " repeated";
+      break;
+    }
+    case 6: {
+      const size_t i = pick(lines.size());
+      std::string& l = lines[i];
+      const size_t d = l.find("\"detail\":\"");
+      const std::string bytes = rng.Bernoulli(0.5) ? "\\u001b[2J\\u001b]0;x\\u0007" : "\\u0000\\u009b31m";
+      if (d != std::string::npos) l.insert(d + 10, bytes);
+      m.name = "control bytes in the text of line " + std::to_string(i + 1);
+      return {m.name, Renumbered(lines)};
+    }
+    default: {
+      std::string text = Renumbered(lines);
+      const size_t at = pick(text.size());
+      text[at] = static_cast<char>(text[at] ^ (1 << rng.UniformInt(0, 7)));
+      return {"a bit flipped at byte " + std::to_string(at), text};
+    }
+  }
+  return {m.name, Renumbered(lines)};
+}
+
 std::vector<Named> HostileScripts() {
   std::vector<Named> v;
   auto add = [&](const std::string& name, const std::string& body) { v.push_back({name, body}); };

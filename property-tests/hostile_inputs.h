@@ -35,6 +35,13 @@ std::vector<Named> HostileScripts();
 // sizes, scripts, quoting). At least 30.
 std::vector<Named> HostileEmuInputs();
 
+// A mutation of `base` (a history file's JSON Lines, as `lockstep run` writes it), drawn from
+// `seed` and named by what it did: structural ones keep the seq numbers whole and time in order
+// so that they reach the readers behind the parser (a second protocol note, one after an exec,
+// a protocol kind swapped for another, a resource event before the protocol note, an event
+// dropped or repeated); others put control bytes into a text or flip a byte anywhere.
+Named MutateHistory(const std::string& base, uint64_t seed);
+
 }  // namespace lockstep::hostile
 
 #endif  // LOCKSTEP_PROPERTY_TESTS_HOSTILE_INPUTS_H_
