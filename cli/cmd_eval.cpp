@@ -18,10 +18,12 @@
 
 #include <boost/program_options.hpp>
 
+#include "base/read_file.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
 #include "core/cli_format.h"
 #include "core/server.h"
+#include "model/limits.h"
 
 namespace lockstep::cli {
 namespace {
@@ -43,24 +45,19 @@ constexpr const char* kUsage =
     "        --repeat 2 --clock-ms 1000\n\n"
     "options";
 
+// A script file: a regular file of at most kMaxScriptBytes (a FIFO would block, /dev/zero never
+// ends, /proc/self/mem fails to read), as a scenario's script override is read.
 std::optional<std::string> ReadWholeFile(const std::string& path, std::string* error) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     *error = "is a directory";
     return std::nullopt;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = std::strerror(errno);
+  std::string body;
+  if (!ReadRegularFile(path, static_cast<size_t>(kMaxScriptBytes), &body, error)) {
     return std::nullopt;
   }
-  std::ostringstream body;
-  body << in.rdbuf();
-  if (in.bad()) {
-    *error = "read error";
-    return std::nullopt;
-  }
-  return body.str();
+  return body;
 }
 
 }  // namespace

@@ -143,6 +143,16 @@ int ReportMain(const std::vector<std::string>& args) {
       std::cerr << "lockstep report: " << error << "\n";
       return kExitBadInput;
     }
+    // The history names its scenario in its run note: another file's [expect] would judge it
+    // by someone else's promises.
+    if (!from_history.scenario_name.empty() && from_history.scenario_name != scenario->name) {
+      std::cerr << "lockstep report: " << history_path << " is a history of scenario '"
+                << Printable(from_history.scenario_name) << "', but " << scenario_file
+                << " is scenario '" << scenario->name
+                << "': give the scenario file the run used, or leave --scenario out to judge "
+                   "the history by the rule that every property holds\n";
+      return kExitBadInput;
+    }
     if (from_history.seed) scenario->seed = *from_history.seed;
     const bool duration_overridden = end_us > 0 && end_us != scenario->duration_us;
     if (duration_overridden) scenario->duration_us = end_us;

@@ -1,6 +1,9 @@
 #include "cli/common.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -387,6 +390,39 @@ bool ValidScriptBudget(const std::string& command, int64_t budget) {
 }
 
 bool WriteWholeFile(const std::string& path, const std::string& text, std::string* error) {
+  // A path that names something other than a regular file (a device such as /dev/null, a
+  // FIFO, a symbolic link to a file elsewhere) is written in place: renaming a new file over it
+  // would replace the device node or the link itself. A regular file (or none yet) is written
+  // beside it and renamed over it, so that a reader never sees half of it.
+  struct stat st {};
+  const bool in_place = lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  if (in_place) {
+    if (S_ISDIR(st.st_mode)) {
+      *error = "cannot write " + path + ": it is a directory";
+      return false;
+    }
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0666);
+    if (fd < 0) {
+      *error = "cannot write " + path + ": " + std::strerror(errno);
+      return false;
+    }
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = write(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        *error = "cannot write " + path + ": " + std::strerror(n < 0 ? errno : EIO);
+        close(fd);
+        return false;
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (close(fd) != 0) {
+      *error = "cannot write " + path + ": " + std::strerror(errno);
+      return false;
+    }
+    return true;
+  }
   const std::string tmp = path + ".tmp";
   errno = 0;
   {

@@ -55,6 +55,29 @@ refused 2 "--json was given an empty value" run "$c10" --json ""
 refused 2 "--max-case-s must be a positive number of seconds, at most 1000000000" fuzz "$c10" --max-case-s inf
 refused 2 "--max-case-s must be a positive number of seconds" fuzz "$c10" --max-case-s 1e10
 refused 2 "--time-budget must be a positive number of seconds, at most 1000000000" fuzz "$c10" --time-budget inf
+# Issue 25: anything but a regular file is refused at once, never waited on or read for ever.
+mkfifo fifo.toml
+refused 2 "fifo.toml: is a pipe, not a regular file" run fifo.toml
+refused 2 "fifo.toml: is a pipe, not a regular file" fuzz fifo.toml --cases 1
+refused 2 "cannot read fifo.toml: a pipe, not a regular file" eval fifo.toml
+refused 2 "cannot read /dev/zero: a character device, not a regular file" eval /dev/zero
+refused 2 "cannot read /proc/self/mem: cannot read: " eval /proc/self/mem
+mkdir -p corpus && mkfifo corpus/x.toml
+refused 0 "corpus file skipped: corpus/x.toml: is a pipe, not a regular file" \
+  fuzz "$c10" --cases 1 --corpus corpus --out fz1
+# --json and --junit write in place into what is not a regular file (never rename over a device
+# node or a link), and a write that fails is reported (exit 1).
+ln -s linked.json link.json
+refused 0 "result     PASS" run "$c10" --duration-ms 500 --json link.json --out j1
+[ -L link.json ] && [ -s linked.json ] || fail "--json replaced the link instead of writing its target"
+mkfifo out.fifo
+cat out.fifo > fifo-got.json &
+reader=$!
+sleep 0.2
+refused 0 "result     PASS" run "$c10" --duration-ms 500 --json out.fifo --out j2
+wait "$reader"
+[ -p out.fifo ] && grep -q '"schema"' fifo-got.json || fail "--json did not write through the FIFO"
+refused 1 "--json: cannot write out.fifo" run "$c10" --duration-ms 500 --json out.fifo --out j3
 cp "$c10" own.toml
 refused 2 "--json own.toml is the scenario file itself" run own.toml --json own.toml --out own1
 refused 2 "--junit ./own.toml is the scenario file itself" fuzz own.toml --junit ./own.toml
@@ -75,6 +98,9 @@ grep -q '^seed ' q1/summary.txt || fail "summary.txt lost the head"
 # report exits as run does: judged by the scenario's [expect], or, without one, nothing may be
 # violated; -q prints the verdict and the result, not the files.
 refused 0 "result     PASS: the verdict matches" report q1/history.jsonl --scenario "$gc" --out q2
+# Issue 25: another scenario's [expect] does not judge this history.
+refused 2 "is a history of scenario 'gc-pause-explicit-lease', but" report q1/history.jsonl \
+  --scenario "$c10" --out q3
 refused 1 "result     FAIL: properties violated" report q1/history.jsonl --out q3 -q
 ! grep -q '^wrote ' out.txt || fail "report -q listed its files"
 grep -q '^  mutual_exclusion    VIOLATED' out.txt || fail "report -q left out the verdict"

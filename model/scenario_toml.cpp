@@ -15,6 +15,7 @@
 
 #include <toml++/toml.h>
 
+#include "base/read_file.h"
 #include "core/script_host.h"
 
 #include <algorithm>
@@ -880,27 +881,19 @@ std::optional<std::string> Loader::CheckScript(const std::filesystem::path& path
   if (!std::filesystem::is_regular_file(path, ec)) {
     return shown + " is not a regular file; a script is a Lua file";
   }
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) return "cannot read " + shown + ": " + ec.message();
-  if (size > static_cast<std::uintmax_t>(kMaxScriptBytes)) {
-    return shown + " is " + std::to_string(size) + " bytes; a script is at most " +
-           std::to_string(kMaxScriptBytes);
+  // Files under /proc say 0 bytes and may hold anything, or fail to read (/proc/self/mem).
+  std::string body, why;
+  if (!ReadRegularFile(shown, static_cast<size_t>(kMaxScriptBytes), &body, &why)) {
+    if (why.find("more than ") != std::string::npos) {
+      return shown + " is more than " + std::to_string(kMaxScriptBytes) +
+             " bytes; a script is at most that";
+    }
+    if (why.rfind("cannot ", 0) == 0) {  // "cannot read: EIO" -> "cannot read FILE: EIO"
+      const size_t colon = why.find(':');
+      return why.substr(0, colon) + " " + shown + why.substr(colon);
+    }
+    return shown + " is " + why + "; a script is a Lua file";
   }
-  // Files under /proc say 0 bytes and may hold anything, or fail to read (/proc/self/mem):
-  // read at most one byte past the limit and see.
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return "cannot open " + shown + ": " + std::strerror(errno);
-  std::string body(static_cast<size_t>(kMaxScriptBytes) + 1, '\0');
-  const size_t n = std::fread(body.data(), 1, body.size(), f);
-  const bool failed = std::ferror(f) != 0;
-  const int read_errno = errno;
-  std::fclose(f);
-  if (failed) return "cannot read " + shown + ": " + std::strerror(read_errno);
-  if (n > static_cast<size_t>(kMaxScriptBytes)) {
-    return shown + " is more than " + std::to_string(kMaxScriptBytes) +
-           " bytes; a script is at most that";
-  }
-  body.resize(n);
   // Compiled as redis-server compiles it for SCRIPT LOAD (without running it), so that a file
   // that is not Lua is refused here, not found out by every release failing with "Error
   // compiling script" while the run reports the rest.
@@ -2326,27 +2319,14 @@ std::optional<Scenario> LoadScenarioFile(const std::string& path, ScenarioError*
     error->message = "is a directory, not a scenario file";
     return std::nullopt;
   }
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    error->message = std::string("cannot open: ") + std::strerror(errno);
-    return std::nullopt;
-  }
-  std::string text;
-  char buf[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
-    text.append(buf, n);
-    if (text.size() > static_cast<size_t>(kMaxScenarioFileBytes)) break;
-  }
-  const bool read_error = std::ferror(f) != 0;
-  std::fclose(f);
-  if (read_error) {
-    error->message = "cannot read the file";
-    return std::nullopt;
-  }
-  if (text.size() > static_cast<size_t>(kMaxScenarioFileBytes)) {
-    error->message = "is larger than " + std::to_string(kMaxScenarioFileBytes >> 20) +
-                     " MiB; a scenario file is never that long";
+  // A regular file only (a FIFO nobody writes to would block the open for ever, a device
+  // never ends), and never more than the bound.
+  std::string text, why;
+  if (!ReadRegularFile(path, static_cast<size_t>(kMaxScenarioFileBytes), &text, &why)) {
+    error->message = why.rfind("more than ", 0) == 0 || why.find(" bytes, more than ") != std::string::npos
+                         ? "is larger than " + std::to_string(kMaxScenarioFileBytes >> 20) +
+                               " MiB; a scenario file is never that long"
+                         : why.rfind("cannot ", 0) == 0 ? why : "is " + why + "; a scenario is a TOML file";
     return std::nullopt;
   }
   return LoadScenarioString(text, path, error);
