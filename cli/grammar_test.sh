@@ -78,6 +78,13 @@ refused 0 "result     PASS" run "$c10" --duration-ms 500 --json out.fifo --out j
 wait "$reader"
 [ -p out.fifo ] && grep -q '"schema"' fifo-got.json || fail "--json did not write through the FIFO"
 refused 1 "--json: cannot write out.fifo" run "$c10" --duration-ms 500 --json out.fifo --out j3
+# A reader that goes away early (| head -1) costs no output and changes no exit status.
+set +e
+"$lockstep" run "$c10" --duration-ms 2000 --out p1 --json p1.json --junit p1.xml | head -1 >/dev/null
+code=${PIPESTATUS[0]}
+set -e
+[ "$code" = 0 ] || fail "run | head -1 exited $code"
+[ -s p1/summary.txt ] && [ -s p1.json ] && [ -s p1.xml ] || fail "run | head -1 lost an output"
 cp "$c10" own.toml
 refused 2 "--json own.toml is the scenario file itself" run own.toml --json own.toml --out own1
 refused 2 "--junit ./own.toml is the scenario file itself" fuzz own.toml --junit ./own.toml

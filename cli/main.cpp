@@ -58,6 +58,11 @@ int main(int argc, char** argv) {
   // and clean up after, rather than the process being killed by SIGXFSZ with a file half
   // written.
   std::signal(SIGXFSZ, SIG_IGN);
+  // A reader that goes away (`lockstep run ... | head -1`) makes the next print fail with
+  // EPIPE instead of killing the process with SIGPIPE between its outputs: the history, the
+  // reports, summary.txt, --json and --junit are all still written, and the exit status is the
+  // run's (docs/ci.md).
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 2) {
     PrintUsage(stderr);
     return lockstep::cli::kExitBadInput;

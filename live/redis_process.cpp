@@ -210,6 +210,8 @@ int RedisProcess::Launch(std::string* error) {
     default_action.sa_handler = SIG_DFL;
     ::sigaction(SIGINT, &default_action, nullptr);
     ::sigaction(SIGTERM, &default_action, nullptr);
+    ::sigaction(SIGPIPE, &default_action, nullptr);  // lockstep ignores it; redis sets its own.
+    ::sigaction(SIGXFSZ, &default_action, nullptr);
     // If the test binary dies, the server goes with it. Checking the parent after the prctl
     // closes the window in which the parent died before it took effect.
     ::prctl(PR_SET_PDEATHSIG, death_signal);
