@@ -99,6 +99,26 @@ void RunSteps(const std::vector<Step>& steps) {
 
 }  // namespace
 
+// Issue 25: every command Redis has and the emulator does not gets one error, inside a script
+// or outside; a name Redis does not know either gets Redis's own answer.
+TEST_CASE("a Redis command the emulator lacks is 'not provided', an unknown one unknown",
+          "[commands]") {
+  Server s;
+  for (const char* line : {"INFO", "OBJECT ENCODING k", "CLIENT LIST", "DEBUG SLEEP 0", "GETDEL k"}) {
+    INFO(line);
+    std::string name = Split(line)[0];
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string want =
+        "-ERR '" + name + "' is not provided by the lockstep emulator (see docs/fidelity.md)";
+    CHECK(Run(s, line) == want);
+    // CLIENT and DEBUG are refused in a script as Redis refuses them (no-script commands).
+    if (name != "client" && name != "debug") CHECK(RunResp3(s, line) == want);
+  }
+  CHECK(Run(s, "NOSUCH a") == "-ERR unknown command 'NOSUCH', with args beginning with: 'a' ");
+  CHECK(RunResp3(s, "NOSUCH a") == "-ERR Unknown Redis command called from script");
+  CHECK(RunResp3(s, "SCRIPT NOSUCH") == "-ERR Unknown Redis command called from script");
+}
+
 // --- hashes ---------------------------------------------------------------------------------
 
 TEST_CASE("HSET/HMSET: new-field counts, odd arity before the type check, always replicated",

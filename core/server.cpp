@@ -132,6 +132,47 @@ const std::vector<CommandSpec> kCommands = {
 // Container commands: "script load" resolves to "script|load".
 bool IsContainer(std::string_view lower_name) { return lower_name == "script"; }
 
+// Every command redis-server 7.0.15 knows (its src/commands/*.json, container commands by
+// their own name), sorted. One the emulator does not have gets the emulator's "not provided"
+// error, as those in the command table it refuses do; any other name gets Redis's "unknown
+// command".
+constexpr std::string_view kRedis70Commands[] = {
+    "acl", "append", "asking", "auth", "bgrewriteaof", "bgsave", "bitcount", "bitfield",
+    "bitfield_ro", "bitop", "bitpos", "blmove", "blmpop", "blpop", "brpop", "brpoplpush",
+    "bzmpop", "bzpopmax", "bzpopmin", "client", "cluster", "command", "config", "copy",
+    "dbsize", "debug", "decr", "decrby", "del", "discard", "dump", "echo",
+    "eval", "eval_ro", "evalsha", "evalsha_ro", "exec", "exists", "expire", "expireat",
+    "expiretime", "failover", "fcall", "fcall_ro", "flushall", "flushdb", "function", "geoadd",
+    "geodist", "geohash", "geopos", "georadius", "georadius_ro", "georadiusbymember", "georadiusbymember_ro", "geosearch",
+    "geosearchstore", "get", "getbit", "getdel", "getex", "getrange", "getset", "hdel",
+    "hello", "hexists", "hget", "hgetall", "hincrby", "hincrbyfloat", "hkeys", "hlen",
+    "hmget", "hmset", "hrandfield", "hscan", "hset", "hsetnx", "hstrlen", "hvals",
+    "incr", "incrby", "incrbyfloat", "info", "keys", "lastsave", "latency", "lcs",
+    "lindex", "linsert", "llen", "lmove", "lmpop", "lolwut", "lpop", "lpos",
+    "lpush", "lpushx", "lrange", "lrem", "lset", "ltrim", "memory", "mget",
+    "migrate", "module", "monitor", "move", "mset", "msetnx", "multi", "object",
+    "persist", "pexpire", "pexpireat", "pexpiretime", "pfadd", "pfcount", "pfdebug", "pfmerge",
+    "pfselftest", "ping", "psetex", "psubscribe", "psync", "pttl", "publish", "pubsub",
+    "punsubscribe", "quit", "randomkey", "readonly", "readwrite", "rename", "renamenx", "replconf",
+    "replicaof", "reset", "restore", "role", "rpop", "rpoplpush", "rpush", "rpushx",
+    "sadd", "save", "scan", "scard", "script", "sdiff", "sdiffstore", "select",
+    "sentinel", "set", "setbit", "setex", "setnx", "setrange", "shutdown", "sinter",
+    "sintercard", "sinterstore", "sismember", "slaveof", "slowlog", "smembers", "smismember", "smove",
+    "sort", "sort_ro", "spop", "spublish", "srandmember", "srem", "sscan", "ssubscribe",
+    "strlen", "subscribe", "substr", "sunion", "sunionstore", "sunsubscribe", "swapdb", "sync",
+    "time", "touch", "ttl", "type", "unlink", "unsubscribe", "unwatch", "wait",
+    "watch", "xack", "xadd", "xautoclaim", "xclaim", "xdel", "xgroup", "xinfo",
+    "xlen", "xpending", "xrange", "xread", "xreadgroup", "xrevrange", "xsetid", "xtrim",
+    "zadd", "zcard", "zcount", "zdiff", "zdiffstore", "zincrby", "zinter", "zintercard",
+    "zinterstore", "zlexcount", "zmpop", "zmscore", "zpopmax", "zpopmin", "zrandmember", "zrange",
+    "zrangebylex", "zrangebyscore", "zrangestore", "zrank", "zrem", "zremrangebylex", "zremrangebyrank", "zremrangebyscore",
+    "zrevrange", "zrevrangebylex", "zrevrangebyscore", "zrevrank", "zscan", "zscore", "zunion", "zunionstore",
+};
+
+bool IsRedis70Command(std::string_view lower_name) {
+  return std::binary_search(std::begin(kRedis70Commands), std::end(kRedis70Commands), lower_name);
+}
+
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) {
@@ -289,6 +330,9 @@ Reply Server::Execute(const Argv& argv, int64_t now_ms, Effects* effects) {
       return Reject("unknown subcommand '" + argv[1].substr(0, 128) + "'. Try " + upper +
                     " HELP.");
     }
+    if (IsRedis70Command(name)) {
+      return Reject("'" + name + "' is not provided by the lockstep emulator (see docs/fidelity.md)");
+    }
     std::string args;
     for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
       args += "'" + argv[i].substr(0, 128 - args.size()) + "' ";
@@ -410,7 +454,15 @@ Reply Server::CallFromScript(Ctx& script_ctx, const Argv& argv, bool read_only_s
   assert(spec == Lookup(argv));
   // Redis scriptCall (script.c) checks in this order; the texts get "ERR " like
   // luaPushError does for messages without an error code.
-  if (spec == nullptr) return Reply::Error("ERR Unknown Redis command called from script");
+  if (spec == nullptr) {
+    // A command Redis has but the emulator does not: the same "not provided" error as outside
+    // a script (redis-server would run it).
+    // (An unknown subcommand of a container, such as SCRIPT, is Redis's unknown command.)
+    if (const std::string name = Lower(argv[0]); IsRedis70Command(name) && !IsContainer(name)) {
+      return Reject("'" + name + "' is not provided by the lockstep emulator (see docs/fidelity.md)");
+    }
+    return Reply::Error("ERR Unknown Redis command called from script");
+  }
   if (!ArityOk(*spec, argv.size())) {
     return Reply::Error("ERR Wrong number of args calling Redis command from script");
   }
