@@ -96,8 +96,36 @@ int EvalMain(const std::vector<std::string>& args) {
     std::cout << options << "\n";
     return kExitOk;
   }
+  // --keys and --args take every token up to the next "--option": gathered here, because the
+  // option parser removes each token from the front of its list (quadratic in their number:
+  // 40,000 keys took seconds before the script ran).
+  std::vector<std::string> rest;
+  rest.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::vector<std::string>* into = nullptr;
+    std::string first;
+    bool has_first = false;
+    for (const auto& [flag, target] : {std::pair<const char*, std::vector<std::string>*>{"--keys", &keys},
+                                       {"--args", &script_args}}) {
+      const std::string f = flag;
+      if (a == f) {
+        into = target;
+      } else if (a.rfind(f + "=", 0) == 0) {
+        into = target;
+        first = a.substr(f.size() + 1);
+        has_first = true;
+      }
+    }
+    if (into == nullptr) {
+      rest.push_back(a);
+      continue;
+    }
+    if (has_first) into->push_back(first);
+    while (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) into->push_back(args[++i]);
+  }
   try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).style(style)
+    po::store(po::command_line_parser(rest).options(options).positional(positional).style(style)
                   .run(),
               vm);
     po::notify(vm);

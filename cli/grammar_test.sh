@@ -85,6 +85,11 @@ code=${PIPESTATUS[0]}
 set -e
 [ "$code" = 0 ] || fail "run | head -1 exited $code"
 [ -s p1/summary.txt ] && [ -s p1.json ] && [ -s p1.xml ] || fail "run | head -1 lost an output"
+# eval --keys and --args take any number of tokens at linear cost (40,000 keys took seconds).
+echo 'return {#KEYS, #ARGV, KEYS[1], ARGV[1]}' > count.lua
+# shellcheck disable=SC2046
+refused 0 '1) (integer) 50000' eval count.lua --keys $(seq -f 'k%g' 1 50000) --args -1 x
+grep -q '4) "-1"' out.txt || fail "eval --args lost a value that starts with '-'"
 cp "$c10" own.toml
 refused 2 "--json own.toml is the scenario file itself" run own.toml --json own.toml --out own1
 refused 2 "--junit ./own.toml is the scenario file itself" fuzz own.toml --junit ./own.toml
