@@ -190,6 +190,7 @@ class AcquireWindow {
   }
 
   bool closed() const { return to_us_ != kForever; }
+  bool nothing_pending() const { return pending_.empty(); }
   size_t denied() const { return denied_; }
   size_t others() const { return others_; }
   // Threads in the order of their first unsuccessful acquisition, with its invoke seq.
@@ -445,8 +446,17 @@ class Liveness : public PropertyChecker {
     for (auto& u : gaps_closing_) {
       if (u->lock == op.lock) GapOpEnded(*u, op);
     }
-    for (auto& u : gap_candidates_) {
-      if (u->lock == op.lock) GapOpEnded(*u, op);
+    // Only the candidates an acquisition can still change: a run with thousands of settled
+    // ones would otherwise cost every operation's end that many visits (issue 25).
+    for (size_t i = 0; i < gap_unsettled_.size();) {
+      Unobtainable& u = *gap_candidates_[gap_unsettled_[i]];
+      if (u.lock == op.lock) GapOpEnded(u, op);
+      if (GapSettled(u)) {
+        gap_unsettled_[i] = gap_unsettled_.back();
+        gap_unsettled_.pop_back();
+      } else {
+        ++i;
+      }
     }
     // (a): the trier among those in flight when the lock should have come free, and the first
     // success after the crash.
@@ -722,13 +732,14 @@ class Liveness : public PropertyChecker {
     for (size_t lock = 0; lock < locks_.size(); ++lock) {
       if (locks_[lock].gap_open) EndGap(f, static_cast<int>(lock), end, /*to_run_end=*/true);
     }
-    for (auto& u : gaps_closing_) gap_candidates_.push_back(std::move(u));
+    for (auto& u : gaps_closing_) AddGapCandidate(std::move(u));
     gaps_closing_.clear();
     for (auto& u : gap_candidates_) {
       if (u->window.active()) u->window.Close(u->free_to_us);
       JudgeUnobtainable(f, std::move(u));
     }
     gap_candidates_.clear();
+    gap_unsettled_.clear();
   }
 
   PropertyResult Result(const Narrator& n) override {
@@ -912,7 +923,7 @@ class Liveness : public PropertyChecker {
       }
       std::erase_if(orphans_closing_, [](const auto& o) { return o == nullptr; });
       for (auto& u : gaps_closing_) {
-        if (!u->window.active() || u->window.closed()) gap_candidates_.push_back(std::move(u));
+        if (!u->window.active() || u->window.closed()) AddGapCandidate(std::move(u));
       }
       std::erase_if(gaps_closing_, [](const auto& u) { return u == nullptr; });
     }
@@ -1412,6 +1423,19 @@ class Liveness : public PropertyChecker {
     l.gap_looked = false;
   }
 
+  // Whether no acquisition's end can change the candidate any more: its window is closed and
+  // holds no acquisition in flight, and its candidates and trier have ended.
+  static bool GapSettled(const Unobtainable& g) {
+    return (!g.window.active() || (g.window.closed() && g.window.nothing_pending())) &&
+           g.candidates.empty() && (!g.has_trier || g.trier.ended);
+  }
+
+  void AddGapCandidate(std::unique_ptr<Unobtainable> u) {
+    const bool settled = GapSettled(*u);
+    gap_candidates_.push_back(std::move(u));
+    if (!settled) gap_unsettled_.push_back(gap_candidates_.size() - 1);
+  }
+
   void GapOpEnded(Unobtainable& g, const Op& op) {
     if (g.window.active()) g.window.Ended(op);
     if (g.has_trier && g.trier.id == op.id) g.trier.End(op);
@@ -1529,7 +1553,7 @@ class Liveness : public PropertyChecker {
     // and (d). Its window takes acquisitions invoked at exactly to_us until time moves on.
     auto candidate = std::make_unique<Unobtainable>(std::move(u));
     if (to_run_end) {
-      gap_candidates_.push_back(std::move(candidate));
+      AddGapCandidate(std::move(candidate));
     } else {
       gaps_closing_.push_back(std::move(candidate));
     }
@@ -1971,6 +1995,7 @@ class Liveness : public PropertyChecker {
   // (e)
   std::vector<std::unique_ptr<Unobtainable>> gaps_closing_;
   std::vector<std::unique_ptr<Unobtainable>> gap_candidates_;
+  std::vector<size_t> gap_unsettled_;  // Indices into gap_candidates_ not GapSettled yet.
   uint64_t unobtainable_ = 0;
 };
 
