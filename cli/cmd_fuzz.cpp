@@ -460,6 +460,11 @@ int FuzzMain(const std::vector<std::string>& args) {
                   static_cast<unsigned long long>(s.over_limit),
                   found.interrupted ? " (interrupted)" : found.budget_spent ? " (time budget spent)" : "");
     std::cout << line;
+    if (found.jobs_started < options.jobs) {
+      std::cout << "jobs       " << found.jobs_started << " of the " << options.jobs
+                << " asked for: the machine gave no more threads (each reserves its stack; an "
+                   "address-space limit allows about 500 in 4 GB)\n";
+    }
     // Written out, so that what ran away or failed to run can be run and looked at on its own.
     auto write_case = [&](uint64_t index, const std::string& folder, const std::string& why) {
       const std::string dir = out_dir + "/" + folder;

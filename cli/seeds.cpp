@@ -4,6 +4,7 @@
 #include <charconv>
 #include <chrono>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "check/verdict.h"
@@ -85,7 +86,13 @@ std::vector<SeedRun> RunSeeds(const Scenario& scenario, const std::string& lua_d
   };
   const int threads = static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(jobs), count));
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  for (int t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // No more threads to be had: the ones started (and this one) do the work.
+    }
+  }
   std::thread progress_thread;
   std::atomic<bool> finished{false};
   if (progress) {

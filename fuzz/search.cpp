@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace lockstep::fuzz {
@@ -86,10 +87,24 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
   std::vector<std::thread> threads;
   std::atomic<int> running{jobs};
   for (int i = 0; i < jobs; ++i) {
-    threads.emplace_back([&, i] {
-      work(*workers[static_cast<size_t>(i)]);
-      --running;
-    });
+    try {
+      threads.emplace_back([&, i] {
+        work(*workers[static_cast<size_t>(i)]);
+        --running;
+      });
+    } catch (const std::system_error&) {
+      // The machine gives no more threads (a 4 GB address space holds about 500 stacks):
+      // the search goes on with those it has, or on this thread alone.
+      running -= jobs - i;
+      break;
+    }
+  }
+  result.jobs_started = static_cast<int>(threads.size());
+  if (threads.empty()) {
+    ++running;
+    work(*workers[0]);
+    --running;
+    result.jobs_started = 1;
   }
   auto last_progress = start;
   while (running.load() > 0) {

@@ -56,6 +56,9 @@ struct SearchResult {
   std::vector<std::pair<uint64_t, std::string>> errors;  // Cases that could not be set up.
   bool interrupted = false;
   bool budget_spent = false;
+  // How many worker threads ran: fewer than asked when the machine refused more (an address
+  // space limit: each thread reserves its stack).
+  int jobs_started = 0;
 };
 
 // `progress` is called from the search's own thread about every `progress_every_s`.
