@@ -66,6 +66,9 @@ scenario jump-far "$base"$'\n[[faults]]\nkind = "clock_jump"\nat_ms = 1000\ntarg
 expect jump-far 0 "result     PASS" --no-expect
 scenario many-threads $'[[nodes]]\n[[clients]]\ncount = 1024\nthreads = 256'
 expect many-threads 2 "262144 threads in all; at most 4096"
+# Issue 25: the bound holds per run, not only per thread (16 x 256 threads, each under it).
+scenario many-iterations $'duration_ms = 86400000\n[[nodes]]\n[[clients]]\ncount = 16\nthreads = 256\n[workload]\nthink_ms = 50\ncritical_ms = 1'
+expect many-iterations 2 "iterations in all (each client group's iterations per thread times its threads); at most 200000000 per run"
 # The same limits hold after run's overrides.
 scenario short "duration_ms = 1000"$'\n'"$base"
 expect short 2 "a run lasts at most 86400000 ms" --duration-ms 100000000000

@@ -51,6 +51,7 @@ std::optional<std::string> RunBoundsProblem(const Scenario& s) {
   double latency_us = MeanUs(s.network.latency_us);
   for (const auto& [link, d] : s.network.link_latency_us) latency_us = std::min(latency_us, MeanUs(d));
   latency_us = std::max(1.0, latency_us);
+  double run_iterations = 0;
   for (const ClientSpec& c : s.clients) {
     const WorkloadSpec w = Apply(s.workload, c.workload);
     const bool worker = c.role == ClientSpec::Role::kWorker;
@@ -68,6 +69,14 @@ std::optional<std::string> RunBoundsProblem(const Scenario& s) {
              ": lengthen think_ms, critical_ms or latency_ms, shorten duration_ms, or set "
              "ops_per_thread";
     }
+    run_iterations += iterations * static_cast<double>(c.threads);
+  }
+  if (run_iterations > static_cast<double>(kMaxIterationsPerRun)) {
+    return "the run's threads would run about " + std::to_string(static_cast<int64_t>(run_iterations)) +
+           " iterations in all (each client group's iterations per thread times its threads); at "
+           "most " + std::to_string(kMaxIterationsPerRun) +
+           " per run: fewer clients or threads, a slower loop (think_ms, critical_ms, latency_ms), "
+           "or a shorter duration_ms";
   }
   if (s.gc.enabled) {
     const double every_us = MeanUs(s.gc.every_us);

@@ -54,9 +54,19 @@ inline constexpr int64_t kMinWatchdogTimeoutMs = 3;
 // the run: duration_ms over the period (RunBoundsProblem says how each period is estimated).
 // Two million iterations are about 20 million events, half a minute of simulation.
 inline constexpr int64_t kMaxPeriodsPerProcess = 2'000'000;
+// The same summed over every thread of the run: at about ten events an iteration, the run's
+// event bound (kMaxRunEvents).
+inline constexpr int64_t kMaxIterationsPerRun = 200'000'000;
 // The simulator's progress watchdog: more events than this at one instant of true time means
 // the run loops without time advancing, and it is stopped (sim/simulation.h).
 inline constexpr uint64_t kMaxEventsPerInstant = 100'000;
+// The run's work, as the simulator really does it (retries inside one acquisition, messages
+// resent on every timeout: what no estimate from the scenario's means sees): at most this many
+// simulator events in all (a simulated day of contention-10 is about 95 million; this is some
+// twenty minutes of wall time), and at most this many waiting at once (messages in flight and
+// timers; each holds a closure: about 200 MB at the bound).
+inline constexpr uint64_t kMaxRunEvents = 2'000'000'000;
+inline constexpr uint64_t kMaxPendingEvents = 2'000'000;
 
 // The first bound on a run's work the scenario breaks, as a message naming the keys to change
 // and the limit, or nullopt. Checks the run's length, the total of threads, each client group's

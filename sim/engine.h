@@ -53,6 +53,15 @@ class Engine {
   // loop that never waits; without this it would spin forever. 0: no limit.
   void set_max_events_per_instant(uint64_t limit) { max_events_per_instant_ = limit; }
   bool stalled() const { return stalled_; }
+  // The run's work bounds: once more than `events` have run in all, or more than `pending`
+  // wait to run (messages in flight, timers), RunUntil stops and over_bound() says which (1:
+  // events, 2: pending). Checked every 1024 events. 0: no bound.
+  void set_work_bounds(uint64_t events, uint64_t pending) {
+    max_events_ = events;
+    max_pending_ = pending;
+  }
+  int over_bound() const { return over_bound_; }
+  uint64_t pending() const { return slots_.size() - free_slots_.size(); }
 
   // Runs fn at true time `at` (>= now). Returns an id for Cancel.
   EventId At(TrueTime at, Callback fn) {
@@ -120,9 +129,13 @@ class Engine {
         Refill();
         continue;
       }
-      if (should_stop != nullptr && (events_run_ & 1023) == 0 && (*should_stop)()) {
-        stop_ = true;
-        break;
+      if ((events_run_ & 1023) == 0) {
+        if (max_events_ > 0 && events_run_ >= max_events_) over_bound_ = 1;
+        if (max_pending_ > 0 && pending() > max_pending_) over_bound_ = 2;
+        if (over_bound_ != 0 || (should_stop != nullptr && (*should_stop)())) {
+          stop_ = true;
+          break;
+        }
       }
       const Pending top = queue_.front();
       if (top.at > end) break;
@@ -240,6 +253,9 @@ class Engine {
   uint64_t max_events_per_instant_ = 0;
   bool stop_ = false;
   bool stalled_ = false;
+  uint64_t max_events_ = 0;
+  uint64_t max_pending_ = 0;
+  int over_bound_ = 0;
   // Every event in queue_ is due before the horizon, every one in far_ at or after it.
   TrueTime horizon_ = 0;
   std::vector<Pending> queue_;  // A heap by Later: front() is the next event.

@@ -1315,6 +1315,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
     return nullptr;
   }
   s.engine.set_max_events_per_instant(kMaxEventsPerInstant);
+  s.engine.set_work_bounds(kMaxRunEvents, kMaxPendingEvents);
 
   auto scripts = locks::LoadScripts(lua_dir, scenario.protocol.kind, scenario.protocol.version,
                                     scenario.protocol.script_files, error);
@@ -1472,7 +1473,17 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
     const TrueTime until = std::min(end, next_report);
     if (!s.engine.RunUntil(until, should_stop ? &should_stop : nullptr)) {
       // A runaway script has said why already (stalled); else the watchdog, else a stop.
-      if (s.stalled.empty() && s.engine.stalled()) {
+      if (s.stalled.empty() && s.engine.over_bound() != 0) {
+        s.stalled = "the run stopped at " + Ms(s.engine.now()) + " of true time: " +
+                    (s.engine.over_bound() == 1
+                         ? "more than " + std::to_string(kMaxRunEvents) +
+                               " simulator events in all, lockstep's bound on one run's work"
+                         : "more than " + std::to_string(kMaxPendingEvents) +
+                               " events waiting at once (messages in flight and timers), "
+                               "lockstep's bound on what one run holds") +
+                    " (docs/scenario-format.md, \"Limits\"). Shorten duration_ms, slow the loop (think_ms, latency_ms, wait_ms), or "
+                    "make the timeouts longer than the latency";
+      } else if (s.stalled.empty() && s.engine.stalled()) {
         s.stalled = "the run stopped at " + Ms(s.engine.now()) + " of true time: more than " +
                     std::to_string(kMaxEventsPerInstant) +
                     " events at that one instant, so time would never advance (a loop that "

@@ -618,6 +618,34 @@ TEST_CASE("the engine stops a loop that does not let time advance", "[sim][engin
   CHECK(engine.events_run() == 1005);
 }
 
+// Issue 25: the run's work bounds, on what the engine really does: events in all, and events
+// waiting at once (a message resent on every timeout piles up in flight).
+TEST_CASE("the engine stops a run past its work bounds", "[sim][engine]") {
+  {
+    lockstep::sim::Engine engine;
+    engine.set_work_bounds(10'000, 0);
+    std::function<void()> tick = [&] { engine.After(1, [&] { tick(); }); };
+    engine.At(0, [&] { tick(); });
+    CHECK_FALSE(engine.RunUntil(1'000'000'000));
+    CHECK(engine.over_bound() == 1);
+    CHECK(engine.events_run() >= 10'000);
+    CHECK(engine.events_run() < 10'000 + 1024);
+  }
+  {
+    lockstep::sim::Engine engine;
+    engine.set_work_bounds(0, 5'000);
+    // Each event sends two messages that arrive far later: what waits doubles.
+    std::function<void()> send = [&] {
+      engine.After(1, [&] { send(); });
+      engine.After(1'000'000'000, [] {});
+    };
+    engine.At(0, [&] { send(); });
+    CHECK_FALSE(engine.RunUntil(100'000'000));
+    CHECK(engine.over_bound() == 2);
+    CHECK(engine.pending() > 5'000);
+  }
+}
+
 TEST_CASE("many events at one instant below the limit run to the end", "[sim][engine]") {
   lockstep::sim::Engine engine;
   engine.set_max_events_per_instant(1000);
