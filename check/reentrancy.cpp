@@ -319,6 +319,9 @@ class Reentrancy : public PropertyChecker {
     int64_t request = 0;
   };
   static constexpr size_t kRequestsKept = 8;  // Per thread: duplicates come close together.
+  // An expiry this soon after a script ran was seen by it (the simulator records both at one
+  // instant, the live driver a transaction's round trip apart).
+  static constexpr int64_t kAtOnceUs = 1000;
 
   static uint64_t NodeLock(int node, int lock) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(node)) << 32) | static_cast<uint32_t>(lock);
@@ -455,10 +458,14 @@ class Reentrancy : public PropertyChecker {
     UnlockExec& x = pending_exec_;
     x.key_after = x.key;
     x.held_after = x.held;
-    // Only a lease event at the script's own moment is its doing (or, expired, the key's time
-    // running out as the script looked): the next event may come much later, when the script
-    // changed nothing and nothing else happened meanwhile.
-    if (next != nullptr && next->type == history::EventType::kLease && next->t_us == x.t_us &&
+    // The lease event right after the exec on its node and lock is the script's doing (the
+    // live driver records it from the same transaction, microseconds later). An expiry is the
+    // key's time running out as the script looked only when it comes at once: the next event
+    // may be an expiry much later, when the script changed nothing and nothing else happened
+    // meanwhile.
+    const bool at_once =
+        next != nullptr && (next->op != history::names::kExpired || next->t_us - x.t_us <= kAtOnceUs);
+    if (next != nullptr && next->type == history::EventType::kLease && at_once &&
         f.ProcessNamed(next->process) == x.node && f.LockNamed(next->lock) == x.lock) {
       x.after_seq = next->seq;
       if (next->op == history::names::kExpired) {

@@ -511,6 +511,13 @@ TEST_CASE("reentrancy: a watchdog renew must not tell a thread that lost the loc
           "c2.t0; the script put c1.t0's field back. The holder is told it still holds a lock it "
           "had lost.");
   }
+  SECTION("a live run records the unlock's lease event a round trip after its exec") {
+    r.Invoke(2_s, "c1.t0", "release", "unlock()");
+    r.Exec(2001_ms, "n1", "c1.t0", "unlock", "1");
+    r.Lease(2001_ms + 10, "n1", "released", "c1.t0");
+    r.Ok(2002_ms, "c1.t0", "release", 1);
+    CHECK_FALSE(Result(r.Check(), kReentrancy).violated);
+  }
   SECTION("a later expiry, the next event after the renew, is not the renew's doing") {
     r.Exec(20_s, "n1", "c1.t0", "renew", "[1]");
     r.Lease(30_s, "n1", "expired", "c1.t0");

@@ -134,7 +134,7 @@ class KeptOutput {
     std::cout.rdbuf(old_);
     std::string error;
     if (!WriteWholeFile(dir_ + "/summary.txt", text_.str(), &error) ||
-        (stored_ && !UpdateRunStore(kRunStoreRoot, dir_, &error))) {
+        (stored_ && !UpdateRunStore(RunStoreRoot(), dir_, &error))) {
       std::cerr << "lockstep fuzz: " << error << "\n";
     }
   }

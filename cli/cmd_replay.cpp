@@ -196,7 +196,7 @@ int ReplayMain(const std::vector<std::string>& args) {
     head << "servers    yours (--redis " << redis << "); every key and channel of the run under "
          << keyspace->prefix() << "\n";
   }
-  std::cout << head.str() << std::flush;
+  if (!quiet) std::cout << head.str() << std::flush;
 
   InterruptScope interrupt;
 
@@ -259,7 +259,7 @@ int ReplayMain(const std::vector<std::string>& args) {
   }
   std::ostringstream parameters;
   for (const auto& [name, value] : replay->derived()) parameters << "  " << name << ": " << value << "\n";
-  std::cout << parameters.str() << std::flush;
+  if (!quiet) std::cout << parameters.str() << std::flush;
   if (!quiet) std::cerr << "live: running " << Seconds(scenario.duration_us) << " of real time ...\n";
   PipelineOptions live_pipeline;
   // A live run is bound by real time, not by the checkers: they stay on the driver's thread,
@@ -322,11 +322,14 @@ int ReplayMain(const std::vector<std::string>& args) {
                 static_cast<unsigned long long>(live_run->engine_events),
                 static_cast<unsigned long long>(live_run->history_events),
                 static_cast<double>(timers_late_max_us) / 1e3);
-  tail << figures << "history    " << live_pipeline.history_path << " (simulated: "
-       << sim_pipeline.history_path << ")\n"
-       << "reports    " << out_dir << "/report.html, trace.json, summary.md (simulated: " << sim_dir
-       << "/)\n"
-       << "reproduce  " << reproduce << "\n";
+  // -q, as for run: the verdicts, the comparison, the reproduce command and the result; the
+  // figures and files are in summary.txt all the same.
+  std::ostringstream details;
+  details << figures << "history    " << live_pipeline.history_path << " (simulated: "
+          << sim_pipeline.history_path << ")\n"
+          << "reports    " << out_dir << "/report.html, trace.json, summary.md (simulated: "
+          << sim_dir << "/)\n";
+  tail << details.str() << "reproduce  " << reproduce << "\n";
   int status = kExitOk;
   if (interrupted) {
     tail << "result     INTERRUPTED at " << Seconds(live_run->end_us) << " of "
@@ -348,7 +351,13 @@ int ReplayMain(const std::vector<std::string>& args) {
     tail << "result     PASS: the live verdict matches the scenario's expectations"
          << (comparison.verdicts_differ ? " (the simulated one differs: see above)" : "") << "\n";
   }
-  std::cout << body.str() << tail.str();
+  if (quiet) {
+    std::string shown = tail.str();
+    shown.erase(0, details.str().size());
+    std::cout << body.str() << shown;
+  } else {
+    std::cout << body.str() << tail.str();
+  }
   error.clear();
   if (!WriteWholeFile(out_dir + "/summary.txt",
                       head.str() + parameters.str() + body.str() + tail.str(), &error) ||
@@ -356,7 +365,7 @@ int ReplayMain(const std::vector<std::string>& args) {
     std::cerr << "lockstep replay: " << error << "\n";
     return kExitFailed;
   }
-  if (stored && !UpdateRunStore(kRunStoreRoot, out_dir, &error)) {
+  if (stored && !UpdateRunStore(RunStoreRoot(), out_dir, &error)) {
     std::cerr << "lockstep replay: " << error << "\n";
     return status == kExitOk ? kExitFailed : status;
   }

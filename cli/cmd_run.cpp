@@ -333,7 +333,7 @@ int RunMain(const std::vector<std::string>& args) {
       "a minute six seconds with every ratio kept (rates, counts and dates stay)")(
       "out", po::value(&out_dir),
       "output directory (default: a new folder in the run store, "
-      "lockstep-out/<scenario>/<time>-seed<N>, with a latest link and lockstep-out/index.html)")(
+      "lockstep-out/<scenario>/<time>-seed<N> under the current directory or $LOCKSTEP_STORE, with a latest link and an index.html)")(
       "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
       "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
       "history", po::value(&history_format)->default_value(history_format),
@@ -346,7 +346,7 @@ int RunMain(const std::vector<std::string>& args) {
       "seeds", po::value(&seeds_text),
       "run every seed A..B (e.g. 1..200) in process on --jobs threads, judge each, list them in "
       "DIR/seeds.txt, and run the first failing one again with its history and reports")(
-      "jobs", po::value(&jobs), "threads for --seeds (default: every core)")(
+      "jobs,j", po::value(&jobs), "threads for --seeds (default: every core)")(
       "force", po::bool_switch(&force), "replace the run an existing --out holds")(
       "verify", po::bool_switch(&verify),
       "verification mode: after every command, hold what the facts pass believes of each "
@@ -440,13 +440,12 @@ int RunMain(const std::vector<std::string>& args) {
   const auto store = [&](int status) {
     if (!stored) return status;
     std::string store_error;
-    if (!UpdateRunStore(kRunStoreRoot, out_dir, &store_error)) {
+    if (!UpdateRunStore(RunStoreRoot(), out_dir, &store_error)) {
       std::cerr << "lockstep run: " << store_error << "\n";
       return status == kExitOk ? kExitFailed : status;
     }
     if (!quiet) {
-      std::cout << "stored     " << out_dir << " (" << kRunStoreRoot << "/" << scenario.name
-                << "/latest; every run: " << kRunStoreRoot << "/index.html)\n";
+      std::cout << StoredLine(out_dir, scenario.name);
     }
     return status;
   };

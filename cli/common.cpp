@@ -291,8 +291,30 @@ std::string DidYouMean(const std::string& typed, const po::options_description& 
     }
   }
   // Close enough to be a slip: a letter or two for a short name, a third of a long one.
-  if (best.empty() || best_distance > std::max<size_t>(2, best.size() / 3)) return "";
-  return "; did you mean --" + best + "?";
+  if (!best.empty() && best_distance <= std::max<size_t>(2, best.size() / 3)) {
+    return "; did you mean --" + best + "?";
+  }
+  // Flags other tools have, which lockstep spells otherwise or does not need; each shown only
+  // where the option it points to exists.
+  struct Elsewhere {
+    std::string_view flag, needs, hint;
+  };
+  static constexpr Elsewhere kElsewhere[] = {
+      {"verbose", "quiet", "details are printed by default; -q (--quiet) prints fewer"},
+      {"v", "quiet", "details are printed by default; -q (--quiet) prints fewer"},
+      {"silent", "quiet", "-q (--quiet) prints only the verdict and the result"},
+      {"output", "out", "the output folder is --out DIR"},
+      {"o", "out", "the output folder is --out DIR"},
+      {"threads", "jobs", "threads are --jobs N (-j N)"},
+      {"parallel", "jobs", "threads are --jobs N (-j N)"},
+  };
+  for (const Elsewhere& e : kElsewhere) {
+    if (word != e.flag) continue;
+    for (const auto& option : desc.options()) {
+      if (option->long_name() == e.needs) return "; " + std::string(e.hint);
+    }
+  }
+  return "";
 }
 
 std::optional<int> ParseArgs(const std::string& command, const std::vector<std::string>& args,

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -136,13 +137,29 @@ bool ClearRun(const std::string& dir, std::string* error) {
   return true;
 }
 
+std::string RunStoreRoot() {
+  const char* env = std::getenv("LOCKSTEP_STORE");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string("lockstep-out");
+}
+
+std::string StoredLine(const std::string& run_dir, const std::string& scenario) {
+  std::error_code ec;
+  const std::string root = RunStoreRoot();
+  const std::string where = std::filesystem::absolute(root, ec).lexically_normal().string();
+  return "stored     " + run_dir + " (latest: " + root + "/" + scenario + "/latest; every run: " +
+         root + "/index.html; the store is " + (ec ? root : where) +
+         (std::getenv("LOCKSTEP_STORE") != nullptr && *std::getenv("LOCKSTEP_STORE") != '\0'
+              ? ", from LOCKSTEP_STORE)\n"
+              : ", under the current directory: set LOCKSTEP_STORE to keep one store)\n");
+}
+
 std::optional<int> ChooseRunDir(const std::string& command, const std::string& scenario,
                                 const std::string& what, bool force,
                                 const std::vector<std::string>& subdirs, std::string* out_dir,
                                 bool* stored) {
   *stored = out_dir->empty();
   if (*stored) {
-    *out_dir = NewRunDir(kRunStoreRoot, scenario, what);
+    *out_dir = NewRunDir(RunStoreRoot(), scenario, what);
     return std::nullopt;
   }
   if (!HoldsRun(*out_dir)) return std::nullopt;
@@ -150,7 +167,7 @@ std::optional<int> ChooseRunDir(const std::string& command, const std::string& s
     std::cerr << "lockstep " << command << ": --out " << *out_dir
               << " holds an earlier run (its summary.txt): pass --force to replace it, choose "
                  "another --out, or leave --out out to keep every run in "
-              << kRunStoreRoot << "/\n";
+              << RunStoreRoot() << "/\n";
     return kExitBadInput;
   }
   std::string error;

@@ -18,7 +18,12 @@
 
 namespace lockstep::cli {
 
-inline constexpr const char* kRunStoreRoot = "lockstep-out";
+// Where the run store is: $LOCKSTEP_STORE when it is set and not empty, else lockstep-out
+// under the current directory. Every command that stores a run says where it put it.
+std::string RunStoreRoot();
+
+// The line a stored run ends with: "stored     DIR (the store: /abs/ROOT, ...)".
+std::string StoredLine(const std::string& run_dir, const std::string& scenario);
 
 // ROOT/<scenario>/<UTC yyyymmdd-hhmmss>-<what>, with -2, -3 ... added if that exists already.
 // Creates nothing.

@@ -33,6 +33,13 @@ newest=$(ls lockstep-out/gc-pause-explicit-lease | grep '^2' | sort | tail -1)
 [ "$(readlink lockstep-out/gc-pause-explicit-lease/latest)" = "$newest" ] || fail "latest is not $newest"
 [ -f lockstep-out/contention-10/latest/report.html ] || fail "contention-10/latest has no report"
 grep -q "^stored     lockstep-out/gc-pause-explicit-lease/2" run2.out || fail "run did not say where it stored the run"
+grep -q "the store is $(pwd)/lockstep-out, under the current directory: set LOCKSTEP_STORE" run2.out ||
+  fail "run did not say where the store is"
+# LOCKSTEP_STORE puts the store elsewhere, for every run from anywhere.
+LOCKSTEP_STORE="$(pwd)/elsewhere" "$lockstep" run "$c10" --duration-ms 500 >run5.out || fail "a run into LOCKSTEP_STORE"
+grep -q "^stored     $(pwd)/elsewhere/contention-10/2.*the store is $(pwd)/elsewhere, from LOCKSTEP_STORE" run5.out ||
+  { cat run5.out; fail "LOCKSTEP_STORE not used or not said"; }
+[ -f elsewhere/index.html ] || fail "no index.html in LOCKSTEP_STORE"
 
 index=lockstep-out/index.html
 [ "$(grep -c '<tr><td>' "$index")" = 4 ] || fail "index.html does not list 4 runs"
