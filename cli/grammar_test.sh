@@ -100,6 +100,22 @@ if ! ldd "$lockstep" 2>/dev/null | grep -q 'libasan'; then
   [ "$code" = 0 ] || [ "$code" = 1 ] || { cat out.txt; fail "fuzz --jobs 1000 under 4 GB exited $code"; }
   grep -q '^jobs       [0-9]* of the 1000 asked for' out.txt || { cat out.txt; fail "fuzz --jobs 1000: no word on the jobs it got"; }
 fi
+# One grammar across the subcommands: -j wherever --jobs is, flags of other tools pointed to
+# lockstep's, replay -q as run -q.
+refused 0 "result     PASS: every seed's verdict matches" run "$c10" --seeds 1..2 -j 2 -q --duration-ms 500 --out sj
+refused 2 "details are printed by default; -q (--quiet) prints fewer" run "$c10" --verbose
+refused 2 "threads are --jobs N (-j N)" fuzz "$c10" --threads 2
+refused 2 "the output folder is --out DIR" report x.jsonl --output d
+# (Real time: its verdict may differ on a loaded machine; what -q prints is the subject.)
+set +e
+"$lockstep" replay "$c10" --duration-ms 10000 --time-scale 0.1 -q --out rq >out.txt 2>&1
+code=$?
+set -e
+[ "$code" = 0 ] || [ "$code" = 1 ] || { cat out.txt; fail "replay -q exited $code"; }
+grep -q '^result     ' out.txt || { cat out.txt; fail "replay -q printed no result"; }
+! grep -q '^scenario \|^reports \|^history \|^live       ' out.txt || { cat out.txt; fail "replay -q printed details"; }
+grep -q '^simulated vs live:' out.txt || fail "replay -q left out the comparison"
+grep -q '^scenario ' rq/summary.txt || fail "replay -q: summary.txt lost its head"
 cp "$c10" own.toml
 refused 2 "--json own.toml is the scenario file itself" run own.toml --json own.toml --out own1
 refused 2 "--junit ./own.toml is the scenario file itself" fuzz own.toml --junit ./own.toml
