@@ -23,7 +23,6 @@
 #include "cli/subcommands.h"
 #include "core/cli_format.h"
 #include "core/server.h"
-#include "model/limits.h"
 
 namespace lockstep::cli {
 namespace {
@@ -45,8 +44,12 @@ constexpr const char* kUsage =
     "        --repeat 2 --clock-ms 1000\n\n"
     "options";
 
-// A script file: a regular file of at most kMaxScriptBytes (a FIFO would block, /dev/zero never
-// ends, /proc/self/mem fails to read), as a scenario's script override is read.
+// eval tries scripts of any size a test might want (redis-server takes up to 512 MB), so its
+// bound is wider than a scenario's script override's (kMaxScriptBytes), but it is a bound.
+constexpr size_t kMaxEvalScriptBytes = size_t{64} << 20;
+
+// A script file: a regular file of at most kMaxEvalScriptBytes (a FIFO would block, /dev/zero
+// never ends, /proc/self/mem fails to read).
 std::optional<std::string> ReadWholeFile(const std::string& path, std::string* error) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
@@ -54,7 +57,7 @@ std::optional<std::string> ReadWholeFile(const std::string& path, std::string* e
     return std::nullopt;
   }
   std::string body;
-  if (!ReadRegularFile(path, static_cast<size_t>(kMaxScriptBytes), &body, error)) {
+  if (!ReadRegularFile(path, kMaxEvalScriptBytes, &body, error)) {
     return std::nullopt;
   }
   return body;

@@ -196,7 +196,22 @@ int ReplayMain(const std::vector<std::string>& args) {
     head << "servers    yours (--redis " << redis << "); every key and channel of the run under "
          << keyspace->prefix() << "\n";
   }
-  if (!quiet) std::cout << head.str() << std::flush;
+  // -q hides the details, never what lockstep touches on this machine or on the user's
+  // servers: the run's key prefix (--redis) and the servers it started, with their pids.
+  const auto shown_quietly = [](const std::string& text, std::initializer_list<const char*> kept) {
+    std::istringstream in(text);
+    std::string out;
+    for (std::string line; std::getline(in, line);) {
+      for (const char* prefix : kept) {
+        if (line.rfind(prefix, 0) == 0) {
+          out += line + "\n";
+          break;
+        }
+      }
+    }
+    return out;
+  };
+  std::cout << (quiet ? shown_quietly(head.str(), {"servers    "}) : head.str()) << std::flush;
 
   InterruptScope interrupt;
 
@@ -259,7 +274,9 @@ int ReplayMain(const std::vector<std::string>& args) {
   }
   std::ostringstream parameters;
   for (const auto& [name, value] : replay->derived()) parameters << "  " << name << ": " << value << "\n";
-  if (!quiet) std::cout << parameters.str() << std::flush;
+  std::cout << (quiet ? shown_quietly(parameters.str(), {"  server ", "  key prefix:", "  sentinel"})
+                     : parameters.str())
+            << std::flush;
   if (!quiet) std::cerr << "live: running " << Seconds(scenario.duration_us) << " of real time ...\n";
   PipelineOptions live_pipeline;
   // A live run is bound by real time, not by the checkers: they stay on the driver's thread,
