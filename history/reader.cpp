@@ -11,21 +11,12 @@
 #include <memory>
 #include <vector>
 
+#include "base/read_file.h"
 #include "history/jsonl.h"
 
 namespace lockstep::history {
 
 namespace {
-
-// Tells what a path is when it is not a regular file, for the message.
-const char* FileKind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a pipe";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 // Counts what the events name, against the bounds in reader.h.
 class Census {
@@ -98,7 +89,7 @@ bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink,
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     *error = "cannot read " + path + ": " +
-             (S_ISREG(st.st_mode) ? std::string(std::strerror(errno)) : std::string(FileKind(st.st_mode)) +
+             (S_ISREG(st.st_mode) ? std::string(std::strerror(errno)) : std::string(FileKindOf(st.st_mode)) +
                                                                             ", not a history file");
     close(fd);
     return false;
