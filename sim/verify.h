@@ -8,9 +8,11 @@
 //
 // Compared: what the key holds as the lease events write it (history/lease_owners.h: a hash's
 // owner fields, a string lock's value, a semaphore's count), which is what every reader's view
-// of the node (its owners, a semaphore's permits) is made from. Not compared yet: the
-// reentrant counts in a hash's fields and the key's expiry, which the facts pass's view of a
-// node does not hold (docs/history.md, "The verification mode").
+// of the node (its owners, a semaphore's permits) is made from, and whether the key exists on
+// the node's clock. Not compared: the TTL's value and the reentrant counts in a hash's fields,
+// of which no reader holds a belief (the pass's counts are the clients'; a node that counts
+// otherwise is the reentrancy checker's finding, not the pass's fault: docs/history.md, "The
+// verification mode").
 #ifndef LOCKSTEP_SIM_VERIFY_H_
 #define LOCKSTEP_SIM_VERIFY_H_
 
