@@ -116,6 +116,16 @@ grep -q '^result     ' out.txt || { cat out.txt; fail "replay -q printed no resu
 ! grep -q '^scenario \|^reports \|^history \|^live       ' out.txt || { cat out.txt; fail "replay -q printed details"; }
 grep -q '^simulated vs live:' out.txt || fail "replay -q left out the comparison"
 grep -q '^scenario ' rq/summary.txt || fail "replay -q: summary.txt lost its head"
+# Issue 24, point 9: one name, one number. A property that does not apply reads "-" and says
+# so; the history's event count is its lines; the engine's are named apart; summary.md counts
+# the faults that start, as the history has them.
+refused 0 "result     PASS" run "$ph" --out n9
+grep -q '^  fairness            -         (does not apply to rlock)$' out.txt || { cat out.txt; fail "no '-' for a property that does not apply"; }
+lines=$(wc -l <n9/history.jsonl)
+grep -q "^history    n9/history.jsonl ($lines events, hash " out.txt || { cat out.txt; fail "history events are not its $lines lines"; }
+grep -q '^engine     [0-9]* simulator events run' out.txt || fail "the engine's events are not named apart"
+starts=$(grep -c '"type":"fault","process":"[^"]*","op":"partition"' n9/history.jsonl)
+grep -q "^| fault events (starts) | $starts |$" n9/summary.md || { grep fault n9/summary.md; fail "summary.md's fault count is not the $starts starts"; }
 cp "$c10" own.toml
 refused 2 "--json own.toml is the scenario file itself" run own.toml --json own.toml --out own1
 refused 2 "--junit ./own.toml is the scenario file itself" fuzz own.toml --junit ./own.toml
