@@ -107,6 +107,18 @@ bool WriteReports(const std::string& out_dir,
 
 }  // namespace
 
+// Client operations the run made, and how many of them ended ok.
+std::pair<size_t, size_t> OkCount(const check::OperationLog& ops) {
+  size_t tried = 0, ok = 0;
+  for (const auto& [thread, list] : ops.threads()) {
+    for (const check::OperationLog::Operation& op : list) {
+      ++tried;
+      ok += op.outcome == history::EventType::kOk;
+    }
+  }
+  return {tried, ok};
+}
+
 int ReplayMain(const std::vector<std::string>& args) {
   std::string file, out_dir, lua_dir = DefaultLuaDir();
   uint64_t seed = 0;
@@ -166,6 +178,10 @@ int ReplayMain(const std::vector<std::string>& args) {
     }
     user_servers = std::move(*mapped);
     keyspace = std::make_shared<const live::RunKeyspace>(live::RunKeyspace::ForRun(scenario.seed));
+    if (!live::CheckUserServersRunScripts(user_servers, *keyspace, &why)) {
+      std::cerr << "lockstep replay: " << why << "\n";
+      return kExitBadInput;
+    }
   }
   // As run: a new folder of the run store without --out; an --out holding a run needs --force.
   bool stored = false;
@@ -352,6 +368,12 @@ int ReplayMain(const std::vector<std::string>& args) {
     tail << "result     INTERRUPTED at " << Seconds(live_run->end_us) << " of "
          << Seconds(scenario.duration_us) << ": the live verdict above is of that prefix\n";
     status = interrupt.exit_status();
+  } else if (const auto [tried, succeeded] = OkCount(live_ops); tried > 0 && succeeded == 0) {
+    // A run in which no operation succeeded tested nothing about the lock, whatever its
+    // verdict says (a server that fails every script, a network that drops everything).
+    tail << "result     FAIL: no live operation succeeded (" << tried
+         << " tried): nothing about the lock was tested\n";
+    status = kExitFailed;
   } else if (!judgement.matches) {
     tail << "result     FAIL: the live verdict does not match the scenario's expectations:\n";
     for (const std::string& m : judgement.mismatches) tail << "             " << m << "\n";

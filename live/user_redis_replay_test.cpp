@@ -494,4 +494,24 @@ TEST_CASE("redis option: addresses that do not fit the scenario get exit 2", "[l
   CHECK(output.find("is not a master (role:slave)") != std::string::npos);
 }
 
+// Issue 25: a server that passes PING and INFO but runs no Lua script (an ACL that forbids
+// scripting here; a Redis-compatible server without it answers NOSCRIPT) is refused before
+// the run, with exit 2, instead of a run in which nothing succeeded ending PASS.
+TEST_CASE("redis option refuses a server that runs no Lua script", "[live][user_redis]") {
+  RedisProcess::Options o;
+  o.extra_args = {"--save", "", "--appendonly", "no"};
+  std::unique_ptr<RedisProcess> server = RedisProcess::StartOrThrow(o);
+  RedisClient c("127.0.0.1", server->port());
+  REQUIRE(c.Command({"ACL", "SETUSER", "default", "-@scripting"}) == Reply::Ok());
+  REQUIRE(c.Command({"EVAL", "return 1", "0"}).is_error());
+  std::string output;
+  CHECK(RunForStatus({"replay", ScenarioPath("scenarios/contention-10.toml"), "--redis",
+                      "127.0.0.1:" + std::to_string(server->port())},
+                     "refuse-no-scripting", &output) == 2);
+  CHECK(output.find("does not run Lua scripts (EVAL \"return 1\" answered -NOPERM") !=
+        std::string::npos);
+  CHECK(output.find("every lock script would fail there") != std::string::npos);
+}
+
+
 }  // namespace lockstep

@@ -143,6 +143,27 @@ bool CheckUserServers(std::vector<UserServer>* servers, std::string* error) {
   return true;
 }
 
+bool CheckUserServersRunScripts(const std::vector<UserServer>& servers, const RunKeyspace& keyspace,
+                                std::string* error) {
+  for (const UserServer& s : servers) {
+    const std::string who = "node " + s.node + " (--redis " + s.address() + ")";
+    try {
+      RedisClient client(s.host, s.port, kTimeoutMs);
+      const Reply r = client.Command({"EVAL", "return 1", "1", keyspace.prefix() + "script-check"});
+      if (r.type != Reply::Type::kInteger || r.integer != 1) {
+        *error = who + " does not run Lua scripts (EVAL \"return 1\" answered " + r.Quoted() +
+                 "): every lock script would fail there; allow EVAL, EVALSHA and SCRIPT for "
+                 "lockstep's connection, or give another server";
+        return false;
+      }
+    } catch (const std::exception& e) {
+      *error = "cannot reach " + who + ": " + e.what();
+      return false;
+    }
+  }
+  return true;
+}
+
 RunKeyspace::RunKeyspace(std::string prefix) : prefix_(std::move(prefix)) {
   assert(!prefix_.empty());
   // SCAN MATCH reads the prefix as a glob, and a brace would become a key's hash tag.

@@ -86,6 +86,14 @@ class RunKeyspace {
   std::string prefix_;
 };
 
+// Whether each server runs a Lua script: an EVAL of "return 1" naming one key under the run's
+// prefix (which it does not touch). A server whose ACL forbids scripting, or a
+// Redis-compatible server without it, answers every lock script with an error; no operation
+// of the run could succeed there, so it is refused before the run (false, *error says which
+// and what it answered).
+bool CheckUserServersRunScripts(const std::vector<UserServer>& servers, const RunKeyspace& keyspace,
+                                std::string* error);
+
 // Deletes every key under the prefix on `server` (SCAN MATCH <prefix>* COUNT 1000, then UNLINK
 // of what it found, each key checked again to start with the prefix). Returns how many keys it
 // deleted, or nullopt with *error.
