@@ -126,6 +126,35 @@ grep -q "^history    n9/history.jsonl ($lines events, hash " out.txt || { cat ou
 grep -q '^engine     [0-9]* simulator events run' out.txt || fail "the engine's events are not named apart"
 starts=$(grep -c '"type":"fault","process":"[^"]*","op":"partition"' n9/history.jsonl)
 grep -q "^| fault events (starts) | $starts |$" n9/summary.md || { grep fault n9/summary.md; fail "summary.md's fault count is not the $starts starts"; }
+# A --redis server whose reply is one 50 MB line: refused at the 4 MB bound, at once, and the
+# message does not quote the reply (reading it was quadratic: still reading after 40 s).
+python3 - <<'PY' &
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+open("fake-port", "w").write(str(s.getsockname()[1]))
+c, _ = s.accept()
+c.recv(4096)
+try:
+    c.sendall(b"+" + b"x" * (50 << 20) + b"\r\n")
+except OSError:
+    pass
+PY
+fake=$!
+for _ in $(seq 1 50); do [ -s fake-port ] && break; sleep 0.1; done
+start=$(date +%s)
+set +e
+timeout 60 "$lockstep" replay "$c10" --redis "127.0.0.1:$(cat fake-port)" -q --out fr >out.txt 2>&1
+code=$?
+set -e
+kill "$fake" 2>/dev/null || true
+wait "$fake" 2>/dev/null || true
+[ "$code" = 2 ] || { head -c 500 out.txt; fail "a 50 MB reply: exit $code, not 2"; }
+grep -q 'a reply longer than 4194304 bytes' out.txt || { head -c 500 out.txt; fail "a 50 MB reply: no bound named"; }
+[ "$(wc -c <out.txt)" -lt 2000 ] || fail "the refusal quoted the reply"
+[ $(($(date +%s) - start)) -lt 20 ] || fail "a 50 MB reply took more than 20 s to refuse"
 cp "$c10" own.toml
 refused 2 "--json own.toml is the scenario file itself" run own.toml --json own.toml --out own1
 refused 2 "--junit ./own.toml is the scenario file itself" fuzz own.toml --junit ./own.toml

@@ -103,9 +103,28 @@ void RedisClient::Append(const Argv& argv) {
 Reply RedisClient::ReadReply() {
   assert(ctx_ != nullptr);
   void* raw = nullptr;
-  // After an I/O error hiredis keeps ctx_->err set and fails every later call the same way.
-  if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
-    throw std::runtime_error(std::string("redis: I/O error: ") + ctx_->errstr);
+  const auto io_error = [this] {
+    // After an I/O error hiredis keeps ctx_->err set and fails every later call the same way.
+    return std::runtime_error(std::string("redis: I/O error: ") + ctx_->errstr);
+  };
+  // redisGetReply's loop, with a bound: hiredis looks for a line's end from the line's start
+  // each time more bytes arrive, so a reply that is one endless line (a 50 MB status reply
+  // from a server the user names) costs the square of its length; past kMaxReplyBytes unparsed
+  // the reply is refused.
+  if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) throw io_error();
+  if (raw == nullptr) {
+    int written = 0;
+    do {
+      if (redisBufferWrite(ctx_, &written) != REDIS_OK) throw io_error();
+    } while (!written);
+    while (raw == nullptr) {
+      if (redisBufferRead(ctx_) != REDIS_OK) throw io_error();
+      if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) throw io_error();
+      if (raw == nullptr && ctx_->reader->len - ctx_->reader->pos > kMaxReplyBytes) {
+        throw std::runtime_error("redis: a reply longer than " + std::to_string(kMaxReplyBytes) +
+                                 " bytes, more than lockstep reads from a server");
+      }
+    }
   }
   ReplyPtr reply(static_cast<redisReply*>(raw));
   return ReplyFromHiredis(reply.get());

@@ -24,6 +24,9 @@ Reply ReplyFromHiredis(const redisReply* r);
 
 class RedisClient {
  public:
+  // The longest reply lockstep reads from a server, unparsed: every reply it asks for (INFO,
+  // SCAN pages, script replies) is far shorter.
+  static constexpr size_t kMaxReplyBytes = 4u << 20;
   // Connects to host:port (throws std::runtime_error with hiredis's message on failure).
   // timeout_ms limits the connect and also every later read and write, so a hung server fails
   // a test instead of hanging it (and a blocking command that waits longer than that throws).

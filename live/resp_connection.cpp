@@ -261,7 +261,16 @@ void RespConnection::ReadAll(const bool& alive) {
         Fail("bad reply: " + std::string(reader_->errstr));
         return;
       }
-      if (raw == nullptr) break;
+      if (raw == nullptr) {
+        // A reply that never ends its line costs hiredis the square of its length (it looks
+        // for the line's end from the line's start at every read): bounded.
+        if (reader_->len - reader_->pos > kMaxReplyBytes) {
+          Fail("a reply longer than " + std::to_string(kMaxReplyBytes) +
+               " bytes, more than lockstep reads from a server");
+          return;
+        }
+        break;
+      }
       Reply reply = ReplyFromHiredis(static_cast<redisReply*>(raw));
       freeReplyObject(raw);
       Deliver(reply);

@@ -40,6 +40,8 @@ namespace lockstep::live {
 class RespConnection {
  public:
   using OnReply = std::function<void(const Reply&)>;
+  // The longest reply it reads, unparsed, before it fails the connection (see ReadAll).
+  static constexpr size_t kMaxReplyBytes = 4u << 20;
 
   struct Options {
     std::string host = "127.0.0.1";

@@ -107,7 +107,7 @@ bool CheckUserServers(std::vector<UserServer>* servers, std::string* error) {
       }
       const Reply info = client.Command({"INFO"});
       if (info.type != Reply::Type::kBulk) {
-        *error = who + " does not answer INFO (" + info.Debug() +
+        *error = who + " does not answer INFO (" + info.Quoted() +
                  "): lockstep reads it to check the server's role and mode";
         return false;
       }
@@ -256,7 +256,7 @@ std::optional<int64_t> RemoveRunKeys(const UserServer& server, const RunKeyspace
           client.Command({"SCAN", cursor, "MATCH", keyspace.prefix() + "*", "COUNT", "1000"});
       if (scan.type != Reply::Type::kArray || scan.elements.size() != 2 ||
           scan.elements[1].type != Reply::Type::kArray) {
-        *error = "SCAN answered " + scan.Debug();
+        *error = "SCAN answered " + scan.Quoted();
         return std::nullopt;
       }
       Argv unlink{"UNLINK"};
@@ -269,7 +269,7 @@ std::optional<int64_t> RemoveRunKeys(const UserServer& server, const RunKeyspace
       if (unlink.size() > 1) {
         const Reply r = client.Command(unlink);
         if (r.type != Reply::Type::kInteger) {
-          *error = "UNLINK answered " + r.Debug();
+          *error = "UNLINK answered " + r.Quoted();
           return std::nullopt;
         }
         removed += r.integer;
