@@ -16,6 +16,7 @@
 
 #include "check/check.h"
 #include "check/compare.h"
+#include "cli/ci_outputs.h"
 #include "cli/common.h"
 #include "cli/run_store.h"
 #include "cli/subcommands.h"
@@ -120,7 +121,7 @@ std::pair<size_t, size_t> OkCount(const check::OperationLog& ops) {
 }
 
 int ReplayMain(const std::vector<std::string>& args) {
-  std::string file, out_dir, lua_dir = DefaultLuaDir();
+  std::string file, out_dir, lua_dir = DefaultLuaDir(), json_path, junit_path;
   uint64_t seed = 0;
   int64_t duration_ms = 0;
   double time_scale = 1;
@@ -140,7 +141,13 @@ int ReplayMain(const std::vector<std::string>& args) {
       "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
       "strict", po::bool_switch(&strict),
       "exit 1 also when a property's simulated and live verdicts differ")(
-      "quiet,q", po::bool_switch(&quiet), "no progress lines")(
+      "quiet,q", po::bool_switch(&quiet),
+      "no progress lines, no details: the verdicts, the comparison, the reproduce command and "
+      "the result")(
+      "json", po::value(&json_path),
+      "also write the live verdict as JSON to this file (schema lockstep-run/1, docs/ci.md)")(
+      "junit", po::value(&junit_path),
+      "also write JUnit XML of the live verdict to this file: one testcase per property")(
       "redis", po::value(&redis),
       "HOST:PORT[,...]: replay the workload on these servers (yours, one master per node, in "
       "the scenario's order) instead of starting any; keys only under a run prefix, deleted "
@@ -158,6 +165,9 @@ int ReplayMain(const std::vector<std::string>& args) {
       LoadScenarioForRun("replay", file, RunOverrides{seed, duration_ms, time_scale}, vm);
   if (!loaded) return kExitBadInput;
   Scenario scenario = std::move(*loaded);
+  if (!OutputsSpareInput("replay", scenario.file, {{"--json", json_path}, {"--junit", junit_path}})) {
+    return kExitBadInput;
+  }
   const bool on_user_servers = vm.count("redis") > 0;
   const std::vector<std::string> refusals = live::LiveRefusals(scenario, !on_user_servers, time_scale);
   if (!refusals.empty()) {
@@ -403,6 +413,29 @@ int ReplayMain(const std::vector<std::string>& args) {
       !WriteWholeFile(out_dir + "/comparison.txt", compared, &error)) {
     std::cerr << "lockstep replay: " << error << "\n";
     return kExitFailed;
+  }
+  if (!json_path.empty() || !junit_path.empty()) {
+    RunRecord record;
+    record.scenario = &scenario;
+    record.file = file;
+    record.verdict = &live_run->verdict;
+    record.judgement = &judgement;
+    record.interrupted = interrupted;
+    record.end_us = live_run->end_us;
+    record.history_format = "jsonl";
+    record.history_path = live_pipeline.history_path;
+    record.history_events = live_run->history_events;
+    record.history_hash = history::HashHex(live_run->history_hash);
+    record.reproduce = reproduce;
+    record.wall_s = live_run->wall_s;
+    if (!json_path.empty() && !WriteWholeFile(json_path, RunJson(record), &error)) {
+      std::cerr << "lockstep replay: --json: " << error << "\n";
+      return kExitFailed;
+    }
+    if (!junit_path.empty() && !WriteWholeFile(junit_path, RunJunit(record), &error)) {
+      std::cerr << "lockstep replay: --junit: " << error << "\n";
+      return kExitFailed;
+    }
   }
   if (stored && !UpdateRunStore(RunStoreRoot(), out_dir, &error)) {
     std::cerr << "lockstep replay: " << error << "\n";

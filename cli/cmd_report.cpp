@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "check/check.h"
+#include "cli/ci_outputs.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
 #include "history/jsonl.h"
@@ -77,7 +78,8 @@ class RunNoteReader : public history::EventSink {
 }  // namespace
 
 int ReportMain(const std::vector<std::string>& args) {
-  std::string history_path, scenario_file, out_dir, lua_dir = DefaultLuaDir();
+  std::string history_path, scenario_file, out_dir, lua_dir = DefaultLuaDir(), json_path,
+      junit_path;
   bool quiet = false;
   double detail_at_s = -1;
   std::string lanes;
@@ -93,6 +95,10 @@ int ReportMain(const std::vector<std::string>& args) {
       "lanes", po::value(&lanes),
       "client thread lanes to draw first in report.html, as shell patterns, comma-separated "
       "(\"c7.t0,c12*\"): a crowded run draws 48 thread lanes")(
+      "json", po::value(&json_path),
+      "also write the verdict as JSON to this file (schema lockstep-run/1, docs/ci.md)")(
+      "junit", po::value(&junit_path),
+      "also write JUnit XML to this file: one testcase per property")(
       "quiet,q", po::bool_switch(&quiet), "print only the verdict and the result");
   po::options_description hidden;
   hidden.add_options()("history", po::value(&history_path));
@@ -102,6 +108,12 @@ int ReportMain(const std::vector<std::string>& args) {
     std::cerr
         << "lockstep report: which history? e.g. lockstep report lockstep-out/x/history.jsonl\n";
     return kExitBadInput;
+  }
+  for (const std::string& input : {history_path, scenario_file}) {
+    if (!input.empty() &&
+        !OutputsSpareInput("report", input, {{"--json", json_path}, {"--junit", junit_path}})) {
+      return kExitBadInput;
+    }
   }
   if (out_dir.empty()) {
     out_dir = std::filesystem::path(history_path).parent_path().string();
@@ -130,6 +142,8 @@ int ReportMain(const std::vector<std::string>& args) {
   for (std::string_view property : history::kProperties) {
     expect[std::string(property)] = Expectation::kHold;
   }
+  // What --json and --junit describe: the scenario file's, else what the history says of it.
+  Scenario judged;
   if (!scenario_file.empty()) {
     ScenarioError scenario_error;
     std::optional<Scenario> scenario = LoadScenarioFile(ResolveScenario("report", scenario_file), &scenario_error);
@@ -159,6 +173,7 @@ int ReportMain(const std::vector<std::string>& args) {
     reports::DescribeScenario(*scenario, &meta);
     meta.scenario_file = scenario_file;
     expect = scenario->expect;
+    judged = *scenario;
     std::string setup_error;
     // Only to learn the derived parameters (script SHA-1s, clocks): nothing is run.
     if (auto sim = sim::Simulation::Create(*scenario, lua_dir, &setup_error)) {
@@ -221,6 +236,40 @@ int ReportMain(const std::vector<std::string>& args) {
   const auto end = std::chrono::steady_clock::now();
   const check::Judgement judgement = check::Judge(*verdict, expect);
   std::cout << FormatVerdict(*verdict, expect) << std::flush;
+  if (!json_path.empty() || !junit_path.empty()) {
+    if (scenario_file.empty()) {
+      judged.name = meta.scenario_name.empty() ? "history" : meta.scenario_name;
+      if (meta.seed) judged.seed = *meta.seed;
+      judged.duration_us = end_us;
+      judged.expect = expect;
+    }
+    RunRecord record;
+    record.scenario = &judged;
+    record.file = scenario_file.empty() ? history_path : scenario_file;
+    record.verdict = &*verdict;
+    record.judgement = &judgement;
+    record.end_us = end_us;
+    record.history_format = history_path.size() > 3 &&
+                                    history_path.compare(history_path.size() - 3, 3, ".gz") == 0
+                                ? "jsonl.gz"
+                                : "jsonl";
+    record.history_path = history_path;
+    record.history_events = stats.events;
+    record.history_hash = history::HashHex(stats.hash);
+    record.reports = written;
+    record.reproduce = meta.reproduce;
+    record.wall_s = seconds(wall_start, check_end);
+    record.reports_s = seconds(check_end, end);
+    std::string write_error;
+    if (!json_path.empty() && !WriteWholeFile(json_path, RunJson(record), &write_error)) {
+      std::cerr << "lockstep report: --json: " << write_error << "\n";
+      return kExitFailed;
+    }
+    if (!junit_path.empty() && !WriteWholeFile(junit_path, RunJunit(record), &write_error)) {
+      std::cerr << "lockstep report: --junit: " << write_error << "\n";
+      return kExitFailed;
+    }
+  }
   if (!quiet) {
     for (const reports::WrittenFile& f : written) {
       std::printf("wrote      %s (%.1f KiB)\n", f.path.c_str(),

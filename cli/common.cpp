@@ -395,9 +395,8 @@ bool OutputsSpareInput(const std::string& command, const std::string& input,
     if (path.empty()) continue;
     std::error_code ec;
     if (std::filesystem::equivalent(path, input, ec) && !ec) {
-      std::cerr << "lockstep " << command << ": " << flag << " " << path
-                << " is the scenario file itself; writing there would destroy it: name another "
-                   "file\n";
+      std::cerr << "lockstep " << command << ": " << flag << " " << path << " is " << input
+                << " itself, an input; writing there would destroy it: name another file\n";
       return false;
     }
   }

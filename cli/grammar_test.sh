@@ -108,7 +108,7 @@ refused 2 "threads are --jobs N (-j N)" fuzz "$c10" --threads 2
 refused 2 "the output folder is --out DIR" report x.jsonl --output d
 # (Real time: its verdict may differ on a loaded machine; what -q prints is the subject.)
 set +e
-"$lockstep" replay "$c10" --duration-ms 10000 --time-scale 0.1 -q --out rq >out.txt 2>&1
+"$lockstep" replay "$c10" --duration-ms 10000 --time-scale 0.1 -q --out rq --json rq.json --junit rq.xml >out.txt 2>&1
 code=$?
 set -e
 [ "$code" = 0 ] || [ "$code" = 1 ] || { cat out.txt; fail "replay -q exited $code"; }
@@ -116,6 +116,7 @@ grep -q '^result     ' out.txt || { cat out.txt; fail "replay -q printed no resu
 ! grep -q '^scenario \|^reports \|^history \|^live       ' out.txt || { cat out.txt; fail "replay -q printed details"; }
 grep -q '^simulated vs live:' out.txt || fail "replay -q left out the comparison"
 grep -q '^scenario ' rq/summary.txt || fail "replay -q: summary.txt lost its head"
+grep -q '"schema": "lockstep-run/1"' rq.json && grep -q '<testsuite ' rq.xml || fail "replay --json/--junit"
 # Issue 24, point 9: one name, one number. A property that does not apply reads "-" and says
 # so; the history's event count is its lines; the engine's are named apart; summary.md counts
 # the faults that start, as the history has them.
@@ -124,6 +125,10 @@ grep -q '^  fairness            -         (does not apply to rlock)$' out.txt ||
 lines=$(wc -l <n9/history.jsonl)
 grep -q "^history    n9/history.jsonl ($lines events, hash " out.txt || { cat out.txt; fail "history events are not its $lines lines"; }
 grep -q '^engine     [0-9]* simulator events run' out.txt || fail "the engine's events are not named apart"
+# report writes --json and --junit as run does, and never over its inputs.
+refused 0 "result     PASS" report n9/history.jsonl --scenario "$ph" --out n9r --json n9r.json --junit n9r.xml -q
+grep -q '"schema": "lockstep-run/1"' n9r.json && grep -q '<testsuite ' n9r.xml || fail "report --json/--junit"
+refused 2 "--json n9/history.jsonl is n9/history.jsonl itself, an input" report n9/history.jsonl --json n9/history.jsonl
 starts=$(grep -c '"type":"fault","process":"[^"]*","op":"partition"' n9/history.jsonl)
 grep -q "^| fault events (starts) | $starts |$" n9/summary.md || { grep fault n9/summary.md; fail "summary.md's fault count is not the $starts starts"; }
 # A --redis server whose reply is one 50 MB line: refused at the 4 MB bound, at once, and the
@@ -156,8 +161,8 @@ grep -q 'a reply longer than 4194304 bytes' out.txt || { head -c 500 out.txt; fa
 [ "$(wc -c <out.txt)" -lt 2000 ] || fail "the refusal quoted the reply"
 [ $(($(date +%s) - start)) -lt 20 ] || fail "a 50 MB reply took more than 20 s to refuse"
 cp "$c10" own.toml
-refused 2 "--json own.toml is the scenario file itself" run own.toml --json own.toml --out own1
-refused 2 "--junit ./own.toml is the scenario file itself" fuzz own.toml --junit ./own.toml
+refused 2 "--json own.toml is own.toml itself, an input" run own.toml --json own.toml --out own1
+refused 2 "--junit ./own.toml is own.toml itself, an input" fuzz own.toml --junit ./own.toml
 cmp -s own.toml "$c10" || fail "the scenario file was written over"
 refused 0 "usage: lockstep eval FILE" eval -h
 refused 0 "usage: lockstep run SCENARIO.toml" help run
