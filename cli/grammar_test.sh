@@ -73,7 +73,11 @@ refused 0 "result     PASS" run "$c10" --duration-ms 500 --json link.json --out 
 mkfifo out.fifo
 cat out.fifo > fifo-got.json &
 reader=$!
-sleep 0.2
+# The reader must be waiting in open() before lockstep opens the FIFO without blocking.
+for _ in $(seq 1 100); do
+  [ "$(cat /proc/$reader/wchan 2>/dev/null)" = wait_for_partner ] && break
+  sleep 0.05
+done
 refused 0 "result     PASS" run "$c10" --duration-ms 500 --json out.fifo --out j2
 wait "$reader"
 [ -p out.fifo ] && grep -q '"schema"' fifo-got.json || fail "--json did not write through the FIFO"
