@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every lockstep Lua script in lua/ on a real redis-server and checks its replies, its
 # effects on the keyspace and the messages it publishes against the expectations written
-# below (which come from shared/notes/redisson-lock-facts.md and the seed documents).
+# below (Redisson's documented return codes for each script).
 #
 # It starts its own redis-server (no persistence, loopback only) on the first port in
 # 6400-6499 where `redis-cli -p P ping` fails, in a temporary directory, and stops it by its

@@ -136,7 +136,7 @@ struct SentinelSpec {
 // Redisson's client configuration and the lock protocol's settings.
 struct ProtocolSpec {
   std::string kind = "rlock";    // One of kProtocolKinds (model/scenario_toml.h).
-  std::string version = "v3.13.6";  // "v3.13.6" (the seed documents) or "current"
+  std::string version = "v3.13.6";  // "v3.13.6" (Redisson 3.13.6) or "current"
   std::string lock_name = "lock";
   int64_t watchdog_timeout_us = 30'000'000;  // lockWatchdogTimeout
   int64_t timeout_us = 3'000'000;            // Response timeout per attempt.

@@ -8,7 +8,7 @@
 # case the way core/conformance_test.cpp does (FLUSHALL and SCRIPT FLUSH before each case, the
 # files in the order given), rewrites each file in place keeping comments, case names and
 # commands, and stops the server by its pid. Review the diff (git diff) before committing: a
-# golden file is a claim about Redis, and the claim should match the facts notes.
+# golden file is a claim about Redis, and the claim should match what Redis 7.0 is documented to do.
 #
 # Files in a folder named "cluster" (core/testdata/conformance/cluster/) run instead on the
 # first node of a two-node Redis Cluster that this script forms the way the test does: node A

@@ -1,5 +1,5 @@
-// Plain single-key locks from the seeds, not Redisson (shared/seeds/004 for SETNX then EXPIRE,
-// shared/seeds/002 for the GET-then-DEL unlock and the compare-and-delete script replacing it):
+// Plain single-key locks as common SET NX designs write them, not Redisson (SETNX then EXPIRE;
+// the GET-then-DEL unlock, and the compare-and-delete script that replaces it):
 // the lock is one STRING key, `lock_name` itself (no prefix, no hash), whose value is the
 // holder's token "<uuid>:<thread + 1>". Three kinds, as a sans-IO protocol:
 //

@@ -1,4 +1,4 @@
-// Establishes that the plain single-key locks of the seeds behave as modelled, including the
+// Establishes that the plain single-key locks (common SET NX designs) behave as modelled, including the
 // two broken variants' failures: setnx-expire's key without a TTL after a crash between SETNX
 // and EXPIRE, and get-del's DEL of another client's lock.
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 // Redisson's RLock (RedissonLock) client as a sans-IO state machine, in two versions chosen by
 // ClientConfig::version:
 //
-//  - "v3.13.6": the version the seed documents describe. Every script goes through the
+//  - "v3.13.6": Redisson 3.13.6, whose published scripts the project started from. Every script goes through the
 //    retrying command executor, so a lost reply can run acquire or unlock twice. One watchdog
 //    timer per lock, at internalLockLeaseTime / 3; it stops for good on an error or a 0.
 //    internalLockLeaseTime is one field per process, overwritten before every acquire (#3484).
