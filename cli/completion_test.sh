@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bash completion (completion/lockstep.bash): subcommands, each subcommand's flags as its --help
+# bash completion (scripts/lockstep-completion.bash): subcommands, each subcommand's flags as its --help
 # lists them, the values of --history, and the bundled scenarios' names from the installed tree
 # beside the lockstep found on PATH.
 #
@@ -20,7 +20,7 @@ complete_line() { # complete_line WORD...: the completions of the last word
     COMP_WORDS=("$@")
     COMP_CWORD=$(($# - 1))
     _lockstep
-    printf "%s\n" "${COMPREPLY[@]}"' "$src/completion/lockstep.bash" "$@"
+    printf "%s\n" "${COMPREPLY[@]}"' "$src/scripts/lockstep-completion.bash" "$@"
 }
 [ "$(complete_line lockstep re | tr '\n' ' ')" = "replay report " ] || fail "subcommands: $(complete_line lockstep re)"
 complete_line lockstep run --dur | grep -qx -- '--duration-ms' || fail "run's --duration-ms"
