@@ -482,30 +482,29 @@ class Reentrancy : public PropertyChecker {
     }
     uint8_t kind = 0;
     if (x.renew) {
-      if (x.held || x.repeat) return;
+      if (x.held) return;
       kind = kRenewAnsweredNonHolder;
-    }
-    switch (x.renew ? Claim::kNone : x.claim) {
-      case Claim::kNotHeld:
-        if (!x.held) return;
-        kind = kUnlockRefusedHolder;
-        break;
-      case Claim::kReleased:
-      case Claim::kStillHeld: {
-        if (!x.held) {
-          kind = kUnlockAnsweredNonHolder;
+    } else {
+      switch (x.claim) {
+        case Claim::kNotHeld:
+          if (!x.held) return;
+          kind = kUnlockRefusedHolder;
+          break;
+        case Claim::kReleased:
+        case Claim::kStillHeld: {
+          if (!x.held) {
+            kind = kUnlockAnsweredNonHolder;
+            break;
+          }
+          // A read unlock's 0 and 1 are about the hash (other readers may keep it, without
+          // the caller's field); the others' are about the caller's own field.
+          const bool remains = x.shared ? x.key_after : x.held_after;
+          if ((x.claim == Claim::kReleased) != remains) return;
+          kind = kUnlockMisreported;
           break;
         }
-        // A read unlock's 0 and 1 are about the hash (other readers may keep it, without the
-        // caller's field); the others' are about the caller's own field.
-        const bool remains = x.shared ? x.key_after : x.held_after;
-        if ((x.claim == Claim::kReleased) != remains) return;
-        kind = kUnlockMisreported;
-        break;
+        case Claim::kNone: return;
       }
-      case Claim::kNone:
-        if (!x.renew) return;
-        break;
     }
     if (x.repeat) return;
     const FindingKey key{x.t_us, x.seq, kind, static_cast<int64_t>(x.seq), history::kNone,

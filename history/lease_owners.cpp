@@ -83,4 +83,15 @@ Name LeaseOpOf(std::string_view before, std::string_view after, bool timed_out, 
   return names::kOwners;  // The set of owner fields changed (a read lock joined, say).
 }
 
+Event LeaseEvent(Name node, Name lock, Name op, std::string_view owners, int64_t local_ms) {
+  Event ev;
+  ev.type = EventType::kLease;
+  ev.process = node;
+  ev.lock = lock;
+  ev.local_ms = local_ms;
+  ev.op = op;
+  if (!owners.empty()) ev.detail = Owners{owners};
+  return ev;
+}
+
 }  // namespace lockstep::history

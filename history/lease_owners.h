@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/keyspace.h"
+#include "history/event.h"
 #include "history/names.h"
 
 namespace lockstep::history {
@@ -35,6 +36,10 @@ std::string OwnersGone(std::string_view before, std::string_view after);
 // expired if its time ran out (`timed_out`) and `gone_as` otherwise (released, lost). The
 // detail is `after`, or `before` when the key is gone.
 Name LeaseOpOf(std::string_view before, std::string_view after, bool timed_out, Name gone_as);
+
+// The lease event a driver records for `node`'s key of `lock`: `op` with the owners it names
+// (none: no detail). The detail refers to `owners`, which must outlive the recording.
+Event LeaseEvent(Name node, Name lock, Name op, std::string_view owners, int64_t local_ms);
 
 }  // namespace lockstep::history
 

@@ -314,13 +314,7 @@ struct LiveRun::Impl {
   }
 
   void Lease(LiveNode& n, Name op, const std::string& owners, int64_t local_ms) {
-    history::Event ev;
-    ev.type = EventType::kLease;
-    ev.process = n.id;
-    ev.lock = lock_id;
-    ev.local_ms = local_ms;
-    ev.op = op;
-    if (!owners.empty()) ev.detail = history::Owners{owners};
+    history::Event ev = history::LeaseEvent(n.id, lock_id, op, owners, local_ms);
     Record(ev);
   }
 

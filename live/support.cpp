@@ -67,6 +67,11 @@ std::vector<std::string> LiveRefusals(const Scenario& scenario, bool own_servers
                                  time_scale;
       const double smallest =
           std::ceil(100.0 * 2.0 * static_cast<double>(kSentinelFixedDelayMs) / unscaled_ms) / 100.0;
+      char remedy[96] = "this scenario replays only unscaled (no --time-scale)";
+      if (smallest < 1) {
+        std::snprintf(remedy, sizeof remedy,
+                      "the smallest time scale that keeps it within half is %.2f", smallest);
+      }
       char line[512];
       std::snprintf(
           line, sizeof(line),
@@ -77,10 +82,7 @@ std::vector<std::string> LiveRefusals(const Scenario& scenario, bool own_servers
           scenario.file.c_str(), unscaled_ms, static_cast<long long>(down_after_ms), time_scale,
           static_cast<double>(kSentinelFixedDelayMs) / 1000.0,
           static_cast<double>(kSentinelFixedDelayMs) / 1000.0 / time_scale,
-          smallest < 1 ? ("the smallest time scale that keeps it within half is " +
-                          std::to_string(smallest).substr(0, 4))
-                             .c_str()
-                       : "this scenario replays only unscaled (no --time-scale)");
+          remedy);
       out.push_back(line);
     }
   }
