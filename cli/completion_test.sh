@@ -23,10 +23,17 @@ complete_line() { # complete_line WORD...: the completions of the last word
     printf "%s\n" "${COMPREPLY[@]}"' "$src/scripts/lockstep-completion.bash" "$@"
 }
 [ "$(complete_line lockstep re | tr '\n' ' ')" = "replay report " ] || fail "subcommands: $(complete_line lockstep re)"
-complete_line lockstep run --dur | grep -qx -- '--duration-ms' || fail "run's --duration-ms"
-complete_line lockstep fuzz -- | grep -qx -- '--max-case-s' || fail "fuzz's --max-case-s"
-complete_line lockstep fuzz -- | grep -qx -- '--duration-ms' && fail "fuzz offered run's --duration-ms"
+# Each list is captured before it is searched: `complete_line ... | grep -q` under pipefail fails
+# at random when grep exits before the writer has finished (SIGPIPE).
+offers() { # offers WORD -- LINE...: whether completing LINE offers WORD
+  local want=$1; shift 2
+  local list; list=$(complete_line "$@")
+  grep -qx -- "$want" <<<"$list"
+}
+offers --duration-ms -- lockstep run --dur || fail "run's --duration-ms"
+offers --max-case-s -- lockstep fuzz -- || fail "fuzz's --max-case-s"
+offers --duration-ms -- lockstep fuzz -- && fail "fuzz offered run's --duration-ms"
 [ "$(complete_line lockstep run --history j | tr '\n' ' ')" = "jsonl jsonl.gz " ] || fail "--history values"
-complete_line lockstep run scenarios/cont | grep -qx 'scenarios/contention-10.toml' || fail "bundled scenario names"
-complete_line lockstep help r | grep -qx run || fail "help's subcommands"
+offers scenarios/contention-10.toml -- lockstep run scenarios/cont || fail "bundled scenario names"
+offers run -- lockstep help r || fail "help's subcommands"
 echo "ok: bash completion"

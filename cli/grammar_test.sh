@@ -96,7 +96,7 @@ refused 0 '1) (integer) 50000' eval count.lua --keys $(seq -f 'k%g' 1 50000) --a
 grep -q '4) "-1"' out.txt || fail "eval --args lost a value that starts with '-'"
 # fuzz --jobs past what the address space holds goes on with the threads it got (it aborted
 # from about 500 under a 4 GB limit). Not under the sanitizers, which need more address space.
-if ! ldd "$lockstep" 2>/dev/null | grep -q 'libasan'; then
+if ! grep -q 'libasan' <<<"$(ldd "$lockstep" 2>/dev/null)"; then
   set +e
   (ulimit -v 4000000; "$lockstep" fuzz "$c10" --jobs 1000 --cases 20 --out fzj >out.txt 2>&1)
   code=$?

@@ -49,7 +49,7 @@ if [ ! -f "$lua_dir/src/lobject.c" ]; then
     echo "setup: $lua_dir is missing and this is not root; run as root once to fetch it" >&2
     exit 2
   fi
-  if ! apt-cache showsrc lua5.4 2>/dev/null | grep -q '^Package: lua5.4$'; then
+  if ! grep -q '^Package: lua5.4$' <<<"$(apt-cache showsrc lua5.4 2>/dev/null)"; then
     # deb-src entries derived from the machine's own deb entries for its release (the same
     # URIs, suites, components and keys, in the format each was written in): whichever mirror,
     # proxy or snapshot the machine uses, the source comes from there too.
