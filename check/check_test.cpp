@@ -70,7 +70,7 @@ TEST_CASE("Judge compares a verdict with the scenario's expectations", "[check]"
                               "mutual_exclusion: expected to hold, violated (2 violations)",
                               "reentrancy: expected to be violated, held"});
 
-  // The issue 4 properties are known names; one that does not apply to the protocol holds.
+  // The property checkers' names are known names; one that does not apply to the protocol holds.
   const Judgement added = Judge(v, {{"fairness", Expectation::kHold},
                                     {"fencing", Expectation::kHold},
                                     {"rw_exclusion", Expectation::kHold},

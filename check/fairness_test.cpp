@@ -54,7 +54,7 @@ std::pair<uint64_t, uint64_t> GrantInTurn(Recorder* r, const std::string& first,
   return {first_ok, second_ok};
 }
 
-TEST_CASE("fairness: grants follow the queue order", "[check][issue4]") {
+TEST_CASE("fairness: grants follow the queue order", "[check]") {
   uint64_t c2_queued = 0, c3_queued = 0;
   const std::string fair = "kind=fairlock version=v3.13.6 fencing=off permits=1";
 
@@ -149,7 +149,7 @@ Recorder FairExceptions(const std::string& protocol) {
   return r;
 }
 
-TEST_CASE("fairness: timed-out, crashed and purged waiters are exempt and listed", "[check][issue4]") {
+TEST_CASE("fairness: timed-out, crashed and purged waiters are exempt and listed", "[check]") {
   SECTION("with a 5 s fair wait timeout c4 may have been purged, so c5 passing it is fine") {
     const Recorder r = FairExceptions(
         "kind=fairlock version=v3.13.6 fencing=off permits=1 fair_wait_timeout=5000ms");
@@ -186,7 +186,7 @@ TEST_CASE("fairness: timed-out, crashed and purged waiters are exempt and listed
   }
 }
 
-TEST_CASE("fairness: execs that cannot be told apart are not judged", "[check][issue4]") {
+TEST_CASE("fairness: execs that cannot be told apart are not judged", "[check]") {
   Recorder r;
   r.Protocol("kind=fairlock version=v3.13.6 fencing=off permits=1");
   r.Client("c1");
@@ -213,7 +213,7 @@ TEST_CASE("fairness: execs that cannot be told apart are not judged", "[check][i
   CHECK(fairness.observations[1].threads == std::vector<std::string>{"c1.t1"});
 }
 
-// Issue 24, point 4: the queue is the node's. Three ways a fault makes the client's view of
+// The queue is the node's. Three ways a fault makes the client's view of
 // it differ from the node's, each settled from a fuzz case's history (fairlock base with
 // lose_replies), each with its contrast where the node really did pass a waiter over.
 const char* kFair = "kind=fairlock version=current fencing=off permits=1 fair_wait_timeout=300000ms";
@@ -258,7 +258,7 @@ Recorder LingeringEntry(bool cancelled) {
 }
 
 TEST_CASE("fairness: a thread whose acquire never learned it queued keeps its node-side place",
-          "[check][issue24]") {
+          "[check]") {
   const PropertyResult& kept = Result(LingeringEntry(false).Check(), kFairness);
   CHECK_FALSE(kept.violated);
   // Its acquire_failed ran: the node dropped the entry, so the 5.1 s grant is a barge.
@@ -289,7 +289,7 @@ Recorder GrantedOnTheNode(bool granted) {
 }
 
 TEST_CASE("fairness: a waiter the node granted, its reply lost, was not passed over",
-          "[check][issue24]") {
+          "[check]") {
   const PropertyResult& served = Result(GrantedOnTheNode(true).Check(), kFairness);
   CHECK_FALSE(served.violated);
   // Still queued on the node when c3 was granted: out of order.
@@ -317,7 +317,7 @@ Recorder ReentryAfterLostUnlock(bool unlock_ran) {
 }
 
 TEST_CASE("fairness: a holder re-entering the hold it still had on the node is not a barge",
-          "[check][issue24]") {
+          "[check]") {
   const PropertyResult& reentry = Result(ReentryAfterLostUnlock(false).Check(), kFairness);
   CHECK_FALSE(reentry.violated);
   REQUIRE(reentry.observation_count == 1);

@@ -19,7 +19,7 @@ using history::History;
 using history::TextEvent;
 
 TEST_CASE("fencing: tokens strictly increase and the resource keeps stale writes out",
-          "[check][issue4]") {
+          "[check]") {
   Recorder r;
   r.Protocol("kind=fencedlock version=current fencing=on permits=1");
   r.Client("c1");
@@ -91,7 +91,7 @@ TEST_CASE("fencing: tokens strictly increase and the resource keeps stale writes
   }
 }
 
-TEST_CASE("fencing: does not apply to a lock without tokens", "[check][issue4]") {
+TEST_CASE("fencing: does not apply to a lock without tokens", "[check]") {
   const Verdict v = CleanTurns().Check();
   CHECK_FALSE(Result(v, kFencing).applicable);
   CHECK_FALSE(Result(v, kFairness).applicable);

@@ -19,7 +19,7 @@ using history::History;
 using history::TextEvent;
 
 TEST_CASE("latch: an await returns only once the count is counted down",
-          "[check][issue4]") {
+          "[check]") {
   Recorder r;
   r.Protocol("kind=countdownlatch version=current fencing=off permits=2 nodes=1");
   r.Client("c1");
@@ -76,7 +76,7 @@ TEST_CASE("latch: an await returns only once the count is counted down",
 }
 
 TEST_CASE("latch: a countDown invoked before its trySetCount re-created the latch counts on it",
-          "[check][issue24]") {
+          "[check]") {
   // A restarted counter's first countDown runs trySetCount first; when that re-creates the
   // latch, the decrement that follows counts on the new latch although the countDown was
   // invoked before it existed (the fuzz bases' suspected false alarm, seen in a real history).

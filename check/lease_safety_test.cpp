@@ -155,7 +155,7 @@ TEST_CASE("lease_safety: fields of a crashed incarnation are not the restarted c
 }
 
 TEST_CASE("lease_safety: a RedLock holder keeps its lease while a majority does",
-          "[check][issue4]") {
+          "[check]") {
   SECTION("one node's expiry with the majority intact is not a loss") {
     Recorder r = RedLockHeld("kind=redlock version=v3.13.6 fencing=off permits=1");
     r.Lease(3_s, "n2", "expired", "c1.t0");  // Say n2's clock jumped.

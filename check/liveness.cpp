@@ -447,7 +447,7 @@ class Liveness : public PropertyChecker {
       if (u->lock == op.lock) GapOpEnded(*u, op);
     }
     // Only the candidates an acquisition can still change: a run with thousands of settled
-    // ones would otherwise cost every operation's end that many visits (issue 25).
+    // ones would otherwise cost every operation's end that many visits.
     for (size_t i = 0; i < gap_unsettled_.size();) {
       Unobtainable& u = *gap_candidates_[gap_unsettled_[i]];
       if (u.lock == op.lock) GapOpEnded(u, op);

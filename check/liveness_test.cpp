@@ -172,7 +172,7 @@ TEST_CASE("liveness: operations must not stay stuck, except near the end of the 
 }
 
 TEST_CASE("liveness: a RedLock waiter waits for a quorum, not for one free node",
-          "[check][issue4]") {
+          "[check]") {
   Recorder r = RedLockHeld("kind=redlock version=v3.13.6 fencing=off permits=1 nodes=3");
   const uint64_t waiting = r.Invoke(2_s, "c2.t0", "acquire", "tryLock(wait=30000ms, no lease)");
   r.Exec(2001_ms, "n1", "c2.t0", "acquire", "8999");
@@ -211,7 +211,7 @@ TEST_CASE("liveness: a RedLock waiter waits for a quorum, not for one free node"
   }
 }
 
-TEST_CASE("liveness: read-side ops are acquisitions and releases", "[check][issue4]") {
+TEST_CASE("liveness: read-side ops are acquisitions and releases", "[check]") {
   Recorder r;  // Ends at 60 s; B = 5 s.
   r.Protocol("kind=rwlock version=v3.13.6 fencing=off permits=1");
   for (const char* c : {"c1", "c2", "c3", "c4", "c5"}) r.Client(c);
@@ -233,7 +233,7 @@ TEST_CASE("liveness: read-side ops are acquisitions and releases", "[check][issu
   CHECK(live.violations[2].events == std::vector<uint64_t>{stuck_release});
 }
 
-TEST_CASE("liveness: a key that outlives every belief in it is an orphaned lock", "[check][issue4]") {
+TEST_CASE("liveness: a key that outlives every belief in it is an orphaned lock", "[check]") {
   Recorder r;  // Ends at 60 s; B = 5 s.
   r.Protocol("kind=setnx-expire version=v3.13.6 fencing=off permits=1 nodes=1");
   r.Client("c1");
@@ -291,7 +291,7 @@ TEST_CASE("liveness: a key that outlives every belief in it is an orphaned lock"
 }
 
 TEST_CASE("liveness: a promoted replica takes over the old master's lease view",
-          "[check][issue4]") {
+          "[check]") {
   Recorder r;
   r.Protocol("kind=rlock version=v3.13.6 fencing=off permits=1 nodes=1");
   r.Client("c1");
@@ -308,7 +308,7 @@ TEST_CASE("liveness: a promoted replica takes over the old master's lease view",
   CHECK(live.violation_count == 0);
 }
 
-TEST_CASE("liveness: a semaphore permit no believer holds is leaked", "[check][issue4]") {
+TEST_CASE("liveness: a semaphore permit no believer holds is leaked", "[check]") {
   Recorder r;  // Ends at 60 s; B = 5 s.
   r.Protocol("kind=semaphore version=current fencing=off permits=1 nodes=1");
   r.Client("c1");
@@ -359,7 +359,7 @@ TEST_CASE("liveness: a semaphore permit no believer holds is leaked", "[check][i
 }
 
 TEST_CASE("liveness: no semaphore acquire waits longer than the bound with permits free",
-          "[check][issue11]") {
+          "[check]") {
   Recorder r;  // Ends at 60 s; B = 5 s.
   r.Protocol("kind=semaphore version=current fencing=off permits=1 nodes=1");
   r.Client("c1");
@@ -441,7 +441,7 @@ TEST_CASE("liveness: no semaphore acquire waits longer than the bound with permi
 }
 
 TEST_CASE("liveness: permits addPermits and drainPermits change are not leaked",
-          "[check][issue11]") {
+          "[check]") {
   Recorder r;  // Ends at 60 s; B = 5 s.
   r.Protocol("kind=semaphore version=current fencing=off permits=2 nodes=1");
   r.Client("c1");
@@ -475,7 +475,7 @@ TEST_CASE("liveness: permits addPermits and drainPermits change are not leaked",
 }
 
 TEST_CASE("liveness: no await waits longer than the bound after the count reached 0",
-          "[check][issue11]") {
+          "[check]") {
   Recorder r;  // Ends at 60 s; B = 5 s.
   r.Protocol("kind=countdownlatch version=current fencing=off permits=1 nodes=1");
   r.Client("c1");
@@ -526,7 +526,7 @@ TEST_CASE("liveness: no await waits longer than the bound after the count reache
 }
 
 TEST_CASE("liveness: a latch whose counter crashed after passing it never opens",
-          "[check][issue4]") {
+          "[check]") {
   Recorder r;  // Ends at 60 s; B = 5 s.
   r.Protocol("kind=countdownlatch version=current fencing=off permits=1 nodes=1");
   r.Client("c1");
@@ -652,7 +652,7 @@ TEST_CASE("liveness: with client roles but no count_down client, the count is or
 }
 
 TEST_CASE("liveness: a lock nobody holds must be obtainable while a majority of nodes is up",
-          "[check][issue4]") {
+          "[check]") {
   Recorder r(/*end_us=*/100_s);  // B = 5 s; the watchdog's lease, 30 s, is the longest.
   uint64_t down = 0;
   uint64_t first = 0;

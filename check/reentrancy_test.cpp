@@ -122,7 +122,7 @@ TEST_CASE("reentrancy: a crash makes only the crashed holders' counts unknown", 
   CHECK(re.violations[0].kind == "release_without_hold");
 }
 
-TEST_CASE("reentrancy: RedLock releases count members", "[check][issue4]") {
+TEST_CASE("reentrancy: RedLock releases count members", "[check]") {
   Recorder r = RedLockHeld("kind=redlock version=v3.13.6 fencing=off permits=1");
   r.Exit(2_s, "c1.t0");
   SECTION("a non-holder's release that released nothing is fine (RedLock swallows errors)") {
@@ -377,7 +377,7 @@ TEST_CASE("reentrancy: read-write lock unlock replies, per side", "[check][unloc
 }
 
 TEST_CASE("reentrancy: the stock fair lock's 1 for a missing key tells a non-holder it released, "
-          "a violation whoever wrote the script", "[check][unlock][issue24]") {
+          "a violation whoever wrote the script", "[check][unlock]") {
   Recorder r;
   r.Protocol("kind=fairlock version=v3.13.6 fencing=off permits=1");
   r.Client("c1");
@@ -401,7 +401,7 @@ TEST_CASE("reentrancy: the stock fair lock's 1 for a missing key tells a non-hol
 }
 
 TEST_CASE("reentrancy: a holder whose lease expired is told by its unlock that it lost the lock, "
-          "fair lock and 3.13.6 read-write lock included", "[check][unlock][issue24]") {
+          "fair lock and 3.13.6 read-write lock included", "[check][unlock]") {
   for (const std::string protocol : {"kind=fairlock version=v3.13.6", "kind=fairlock version=current",
                                      "kind=rwlock version=v3.13.6", "kind=rlock version=v3.13.6"}) {
     INFO(protocol);
@@ -483,7 +483,7 @@ TEST_CASE("reentrancy: a promoted replica's key is not judged until a lease even
 
 TEST_CASE("reentrancy: a watchdog renew must not tell a thread that lost the lock that it still "
           "holds it",
-          "[check][unlock][issue24]") {
+          "[check][unlock]") {
   Recorder r = RLockHeldByC1("kind=rlock version=current fencing=off permits=1");
   SECTION("a renew of a held lock answering 1 is the truth") {
     r.Exec(11_s, "n1", "c1.t0", "renew", "1");

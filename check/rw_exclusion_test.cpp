@@ -41,7 +41,7 @@ Recorder TwoReaders() {
   return r;
 }
 
-TEST_CASE("rw_exclusion: readers may overlap, a writer may not", "[check][issue4]") {
+TEST_CASE("rw_exclusion: readers may overlap, a writer may not", "[check]") {
   Recorder r = TwoReaders();
 
   SECTION("reader-reader overlap is fine for every exclusion property") {

@@ -13,7 +13,7 @@ namespace {
 using namespace testing;
 
 TEST_CASE("script_errors: a script's runtime error is a violation, the errors a client "
-          "handles are not", "[check][issue24]") {
+          "handles are not", "[check]") {
   Recorder r;
   r.Protocol("kind=setnx-px version=current fencing=off permits=1 nodes=1");
   r.Client("c1");
@@ -81,7 +81,7 @@ TEST_CASE("script_errors: a script's runtime error is a violation, the errors a 
 }
 
 TEST_CASE("script_errors is judged in every run: an [expect] that does not name it expects it "
-          "to hold", "[check][issue24]") {
+          "to hold", "[check]") {
   const std::map<std::string, Expectation> expect = {{"mutual_exclusion", Expectation::kHold}};
   CHECK(ExpectationOf(expect, "script_errors") == Expectation::kHold);
   CHECK(ExpectationOf(expect, "reentrancy") == Expectation::kAny);

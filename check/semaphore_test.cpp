@@ -18,7 +18,7 @@ using history::EventType;
 using history::History;
 using history::TextEvent;
 
-TEST_CASE("semaphore: never more permits in use than the semaphore has", "[check][issue4]") {
+TEST_CASE("semaphore: never more permits in use than the semaphore has", "[check]") {
   Recorder r;
   r.Protocol("kind=semaphore version=v3.13.6 fencing=off permits=2");
   for (const char* c : {"c1", "c2", "c3", "c4", "c9"}) r.Client(c);
@@ -100,7 +100,7 @@ TEST_CASE("semaphore: never more permits in use than the semaphore has", "[check
 // c1 acquires a RedLock on n1, n2 and n3 with a 10 s lease and stays in the resource until 4 s.
 
 TEST_CASE("semaphore: permits addPermits added count, those it took away still do",
-          "[check][issue11]") {
+          "[check]") {
   Recorder r;
   r.Protocol("kind=semaphore version=current fencing=off permits=1 nodes=1");
   for (const char* c : {"c1", "c2", "c3", "c9"}) r.Client(c);

@@ -473,7 +473,7 @@ TEST_CASE("the strict parsers used here refuse what is not JSON or well-formed X
 }  // namespace
 }  // namespace lockstep::cli
 
-// Issue 25: text a history carries (a reply, a detail) reaches the terminal with its control
+// Text a history carries (a reply, a detail) reaches the terminal with its control
 // bytes written out, so an ESC sequence in a mutated history cannot drive the user's terminal.
 namespace lockstep::cli {
 namespace {

@@ -43,7 +43,7 @@ refused 2 "--duration-ms 500 ends the run before the scenario's partition fault 
 refused 2 "--seeds takes a range of whole numbers A..B with A <= B <= 9223372036854775807" run "$c10" --seeds 5..1
 refused 2 "--seeds takes a range of whole numbers" run "$c10" --seeds -1..3
 refused 2 "--seed and --seeds: give one" run "$c10" --seed 1 --seeds 1..2
-# Issue 25: values a scenario file cannot hold, empty values, and unbounded times.
+# Values a scenario file cannot hold, empty values, and unbounded times.
 refused 2 "--seed takes a whole number from 0 to 9223372036854775807, not 9223372036854775808" \
   run "$c10" --seed 9223372036854775808
 refused 2 "--seeds takes a range of whole numbers" run "$c10" --seeds 1..9223372036854775808
@@ -55,7 +55,7 @@ refused 2 "--json was given an empty value" run "$c10" --json ""
 refused 2 "--max-case-s must be a positive number of seconds, at most 1000000000" fuzz "$c10" --max-case-s inf
 refused 2 "--max-case-s must be a positive number of seconds" fuzz "$c10" --max-case-s 1e10
 refused 2 "--time-budget must be a positive number of seconds, at most 1000000000" fuzz "$c10" --time-budget inf
-# Issue 25: anything but a regular file is refused at once, never waited on or read for ever.
+# Anything but a regular file is refused at once, never waited on or read for ever.
 mkfifo fifo.toml
 refused 2 "fifo.toml: is a pipe, not a regular file" run fifo.toml
 refused 2 "fifo.toml: is a pipe, not a regular file" fuzz fifo.toml --cases 1
@@ -121,7 +121,7 @@ grep -q '^result     ' out.txt || { cat out.txt; fail "replay -q printed no resu
 grep -q '^simulated vs live:' out.txt || fail "replay -q left out the comparison"
 grep -q '^scenario ' rq/summary.txt || fail "replay -q: summary.txt lost its head"
 grep -q '"schema": "lockstep-run/1"' rq.json && grep -q '<testsuite ' rq.xml || fail "replay --json/--junit"
-# Issue 24, point 9: one name, one number. A property that does not apply reads "-" and says
+# One name, one number. A property that does not apply reads "-" and says
 # so; the history's event count is its lines; the engine's are named apart; summary.md counts
 # the faults that start, as the history has them.
 refused 0 "result     PASS" run "$ph" --out n9
@@ -184,7 +184,7 @@ grep -q '^seed ' q1/summary.txt || fail "summary.txt lost the head"
 # report exits as run does: judged by the scenario's [expect], or, without one, nothing may be
 # violated; -q prints the verdict and the result, not the files.
 refused 0 "result     PASS: the verdict matches" report q1/history.jsonl --scenario "$gc" --out q2
-# Issue 25: another scenario's [expect] does not judge this history.
+# Another scenario's [expect] does not judge this history.
 refused 2 "is a history of scenario 'gc-pause-explicit-lease', but" report q1/history.jsonl \
   --scenario "$c10" --out q3
 refused 1 "result     FAIL: properties violated" report q1/history.jsonl --out q3 -q

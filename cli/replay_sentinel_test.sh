@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A replay with [sentinel] (issue 24, point 8): what Sentinel's own timing makes differ is
+# A replay with [sentinel]: what Sentinel's own timing makes differ is
 # never called a finding, and a time scale Sentinel cannot follow is refused.
 #   cli/replay_sentinel_test.sh LOCKSTEP SOURCE_DIR OUT_DIR
 # 1. --time-scale 0.1 on a Sentinel scenario is refused before anything starts (exit 2), with

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Hostile scenarios (issue 13's reproducers) end at once with exit status 2 and a message that
-# says what is wrong, instead of a crash, a hang, a silent acceptance or a wrong PASS. Each case
+# Hostile scenarios end at once with exit status 2 and a message that says what is wrong,
+# instead of a crash, a hang, a silent acceptance or a wrong PASS. Each case
 # is a scenario file, the exit status it must give and a piece of the message it must print.
 # Each case prints the CPU time it took (user + system), and the most of them is printed at the
 # end; `timeout` only guards against a hang taking the whole suite with it; nothing asserts on
@@ -66,7 +66,7 @@ scenario jump-far "$base"$'\n[[faults]]\nkind = "clock_jump"\nat_ms = 1000\ntarg
 expect jump-far 0 "result     PASS" --no-expect
 scenario many-threads $'[[nodes]]\n[[clients]]\ncount = 1024\nthreads = 256'
 expect many-threads 2 "262144 threads in all; at most 4096"
-# Issue 25: the bound holds per run, not only per thread (16 x 256 threads, each under it).
+# The bound holds per run, not only per thread (16 x 256 threads, each under it).
 scenario many-iterations $'duration_ms = 86400000\n[[nodes]]\n[[clients]]\ncount = 16\nthreads = 256\n[workload]\nthink_ms = 50\ncritical_ms = 1'
 expect many-iterations 2 "iterations in all (each client group's iterations per thread times its threads); at most 200000000 per run"
 # The same limits hold after run's overrides.

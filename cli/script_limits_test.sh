@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile scripts (issue 13's reproducers) run through `lockstep eval` with the default limits:
+# Hostile scripts run through `lockstep eval` with the default limits:
 # each ends with an error reply that says what stopped it (exit status 1, the reply printed as
 # redis-cli prints it), never a crash, a hang or unbounded memory. Each case prints the CPU time
 # it took (user + system, the process and its children), and the most of them is printed at the

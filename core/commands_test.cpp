@@ -99,7 +99,7 @@ void RunSteps(const std::vector<Step>& steps) {
 
 }  // namespace
 
-// Issue 25: every command Redis has and the emulator does not gets one error, inside a script
+// Every command Redis has and the emulator does not gets one error, inside a script
 // or outside; a name Redis does not know either gets Redis's own answer.
 TEST_CASE("a Redis command the emulator lacks is 'not provided', an unknown one unknown",
           "[commands]") {

@@ -2049,7 +2049,7 @@ TEST_CASE("the memory cap stops scripts that allocate without bound", "[script][
   }
 }
 
-// Issue 25: converting a return value into a reply is the script's work too. A table holding
+// Converting a return value into a reply is the script's work too. A table holding
 // itself a hundred times over, or a DAG of doubling size, ends with an error reply (the step
 // budget's or the memory cap's) instead of expanding until the process dies; the server is
 // fine afterwards, and an ordinary nested reply is untouched.

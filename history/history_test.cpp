@@ -378,7 +378,7 @@ TEST_CASE("the reader refuses what a run never writes, naming the line") {
       {"time past 2^53", "{\"seq\":1,\"t\":9007199254740993,\"type\":\"note\"}",
        "\"t\" is 9007199254740993, outside 0..9007199254740992"},
       {"a line of 2 MiB", std::string(2 << 20, ' '), "line longer than 1048576 bytes, not a history line"},
-      // Issue 25: a raw ESC byte inside a string (it would reach the terminal as it is).
+      // A raw ESC byte inside a string (it would reach the terminal as it is).
       {"a raw control byte in a string",
        "{\"seq\":1,\"t\":5,\"type\":\"note\",\"detail\":\"a\x1b[2Jb\"}",
        "a raw control byte inside a string (JSON escapes them, as lockstep writes them)"},
@@ -399,7 +399,7 @@ TEST_CASE("the reader refuses what a run never writes, naming the line") {
   std::remove(path.c_str());
 }
 
-// Issue 25: the protocol note decides how the readers read every later event, and a history
+// The protocol note decides how the readers read every later event, and a history
 // that changed it midway crashed `report` (the fairness checker met an acquire it had never
 // seen queue). Once, before the first event that is not a note; else refused with the line.
 TEST_CASE("the reader refuses a second protocol note and one after the first operation") {

@@ -494,7 +494,7 @@ TEST_CASE("redis option: addresses that do not fit the scenario get exit 2", "[l
   CHECK(output.find("is not a master (role:slave)") != std::string::npos);
 }
 
-// Issue 25: a server that passes PING and INFO but runs no Lua script (an ACL that forbids
+// A server that passes PING and INFO but runs no Lua script (an ACL that forbids
 // scripting here; a Redis-compatible server without it answers NOSCRIPT) is refused before
 // the run, with exit 2, instead of a run in which nothing succeeded ending PASS.
 TEST_CASE("redis option refuses a server that runs no Lua script", "[live][user_redis]") {

@@ -480,7 +480,7 @@ TEST_CASE("distributions", "[scenario]") {
   CheckDistribution(s.replication.lag_us, Distribution::Kind::kFixed, 0);
   CheckDistribution(s.workload.critical_us, Distribution::Kind::kPareto, 250, 2);  // No unit.
   CheckDistribution(s.workload.think_us, Distribution::Kind::kUniform, 3000, 3000);
-  // Pareto's shape is not a duration (issue 25): neither microsecond rounding nor the
+  // Pareto's shape is not a duration: neither microsecond rounding nor the
   // 31-year bound applies to it; only > 0 and finite do.
   for (const char* shape : {"0.0004", "1e13"}) {
     const Scenario p = LoadGood(std::string("[[nodes]]\n[[clients]]\n[workload]\n"
@@ -959,7 +959,7 @@ TEST_CASE("[fuzz]: each mistake", "[scenario][fuzz][errors]") {
        "must be a number, got string (write 2 without the quotes)"},
       {"every weight 0", all_zero.text.c_str(), 4, 10, "fuzz.faults",
        "every weight is 0, so no fault can be drawn"},
-      {"an empty faults table (issue 25)", no_kind.text.c_str(), 4, 10, "fuzz.faults",
+      {"an empty faults table", no_kind.text.c_str(), 4, 10, "fuzz.faults",
        "names no kind, so no fault can be drawn"},
       {"faults as an array", faults_array.text.c_str(), 4, 10, "fuzz.faults",
        "must be a table"},
@@ -1015,7 +1015,7 @@ TEST_CASE("[fuzz]: each mistake", "[scenario][fuzz][errors]") {
 }
 
 TEST_CASE("protocol kinds, versions and script files", "[scenario][errors]") {
-  // Every kind the loader knows loads with each of its script names (issue 4 adds kinds to
+  // Every kind the loader knows loads with each of its script names (new kinds are added to
   // kProtocolKinds; this keeps each new entry loadable).
   const std::string script =
       (RepoRoot() / "lua/rlock/current/acquire.lua").lexically_normal().string();
@@ -1256,7 +1256,7 @@ TEST_CASE("client roles: the latch's awaiting and counting-down threads", "[scen
   });
 }
 
-// Issue 13: what a hostile or mistaken file could use to crash the loader or the run, or to slip
+// What a hostile or mistaken file could use to crash the loader or the run, or to slip
 // past it, is refused where it is written, with the limit (model/limits.h) in the message.
 TEST_CASE("hostile values are refused with their position and the limit", "[scenario][errors]") {
   std::string dotted = "a";
@@ -1299,7 +1299,7 @@ TEST_CASE("hostile values are refused with their position and the limit", "[scen
        "protocol.lock_name", "holds U+202E, an invisible format character"},
       {"a line break in the description", "description = \"a\\nb\"\n[[nodes]]\n[[clients]]\n", 1, 15,
        "description", "holds U+000A, a control character"},
-      // Issue 25: the whole class, not a list of the usual suspects.
+      // The whole class, not a list of the usual suspects.
       {"a line separator in the lock's name",
        "[[nodes]]\n[[clients]]\n[protocol]\nlock_name = \"a\\u2028b\"\n", 4, 13,
        "protocol.lock_name", "holds U+2028, a line or paragraph separator"},

@@ -227,7 +227,7 @@ TEST_CASE("on a base that is safe for its stock protocol a search finds nothing"
 }
 
 TEST_CASE("the default fault mix is what can happen over TCP: a duplicated delivery only when "
-          "[fuzz] names it", "[fuzz][issue24]") {
+          "[fuzz] names it", "[fuzz]") {
   const auto duplication = static_cast<size_t>(kMessageDuplication);
   REQUIRE(kFuzzFaultKinds[duplication] == "duplicate_delivery_not_tcp");
   Scenario base = Load(LOCKSTEP_SOURCE_DIR "/scenarios/contention-10.toml");

@@ -383,7 +383,7 @@ std::vector<Named> KnownBadScenarios(const std::string& not_lua_script) {
   v.push_back({"NUL in a name (refuse)", head + "[[nodes]]\nname = \"n1\\u0000\"\n" + clients});
   v.push_back({"zero-width character in a name (refuse)",
                head + "[[nodes]]\nname = \"n\\u200b1\"\n" + clients});
-  // Issue 25: every invisible character, where each kind of text goes (a lock name, a
+  // Every invisible character, where each kind of text goes (a lock name, a
   // description): separators, Cf format characters, default-ignorables.
   for (const char* cp : {"2028", "2029", "061c", "180e", "200b", "202e", "2066", "fe0f", "feff",
                          "00ad", "3164", "U000E0041"}) {
@@ -700,7 +700,7 @@ std::vector<Named> HostileScripts() {
   add("struct.unpack huge size", "return struct.unpack('c99999999999', 'x')");
   add("struct.pack many", "return #struct.pack(string.rep('b', 100000), 1)");
   add("reply cycle", "local t = {} t[1] = t return t");
-  // Issue 25: work C does on a script's behalf, one family each, at several sizes: the reply
+  // Work C does on a script's behalf, one family each, at several sizes: the reply
   // conversion of a table holding itself (or a DAG of doubling size), '__call' and '__index'
   // chains.
   for (const char* n : {"2", "100", "7000"}) {

@@ -199,7 +199,7 @@ TEST_CASE("hostile scripts as a lock's script override are refused or run, never
 
 TEST_CASE("mutated histories given to report are refused or judged, never crash or hang",
           "[hostile]") {
-  // Issue 25: 48 of 800 mutated library histories once crashed `report` (a second protocol
+  // 48 of 800 mutated library histories once crashed `report` (a second protocol
   // note, one after an exec, a latch history whose resource event came before its protocol
   // note). The bases: short runs of library scenarios of several kinds.
   Scratch scratch;

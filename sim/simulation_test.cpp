@@ -618,7 +618,7 @@ TEST_CASE("the engine stops a loop that does not let time advance", "[sim][engin
   CHECK(engine.events_run() == 1005);
 }
 
-// Issue 25: the run's work bounds, on what the engine really does: events in all, and events
+// The run's work bounds, on what the engine really does: events in all, and events
 // waiting at once (a message resent on every timeout piles up in flight).
 TEST_CASE("the engine stops a run past its work bounds", "[sim][engine]") {
   {

@@ -334,7 +334,7 @@ TEST_CASE("Semaphore: the factory makes it; bad permits and missing scripts are 
 }
 
 TEST_CASE("Semaphore: the permit-changing operations, and 3.13.6's addPermits that wakes nobody",
-          "[semaphore][issue11]") {
+          "[semaphore]") {
   using lockstep::locks::ExtraOp;
   const std::string version = GENERATE(as<std::string>{}, "v3.13.6", "current");
   INFO(version);

@@ -30,8 +30,8 @@
 --   * step 4 returns deadline - wait - now, which can be negative (#4705, fixed in 3.32.0);
 --   * step 5 does arithmetic on zscore(last) without a nil check: "attempt to perform
 --     arithmetic on a nil value" when the tail has no ZSET entry (#5989, fixed in 3.45.0).
--- Note: the seed (002) describes an older layout where ARGV[3] = now + wait (hence its
--- "ttl + 2 * now + wait" scores); from 3.13.3 on ARGV[3] is the wait alone, as here.
+-- Note: before 3.13.3, ARGV[3] was now + wait (hence "ttl + 2 * now + wait" scores in
+-- older descriptions); from 3.13.3 on ARGV[3] is the wait alone, as here.
 
 local now = tonumber(ARGV[4])
 local wait = tonumber(ARGV[3])

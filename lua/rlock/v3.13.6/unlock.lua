@@ -18,9 +18,8 @@
 -- Redisson 3.13.6. Not idempotent: a resend after a lost reply (3.13.6 retries commands,
 -- retryAttempts=3) releases a second hold, or returns nil. The latch that fixes this came in
 -- 3.24.0 (../current/unlock.lua).
--- Note: the Java text quoted in the seed (002) also carries an older first branch
--- "if the key is missing, publish and return 1"; the facts notes (and the seed's own expanded
--- script) do not have it for 3.13.6, so it is not here.
+-- Note: older Redisson releases began with a branch "if the key is missing, publish and
+-- return 1"; 3.13.6's script does not have it, so it is not here.
 
 if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
     return nil
