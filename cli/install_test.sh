@@ -14,7 +14,9 @@ cmake --install "$build" --prefix "$out/prefix" >/dev/null
 bin="$out/prefix/bin/lockstep"
 for f in "$bin" "$out/prefix/share/lockstep/lua/rlock/v3.13.6/acquire.lua" \
   "$out/prefix/share/lockstep/scenarios/gc-pause-explicit-lease.toml" \
-  "$out/prefix/share/doc/lockstep/README.md"; do
+  "$out/prefix/share/doc/lockstep/README.md" "$out/prefix/share/doc/lockstep/LICENSE" \
+  "$out/prefix/share/doc/lockstep/NOTICE" "$out/prefix/share/doc/lockstep/CHANGELOG.md" \
+  "$out/prefix/share/man/man1/lockstep.1" "$out/prefix/share/bash-completion/completions/lockstep"; do
   [ -f "$f" ] || { echo "FAIL: not installed: $f"; exit 1; }
 done
 
@@ -22,6 +24,22 @@ cd "$out/elsewhere"
 unset LOCKSTEP_LUA_DIR
 version=$("$bin" --version)
 echo "$version" | grep -Eq '^lockstep [0-9]+\.[0-9]+\.[0-9]+ ' || { echo "FAIL: --version said: $version"; exit 1; }
+# The changelog has a heading for the version the binary reports.
+number=$(awk '{ print $2; exit }' <<<"$version")
+grep -q "^## \[$number\]" "$out/prefix/share/doc/lockstep/CHANGELOG.md" ||
+  { echo "FAIL: CHANGELOG.md has no heading for $number"; exit 1; }
+# The man page is the binary's help: its synopsis, every subcommand's section with that
+# subcommand's flags, and the environment; `man` renders it without a warning.
+page="$out/prefix/share/man/man1/lockstep.1"
+for want in '^\.SH SYNOPSIS' '^\.SH SUBCOMMANDS' '^lockstep fuzz$' '--max-case-s' '^lockstep replay$' \
+  '^\.B LOCKSTEP_STORE' "^\\.TH LOCKSTEP \"1\" .* \"lockstep $number\""; do
+  grep -q -e "$want" "$page" || { echo "FAIL: the man page has no line matching $want"; exit 1; }
+done
+if command -v man >/dev/null; then
+  rendered=$(MANWIDTH=100 man --warnings -l "$page" 2>&1 >/dev/null) ||
+    { echo "FAIL: man -l exited $?"; exit 1; }
+  [ -z "$rendered" ] || { echo "FAIL: man -l warned: $rendered"; exit 1; }
+fi
 
 # The README's command, from a directory that has no scenarios/: the bundled one runs.
 set +e

@@ -43,7 +43,7 @@ void PrintUsage(std::FILE* out) {
                "fair, read-write, RedLock, fenced ...) keep their promises, on an emulated\n"
                "Redis 7.0 whose scripting matches redis-server's replies and errors.\n\n"
                "subcommands:\n");
-  for (const Subcommand& s : kSubcommands) std::fprintf(out, "  %-6s %s\n", s.name, s.summary);
+  for (const Subcommand& s : kSubcommands) std::fprintf(out, "  %-6s  %s\n", s.name, s.summary);
   std::fprintf(out,
                "\nexit status: 0 ok, 1 a check failed or an output could not be written,\n"
                "2 bad input, 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP\n"

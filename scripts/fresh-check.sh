@@ -2,7 +2,9 @@
 # The fresh-machine check: runs the README's first command, as root, on a minimal Debian 12 root
 # that has nothing but what `mmdebstrap --variant=minbase` and git and ca-certificates bring, in
 # a fresh clone of the commit under test. A package that the set-up forgets to install fails
-# here, however much the machine running the check has installed.
+# here, however much the machine running the check has installed. Then the Debian package: built
+# with cpack in that root, installed with apt-get into a second fresh root that has none of the
+# build's packages, and run there (a runtime dependency the package does not declare fails here).
 #
 #   bash scripts/fresh-check.sh          # as root; scripts/test.sh runs it when CI=true
 #   LOCKSTEP_FRESH_CHECK=1 bash scripts/test.sh   # ... or on demand
@@ -38,6 +40,7 @@ die() { # die STATUS MESSAGE
 
 cache=${LOCKSTEP_FRESH_CACHE:-/var/cache/lockstep-fresh}
 log=${LOCKSTEP_FRESH_LOG:-$repo/fresh-check.log}
+deb_log=${log%.log}-deb.log
 suite=bookworm # Debian 12, the machine the README speaks of
 
 command=$(awk '
@@ -59,7 +62,8 @@ if ! command -v mmdebstrap >/dev/null; then
 fi
 
 work=$(mktemp -d /var/tmp/lockstep-fresh.XXXXXX)
-root=$work/root
+root=$work/root         # where the README's command runs
+deb_root=$work/deb-root # where the Debian package is installed and run
 mounts=() # what cleanup unmounts, innermost last
 
 cleanup() {
@@ -67,14 +71,16 @@ cleanup() {
   # Processes still running inside the root (a server a test started, a build) first.
   local pid
   for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-    [ "$(readlink "/proc/$pid/root" 2>/dev/null)" = "$root" ] && kill -9 "$pid" 2>/dev/null
+    case "$(readlink "/proc/$pid/root" 2>/dev/null)" in
+    "$root" | "$deb_root") kill -9 "$pid" 2>/dev/null ;;
+    esac
   done
   local i
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
     umount -R "${mounts[$i]}" 2>/dev/null || umount -R -l "${mounts[$i]}" 2>/dev/null || true
   done
-  if grep -q " $root[/ ]" /proc/self/mountinfo 2>/dev/null; then
-    echo "fresh-check: something is still mounted under $root; not removing $work" >&2
+  if grep -q -e " $root[/ ]" -e " $deb_root[/ ]" /proc/self/mountinfo 2>/dev/null; then
+    echo "fresh-check: something is still mounted under $work; not removing it" >&2
   else
     rm -rf --one-file-system "$work"
   fi
@@ -109,15 +115,6 @@ else
   mv "$tarball.tmp" "$tarball"
   say "root: bootstrapped in $((SECONDS - start)) s into $tarball"
 fi
-mkdir -p "$root"
-tar -C "$root" -xf "$tarball"
-
-# --- what a machine brings: DNS, no services started by packages ----------------------------------
-cp /etc/resolv.conf "$root/etc/resolv.conf"
-printf '#!/bin/sh\n# written by lockstep fresh-check: no service starts in this chroot\nexit 101\n' \
-  >"$root/usr/sbin/policy-rc.d"
-chmod 755 "$root/usr/sbin/policy-rc.d"
-
 bind() { # bind SOURCE TARGET [ro]
   mkdir -p "$2"
   mount --rbind "$1" "$2"
@@ -126,16 +123,32 @@ bind() { # bind SOURCE TARGET [ro]
   [ "${3:-}" = ro ] && mount -o remount,bind,ro "$2"
   return 0
 }
-mount -t proc proc "$root/proc"
-mounts+=("$root/proc")
-bind /sys "$root/sys"
-bind /dev "$root/dev"
+# A root unpacked from the tarball, with what a machine brings: DNS, /proc, /sys and /dev, and
+# no services started by packages.
+make_root() { # make_root DIR
+  mkdir -p "$1"
+  tar -C "$1" -xf "$tarball"
+  cp /etc/resolv.conf "$1/etc/resolv.conf"
+  printf '#!/bin/sh\n# written by lockstep fresh-check: no service starts in this chroot\nexit 101\n' \
+    >"$1/usr/sbin/policy-rc.d"
+  chmod 755 "$1/usr/sbin/policy-rc.d"
+  mount -t proc proc "$1/proc"
+  mounts+=("$1/proc")
+  bind /sys "$1/sys"
+  bind /dev "$1/dev"
+}
+make_root "$root"
 
 # --- a fresh clone of the commit under test ----------------------------------------------------------
 start=$SECONDS
 bind "$repo" "$root/mnt/lockstep-origin" ro
-in_root() { chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
-  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
+in_chroot() { # in_chroot DIR COMMAND...: with a clean environment
+  local dir=$1
+  shift
+  chroot "$dir" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
+}
+in_root() { in_chroot "$root" "$@"; }
 in_root git -c safe.directory='*' clone -q --no-hardlinks /mnt/lockstep-origin /root/lockstep ||
   die 2 "git clone in the root failed"
 in_root git -c advice.detachedHead=false -C /root/lockstep checkout -q "$commit" ||
@@ -162,5 +175,33 @@ if [ "$status" -ne 0 ]; then
   echo "fresh-check: log: $log" >&2
   exit 1
 fi
-say "PASS: the README's first command exited 0 in $took s (log: $log); the whole check $((SECONDS - began)) s"
+say "the README's first command exited 0 in $took s (log: $log)"
 say "its last line: $(tail -1 "$log")"
+
+# --- the Debian package: built there, installed and run on a second fresh root -------------------
+deb_fail() { # deb_fail STEP
+  echo "fresh-check: FAIL: the Debian package: $1 (log: $deb_log)" >&2
+  echo "fresh-check: its last lines:" >&2
+  tail -5 "$deb_log" | sed 's/^/fresh-check:   /' >&2
+  exit 1
+}
+start=$SECONDS
+: >"$deb_log"
+in_root /bin/bash -c 'cd /root/lockstep/build && cpack' >>"$deb_log" 2>&1 </dev/null &
+wait $! || deb_fail "cpack in the build tree failed"
+deb=$(cd "$root/root/lockstep/build" && ls lockstep_*.deb 2>/dev/null | head -1)
+[ -n "$deb" ] || deb_fail "cpack wrote no lockstep_*.deb"
+make_root "$deb_root"
+cp "$root/root/lockstep/build/$deb" "$deb_root/tmp/"
+# The command a user runs: the installed binary, from a folder without the repository, on a
+# bundled scenario by name; then its man page and version are where the package put them.
+deb_command="apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+  --no-install-recommends /tmp/$deb && mkdir -p /root/elsewhere && cd /root/elsewhere && \
+  lockstep --version && test -f /usr/share/man/man1/lockstep.1 && \
+  lockstep run gc-pause-explicit-lease"
+in_chroot "$deb_root" /bin/bash -c "$deb_command" >>"$deb_log" 2>&1 </dev/null &
+wait $! || deb_fail "installing $deb on a fresh root, or running it there, failed"
+say "the Debian package $deb ($(du -k "$deb_root/tmp/$deb" | cut -f1) KiB): built, installed on a" \
+  "second fresh root and run there in $((SECONDS - start)) s (log: $deb_log)"
+say "its last line: $(tail -1 "$deb_log")"
+say "PASS: the whole check $((SECONDS - began)) s"

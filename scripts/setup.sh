@@ -93,10 +93,10 @@ if [ ! -f "$dir/CMakeCache.txt" ]; then
   flags+=(-G Ninja)
 fi
 cmake -S . -B "$dir" "${flags[@]}" >/dev/null
-# The tool by default (the lockstep binary and the time shim it installs with); the tests and
-# benchmarks too with LOCKSTEP_BUILD=all, as the test command asks.
+# The tool by default (the lockstep binary, the time shim and the man page it installs with); the
+# tests and benchmarks too with LOCKSTEP_BUILD=all, as the test command asks.
 case "${LOCKSTEP_BUILD:-tool}" in
-tool) targets=(--target lockstep lockstep_timeshim) ;;
+tool) targets=(--target lockstep lockstep_timeshim lockstep_manpage) ;;
 all) targets=() ;;
 *)
   echo "setup: LOCKSTEP_BUILD is tool or all, not '${LOCKSTEP_BUILD}'" >&2
