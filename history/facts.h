@@ -303,7 +303,8 @@ class FactsObserver {
   virtual bool WantsEvents() const { return false; }
   // Every event, before the pass handles it.
   virtual void OnEvent(const FactsPass&, const Event&) {}
-  // After the invoke is handled (a release's belief has ended by then).
+  // When the invoke is read, before anything it ends: the belief a release ends is ended next
+  // (OnSpanEnded, at the invoke's time).
   virtual void OnOpInvoked(const FactsPass&, const Op&) {}
   // The operation ended: completed, cut short by a crash or superseded, or (end_seq kOpenSeq,
   // outcome kPending) still in flight when the run ended. Before the beliefs it starts.

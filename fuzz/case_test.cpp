@@ -1,0 +1,178 @@
+// The fuzzer's parts on their own: the plan a base allows, the case drawn from (base, seed,
+// index), the scenario a case materializes to, and the shrinker's in-order search. Whole
+// searches are property-tests/fuzz_test.cpp's.
+#include "fuzz/case.h"
+
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fuzz/shrink.h"
+#include "model/scenario_toml.h"
+
+namespace lockstep::fuzz {
+namespace {
+
+// Two nodes (a master and its replica) and two clients of one thread.
+constexpr std::string_view kBase = R"(
+name = "fuzz-unit"
+seed = 7
+duration_ms = 20000
+[[nodes]]
+name = "master"
+[[nodes]]
+name = "replica"
+replica_of = "master"
+[[clients]]
+count = 2
+[protocol]
+kind = "rlock"
+version = "current"
+[workload]
+mode = "lock"
+critical_ms = 100
+think_ms = 100
+[expect]
+mutual_exclusion = "hold"
+)";
+
+Scenario Load(std::string_view toml) {
+  ScenarioError error;
+  std::optional<Scenario> s = LoadScenarioString(toml, "fuzz-unit.toml", &error);
+  INFO(error.ToString());
+  REQUIRE(s.has_value());
+  return *s;
+}
+
+FuzzPlan PlanOf(const Scenario& base) {
+  std::string error;
+  std::optional<FuzzPlan> plan = MakePlan(base, &error);
+  INFO(error);
+  REQUIRE(plan.has_value());
+  return *plan;
+}
+
+TEST_CASE("fuzz plan: every kind that applies, none that cannot", "[fuzz][unit]") {
+  const FuzzPlan plan = PlanOf(Load(kBase));
+  REQUIRE(plan.weights.size() == kFuzzFaultKinds.size());
+  CHECK(plan.weights[kFailover] > 0);  // The master has a replica.
+  CHECK(plan.weights[kPartition] > 0);
+  CHECK(plan.weights[kClientPause] > 0);
+  // A duplicated delivery is not something TCP does: only when the [fuzz] table names it.
+  CHECK(plan.weights[kMessageDuplication] == 0);
+  double total = 0;
+  for (double w : plan.weights) total += w;
+  CHECK(plan.total_weight == Approx(total));
+
+  SECTION("no replica, no failover") {
+    std::string toml(kBase);
+    toml.replace(toml.find("replica_of = \"master\"\n"), 22, "");
+    CHECK(PlanOf(Load(toml)).weights[kFailover] == 0);
+  }
+  SECTION("a [fuzz] table that asks for failover without a replica is refused") {
+    std::string toml(kBase);
+    toml.replace(toml.find("replica_of = \"master\"\n"), 22, "");
+    toml += "[fuzz]\nfaults = { failover = 1 }\n";
+    std::string error;
+    CHECK_FALSE(MakePlan(Load(toml), &error).has_value());
+    CHECK_THAT(error, Catch::Contains("failover"));
+  }
+}
+
+TEST_CASE("fuzz case: a pure function of (base, seed, index)", "[fuzz][unit]") {
+  const Scenario base = Load(kBase);
+  const FuzzPlan plan = PlanOf(base);
+  std::set<uint64_t> sim_seeds;
+  int with_faults = 0;
+  for (uint64_t index = 0; index < 50; ++index) {
+    const FuzzCase a = DrawCase(base, plan, 11, index);
+    CHECK(a == DrawCase(base, plan, 11, index));
+    sim_seeds.insert(a.seed);
+    if (!a.faults.empty()) ++with_faults;
+    for (const FaultDraw& f : a.faults) {
+      CHECK(plan.weights[f.kind] > 0);  // Only kinds the plan allows.
+      CHECK(f.at_us >= 0);
+      CHECK(f.at_us <= a.duration_us);
+    }
+  }
+  CHECK(sim_seeds.size() == 50);  // Each case its own simulation seed.
+  CHECK(with_faults > 25);
+  // Another search seed draws other cases.
+  CHECK_FALSE(DrawCase(base, plan, 12, 0) == DrawCase(base, plan, 11, 0));
+}
+
+TEST_CASE("fuzz case: materialized, every fault names a process the scenario has", "[fuzz][unit]") {
+  const Scenario base = Load(kBase);
+  const FuzzPlan plan = PlanOf(base);
+  for (uint64_t index = 0; index < 40; ++index) {
+    const FuzzCase c = DrawCase(base, plan, 3, index);
+    const Scenario s = Materialize(base, c);
+    CHECK(s.seed == c.seed);
+    CHECK(s.duration_us == c.duration_us);
+    CHECK(s.expect == base.expect);
+    // Each drawn fault is a fault in the file, but a drift (the target's clock, for the whole
+    // run) and a clock jump by 0 (none).
+    size_t in_file = 0;
+    bool drifts = false;
+    for (const FaultDraw& d : c.faults) {
+      const bool jump = d.kind == kClockJumpForward || d.kind == kClockJumpBackward;
+      if (d.kind == kClockDrift) {
+        drifts = drifts || d.magnitude != 0;
+      } else if (!jump || d.magnitude != 0) {
+        ++in_file;
+      }
+    }
+    CHECK(s.faults.size() == base.faults.size() + in_file);
+    if (drifts) {
+      auto drifting = [](const auto& process) { return process.clock.drift_ppm != 0; };
+      CHECK((std::any_of(s.nodes.begin(), s.nodes.end(), drifting) ||
+             std::any_of(s.clients.begin(), s.clients.end(), drifting)));
+    }
+    std::set<std::string> processes;
+    for (const NodeSpec& n : s.nodes) processes.insert(n.name);
+    for (const ClientSpec& c : s.clients) processes.insert(c.name);
+    for (const FaultSpec& f : s.faults) {
+      for (const std::string& target : f.targets) {
+        INFO("case " << index << " fault target " << target);
+        CHECK(processes.count(target) == 1);
+      }
+    }
+    CHECK(SizeOf(c).faults == static_cast<int>(c.faults.size()));
+  }
+  SECTION("the base case adds nothing") {
+    const FuzzCase c = BaseCase(base);
+    CHECK(c.faults.empty());
+    const Scenario s = Materialize(base, c);
+    CHECK(s.faults.size() == base.faults.size());
+    CHECK(s.clients.size() == base.clients.size());
+  }
+}
+
+// FirstGood is the shrinker's promise that its result does not depend on --jobs: the first
+// good candidate in index order wins, however many run at once.
+TEST_CASE("shrink: the first good candidate in order, whatever the jobs", "[fuzz][unit]") {
+  const std::vector<int> good_ones = {7, 9, 23};
+  auto run = [&](int i) {
+    CaseOutcome o;
+    o.status =
+        std::count(good_ones.begin(), good_ones.end(), i) ? CaseStatus::kFail : CaseStatus::kPass;
+    o.events = static_cast<uint64_t>(i);
+    return o;
+  };
+  auto good = [](const CaseOutcome& o) { return o.status == CaseStatus::kFail; };
+  for (int jobs : {1, 2, 3, 8}) {
+    CaseOutcome found;
+    INFO("jobs " << jobs);
+    CHECK(FirstGood(30, jobs, run, good, &found) == 7);
+    CHECK(found.events == 7);
+  }
+  CaseOutcome none;
+  CHECK(FirstGood(7, 4, run, good, &none) == -1);
+  CHECK(FirstGood(0, 2, run, good, &none) == -1);
+}
+
+}  // namespace
+}  // namespace lockstep::fuzz
