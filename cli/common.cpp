@@ -18,6 +18,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/write_file.h"
 #include "cli/subcommands.h"
 #include "core/server.h"
 #include "model/scenario_scale.h"
@@ -444,17 +445,7 @@ bool WriteWholeFile(const std::string& path, const std::string& text, std::strin
     }
     return true;
   }
-  const std::string tmp = path + ".tmp";
-  errno = 0;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (out && std::rename(tmp.c_str(), path.c_str()) == 0) return true;
-  }
-  *error = "cannot write " + path + ": " + (errno != 0 ? std::strerror(errno) : "an I/O error");
-  std::remove(tmp.c_str());
-  return false;
+  return WriteFileAtomically(path, [&](std::ostream& out) { out << text; }, error);
 }
 
 }  // namespace lockstep::cli

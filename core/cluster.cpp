@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "base/ascii.h"
 #include "core/cli_format.h"
 #include "core/commands.h"
 #include "core/server.h"
@@ -229,20 +230,12 @@ ScriptClusterFlags ReadScriptClusterFlags(std::string_view body) {
 
 namespace {
 
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
-    if (std::tolower(x) != std::tolower(y)) return false;
-  }
-  return true;
-}
 
 }  // namespace
 
 int ClientRouteSlot(const Argv& argv) {
-  if (argv.size() >= 2 && (EqualsNoCase(argv[0], "subscribe") || EqualsNoCase(argv[0], "unsubscribe") ||
-                           EqualsNoCase(argv[0], "publish"))) {
+  if (argv.size() >= 2 && (EqualsIgnoreCase(argv[0], "subscribe") || EqualsIgnoreCase(argv[0], "unsubscribe") ||
+                           EqualsIgnoreCase(argv[0], "publish"))) {
     return KeyHashSlot(argv[1]);
   }
   if (const CommandSpec* spec = Server::Lookup(argv)) {

@@ -7,6 +7,7 @@
 
 #include <strings.h>
 
+#include "base/ascii.h"
 #include "core/commands.h"
 #include "core/strings.h"
 
@@ -14,6 +15,7 @@ namespace lockstep::cmd {
 
 namespace {
 
+// Options compare as Redis's strcasecmp compares them: as C strings, up to the first NUL.
 bool EqualsNoCase(const std::string& a, const char* b) { return strcasecmp(a.c_str(), b) == 0; }
 
 // Redis 7.0.15's stringmatchlen (util.c) as Debian ships it: glob matching with *, ?, [set],
@@ -129,8 +131,7 @@ class GlobMatcher {
 bool GlobMatch(std::string_view p, std::string_view s) { return GlobMatcher::Matches(p, s); }
 
 Reply ExpireTimeError(const Argv& argv) {
-  std::string name = argv[0];
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string name = AsciiLowered(argv[0]);
   return Reply::Error("ERR invalid expire time in '" + name + "' command");
 }
 

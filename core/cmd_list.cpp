@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/ascii.h"
 #include "core/commands.h"
 #include "core/strings.h"
 
@@ -20,15 +21,6 @@ namespace {
 Reply WrongType() { return Reply::Error(std::string(err::kWrongType)); }
 Reply NotInteger() { return Reply::Error(std::string(err::kNotInteger)); }
 
-// b is lower case; command names and options are ASCII, as Redis's strcasecmp assumes.
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const char x = (a[i] >= 'A' && a[i] <= 'Z') ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
-    if (x != b[i]) return false;
-  }
-  return true;
-}
 
 // Redis addReplyErrorArity: the command's table name, whatever case the caller typed.
 Reply ArityError(const Argv& argv) {

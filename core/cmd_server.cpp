@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cctype>
 
+#include "base/ascii.h"
 #include "core/cluster.h"
 #include "core/commands.h"
 #include "core/script_host.h"
@@ -11,12 +12,6 @@
 namespace lockstep::cmd {
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Marks the script about to run on a cluster node and clears the mark when it ends, however
 // it ends.
@@ -130,7 +125,7 @@ Reply Eval(Ctx& ctx, const Argv& argv) {
 Reply Script(Ctx& ctx, const Argv& argv) {
   if (ctx.server.cluster_enabled()) [[unlikely]] {
     // Keep EVALSHA's view of the scripts' shebang flags in step with the script cache.
-    const std::string sub = argv.size() >= 2 ? Lower(argv[1]) : "";
+    const std::string sub = argv.size() >= 2 ? AsciiLowered(argv[1]) : "";
     if (sub == "load" && argv.size() == 3) ctx.server.RememberScriptFlags(argv[2]);
     if (sub == "flush") ctx.server.ForgetScriptFlags();
   }
@@ -141,7 +136,7 @@ Reply Script(Ctx& ctx, const Argv& argv) {
 // are checked here, with the texts Redis gives a client or a script for each.
 Reply Cluster(Ctx& ctx, const Argv& argv) {
   assert(argv.size() >= 2);
-  const std::string sub = Lower(argv[1]);
+  const std::string sub = AsciiLowered(argv[1]);
   const ClusterSubcommand* found = nullptr;
   for (const ClusterSubcommand& c : kClusterSubcommands) {
     if (c.name == sub) found = &c;
@@ -174,8 +169,7 @@ Reply Cluster(Ctx& ctx, const Argv& argv) {
 }
 
 Reply NotEmulated(Ctx&, const Argv& argv) {
-  std::string name = argv[0];
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string name = AsciiLowered(argv[0]);
   return Reply::Error("ERR '" + name + "' is not provided by the lockstep emulator (see docs/fidelity.md)");
 }
 

@@ -55,6 +55,7 @@
 
 #include <lua.hpp>
 
+#include "base/ascii.h"
 #include "core/lua_libs.h"
 #include "core/lua_patterns.h"
 #include "core/sha1.h"
@@ -3565,8 +3566,7 @@ Reply HostState::ErrorToReply(RunState& run, int status) {
 
 Reply HostState::Script(Ctx&, const Argv& argv) {
   assert(argv.size() >= 2);
-  std::string sub = argv[1];
-  for (char& c : sub) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string sub = AsciiLowered(argv[1]);
   if (sub == "load" && argv.size() == 3) {
     Reply error;
     const ScriptEntry* script = CreateFunction(argv[2], &error);

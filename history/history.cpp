@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "base/write_file.h"
 #include "history/jsonl.h"
 #include "history/notes.h"
 #include "history/reader.h"
@@ -69,32 +70,19 @@ std::string History::HashHex() const { return history::HashHex(hash_); }
 std::string History::DetailOf(const Event& e) const { return DetailText(e); }
 
 bool History::WriteFile(const std::string& path, std::string* error) const {
-  // Write to a temporary name and rename, so a failure never leaves half a history behind
-  // under the real name; the temporary file goes too.
-  const std::string tmp = path + ".tmp";
-  const auto fail = [&](const std::string& what) {
-    *error = what + ": " + (errno != 0 ? std::strerror(errno) : "an I/O error");
-    std::remove(tmp.c_str());
-    return false;
-  };
-  {
-    errno = 0;
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fail("cannot write " + tmp);
-    std::string line;
-    for (const Event& e : events_) {
-      line.clear();
-      AppendJsonLine(e, *names_, &line);
-      line.push_back('\n');
-      out.write(line.data(), static_cast<std::streamsize>(line.size()));
-    }
-    out.close();
-    if (!out) return fail("write to " + tmp + " failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return fail("cannot rename " + tmp + " to " + path);
-  }
-  return true;
+  // A failure never leaves half a history behind under the real name.
+  return WriteFileAtomically(
+      path,
+      [&](std::ostream& out) {
+        std::string line;
+        for (const Event& e : events_) {
+          line.clear();
+          AppendJsonLine(e, *names_, &line);
+          line.push_back('\n');
+          out.write(line.data(), static_cast<std::streamsize>(line.size()));
+        }
+      },
+      error);
 }
 
 std::optional<History> History::ReadFile(const std::string& path, std::string* error) {

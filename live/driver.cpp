@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 
+#include "base/ascii.h"
 #include "base/clock.h"
 #include "base/random.h"
 #include "core/cluster.h"
@@ -49,13 +50,6 @@ end
 local now = redis.call('TIME')
 return {t, owners, redis.call('PTTL', KEYS[1]), now[1], now[2]})";
 
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 int64_t RealtimeMs() {
   timespec ts{};
@@ -457,8 +451,8 @@ struct LiveRun::Impl {
 
   // Whether a command can go inside MULTI..EXEC.
   static bool Wrappable(const Argv& argv) {
-    return !EqualsNoCase(argv[0], "WAIT") && !EqualsNoCase(argv[0], "MULTI") &&
-           !EqualsNoCase(argv[0], "EXEC") && !EqualsNoCase(argv[0], "WATCH");
+    return !EqualsIgnoreCase(argv[0], "WAIT") && !EqualsIgnoreCase(argv[0], "MULTI") &&
+           !EqualsIgnoreCase(argv[0], "EXEC") && !EqualsIgnoreCase(argv[0], "WATCH");
   }
 
   void Send(LiveClient& c, int slot, locks::RequestId request, SharedArgv argv,
@@ -496,7 +490,7 @@ struct LiveRun::Impl {
     auto lost = [this, np, cp, thread, label_id, request](const Reply& r) {
       Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
     };
-    if (EqualsNoCase(command, "SUBSCRIBE") || EqualsNoCase(command, "UNSUBSCRIBE")) {
+    if (EqualsIgnoreCase(command, "SUBSCRIBE") || EqualsIgnoreCase(command, "UNSUBSCRIBE")) {
       c.PubSub(n.index).Send(*argv, [this, np, cp, thread, label_id, request, deliver](const Reply& server_reply) {
         const Reply r = options.keyspace != nullptr
                             ? options.keyspace->ConfirmationFromServer(server_reply)

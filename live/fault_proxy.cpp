@@ -23,6 +23,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/ascii.h"
 #include "live/resp_frame.h"
 
 namespace lockstep {
@@ -43,11 +44,6 @@ size_t Index(ProxyDirection direction) { return static_cast<size_t>(direction); 
 
 std::string ErrnoText(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return (x | 0x20) == (y | 0x20);  // ASCII letters only; command names are letters.
-         });
-}
 
 void EraseName(std::set<std::string, std::less<>>* names, std::string_view name) {
   if (auto it = names->find(name); it != names->end()) names->erase(it);

@@ -9,6 +9,7 @@
 #include <exception>
 #include <memory>
 
+#include "base/ascii.h"
 #include "core/cluster.h"
 #include "core/server.h"
 #include "live/redis_client.h"
@@ -16,12 +17,6 @@
 namespace lockstep::live {
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // "field:value" lines of an INFO reply.
 std::string InfoField(const std::string& info, const std::string& field) {
@@ -189,7 +184,7 @@ std::optional<Argv> RunKeyspace::ToServer(const Argv& argv, std::string* why) co
     *why = "an empty command";
     return std::nullopt;
   }
-  const std::string name = Lower(argv[0]);
+  const std::string name = AsciiLowered(argv[0]);
   Argv out = argv;
   if (name == "subscribe" || name == "unsubscribe") {
     for (size_t i = 1; i < out.size(); ++i) out[i] = Key(argv[i]);

@@ -15,6 +15,7 @@
 
 #include <toml++/toml.h>
 
+#include "base/ascii.h"
 #include "base/read_file.h"
 #include "core/script_host.h"
 
@@ -257,8 +258,7 @@ std::string_view Stem(std::string_view key) {
 
 // The candidate a typo most likely meant, or "" when none is close enough to be a good guess.
 std::string_view Closest(std::string_view word, KeyList candidates) {
-  std::string lower(word);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = AsciiLowered(word);
   for (std::string_view c : candidates) {
     if (Stem(lower) == Stem(c)) return c;
   }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 
+#include "base/write_file.h"
 #include "history/facts.h"
 #include "history/jsonl.h"
 #include "history/notes.h"
@@ -17,34 +18,6 @@ namespace lockstep::reports {
 
 namespace {
 
-// Writes through a temporary name, so a failed write never leaves half a report behind: the
-// temporary file is removed when anything fails (a full disk, a file-size limit). *bytes is
-// what `write` wrote.
-bool WriteFile(const std::string& path, const std::function<void(std::ostream&)>& write,
-               size_t* bytes, std::string* error) {
-  const std::string tmp = path + ".tmp";
-  const auto fail = [&](const std::string& what) {
-    *error = what + ": " + (errno != 0 ? std::strerror(errno) : "an I/O error");
-    std::remove(tmp.c_str());
-    return false;
-  };
-  {
-    errno = 0;
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fail("cannot write " + path);
-    write(out);
-    out.flush();
-    if (!out) return fail("write to " + path + " failed");
-    *bytes = static_cast<size_t>(out.tellp());
-    out.close();
-    if (!out) return fail("write to " + path + " failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return fail("cannot rename " + tmp + " to " + path);
-  }
-  return true;
-}
-
 using NamedWriter = std::pair<const char*, std::function<void(std::ostream&)>>;
 
 bool WriteFiles(const std::vector<NamedWriter>& files, const std::string& dir,
@@ -52,7 +25,7 @@ bool WriteFiles(const std::vector<NamedWriter>& files, const std::string& dir,
   for (const auto& [name, write] : files) {
     const std::string path = dir + "/" + name;
     size_t bytes = 0;
-    if (!WriteFile(path, write, &bytes, error)) return false;
+    if (!WriteFileAtomically(path, write, error, &bytes)) return false;
     if (written) written->push_back({path, bytes});
   }
   return true;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string_view>
 
+#include "base/ascii.h"
 #include "base/clock.h"
 #include "core/cluster.h"
 #include "core/script_host.h"
@@ -447,8 +448,8 @@ struct Simulation::Impl {
   // The source of what client `c` sends a node: its command connection, or its pub/sub
   // connection for SUBSCRIBE and UNSUBSCRIBE (as Redisson and the live driver keep them).
   static int ConnectionOf(const Client& c, const Argv& argv) {
-    const bool pubsub = !argv.empty() && (EqualsNoCase(argv[0], "SUBSCRIBE") ||
-                                          EqualsNoCase(argv[0], "UNSUBSCRIBE"));
+    const bool pubsub = !argv.empty() && (EqualsIgnoreCase(argv[0], "SUBSCRIBE") ||
+                                          EqualsIgnoreCase(argv[0], "UNSUBSCRIBE"));
     return 2 * c.index + (pubsub ? 1 : 0);
   }
   // The source of a replica's stream from its master (one connection).
@@ -496,15 +497,15 @@ struct Simulation::Impl {
       int64_t wait_replicas = -1;
       bool ran_out = false;  // A script ran past its step budget (ScriptHost::last_script_ran_out).
       const std::string_view command = argv.empty() ? std::string_view() : argv[0];
-      if (EqualsNoCase(command, "SUBSCRIBE") && argv.size() == 2) {
+      if (EqualsIgnoreCase(command, "SUBSCRIBE") && argv.size() == 2) {
         auto& subs = n.subscribers[argv[1]];
         if (std::find(subs.begin(), subs.end(), c.index) == subs.end()) subs.push_back(c.index);
         reply = Reply::Array({Reply::Bulk("subscribe"), Reply::Bulk(argv[1]), Reply::Integer(1)});
-      } else if (EqualsNoCase(command, "UNSUBSCRIBE") && argv.size() == 2) {
+      } else if (EqualsIgnoreCase(command, "UNSUBSCRIBE") && argv.size() == 2) {
         auto& subs = n.subscribers[argv[1]];
         subs.erase(std::remove(subs.begin(), subs.end(), c.index), subs.end());
         reply = Reply::Array({Reply::Bulk("unsubscribe"), Reply::Bulk(argv[1]), Reply::Integer(0)});
-      } else if (EqualsNoCase(command, "WAIT") && argv.size() == 3) {
+      } else if (EqualsIgnoreCase(command, "WAIT") && argv.size() == 3) {
         const auto numreplicas = ParseInt64(argv[1]);
         const auto timeout_ms = ParseInt64(argv[2]);
         if (!numreplicas || !timeout_ms) {
@@ -523,7 +524,7 @@ struct Simulation::Impl {
         reply = n.server->Execute(argv, now_ms, &fx);
         n.server->set_pubsub(nullptr);
         ran_out = reply.is_error() && command.size() >= 4 &&
-                  EqualsNoCase(command.substr(0, 4), "eval") &&
+                  EqualsIgnoreCase(command.substr(0, 4), "eval") &&
                   n.server->scripts().last_script_ran_out();
       }
       history::Event e;
@@ -664,17 +665,6 @@ struct Simulation::Impl {
     const int owner = cluster->owner(slot);
     assert(owner >= 0);  // The simulated cluster serves every slot.
     return cluster_nodes[static_cast<size_t>(owner)];
-  }
-
-  // Command names are ASCII: folded without the locale's tolower (a call per byte, on every
-  // command the simulator routes).
-  static bool EqualsNoCase(std::string_view a, std::string_view b) {
-    const auto lower = [](char x) {
-      return x >= 'A' && x <= 'Z' ? static_cast<char>(x - 'A' + 'a') : x;
-    };
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(),
-                      [&lower](char x, char y) { return lower(x) == lower(y); });
   }
 
   // The protocol's slot for a node (messages from a node the client does not address go to
