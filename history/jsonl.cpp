@@ -21,6 +21,8 @@ namespace {
 // True for the bytes written as they are: printable ASCII but '"' and '\\'.
 constexpr bool Plain(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }
 
+}  // namespace
+
 void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
   size_t run = 0;  // Start of the current run of plain bytes.
@@ -46,6 +48,8 @@ void AppendJsonString(std::string* out, std::string_view s) {
   out->append(s.data() + run, s.size() - run);
   out->push_back('"');
 }
+
+namespace {
 
 // Appends a literal, its length known at compile time: `,"key":` in one step.
 template <size_t N>

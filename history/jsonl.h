@@ -21,6 +21,11 @@
 
 namespace lockstep::history {
 
+// Appends `s` as a JSON string, quotes included. Histories are byte strings: every byte outside
+// printable ASCII is written as \u00XX (one byte, not a code point), so the JSON stays ASCII and
+// valid whatever they hold; '"', '\\', newline, return and tab get their short escapes.
+void AppendJsonString(std::string* out, std::string_view s);
+
 // Appends the event's line, without the newline.
 void AppendJsonLine(const Event& e, const NameTable& names, std::string* out);
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "check/verdict.h"
+#include "history/jsonl.h"
 #include "reports/timeline.h"
 
 namespace lockstep::reports {
@@ -29,7 +30,8 @@ std::string HtmlEscape(std::string_view s);
 // Tableau's ten first, then hues a golden angle apart at three lightnesses in turn, so that no
 // two of the first 900 threads share one ("#4e79a7", ..., "hsl(137,55%,42%)").
 std::string ThreadColour(size_t index);
-void AppendJsonString(std::string* out, std::string_view s);
+// JSON strings as the history writes them (history/jsonl.h).
+using history::AppendJsonString;
 std::string JsonString(std::string_view s);
 
 // The violation a report leads with: the first of the first violated property (in the order
