@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/argv.h"
@@ -43,6 +44,22 @@ struct OpResult {
   bool has_value = false;
   int64_t value = 0;    // A fencing token, or what the unlock script returned.
   std::string detail;   // "acquired", "IllegalMonitorStateException ...", "RedisTimeoutException ..."
+
+  static OpResult Of(Status status, std::string detail) {
+    OpResult result;
+    result.status = status;
+    result.detail = std::move(detail);
+    return result;
+  }
+  static OpResult Ok(std::string detail) { return Of(Status::kOk, std::move(detail)); }
+  static OpResult OkValue(int64_t value, std::string detail) {
+    OpResult result = Ok(std::move(detail));
+    result.has_value = true;
+    result.value = value;
+    return result;
+  }
+  static OpResult Fail(std::string detail) { return Of(Status::kFail, std::move(detail)); }
+  static OpResult Info(std::string detail) { return Of(Status::kInfo, std::move(detail)); }
 };
 
 // Everything a protocol can do to the world.
@@ -137,10 +154,8 @@ class LockProtocol {
   // An ExtraOp. Kinds without it fail it at once (the scenario loader lets no such run start).
   virtual void Extra(Outbox& out, int thread, ExtraOp op) {
     (void)op;
-    OpResult result;
-    result.status = OpResult::Status::kFail;
-    result.detail = "UnsupportedOperationException: this lock has no such operation";
-    out.Complete(thread, result);
+    out.Complete(thread,
+                 OpResult::Fail("UnsupportedOperationException: this lock has no such operation"));
   }
 
   virtual void OnReply(Outbox& out, RequestId request, const Reply& reply) = 0;

@@ -371,31 +371,6 @@ class RedissonLockClient final : public LockProtocol {
     }
   }
 
-  static OpResult Ok(std::string detail) {
-    OpResult result;
-    result.status = OpResult::Status::kOk;
-    result.detail = std::move(detail);
-    return result;
-  }
-  static OpResult OkValue(int64_t value, std::string detail) {
-    OpResult result = Ok(std::move(detail));
-    result.has_value = true;
-    result.value = value;
-    return result;
-  }
-  static OpResult Fail(std::string detail) {
-    OpResult result;
-    result.status = OpResult::Status::kFail;
-    result.detail = std::move(detail);
-    return result;
-  }
-  static OpResult Info(std::string detail) {
-    OpResult result;
-    result.status = OpResult::Status::kInfo;
-    result.detail = std::move(detail);
-    return result;
-  }
-
   // One tryAcquire: the kind's acquire script with this thread's lease.
   void SendAttempt(Outbox& out, int thread) {
     Thread& t = threads_[thread];
@@ -476,31 +451,31 @@ class RedissonLockClient final : public LockProtocol {
         // 4.7.0 (#5019): a response timeout inside tryLock's loop runs acquireFailed and
         // returns false. The script may have run, so the outcome stays unknown here.
         detail += " (Redisson 4.7+ makes tryLock return false here; the script may have run)";
-        GiveUp(out, thread, Info(std::move(detail)));
+        GiveUp(out, thread, OpResult::Info(std::move(detail)));
         return;
       }
-      EndAcquire(out, thread, Info(std::move(detail)));
+      EndAcquire(out, thread, OpResult::Info(std::move(detail)));
       return;
     }
     if (reply->is_error()) {
-      EndAcquire(out, thread, Fail(reply->str));
+      EndAcquire(out, thread, OpResult::Fail(reply->str));
       return;
     }
     if (reply->type == Reply::Type::kNull) {
       OnAcquired(out, thread);
-      EndAcquire(out, thread, Ok("acquired"));
+      EndAcquire(out, thread, OpResult::Ok("acquired"));
       return;
     }
     if (reply->type != Reply::Type::kInteger) {
       EndAcquire(out, thread,
-                 Fail("unexpected reply to " + t.attempt_label +
+                 OpResult::Fail("unexpected reply to " + t.attempt_label +
                       " (want nil or an integer): " + reply->Quoted()));
       return;
     }
     const int64_t ttl_ms = reply->integer;
     switch (t.args.mode) {
       case AcquireArgs::Mode::kTryLockNoWait:
-        EndAcquire(out, thread, Fail(kind_->NotAcquired(ttl_ms)));
+        EndAcquire(out, thread, OpResult::Fail(kind_->NotAcquired(ttl_ms)));
         return;
       case AcquireArgs::Mode::kLock:
         if (!t.subscribed) {
@@ -512,7 +487,7 @@ class RedissonLockClient final : public LockProtocol {
         return;
       case AcquireArgs::Mode::kTryLock:
         if (!Elapse(out, t)) {
-          GiveUp(out, thread, Fail("wait time elapsed"));
+          GiveUp(out, thread, OpResult::Fail("wait time elapsed"));
           return;
         }
         if (!t.subscribed) {
@@ -571,7 +546,7 @@ class RedissonLockClient final : public LockProtocol {
     Thread& t = threads_[thread];
     timers_.Disarm(out, &t.timer);
     if (t.args.mode == AcquireArgs::Mode::kTryLock && !Elapse(out, t)) {
-      GiveUp(out, thread, Fail("wait time elapsed"));
+      GiveUp(out, thread, OpResult::Fail("wait time elapsed"));
       return;
     }
     SendAttempt(out, thread);
@@ -583,10 +558,10 @@ class RedissonLockClient final : public LockProtocol {
     t.timer = 0;
     if (t.args.mode == AcquireArgs::Mode::kLock) {
       EndAcquire(out, thread,
-                 Fail("RedisTimeoutException: Subscribe timeout: (" +
+                 OpResult::Fail("RedisTimeoutException: Subscribe timeout: (" +
                       std::to_string(LockSubscribeTimeoutUs() / 1000) + "ms)"));
     } else {
-      GiveUp(out, thread, Fail("wait time elapsed (subscription not confirmed)"));
+      GiveUp(out, thread, OpResult::Fail("wait time elapsed (subscription not confirmed)"));
     }
   }
 
@@ -622,9 +597,9 @@ class RedissonLockClient final : public LockProtocol {
       // current's tryLock catches the failure and runs acquireFailed; 3.13.6 throws from
       // getNow() without it; lock() throws in both.
       if (version_ == Version::kCurrent && t.args.mode == AcquireArgs::Mode::kTryLock) {
-        GiveUp(out, thread, Fail(detail));
+        GiveUp(out, thread, OpResult::Fail(detail));
       } else {
-        EndAcquire(out, thread, Fail(detail));
+        EndAcquire(out, thread, OpResult::Fail(detail));
       }
     }
   }
@@ -686,7 +661,7 @@ class RedissonLockClient final : public LockProtocol {
   void AfterPermitWait(Outbox& out, int thread) {
     Thread& t = threads_[thread];
     if (t.args.mode == AcquireArgs::Mode::kTryLock && !Elapse(out, t)) {
-      GiveUp(out, thread, Fail("wait time elapsed"));
+      GiveUp(out, thread, OpResult::Fail("wait time elapsed"));
       return;
     }
     SendAttempt(out, thread);
@@ -701,11 +676,11 @@ class RedissonLockClient final : public LockProtocol {
     // acquisition of this thread is forgotten even if the unlock failed or timed out.
     CancelRenewal(out, thread);
     if (reply == nullptr) {
-      Complete(thread, Info(timeout_detail));
+      Complete(thread, OpResult::Info(timeout_detail));
       return;
     }
     if (reply->is_error()) {
-      Complete(thread, Fail(reply->str));
+      Complete(thread, OpResult::Fail(reply->str));
       return;
     }
     if (version_ == Version::kCurrent) {
@@ -714,34 +689,34 @@ class RedissonLockClient final : public LockProtocol {
                       /*retry=*/true);
     }
     if (reply->type == Reply::Type::kNull) {
-      Complete(thread, Fail("IllegalMonitorStateException: attempt to unlock lock, not locked "
+      Complete(thread, OpResult::Fail("IllegalMonitorStateException: attempt to unlock lock, not locked "
                             "by current thread by node id: " +
                             config_.uuid + " thread-id: " + std::to_string(thread + 1)));
       return;
     }
     if (reply->type != Reply::Type::kInteger) {
       Complete(thread,
-               Fail("unexpected reply to unlock (want nil or an integer): " + reply->Quoted()));
+               OpResult::Fail("unexpected reply to unlock (want nil or an integer): " + reply->Quoted()));
       return;
     }
     if (reply->integer == 1 && version_ == Version::kCurrent) {
       // A full release resets the lease that unlock and no-lease acquires use (3.27.2).
       internal_lease_ms_ = watchdog_ms_;
     }
-    Complete(thread, OkValue(reply->integer, reply->integer == 1 ? "released" : "still held"));
+    Complete(thread, OpResult::OkValue(reply->integer, reply->integer == 1 ? "released" : "still held"));
   }
 
   void OnForceUnlockDone(int thread, const Reply* reply, const std::string& timeout_detail) {
     threads_[thread] = Thread{};
     if (reply == nullptr) {
-      Complete(thread, Info(timeout_detail));
+      Complete(thread, OpResult::Info(timeout_detail));
     } else if (reply->is_error()) {
-      Complete(thread, Fail(reply->str));
+      Complete(thread, OpResult::Fail(reply->str));
     } else if (reply->type == Reply::Type::kInteger) {
-      Complete(thread, OkValue(reply->integer, reply->integer == 1 ? "deleted" : "no lock"));
+      Complete(thread, OpResult::OkValue(reply->integer, reply->integer == 1 ? "deleted" : "no lock"));
     } else {
       Complete(thread,
-               Fail("unexpected reply to force_unlock (want an integer): " + reply->Quoted()));
+               OpResult::Fail("unexpected reply to force_unlock (want an integer): " + reply->Quoted()));
     }
   }
 

@@ -93,10 +93,7 @@ class CountDownLatchKind final : public SynchronizerKind {
   OpResult ReadRelease(int thread, const Reply& reply) override {
     (void)thread;
     (void)reply;  // The script returns nothing; the remaining count is not known here.
-    OpResult result;
-    result.status = OpResult::Status::kOk;
-    result.detail = "counted down";
-    return result;
+    return OpResult::Ok("counted down");
   }
 
   std::optional<Command> ForceUnlock(OpResult* immediate) override {

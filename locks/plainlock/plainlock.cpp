@@ -186,12 +186,12 @@ class PlainLock final : public LockProtocol {
     int64_t sleep_us = kPlainRetrySleepUs;
     switch (t.args.mode) {
       case AcquireArgs::Mode::kTryLockNoWait:
-        End(thread, Fail("not acquired: held by another"));
+        End(thread, OpResult::Fail("not acquired: held by another"));
         return;
       case AcquireArgs::Mode::kTryLock: {
         const int64_t left_us = t.args.wait_us - (out.MonoUs() - t.start_us);
         if (left_us <= 0) {
-          End(thread, Fail("wait time elapsed"));
+          End(thread, OpResult::Fail("wait time elapsed"));
           return;
         }
         if (left_us < sleep_us) sleep_us = left_us;
@@ -208,14 +208,14 @@ class PlainLock final : public LockProtocol {
   void OnAnswer(Outbox& out, int thread, const Reply* reply) {
     Thread& t = threads_[static_cast<size_t>(thread)];
     if (reply == nullptr) {
-      End(thread, Info("timeout: no reply to " + t.label + " within " +
+      End(thread, OpResult::Info("timeout: no reply to " + t.label + " within " +
                        std::to_string(config_.timeout_us / 1000) + " ms"));
       return;
     }
     if (reply->is_error()) {
       // An acquisition whose SETNX took the key but whose EXPIRE failed holds the lock.
-      End(thread, t.phase == Phase::kExpiring ? Info(t.label + ": " + reply->str)
-                                              : Fail(reply->str));
+      End(thread, t.phase == Phase::kExpiring ? OpResult::Info(t.label + ": " + reply->str)
+                                              : OpResult::Fail(reply->str));
       return;
     }
     const std::string token = PlainLockToken(config_.uuid, thread);
@@ -231,22 +231,22 @@ class PlainLock final : public LockProtocol {
             Retry(out, thread);
           }
         } else if (reply->type == Reply::Type::kStatus) {
-          End(thread, Ok("acquired"));
+          End(thread, OpResult::Ok("acquired"));
         } else {
           Retry(out, thread);  // Null: NX found the key.
         }
         return;
       case Phase::kExpiring:
         // The code this models ignores EXPIRE's answer (0 would mean the key vanished).
-        End(thread, Ok(reply->type == Reply::Type::kInteger && reply->integer == 1
+        End(thread, OpResult::Ok(reply->type == Reply::Type::kInteger && reply->integer == 1
                            ? "acquired"
                            : "acquired (EXPIRE found no key: " + reply->Quoted() + ")"));
         return;
       case Phase::kUnlocking:
         if (reply->type == Reply::Type::kInteger && reply->integer == 1) {
-          End(thread, OkValue(1, "released"));
+          End(thread, OpResult::OkValue(1, "released"));
         } else {
-          End(thread, Fail("not released: the key is missing or holds another token (" +
+          End(thread, OpResult::Fail("not released: the key is missing or holds another token (" +
                            reply->Quoted() + ")"));
         }
         return;
@@ -256,21 +256,21 @@ class PlainLock final : public LockProtocol {
           t.phase = Phase::kDeleting;
           Send(out, thread, {"DEL", config_.lock_name}, "del");
         } else {
-          End(thread, Fail("not released: GET returned " + reply->Quoted()));
+          End(thread, OpResult::Fail("not released: GET returned " + reply->Quoted()));
         }
         return;
       case Phase::kDeleting:
         // The code this models reports success either way. DEL 0 (the key expired between
         // GET and DEL) carries no value: 0 would read as "still held".
         if (reply->type == Reply::Type::kInteger && reply->integer == 1) {
-          End(thread, OkValue(1, "released"));
+          End(thread, OpResult::OkValue(1, "released"));
         } else {
-          End(thread, Ok("released (DEL found no key)"));
+          End(thread, OpResult::Ok("released (DEL found no key)"));
         }
         return;
       case Phase::kForceUnlocking: {
         const int64_t deleted = reply->type == Reply::Type::kInteger ? reply->integer : 0;
-        End(thread, OkValue(deleted, deleted == 1 ? "deleted" : "no key"));
+        End(thread, OpResult::OkValue(deleted, deleted == 1 ? "deleted" : "no key"));
         return;
       }
       case Phase::kIdle:
@@ -291,30 +291,6 @@ class PlainLock final : public LockProtocol {
       batch.swap(completions_);
       for (const auto& [thread, result] : batch) out.Complete(thread, result);
     }
-  }
-
-  static OpResult Ok(std::string detail) {
-    OpResult result;
-    result.detail = std::move(detail);
-    return result;
-  }
-  static OpResult OkValue(int64_t value, std::string detail) {
-    OpResult result = Ok(std::move(detail));
-    result.has_value = true;
-    result.value = value;
-    return result;
-  }
-  static OpResult Fail(std::string detail) {
-    OpResult result;
-    result.status = OpResult::Status::kFail;
-    result.detail = std::move(detail);
-    return result;
-  }
-  static OpResult Info(std::string detail) {
-    OpResult result;
-    result.status = OpResult::Status::kInfo;
-    result.detail = std::move(detail);
-    return result;
   }
 
   const Kind kind_;

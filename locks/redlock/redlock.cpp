@@ -70,10 +70,8 @@ class MultiLock final : public LockProtocol {
   void ForceUnlock(Outbox& out, int thread) override {
     Enter(out);
     At(thread);
-    OpResult result;
-    result.status = OpResult::Status::kFail;
-    result.detail = "UnsupportedOperationException: RedissonMultiLock has no forceUnlock";
-    Complete(thread, result);
+    Complete(thread,
+             OpResult::Fail("UnsupportedOperationException: RedissonMultiLock has no forceUnlock"));
     Leave(out);
   }
 
@@ -488,10 +486,8 @@ class MultiLock final : public LockProtocol {
       StartTry(out, thread);  // lock(): while (true) { if (tryLock(...)) return; }
       return;
     }
-    OpResult result;
-    result.status = acquired ? OpResult::Status::kOk : OpResult::Status::kFail;
-    result.detail = detail;
-    Complete(thread, std::move(result));
+    Complete(thread,
+             OpResult::Of(acquired ? OpResult::Status::kOk : OpResult::Status::kFail, detail));
   }
 
   void FinishRelease(int thread) {
@@ -615,15 +611,10 @@ class MultiLock final : public LockProtocol {
     if (--t.pending > 0) return;
     if (t.expire_failed) {
       // tryLock throws; the members stay locked until their 2 * wait lease runs out.
-      OpResult result;
-      result.status = OpResult::Status::kInfo;
-      result.detail = "acquired, but setting the lease failed" + t.fail_detail;
-      Complete(thread, std::move(result));
+      Complete(thread, OpResult::Info("acquired, but setting the lease failed" + t.fail_detail));
       return;
     }
-    OpResult result;
-    result.detail = t.success_detail;
-    Complete(thread, std::move(result));
+    Complete(thread, OpResult::Ok(t.success_detail));
   }
 
   const ClientConfig config_;

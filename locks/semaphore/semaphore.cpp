@@ -60,40 +60,12 @@ std::optional<SynchronizerKind::Command> SynchronizerKind::Extra(ExtraOp op, OpR
 
 OpResult SynchronizerKind::ReadExtra(ExtraOp op, const Reply& reply) {
   (void)op;
-  OpResult result;
-  result.status = OpResult::Status::kFail;
-  result.detail = "unexpected reply: " + reply.Quoted();
-  return result;
+  return OpResult::Fail("unexpected reply: " + reply.Quoted());
 }
 
 namespace {
 
 constexpr int64_t kWaitForever = -1;
-
-OpResult Ok(std::string detail) {
-  OpResult result;
-  result.status = OpResult::Status::kOk;
-  result.detail = std::move(detail);
-  return result;
-}
-OpResult OkValue(int64_t value, std::string detail) {
-  OpResult result = Ok(std::move(detail));
-  result.has_value = true;
-  result.value = value;
-  return result;
-}
-OpResult Fail(std::string detail) {
-  OpResult result;
-  result.status = OpResult::Status::kFail;
-  result.detail = std::move(detail);
-  return result;
-}
-OpResult Info(std::string detail) {
-  OpResult result;
-  result.status = OpResult::Status::kInfo;
-  result.detail = std::move(detail);
-  return result;
-}
 
 class SynchronizerClient final : public LockProtocol {
  public:
@@ -323,7 +295,7 @@ class SynchronizerClient final : public LockProtocol {
       if (done) {
         Run(out, thread);
       } else {
-        End(out, thread, Fail(label + " failed: " + why));
+        End(out, thread, OpResult::Fail(label + " failed: " + why));
       }
     }
   }
@@ -376,7 +348,7 @@ class SynchronizerClient final : public LockProtocol {
       return;
     }
     if (reply->is_error()) {
-      End(out, thread, Fail(reply->str));
+      End(out, thread, OpResult::Fail(reply->str));
       return;
     }
     OpResult result;
@@ -393,7 +365,7 @@ class SynchronizerClient final : public LockProtocol {
     }
     switch (t.args.mode) {
       case AcquireArgs::Mode::kTryLockNoWait:
-        End(out, thread, Fail(result.detail));
+        End(out, thread, OpResult::Fail(result.detail));
         return;
       case AcquireArgs::Mode::kLock:
         if (!t.subscribed) {
@@ -404,7 +376,7 @@ class SynchronizerClient final : public LockProtocol {
         return;
       case AcquireArgs::Mode::kTryLock:
         if (!Elapse(out, t)) {
-          End(out, thread, Fail("wait time elapsed (" + result.detail + ")"));
+          End(out, thread, OpResult::Fail("wait time elapsed (" + result.detail + ")"));
           return;
         }
         if (!t.subscribed) {
@@ -420,18 +392,18 @@ class SynchronizerClient final : public LockProtocol {
                      const std::string& timeout_detail) {
     threads_[static_cast<size_t>(thread)].command = 0;
     if (reply == nullptr) {
-      End(out, thread, Info(timeout_detail));
+      End(out, thread, OpResult::Info(timeout_detail));
     } else if (reply->is_error()) {
-      End(out, thread, Fail(reply->str));
+      End(out, thread, OpResult::Fail(reply->str));
     } else if (kind == CommandKind::kRelease) {
       End(out, thread, kind_->ReadRelease(thread, *reply));
     } else if (kind == CommandKind::kExtra) {
       End(out, thread, kind_->ReadExtra(threads_[static_cast<size_t>(thread)].extra, *reply));
     } else if (reply->type == Reply::Type::kInteger) {
       End(out, thread,
-          OkValue(reply->integer, reply->integer == 1 ? "deleted" : "nothing to delete"));
+          OpResult::OkValue(reply->integer, reply->integer == 1 ? "deleted" : "nothing to delete"));
     } else {
-      End(out, thread, Fail("unexpected reply (want an integer): " + reply->Quoted()));
+      End(out, thread, OpResult::Fail("unexpected reply (want an integer): " + reply->Quoted()));
     }
   }
 
@@ -464,7 +436,7 @@ class SynchronizerClient final : public LockProtocol {
     Thread& t = threads_[static_cast<size_t>(thread)];
     timers_.Disarm(out, &t.timer);
     if (t.args.mode == AcquireArgs::Mode::kTryLock && !Elapse(out, t)) {
-      End(out, thread, Fail("wait time elapsed"));
+      End(out, thread, OpResult::Fail("wait time elapsed"));
       return;
     }
     SendAttempt(out, thread);
@@ -479,10 +451,10 @@ class SynchronizerClient final : public LockProtocol {
     t.subscribed = false;
     if (t.args.mode == AcquireArgs::Mode::kLock) {
       End(out, thread,
-          Fail("RedisTimeoutException: Subscribe timeout: (" +
+          OpResult::Fail("RedisTimeoutException: Subscribe timeout: (" +
                std::to_string(LockSubscribeTimeoutUs() / 1000) + "ms)"));
     } else {
-      End(out, thread, Fail("wait time elapsed (subscription not confirmed)"));
+      End(out, thread, OpResult::Fail("wait time elapsed (subscription not confirmed)"));
     }
   }
 
@@ -514,7 +486,7 @@ class SynchronizerClient final : public LockProtocol {
       Thread& t = threads_[static_cast<size_t>(thread)];
       if (t.phase != Phase::kSubscribing) continue;
       t.subscribed = false;  // The entry is gone.
-      End(out, thread, Fail(detail));
+      End(out, thread, OpResult::Fail(detail));
     }
   }
 
@@ -578,7 +550,7 @@ class SynchronizerClient final : public LockProtocol {
     Thread& t = threads_[static_cast<size_t>(thread)];
     if (t.args.mode == AcquireArgs::Mode::kTryLock && !Elapse(out, t) &&
         !kind_->CheckAfterLastWait()) {
-      End(out, thread, Fail("wait time elapsed"));
+      End(out, thread, OpResult::Fail("wait time elapsed"));
       return;
     }
     SendAttempt(out, thread);
@@ -608,9 +580,9 @@ class SemaphoreKind final : public SynchronizerKind {
 
   std::optional<OpResult> Immediate(const AcquireArgs& args) override {
     if (args.permits < 0) {
-      return Fail("IllegalArgumentException: Permits amount can't be negative");
+      return OpResult::Fail("IllegalArgumentException: Permits amount can't be negative");
     }
-    if (args.permits == 0) return OkValue(0, "acquired 0 permits (no command)");
+    if (args.permits == 0) return OpResult::OkValue(0, "acquired 0 permits (no command)");
     return std::nullopt;
   }
 
@@ -631,14 +603,14 @@ class SemaphoreKind final : public SynchronizerKind {
 
   Check ReadAttempt(const Reply& reply, const AcquireArgs& args, OpResult* result) override {
     if (reply.type == Reply::Type::kInteger && reply.integer == 1) {
-      *result = OkValue(args.permits, "acquired " + std::to_string(args.permits) + " permit(s)");
+      *result = OpResult::OkValue(args.permits, "acquired " + std::to_string(args.permits) + " permit(s)");
       return Check::kPassed;
     }
     if (reply.type == Reply::Type::kInteger && reply.integer == 0) {
-      *result = Fail("not enough permits");
+      *result = OpResult::Fail("not enough permits");
       return Check::kNotYet;
     }
-    *result = Fail("unexpected reply to try_acquire (want 1 or 0): " + reply.Quoted());
+    *result = OpResult::Fail("unexpected reply to try_acquire (want 1 or 0): " + reply.Quoted());
     return Check::kFailed;
   }
 
@@ -679,7 +651,7 @@ class SemaphoreKind final : public SynchronizerKind {
     }
     t.releasing = permits;
     if (permits == 0) {
-      *immediate = OkValue(0, "released 0 permits (no command)");
+      *immediate = OpResult::OkValue(0, "released 0 permits (no command)");
       return std::nullopt;
     }
     // 3.13.6 resends; current sends release with syncedEvalNoRetry.
@@ -691,11 +663,11 @@ class SemaphoreKind final : public SynchronizerKind {
   OpResult ReadRelease(int thread, const Reply& reply) override {
     (void)reply;  // EVAL_VOID.
     const int64_t permits = At(thread).releasing;
-    return OkValue(permits, "released " + std::to_string(permits) + " permit(s)");
+    return OpResult::OkValue(permits, "released " + std::to_string(permits) + " permit(s)");
   }
 
   std::optional<Command> ForceUnlock(OpResult* immediate) override {
-    *immediate = Fail("UnsupportedOperationException: RSemaphore has no forceUnlock");
+    *immediate = OpResult::Fail("UnsupportedOperationException: RSemaphore has no forceUnlock");
     return std::nullopt;
   }
 
@@ -718,11 +690,11 @@ class SemaphoreKind final : public SynchronizerKind {
 
   OpResult ReadExtra(ExtraOp op, const Reply& reply) override {
     switch (op) {
-      case ExtraOp::kAddPermits: return Ok("added 1 permit");    // EVAL_VOID.
-      case ExtraOp::kReducePermits: return Ok("reduced by 1 permit");
+      case ExtraOp::kAddPermits: return OpResult::Ok("added 1 permit");    // EVAL_VOID.
+      case ExtraOp::kReducePermits: return OpResult::Ok("reduced by 1 permit");
       case ExtraOp::kTrySetPermits:
         if (reply.type == Reply::Type::kInteger) {
-          return OkValue(reply.integer, reply.integer == 1 ? "permits set" : "already set");
+          return OpResult::OkValue(reply.integer, reply.integer == 1 ? "permits set" : "already set");
         }
         break;
       case ExtraOp::kDrainPermits: {
@@ -730,15 +702,15 @@ class SemaphoreKind final : public SynchronizerKind {
         // integer decoder takes both.
         int64_t drained = 0;
         if (reply.type == Reply::Type::kInteger) {
-          return OkValue(reply.integer, "drained " + std::to_string(reply.integer) + " permit(s)");
+          return OpResult::OkValue(reply.integer, "drained " + std::to_string(reply.integer) + " permit(s)");
         }
         if (reply.type == Reply::Type::kBulk && ParseInt64(reply.str, &drained)) {
-          return OkValue(drained, "drained " + std::to_string(drained) + " permit(s)");
+          return OpResult::OkValue(drained, "drained " + std::to_string(drained) + " permit(s)");
         }
         break;
       }
     }
-    return Fail("unexpected reply: " + reply.Quoted());
+    return OpResult::Fail("unexpected reply: " + reply.Quoted());
   }
 
   void OnCrash() override { threads_.assign(threads_.size(), PerThread{}); }

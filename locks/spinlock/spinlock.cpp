@@ -196,19 +196,6 @@ class SpinLock final : public LockProtocol {
     }
   }
 
-  static OpResult Result(OpResult::Status status, std::string detail) {
-    OpResult result;
-    result.status = status;
-    result.detail = std::move(detail);
-    return result;
-  }
-  static OpResult OkValue(int64_t value, std::string detail) {
-    OpResult result = Result(OpResult::Status::kOk, std::move(detail));
-    result.has_value = true;
-    result.value = value;
-    return result;
-  }
-
   // tryAcquireAsync: tryLockInnerAsync sets internalLockLeaseTime to the lease it sends.
   void SendAttempt(Outbox& out, int thread) {
     Thread& t = threads_[static_cast<size_t>(thread)];
@@ -227,33 +214,33 @@ class SpinLock final : public LockProtocol {
     Thread& t = threads_[static_cast<size_t>(thread)];
     t.command = 0;
     if (reply == nullptr) {
-      Complete(thread, Result(OpResult::Status::kInfo, timeout_detail));
+      Complete(thread, OpResult::Of(OpResult::Status::kInfo, timeout_detail));
       return;
     }
     if (reply->is_error()) {
-      Complete(thread, Result(OpResult::Status::kFail, reply->str));
+      Complete(thread, OpResult::Of(OpResult::Status::kFail, reply->str));
       return;
     }
     if (reply->type == Reply::Type::kNull) {
       if (t.args.lease_us <= 0) ScheduleRenewal(out, thread);
-      Complete(thread, Result(OpResult::Status::kOk, "acquired"));
+      Complete(thread, OpResult::Of(OpResult::Status::kOk, "acquired"));
       return;
     }
     if (reply->type != Reply::Type::kInteger) {
-      Complete(thread, Result(OpResult::Status::kFail,
+      Complete(thread, OpResult::Of(OpResult::Status::kFail,
                               "unexpected reply to acquire (want nil or an integer): " +
                                   reply->Quoted()));
       return;
     }
     switch (t.args.mode) {
       case AcquireArgs::Mode::kTryLockNoWait:
-        Complete(thread, Result(OpResult::Status::kFail,
+        Complete(thread, OpResult::Of(OpResult::Status::kFail,
                                 "not acquired: held by another (pttl " +
                                     std::to_string(reply->integer) + " ms)"));
         return;
       case AcquireArgs::Mode::kTryLock:
         if (out.MonoUs() - t.start_us >= t.args.wait_us) {
-          Complete(thread, Result(OpResult::Status::kFail, "wait time elapsed"));
+          Complete(thread, OpResult::Of(OpResult::Status::kFail, "wait time elapsed"));
           return;
         }
         break;
@@ -277,41 +264,41 @@ class SpinLock final : public LockProtocol {
                             reply->integer == 0;
     if (!still_held) internal_lease_ms_ = watchdog_ms_;
     if (reply == nullptr) {
-      Complete(thread, Result(OpResult::Status::kInfo, timeout_detail));
+      Complete(thread, OpResult::Of(OpResult::Status::kInfo, timeout_detail));
       return;
     }
     if (reply->is_error()) {
-      Complete(thread, Result(OpResult::Status::kFail, reply->str));
+      Complete(thread, OpResult::Of(OpResult::Status::kFail, reply->str));
       return;
     }
     executor_.Start(out, CommandKind::kDelLatch, thread, {"DEL", latch}, "del_latch",
                     /*retry=*/true);
     if (reply->type == Reply::Type::kNull) {
       Complete(thread,
-               Result(OpResult::Status::kFail,
+               OpResult::Of(OpResult::Status::kFail,
                       "IllegalMonitorStateException: attempt to unlock lock, not locked by "
                       "current thread by node id: " +
                           config_.uuid + " thread-id: " + std::to_string(thread + 1)));
       return;
     }
     if (reply->type != Reply::Type::kInteger) {
-      Complete(thread, Result(OpResult::Status::kFail,
+      Complete(thread, OpResult::Of(OpResult::Status::kFail,
                               "unexpected reply to unlock (want nil or an integer): " +
                                   reply->Quoted()));
       return;
     }
-    Complete(thread, OkValue(reply->integer, reply->integer == 1 ? "released" : "still held"));
+    Complete(thread, OpResult::OkValue(reply->integer, reply->integer == 1 ? "released" : "still held"));
   }
 
   void OnForceUnlockDone(int thread, const Reply* reply, const std::string& timeout_detail) {
     if (reply == nullptr) {
-      Complete(thread, Result(OpResult::Status::kInfo, timeout_detail));
+      Complete(thread, OpResult::Of(OpResult::Status::kInfo, timeout_detail));
     } else if (reply->is_error()) {
-      Complete(thread, Result(OpResult::Status::kFail, reply->str));
+      Complete(thread, OpResult::Of(OpResult::Status::kFail, reply->str));
     } else if (reply->type == Reply::Type::kInteger) {
-      Complete(thread, OkValue(reply->integer, reply->integer == 1 ? "deleted" : "no lock"));
+      Complete(thread, OpResult::OkValue(reply->integer, reply->integer == 1 ? "deleted" : "no lock"));
     } else {
-      Complete(thread, Result(OpResult::Status::kFail,
+      Complete(thread, OpResult::Of(OpResult::Status::kFail,
                               "unexpected reply to force_unlock (want an integer): " +
                                   reply->Quoted()));
     }
