@@ -86,6 +86,34 @@ bool CheckRedissonConfig(const std::string& kind, const ClientConfig& config,
   return true;
 }
 
+void RenewalEntry::Add(int thread) {
+  for (auto& [held_by, count] : threads) {
+    if (held_by == thread) {
+      count += 1;
+      return;
+    }
+  }
+  threads.emplace_back(thread, 1);
+}
+
+bool RenewalEntry::Remove(int thread) {
+  for (auto it = threads.begin(); it != threads.end(); ++it) {
+    if (it->first != thread) continue;
+    it->second -= 1;
+    if (it->second == 0) threads.erase(it);
+    break;
+  }
+  return threads.empty();
+}
+
+bool RenewCancels(const Reply* reply) {
+  if (reply == nullptr || reply->type != Reply::Type::kArray || reply->elements.empty()) {
+    return false;
+  }
+  const Reply& result = reply->elements.front();
+  return !(result.type == Reply::Type::kInteger && result.integer == 1);
+}
+
 RedissonLockKind::RedissonLockKind(const ClientConfig& config, const ScriptSet& scripts)
     : config_(config),
       scripts_(scripts),
@@ -304,15 +332,6 @@ class RedissonLockClient final : public LockProtocol {
     int refs = 0;             // Threads inside a lock()/tryLock() that subscribed.
     int64_t permits = 0;      // RedissonLockEntry's semaphore.
     std::deque<int> waiters;  // Threads blocked on the semaphore, first come first served.
-  };
-
-  // ---- Renewal entry (3.13.6 ExpirationEntry / current LockEntry) -------------------------
-
-  struct Renewal {
-    // Threads in the order they were added, each with its count of watchdog acquisitions not
-    // yet matched by an unlock. The first one is the thread the watchdog renews for.
-    std::vector<std::pair<int, int>> threads;
-    TimerId timer = 0;  // 3.13.6: the last timer armed for this entry.
   };
 
   Thread& At(int thread) {
@@ -727,17 +746,11 @@ class RedissonLockClient final : public LockProtocol {
     if (renewal_) {
       // 3.13.6: an entry whose timer chain died (renew error or 0) stays in the map, so this
       // only counts the thread and nothing renews (fixed in 3.14.0 / 3.16.1).
-      for (auto& [held_by, count] : renewal_->threads) {
-        if (held_by == thread) {
-          count += 1;
-          return;
-        }
-      }
-      renewal_->threads.emplace_back(thread, 1);
+      renewal_->Add(thread);
       return;
     }
     renewal_.emplace();
-    renewal_->threads.emplace_back(thread, 1);
+    renewal_->Add(thread);
     if (version_ == Version::k3136) {
       RenewExpiration(out);
     } else if (!task_running_) {
@@ -764,18 +777,18 @@ class RedissonLockClient final : public LockProtocol {
 
   void OnWatchdogTick(Outbox& out, TimerId timer) {
     if (version_ == Version::k3136) {
-      if (!renewal_ || renewal_->threads.empty()) return;
+      if (!renewal_ || renewal_->empty()) return;
       if (renewal_->timer == timer) renewal_->timer = 0;
-      const int thread = renewal_->threads.front().first;
+      const int thread = renewal_->renewed_thread();
       executor_.Start(out, CommandKind::kRenew, thread, kind_->Renew(thread, internal_lease_ms_),
                       "renew", /*retry=*/true);
       return;
     }
-    if (!renewal_ || renewal_->threads.empty()) {
+    if (!renewal_ || renewal_->empty()) {
       ScheduleTask(out);  // execute() had nothing to do.
       return;
     }
-    const int thread = renewal_->threads.front().first;
+    const int thread = renewal_->renewed_thread();
     executor_.Start(out, CommandKind::kRenew, thread, kind_->Renew(thread, watchdog_ms_), "renew",
                     /*retry=*/true);
   }
@@ -791,27 +804,14 @@ class RedissonLockClient final : public LockProtocol {
     }
     // LockTask: a lock whose element is not 1 has one acquisition of the renewed thread
     // cancelled; errors are logged. Either way the task re-arms.
-    if (reply != nullptr && reply->type == Reply::Type::kArray && !reply->elements.empty()) {
-      const Reply& result = reply->elements.front();
-      if (!(result.type == Reply::Type::kInteger && result.integer == 1)) {
-        CancelRenewal(out, thread);
-      }
-    }
+    if (RenewCancels(reply)) CancelRenewal(out, thread);
     ScheduleTask(out);
   }
 
   // cancelExpirationRenewal(threadId): one acquisition of the thread fewer; the entry goes
   // when no thread is left.
   void CancelRenewal(Outbox& out, int thread) {
-    if (!renewal_) return;
-    auto& threads = renewal_->threads;
-    for (auto it = threads.begin(); it != threads.end(); ++it) {
-      if (it->first != thread) continue;
-      it->second -= 1;
-      if (it->second == 0) threads.erase(it);
-      break;
-    }
-    if (threads.empty()) DropRenewal(out);
+    if (renewal_ && renewal_->Remove(thread)) DropRenewal(out);
   }
 
   // cancelExpirationRenewal(null), or the last thread gone.
@@ -833,7 +833,7 @@ class RedissonLockClient final : public LockProtocol {
   int64_t internal_lease_ms_ = 0;  // RedissonLock.internalLockLeaseTime (one per process).
   std::vector<Thread> threads_;
   std::map<std::string, Subscription> subscriptions_;  // By channel.
-  std::optional<Renewal> renewal_;
+  std::optional<RenewalEntry> renewal_;
   bool task_running_ = false;  // current: RenewalTask.running.
 
   Executor executor_{config_};

@@ -59,15 +59,37 @@ Argv EvalArgv(const ScriptSet& scripts, const std::string& name, std::vector<std
 // The unlock latch TTL (current): (timeout + retryInterval) * retryAttempts ms, at least 1.
 int64_t RedissonLatchTtlMs(const ClientConfig& config);
 
-// The checks every Redisson kind makes on its config (version, threads, timeouts, retries).
-// `kind` prefixes the message ("rlock: ...").
 // The detail of an operation whose command got no reply after its last attempt, worded like
 // Redisson's RedisTimeoutException. Shared by every client that has Redisson's command layer.
 std::string ResponseTimeoutDetail(const ClientConfig& config, int attempt, bool retry,
                                   const std::string& label);
 
+// The checks every Redisson kind makes on its config (version, threads, timeouts, retries).
+// `kind` prefixes the message ("rlock: ...").
 bool CheckRedissonConfig(const std::string& kind, const ClientConfig& config,
                          std::string* error);
+
+// The watchdog's entry for a lock in one process (3.13.6 ExpirationEntry, current LockEntry):
+// the threads in the order they were added, each with its count of watchdog acquisitions not
+// yet matched by an unlock. The first one is the thread the watchdog renews for. Shared by
+// every client with Redisson's watchdog (the reentrant family here, the spin lock).
+struct RenewalEntry {
+  std::vector<std::pair<int, int>> threads;
+  TimerId timer = 0;  // 3.13.6: the last timer armed for this entry.
+
+  // One more acquisition of `thread` (a new thread goes last).
+  void Add(int thread);
+  // One fewer (nothing if it has none); a thread with none left leaves. Whether no thread is
+  // left.
+  bool Remove(int thread);
+  bool empty() const { return threads.empty(); }
+  int renewed_thread() const { return threads.front().first; }
+};
+
+// current's LockTask reading a renew reply (the batched renew script's array): whether it
+// cancels one acquisition of the renewed thread (its first element is not 1). An error or a
+// timeout (no array) cancels nothing: the task logs it and re-arms.
+bool RenewCancels(const Reply* reply);
 
 // What one Redisson lock kind sends. Every method is called from inside a protocol entry point,
 // with the Outbox of that call (for the wall clock a script may need as "now").

@@ -1,7 +1,7 @@
-// Redisson's SpinLock client, sans IO. The command layer (response timeout, resends) and the
-// per-process watchdog task are small copies of RLock's "current" pieces (locks/rlock/rlock.cpp; not
-// shared because rlock.* is being refactored separately); the acquisition loop is the
-// SpinLock's own: attempt, sleep the back-off, attempt again.
+// Redisson's SpinLock client, sans IO. It shares the command layer (response timeout, resends:
+// locks/redisson_executor.h) and the watchdog's entry and renew reading (locks/redisson_common.h)
+// with the reentrant family; its acquisition loop is its own: attempt, sleep the back-off,
+// attempt again.
 #include "locks/spinlock/spinlock.h"
 
 #include <cassert>
@@ -16,8 +16,6 @@
 
 namespace lockstep::locks {
 namespace {
-
-constexpr int kThreadsMax = 1 << 16;
 
 class SpinLock final : public LockProtocol {
  public:
@@ -142,10 +140,6 @@ class SpinLock final : public LockProtocol {
     uint64_t command = 0;
     TimerId timer = 0;  // The back-off sleep.
     std::string latch;
-  };
-
-  struct Renewal {
-    std::vector<std::pair<int, int>> threads;  // As RLock: thread, watchdog acquisitions.
   };
 
   Thread& At(int thread) {
@@ -308,17 +302,11 @@ class SpinLock final : public LockProtocol {
 
   void ScheduleRenewal(Outbox& out, int thread) {
     if (renewal_) {
-      for (auto& [held_by, count] : renewal_->threads) {
-        if (held_by == thread) {
-          count += 1;
-          return;
-        }
-      }
-      renewal_->threads.emplace_back(thread, 1);
+      renewal_->Add(thread);
       return;
     }
     renewal_.emplace();
-    renewal_->threads.emplace_back(thread, 1);
+    renewal_->Add(thread);
     if (!task_running_) {
       task_running_ = true;
       ScheduleTask(out);
@@ -331,11 +319,11 @@ class SpinLock final : public LockProtocol {
   }
 
   void OnWatchdogTick(Outbox& out) {
-    if (!renewal_ || renewal_->threads.empty()) {
+    if (!renewal_ || renewal_->empty()) {
       ScheduleTask(out);
       return;
     }
-    const int thread = renewal_->threads.front().first;
+    const int thread = renewal_->renewed_thread();
     executor_.Start(out, CommandKind::kRenew, thread,
                     Eval("renew", {config_.lock_name},
                          {std::to_string(watchdog_ms_), RLockField(config_.uuid, thread)}),
@@ -343,23 +331,12 @@ class SpinLock final : public LockProtocol {
   }
 
   void OnRenewDone(Outbox& out, int thread, const Reply* reply) {
-    if (reply != nullptr && reply->type == Reply::Type::kArray && !reply->elements.empty()) {
-      const Reply& result = reply->elements.front();
-      if (!(result.type == Reply::Type::kInteger && result.integer == 1)) CancelRenewal(thread);
-    }
+    if (RenewCancels(reply)) CancelRenewal(thread);
     ScheduleTask(out);
   }
 
   void CancelRenewal(int thread) {
-    if (!renewal_) return;
-    auto& threads = renewal_->threads;
-    for (auto it = threads.begin(); it != threads.end(); ++it) {
-      if (it->first != thread) continue;
-      it->second -= 1;
-      if (it->second == 0) threads.erase(it);
-      break;
-    }
-    if (threads.empty()) DropRenewal();
+    if (renewal_ && renewal_->Remove(thread)) DropRenewal();
   }
 
   void DropRenewal() {
@@ -373,7 +350,7 @@ class SpinLock final : public LockProtocol {
 
   int64_t internal_lease_ms_ = 0;  // RedissonSpinLock.internalLockLeaseTime.
   std::vector<Thread> threads_;
-  std::optional<Renewal> renewal_;
+  std::optional<RenewalEntry> renewal_;
   bool task_running_ = false;
 
   Executor executor_{config_};
@@ -391,17 +368,7 @@ bool CheckSpinLockConfig(const ClientConfig& config, const ScriptSet& scripts,
              "' has no SpinLock (Redisson added it in 3.15.0); use version current";
     return false;
   }
-  if (config.threads < 1 || config.threads > kThreadsMax) {
-    *error = "spinlock: threads must be 1.." + std::to_string(kThreadsMax) + ", not " +
-             std::to_string(config.threads);
-    return false;
-  }
-  if (config.timeout_us < 1000 || config.watchdog_timeout_us < 3000 ||
-      config.retry_attempts < 0 || config.retry_interval_us < 0) {
-    *error = "spinlock: need timeout >= 1 ms, watchdog timeout >= 3 ms, retry attempts >= 0 "
-             "and retry interval >= 0";
-    return false;
-  }
+  if (!CheckRedissonConfig("spinlock", config, error)) return false;
   std::string missing;
   if (!HasScripts(scripts, {"acquire", "unlock", "force_unlock", "renew"}, &missing)) {
     *error = "spinlock: " + missing;
