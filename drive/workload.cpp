@@ -74,9 +74,7 @@ void ClientWorkload::Start(locks::LockProtocol& protocol, locks::Outbox& outbox,
     r.op = names::kRole;
     history::RoleNote role;
     // The model's roles and the note's are the same list in the same order.
-    static_assert(static_cast<int>(ClientSpec::Role::kDrainPermits) ==
-                  static_cast<int>(history::RoleNote::Role::kDrainPermits));
-    role.role = static_cast<history::RoleNote::Role>(role_);
+    role.role = role_;
     role.threads = thread_count_;
     r.detail = role;
     host_.Record(r);
@@ -141,8 +139,7 @@ void ClientWorkload::StartAcquire(int t) {
   args.wait_us = w.wait_us;
   args.lease_us = w.lease_us;
   history::AcquireCall call;
-  call.mode = w.mode == WorkloadSpec::Mode::kLock ? history::AcquireCall::Mode::kLock
-                                                   : history::AcquireCall::Mode::kTryLock;
+  call.mode = w.mode;
   call.wait_us = w.wait_us;
   // The lease the thread may count on, when the client takes one as given: toMillis of the
   // caller's value, which 3.13.6 passes on even when it is 0 or negative.

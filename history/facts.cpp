@@ -51,19 +51,9 @@ void ProtocolInfo::SetKind(std::string k) {
     }
   }
   if (kind.empty()) {
-    cls = Class::kUnknown;
-  } else if (known == nullptr) {
-    cls = Class::kPlain;  // A kind this build does not know is judged as one exclusive lock.
+    cls.reset();
   } else {
-    switch (known->cls) {
-      case KindClass::kPlain: cls = Class::kPlain; break;
-      case KindClass::kFair: cls = Class::kFair; break;
-      case KindClass::kQuorum: cls = Class::kQuorum; break;
-      case KindClass::kRw: cls = Class::kRw; break;
-      case KindClass::kFenced: cls = Class::kFenced; break;
-      case KindClass::kSemaphore: cls = Class::kSemaphore; break;
-      case KindClass::kLatch: cls = Class::kLatch; break;
-    }
+    cls = known == nullptr ? KindClass::kPlain : known->cls;
   }
 }
 

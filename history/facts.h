@@ -69,21 +69,22 @@ struct ProtocolInfo {
   int quorum = 0;            // RedLock/MultiLock: nodes a holder must keep; 0 otherwise.
   int64_t fair_wait_us = 0;  // Fair lock: the queue's wait timeout.
 
-  // What the kind is, asked on every event by the checkers: worked out once from `kind`.
-  enum class Class : uint8_t { kUnknown, kPlain, kFair, kQuorum, kRw, kFenced, kSemaphore, kLatch };
-  Class cls = Class::kUnknown;
+  // What the kind is, asked on every event by the checkers, worked out once from `kind`: its
+  // class (history/kinds.h); none when the history has no protocol note. A kind this build
+  // does not know is judged as one exclusive lock (kPlain).
+  std::optional<KindClass> cls;
   bool majority = false;  // kQuorum: a majority of the nodes suffices (RedLock).
   void SetKind(std::string k);
 
-  bool known() const { return cls != Class::kUnknown; }
-  bool fair() const { return cls == Class::kFair; }
-  bool semaphore() const { return cls == Class::kSemaphore; }
-  bool latch() const { return cls == Class::kLatch; }
-  bool rw() const { return cls == Class::kRw; }
-  bool fenced() const { return cls == Class::kFenced; }
-  bool quorum_kind() const { return cls == Class::kQuorum; }
+  bool known() const { return cls.has_value(); }
+  bool fair() const { return cls == KindClass::kFair; }
+  bool semaphore() const { return cls == KindClass::kSemaphore; }
+  bool latch() const { return cls == KindClass::kLatch; }
+  bool rw() const { return cls == KindClass::kRw; }
+  bool fenced() const { return cls == KindClass::kFenced; }
+  bool quorum_kind() const { return cls == KindClass::kQuorum; }
   // Kinds whose key's presence does not mean "held by someone" and that have no owners.
-  bool ownerless() const { return cls == Class::kSemaphore || cls == Class::kLatch; }
+  bool ownerless() const { return semaphore() || latch(); }
   // The kind unlocks with the plain compare-and-delete script (1: deleted, 0: not the
   // caller's key), not with a Redisson unlock script (nil / 0 / 1).
   bool compare_and_delete = false;

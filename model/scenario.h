@@ -13,6 +13,7 @@
 
 #include "base/clock_spec.h"
 #include "base/random.h"
+#include "history/event.h"
 #include "history/names.h"
 #include "model/fuzz_spec.h"
 
@@ -38,7 +39,8 @@ struct NodeSpec {
 };
 
 struct WorkloadSpec {
-  enum class Mode : uint8_t { kLock, kTryLock } mode = Mode::kTryLock;
+  using Mode = history::AcquireCall::Mode;  // As the history's acquire invokes say it.
+  Mode mode = Mode::kTryLock;
   // What the thread passes to the API, in microseconds: lock()'s and tryLock()'s leaseTime and
   // tryLock()'s waitTime. Any value the client accepts: 0, negative and sub-millisecond ones
   // reach the client as Redisson's would (locks::LeaseGiven). -1 (and -1000, -1 ms, which the
@@ -85,9 +87,7 @@ struct ClientSpec {
   // takes threads that change its permits instead of acquiring (think -> the operation ->
   // again): addPermits(1), addPermits(-1) (reducePermits), trySetPermits(permits),
   // drainPermits().
-  enum class Role : uint8_t {
-    kWorker, kAwait, kCountDown, kAddPermits, kReducePermits, kTrySetPermits, kDrainPermits
-  };
+  using Role = history::RoleNote::Role;  // The history's role note says the same.
   std::string name;             // "c1"
   int threads = 1;
   Role role = Role::kWorker;
