@@ -1,6 +1,7 @@
 // report.html: the run as swimlanes on a true-time axis, for a design review.
 //
-// One file, no network: inline CSS, inline SVG, and a small inline script for zoom and pan.
+// One file, no network: inline CSS, inline SVG, and a small inline script for zoom and pan (the
+// stylesheets and the script are reports/assets/*, embedded at build time).
 // Without the script the page shows the same picture (every position is computed here); the
 // script only moves the view. It records that it ran by setting data-status="ok" on
 // #script-status, which the browser test checks.
@@ -29,6 +30,7 @@
 #include <map>
 #include <set>
 
+#include "reports/assets/assets.h"
 #include "reports/report.h"
 #include "reports/text.h"
 
@@ -110,7 +112,10 @@ class HtmlWriter {
         "lockstep: " + meta_.scenario_name +
         (meta_.seed ? Format(" seed %llu", static_cast<unsigned long long>(*meta_.seed)) : ""));
     out += "</title>\n<style>\n";
-    out += kCss;
+    // A blank line opens the stylesheet, and the script (Foot): the page keeps the bytes it had
+    // before its assets moved to files of their own.
+    out += '\n';
+    out += assets::kReportCss;
     out += "</style>\n</head>\n<body>\n";
     Header(&out);
     Detail(&out);
@@ -124,13 +129,16 @@ class HtmlWriter {
  private:
   friend class ComparisonWriter;
 
-  // The script status line and the script, the end of every page.
+  // The script status line and the script, the end of every page. The script (assets/report.js)
+  // zooms and pans: every shape is in the nested #plot's microsecond space, so a view change
+  // sets its viewBox, re-places the text labels (the same rule as PlaceLabels) and redraws the
+  // axis.
   static std::string Foot() {
     std::string out =
         "<p id=\"script-status\" data-status=\"not run\" class=\"foot\">Zoom and pan need "
         "JavaScript; the picture above is complete without it.</p>\n";
-    out += "<script>\n";
-    out += kScript;
+    out += "<script>\n\n";
+    out += assets::kReportJs;
     out += "</script>\n</body>\n</html>\n";
     return out;
   }
@@ -1706,9 +1714,6 @@ class HtmlWriter {
     o += "</details></section>\n";
   }
 
-  static const char* const kCss;
-  static const char* const kScript;
-
   const Timeline& tl_;
   const check::Verdict& verdict_;
   const ReportMeta& meta_;
@@ -1763,8 +1768,11 @@ class ComparisonWriter {
         (meta.seed ? Format(" seed %llu", static_cast<unsigned long long>(*meta.seed)) : "") +
         ", live and simulated");
     out += "</title>\n<style>\n";
-    out += HtmlWriter::kCss;
-    out += kCompareCss;
+    // As on a run's page (HtmlWriter::Render), and the comparison's rules after a newline.
+    out += '\n';
+    out += assets::kReportCss;
+    out += '\n';
+    out += assets::kComparisonCss;
     out += "</style>\n</head>\n<body>\n";
     Header(&out);
     Detail(&out);
@@ -1779,7 +1787,6 @@ class ComparisonWriter {
   static constexpr int kRunTitleHeight = 24;
   static constexpr int kRunGap = 10;
   static constexpr int kOverviewTitleHeight = 13;
-  static const char* const kCompareCss;
 
   // One origin, scale and view for both runs: the union of their detail windows, all of it
   // in view at first.
@@ -2112,328 +2119,6 @@ class ComparisonWriter {
   int64_t divergence_from_ = 0, divergence_to_ = 1;
   int live_title_y_ = 0, sim_title_y_ = 0, height_ = 0;
 };
-
-const char* const ComparisonWriter::kCompareCss = R"css(
-.compare table{width:auto;min-width:640px;margin:4px 0 8px}
-#verdict-comparison td.v{font-weight:bold}#verdict-comparison td.holds{color:#1f5f99;background:#eef6ff}
-#verdict-comparison td.violated{color:#b00;background:#fdecec}#verdict-comparison td.na{color:#999}
-#verdict-comparison tr.differs td{outline:1px solid #FFAA26}#verdict-comparison tr.differs td:last-child{color:#b00}
-p.agree{color:#1f5f99}p.differ{color:#b00}
-#thread-agreement tr.diverges td{background:#fff0e0}
-.callout.diverge{border-color:#e65100}.callout.diverge h2{color:#e65100}.callout table{width:auto}
-.runtitle rect{fill:#eef1f5}.runtitle.live rect{fill:#e3eefa}.runtitle text{font-weight:bold;font-size:12px;fill:#234}
-.dband{fill:#ff6f00;fill-opacity:.06;stroke:#e65100;stroke-opacity:.8;stroke-dasharray:6 3;vector-effect:non-scaling-stroke;stroke-width:1.5px}
-.dlane{fill:#ff6f00;fill-opacity:.22;stroke:#e65100;vector-effect:non-scaling-stroke;stroke-width:1px}
-.dlink{stroke:#e65100;stroke-width:1.5px;stroke-dasharray:3 3;vector-effect:non-scaling-stroke}
-.dlabel{fill:#e65100;font-weight:bold;font-size:11px}
-.sw.diverge{background:#ff6f0033;border:1px dashed #e65100}
-.otitle{font-size:9px;font-weight:bold;fill:#234}.odiv{fill:#e65100}
-)css";
-
-const char* const HtmlWriter::kCss = R"css(
-body{font:13px/1.4 "DejaVu Sans",system-ui,sans-serif;margin:16px 20px;color:#222;background:#fafafa;min-width:1350px}
-h1{font-size:21px;margin:0 0 2px}h1 .seed{font-weight:normal;color:#666;font-size:15px}
-h2{font-size:15px;margin:0 0 6px}.desc{margin:0 0 10px;color:#444}
-.verdicts{display:flex;gap:6px;margin:6px 0 10px;flex-wrap:wrap;max-width:1330px}
-.verdict{border:1px solid #ccc;border-radius:6px;padding:4px 9px;background:#fff;flex:1 1 0;min-width:112px;max-width:200px}
-.verdict b{display:block;font-size:12px;color:#333}.verdict span{font-weight:bold;font-size:14px}
-.verdict i{display:block;font-style:normal;font-size:11px;color:#777}
-.verdict.holds{border-color:#6DB6FE;background:#eef6ff}.verdict.holds span{color:#1f5f99}
-.verdict.violated{border-color:#d62728;background:#fdecec}.verdict.violated span{color:#b00}
-.verdict.mismatch{outline:3px solid #FFAA26}
-dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:4px 0 10px;font-size:12px}
-dl.meta dt{color:#666}dl.meta dd{margin:0}
-code{font:12px "DejaVu Sans Mono",monospace;background:#f0f0f0;padding:1px 4px;border-radius:3px}
-code.repro{background:#222;color:#eee;padding:3px 8px;user-select:all}
-.callout{border-left:5px solid #d62728;background:#fff;padding:8px 14px;margin:8px 0;max-width:1300px;box-shadow:0 1px 2px #0002}
-.callout.ok{border-color:#6DB6FE}.callout h2{color:#b00;margin:0}.callout.ok h2{color:#1f5f99}
-.callout small{color:#666;font-weight:normal}.callout p{margin:4px 0}.callout .when{color:#444}
-.panel{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px 10px;margin:10px 0;box-shadow:0 1px 2px #0001}
-.toolbar{display:flex;gap:12px;align-items:center;margin-bottom:4px}.hint{color:#777;font-size:12px}
-.buttons{display:flex;gap:4px}.lanefilter{font-size:12px;color:#555;margin-left:12px}.lanefilter input{font:inherit;padding:1px 4px}.view{margin-left:auto;color:#555;font-size:12px}
-button{font:12px "DejaVu Sans",sans-serif;border:1px solid #bbb;background:#f6f6f6;border-radius:4px;padding:1px 8px;cursor:pointer}
-button:hover{background:#e8e8e8}
-.legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:11px;color:#444;margin:2px 0 6px}
-.legend .sw{display:inline-block;width:18px;height:9px;margin-right:4px;vertical-align:-1px;border-radius:2px}
-.note{color:#8a5a00;font-size:12px;margin:2px 0}.foot{color:#999;font-size:11px}
-table{border-collapse:collapse;font-size:12px;width:100%}th,td{border-bottom:1px solid #eee;padding:3px 6px;text-align:left;vertical-align:top}
-th{color:#666;font-weight:normal}tr.lead td{background:#fdecec}td.expl{max-width:700px}details.alike summary{cursor:pointer;color:#1f5f99;margin-top:4px}details.alike td{font-size:11px;background:none}
-ul.howto{font-size:12px;color:#444;max-width:1100px}
-svg text{font:11px "DejaVu Sans",sans-serif;fill:#333}
-#labels text{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
-#timeline,#overview{display:block;cursor:grab;user-select:none}
-.lanebg{fill:#fff}.lanebg.alt{fill:#f6f8fa}.lanebg.node{fill:#fbf9f4}.lanebg.node.alt{fill:#f5f2ea}
-.lname{font-weight:bold;font-size:12px}.lsub{font-size:10px;fill:#777}.section{font-size:11px;fill:#777;font-style:italic}
-#grid line{stroke:#e3e3e3;stroke-width:1}#axis text{text-anchor:middle;fill:#666;font-size:10px}
-.op,.hold,.cs,.lease,.split,.vlane,.vband,.fault rect{vector-effect:non-scaling-stroke;stroke-width:1px}
-.op-ok,.sw.op-ok{fill:#6DB6FE;stroke:#6DB6FE;background:#6DB6FE}
-.op-fail,.sw.op-fail{fill:#FFAA26;stroke:#FFAA26;background:#FFAA26}
-.op-info,.sw.op-info{fill:#FEB5DA;stroke:#FEB5DA;background:#FEB5DA}
-.op-pending,.sw.op-pending{fill:#eeeeee;stroke:#bbbbbb;background:#eeeeee;border:1px solid #bbb}
-.hold,.sw.hold{fill:#9ec9ec;stroke:#5b9bd5;background:#9ec9ec}
-.hold.read,.sw.hold.read{fill:#c5e5b4;stroke:#6aa84f;background:#c5e5b4}
-.hold.bad{stroke:#d62728;stroke-width:2.5px}
-.cs,.sw.cs{fill:#1d3557;stroke:#1d3557;background:#1d3557}
-.lease{fill-opacity:.22;stroke-opacity:.9}.lease.copy{fill-opacity:.12;stroke-dasharray:3 2}.sw.lease{background:linear-gradient(#4e79a733 45%,#4e79a7 45%)}.sw.copy{background:#4e79a71f;border:1px dashed #4e79a7}
-.ttl{fill-opacity:.62;stroke:none}
-.pttl{stroke:#333;stroke-width:3px;vector-effect:non-scaling-stroke}
-.x{stroke-width:1px;vector-effect:non-scaling-stroke}.x-acq{stroke:#2ca02c}.x-refused{stroke:#aaa}
-.x-unlock{stroke:#1f77b4}.x-renew{stroke:#9467bd}.x-other{stroke:#ddd}
-.fault rect{stroke:none}.fault line{stroke-width:2px;vector-effect:non-scaling-stroke}
-.f-pause rect,.sw.f-pause{fill:#7f7f7f;fill-opacity:.28;background:#7f7f7f55}
-.f-crash rect,.sw.f-crash{fill:#222;fill-opacity:.42;background:#2228}
-.f-partition rect,.sw.f-partition{fill:#8e44ad;fill-opacity:.2;background:#8e44ad44}
-.f-lose rect,.sw.f-lose{fill:#e67e22;fill-opacity:.28;background:#e67e2255}
-.f-net rect,.sw.f-net{fill:#16a085;fill-opacity:.22;background:#16a08544}
-.fault rect.band{fill-opacity:.7}
-.f-jump line{stroke:#8e24aa}.f-failover line{stroke:#c2185b}.f-note line{stroke:#888;stroke-dasharray:3 3}
-.flabel{font-size:10.5px;fill:#333}.flabel.instant{fill:#6a1b9a}
-.blabel{font-size:10px;fill:#1b4f80}.blabel.bad{fill:#b00;font-weight:bold}.llabel{font-size:10px;fill:#222}
-.vlabel{fill:#b00;font-weight:bold;font-size:11px}
-.loss{stroke:#b00;stroke-width:2px;vector-effect:non-scaling-stroke}.rolechange{stroke:#555;stroke-dasharray:2 2;stroke-width:1.5px;vector-effect:non-scaling-stroke}.rolelabel{fill:#555;font-size:10px;font-style:italic}.losslabel{fill:#b00;font-size:10px;font-weight:bold}
-.vband{fill:#d62728;fill-opacity:.07;stroke:#d62728;stroke-opacity:.55;stroke-dasharray:4 3}
-.vlane{fill:#d62728;fill-opacity:.16;stroke:#d62728}
-.violation:not(.lead) .vlane{fill-opacity:.08;stroke-opacity:.5}
-.sw.viol{background:#d6272844;border:1px solid #d62728}
-.holders{fill:none;stroke:#456;stroke-width:1px;vector-effect:non-scaling-stroke}
-.holders-area{fill:#9ec9ec;fill-opacity:.6;stroke:none}
-.hgrid{stroke:#ddd;stroke-width:1px;stroke-dasharray:2 3;vector-effect:non-scaling-stroke}
-.split{fill:#d62728;fill-opacity:.3;stroke:#d62728}
-.clock{fill:none;stroke-width:1.5px;vector-effect:non-scaling-stroke}
-.czero{stroke:#999;stroke-width:1px;stroke-dasharray:4 3;vector-effect:non-scaling-stroke}
-.cscale{text-anchor:end;font-size:9px;fill:#999}
-.otick{text-anchor:middle;font-size:9px;fill:#888}.ogrid{stroke:#eee}.olabel{font-size:8px;fill:#666}
-.chart{display:block;cursor:crosshair}.ctitle{font-weight:bold;font-size:11px}.cylabel{text-anchor:end;font-size:10px;fill:#555}.cyline{stroke:#ddd}.chit{fill:transparent}.chit:hover{fill:rgba(0,0,0,.06)}.cok{fill:#6DB6FE}.cfail{fill:none;stroke:#FFAA26;stroke-width:1.5}.cp50{fill:none;stroke:#2c7fb8;stroke-width:1.5}.cp99{fill:none;stroke:#d62728;stroke-width:1.2}.cmax{fill:none;stroke:#999;stroke-width:1;stroke-dasharray:2 2}.cholders{fill:none;stroke:#2c7fb8;stroke-width:1.5}.cwait{fill:none;stroke:#999;stroke-width:1.2}.climit{stroke:#d62728;stroke-dasharray:4 3}.cconflict{fill:#d62728;fill-opacity:.25}.clegend{font-size:10px}.cok-t{fill:#2c7fb8}.cfail-t{fill:#c77c00}.cp50-t,.cholders-t{fill:#2c7fb8}.cp99-t,.climit-t{fill:#d62728}.cmax-t,.cwait-t{fill:#777}
-.ohold{fill:#2c7fb8}.owait{fill:#999}.ofail{fill:#FFAA26}.oinfo{fill:#e05fa0}.oowned{fill:#59a14f}.oviol{fill:#d62728}
-.ofault{fill-opacity:.8}.ofault.f-pause{fill:#999}.ofault.f-crash{fill:#222}.ofault.f-partition{fill:#8e44ad}
-.ofault.f-lose{fill:#e67e22}.ofault.f-net{fill:#16a085}.ofault.f-jump{fill:#8e24aa}.ofault.f-failover{fill:#c2185b}.ofault.f-note{fill:#bbb}
-.owindow{fill:none;stroke:#8a5a00;stroke-dasharray:3 2}.otrace{fill:#8a5a00;fill-opacity:.06;stroke:none}
-#overview-view{fill:#1f77b4;fill-opacity:.08;stroke:#1f77b4;stroke-width:1.5px}
-)css";
-
-// Zoom and pan. Every shape is in the nested #plot's microsecond space, so a view change sets
-// its viewBox, re-places the text labels (same rule as PlaceLabels) and redraws the axis.
-const char* const HtmlWriter::kScript = R"js(
-(function () {
-  var status = document.getElementById('script-status');
-  try {
-    var svg = document.getElementById('timeline'), plot = document.getElementById('plot');
-    var d = svg.dataset, num = function (v) { return Number(v); };
-    var origin = num(d.originUs), dataFrom = num(d.dataFromUs), dataTo = num(d.dataToUs);
-    var minSpan = num(d.minSpanUs), px0 = num(d.plotX), pw = num(d.plotWidth), unit = num(d.unitUs);
-    var height = num(svg.getAttribute('height')), v0 = num(d.viewFromUs), v1 = num(d.viewToUs);
-    var ns = 'http://www.w3.org/2000/svg';
-    var labels = Array.prototype.slice.call(document.querySelectorAll('#labels text[data-w]'));
-    var ov = document.getElementById('overview'), ovView = document.getElementById('overview-view');
-    var ovEnd = ov ? num(ov.dataset.endUs) : 1;
-    function px(t) { return px0 + (t - v0) * pw / (v1 - v0); }
-    function fmt(us, step) {
-      var d = step >= 1e6 ? (step % 1e6 ? 1 : 0) : step >= 1e5 ? 1 : step >= 1e4 ? 2 : step >= 1e3 ? 3 : 4;
-      return (us / 1e6).toFixed(d) + ' s';
-    }
-    function tickStep(span) {
-      var raw = Math.max(span, 1) / 10, s = 1;
-      while (s * 10 <= raw) s *= 10;
-      return s * 5 <= raw ? s * 5 : s * 2 <= raw ? s * 2 : s;
-    }
-    function el(name, attrs, text) {
-      var e = document.createElementNS(ns, name);
-      for (var k in attrs) e.setAttribute(k, attrs[k]);
-      if (text !== undefined) e.textContent = text;
-      return e;
-    }
-    function axis() {
-      var grid = document.getElementById('grid'), ax = document.getElementById('axis');
-      grid.textContent = ''; ax.textContent = '';
-      var step = tickStep(v1 - v0);
-      for (var t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
-        var x = px(t).toFixed(1);
-        grid.appendChild(el('line', {x1: x, x2: x, y1: 26, y2: height - 26}));
-        ax.appendChild(el('text', {x: x, y: 17}, fmt(t, step)));
-        ax.appendChild(el('text', {x: x, y: height - 8}, fmt(t, step)));
-      }
-    }
-    function placeLabels() {
-      var rowEnd = {};
-      labels.forEach(function (l) {
-        if (l.dataset.laneHidden) { l.setAttribute('display', 'none'); return; }
-        var a = num(l.dataset.fromUs), b = num(l.dataset.toUs), w = num(l.dataset.w);
-        var row = num(l.dataset.row), x0 = px(a), x1 = px(b), x, show;
-        if (l.dataset.instant) { x = x0 + 3; show = x0 >= px0 && x0 <= px0 + pw - w; }
-        else { x = Math.max(x0, px0) + 3; show = Math.min(x1, px0 + pw) - x >= w - 3; }
-        var key = row + ':' + l.getAttribute('y');
-        if (show && row > 0 && rowEnd[key] !== undefined && rowEnd[key] > x) show = false;
-        if (show && row > 0) rowEnd[key] = x + w;
-        l.setAttribute('x', x.toFixed(1));
-        if (show) l.removeAttribute('display'); else l.setAttribute('display', 'none');
-      });
-    }
-    function apply() {
-      plot.setAttribute('viewBox', ((v0 - origin) / unit) + ' 0 ' + ((v1 - v0) / unit) + ' ' + height);
-      axis(); placeLabels();
-      if (ovView) {
-        var a = px0 + v0 * pw / ovEnd, b = px0 + v1 * pw / ovEnd;
-        ovView.setAttribute('x', a.toFixed(1));
-        ovView.setAttribute('width', Math.max(2, b - a).toFixed(1));
-      }
-      var vt = document.getElementById('view-text');
-      if (vt) vt.textContent = 'view ' + (v0 / 1e6).toFixed(3) + ' s \u2013 ' + (v1 / 1e6).toFixed(3) + ' s';
-    }
-    function setView(a, b) {
-      var span = Math.max(minSpan, Math.min(b - a, dataTo - dataFrom));
-      var mid = (a + b) / 2;
-      a = Math.round(mid - span / 2); b = a + Math.round(span);
-      if (a < dataFrom) { b += dataFrom - a; a = dataFrom; }
-      if (b > dataTo) { a -= b - dataTo; b = dataTo; }
-      v0 = Math.max(dataFrom, a); v1 = b;
-      apply();
-    }
-    function zoom(factor, atX) {
-      var t = v0 + (atX - px0) / pw * (v1 - v0);
-      setView(t - (t - v0) * factor, t + (v1 - t) * factor);
-    }
-    svg.addEventListener('wheel', function (e) {
-      e.preventDefault();
-      var r = svg.getBoundingClientRect();
-      zoom(e.deltaY > 0 ? 1.25 : 0.8, e.clientX - r.left);
-    }, {passive: false});
-    var drag = null;
-    svg.addEventListener('mousedown', function (e) { drag = {x: e.clientX, a: v0, b: v1}; });
-    window.addEventListener('mouseup', function () { drag = null; });
-    window.addEventListener('mousemove', function (e) {
-      if (!drag) return;
-      var dt = (e.clientX - drag.x) * (drag.b - drag.a) / pw;
-      setView(drag.a - dt, drag.b - dt);
-    });
-    document.querySelectorAll('button[data-zoom]').forEach(function (b) {
-      b.addEventListener('click', function () { zoom(b.dataset.zoom === 'in' ? 0.5 : 2, px0 + pw / 2); });
-    });
-    document.querySelectorAll('button[data-view-from-us]').forEach(function (b) {
-      b.addEventListener('click', function () {
-        setView(num(b.dataset.viewFromUs), num(b.dataset.viewToUs));
-        svg.scrollIntoView({behavior: 'smooth', block: 'center'});
-      });
-    });
-    // Moves the view to t (us); where the page keeps no detail, says how to get it.
-    function seekTo(t) {
-      setView(t - (v1 - v0) / 2, t + (v1 - v0) / 2);
-      var far = document.getElementById('no-detail');
-      if (far && (t < dataFrom || t > dataTo)) {
-        // The page keeps detail for one window; elsewhere only the overview's bins.
-        var s = (t / 1e6).toFixed(1);
-        far.textContent = 'No detail kept at ' + s + ' s on this page (it shows ' +
-          (dataFrom / 1e6).toFixed(1) + ' to ' + (dataTo / 1e6).toFixed(1) +
-          ' s); to see it: lockstep report HISTORY --detail-at ' + s;
-        far.style.display = 'block';
-      } else if (far) {
-        far.style.display = 'none';
-      }
-    }
-    function seek(e) {
-      var r = e.currentTarget.getBoundingClientRect();
-      seekTo((e.clientX - r.left - px0) / pw * ovEnd);
-    }
-    if (ov) ov.addEventListener('click', seek);
-    document.querySelectorAll('svg.chart.seek').forEach(function (c) { c.addEventListener('click', seek); });
-    // The lane filter. Every shape keeps the geometry it was written with; a filter maps each
-    // y through the hidden lanes (a point inside one moves to where it collapsed, one below
-    // moves up by their heights), hides what lay inside them and shrinks what spanned them.
-    var fullHeight = height, geo = null;
-    var laneBoxes = Array.prototype.map.call(svg.querySelectorAll('g.lane[data-kind="thread"]'), function (g) {
-      var bg = g.querySelector('rect.lanebg');
-      return {g: g, name: g.dataset.lane, y: num(bg.getAttribute('y')), h: num(bg.getAttribute('height'))};
-    });
-    function globRe(p) {
-      return new RegExp('^' + p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.') + '$');
-    }
-    function collect() {
-      geo = [];
-      svg.querySelectorAll('rect, line, text, polygon, polyline, circle').forEach(function (e) {
-        if (e.closest('#grid') || e.closest('#axis')) return;
-        var g = {e: e, a: {}};
-        ['y', 'y1', 'y2', 'height', 'cy'].forEach(function (k) {
-          if (e.hasAttribute(k)) g.a[k] = num(e.getAttribute(k));
-        });
-        if (e.hasAttribute('points')) g.points = e.getAttribute('points');
-        g.display = e.getAttribute('display');
-        geo.push(g);
-      });
-    }
-    function filterLanes(text) {
-      if (!geo) collect();
-      var pats = text.split(',').map(function (s) { return s.trim(); }).filter(function (s) { return s; });
-      var res = pats.map(globRe);
-      var hidden = laneBoxes.filter(function (l) {
-        var keep = !res.length || res.some(function (r) { return r.test(l.name); });
-        l.g.dataset.filtered = keep ? 'in' : 'out';
-        return !keep;
-      });
-      function mapY(y) {
-        var d = 0;
-        hidden.forEach(function (l) { d += Math.max(0, Math.min(y - l.y, l.h)); });
-        return y - d;
-      }
-      function within(y) { return hidden.some(function (l) { return y >= l.y && y < l.y + l.h; }); }
-      geo.forEach(function (g) {
-        var e = g.e, a = g.a, gone = false;
-        if (a.height !== undefined && a.y !== undefined) {
-          var y0 = mapY(a.y), y1 = mapY(a.y + a.height);
-          gone = a.height > 0 && y1 - y0 < 0.5;
-          e.setAttribute('y', y0); e.setAttribute('height', Math.max(0, y1 - y0));
-        } else if (a.y !== undefined) {
-          gone = within(a.y - 1);
-          e.setAttribute('y', mapY(a.y));
-        }
-        if (a.y1 !== undefined) {
-          gone = a.y1 !== a.y2 ? mapY(a.y2) - mapY(a.y1) < 0.5 : within(a.y1);
-          e.setAttribute('y1', mapY(a.y1)); e.setAttribute('y2', mapY(a.y2));
-        }
-        if (a.cy !== undefined) { gone = within(a.cy); e.setAttribute('cy', mapY(a.cy)); }
-        if (g.points) {
-          var pts = g.points.trim().split(/\s+/).map(function (p) {
-            var xy = p.split(','); return xy[0] + ',' + mapY(num(xy[1]));
-          });
-          e.setAttribute('points', pts.join(' '));
-        }
-        if (e.parentNode && e.parentNode.id === 'labels') {
-          if (gone) e.dataset.laneHidden = '1'; else delete e.dataset.laneHidden;
-        } else if (gone) {
-          e.setAttribute('display', 'none');
-        } else if (g.display === null) {
-          e.removeAttribute('display');
-        } else {
-          e.setAttribute('display', g.display);
-        }
-      });
-      height = mapY(fullHeight);
-      svg.setAttribute('height', height);
-      plot.setAttribute('height', height);
-      var count = document.getElementById('lane-count');
-      if (count) count.textContent = res.length ? (laneBoxes.length - hidden.length) + ' of ' + laneBoxes.length : '';
-      apply();
-    }
-    var laneInput = document.getElementById('lane-filter');
-    if (laneInput) laneInput.addEventListener('input', function () { filterLanes(laneInput.value); });
-    apply();
-    // A link to a moment and lanes: report.html#t=1800 centres the view on 1,800 s,
-    // #view=12.5-14 shows that stretch (seconds of true time), #lanes=c1*,c7.t0 filters the
-    // lanes; joined with '&'.
-    window.location.hash.replace(/^#/, '').split('&').forEach(function (part) {
-      var kv = part.split('='), v = decodeURIComponent(kv.slice(1).join('='));
-      if (kv[0] === 't' && /^[0-9.]+$/.test(v)) seekTo(Number(v) * 1e6);
-      var m = kv[0] === 'view' ? /^([0-9.]+)-([0-9.]+)$/.exec(v) : null;
-      if (m) { seekTo((Number(m[1]) + Number(m[2])) / 2 * 1e6); setView(Number(m[1]) * 1e6, Number(m[2]) * 1e6); }
-      if (kv[0] === 'lanes' && laneInput) { laneInput.value = v; filterLanes(v); }
-    });
-    status.dataset.status = 'ok';
-    status.textContent = 'lockstep report: wheel to zoom, drag to pan.';
-  } catch (e) {
-    status.dataset.status = 'error';
-    status.textContent = 'script error: ' + e;
-    throw e;
-  }
-})();
-)js";
 
 }  // namespace
 
