@@ -50,7 +50,7 @@ constexpr int kHoldersLaneHeight = 40;
 constexpr int kClockLaneHeight = 84;  // 36 when no clock is skewed
 constexpr int kOverviewLaneHeight = 8;
 constexpr int kChartColumns = 194;  // 6 px each
-constexpr int64_t kMaxPlotUnits = 4'000'000;  // see HtmlWriter::X
+constexpr int64_t kMaxPlotUnits = 4'000'000;  // see HtmlWriter::TimeX
 // Thread lanes drawn at most (the violation's threads first); trace.json has every thread.
 constexpr size_t kMaxThreadLanes = 48;
 constexpr double kCharWidth = 6.3;  // DejaVu Sans at 11px, for label fitting (same in script)
@@ -58,9 +58,11 @@ constexpr double kCharWidth = 6.3;  // DejaVu Sans at 11px, for label fitting (s
 constexpr const char* kClockColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                          "#8c564b", "#e377c2", "#17becf", "#bcbd22"};
 
-std::string I(int64_t v) { return std::to_string(v); }
+// An integer as an attribute value: "42".
+std::string IntText(int64_t v) { return std::to_string(v); }
 
-std::string Y(double v) {
+// A pixel coordinate or length, to a tenth of a pixel, without a trailing ".0": "12", "12.5".
+std::string PixelText(double v) {
   std::string s = Format("%.1f", v);
   if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
   return s;
@@ -378,7 +380,7 @@ class HtmlWriter {
       o += (v->threads.empty() ? "" : ", ") + Seconds(v->from_us) + " &ndash; " +
            Seconds(v->to_us) + " (" + Duration(v->to_us - v->from_us) + ")</p>\n<p>" +
            HtmlEscape(v->explanation) + "</p>\n<button type=\"button\" data-view-from-us=\"" +
-           I(focus_from_) + "\" data-view-to-us=\"" + I(focus_to_) +
+           IntText(focus_from_) + "\" data-view-to-us=\"" + IntText(focus_to_) +
            "\">show in the timeline</button></section>\n";
     } else {
       o += "<section class=\"callout ok\" id=\"" + id_prefix_ + "no-violation\"><h2>" +
@@ -392,18 +394,19 @@ class HtmlWriter {
   // Plot coordinates: time since origin_ in units of unit_us_, so that no coordinate exceeds
   // kMaxPlotUnits. Chromium lays SVG out in fixed point that saturates near 2^25, and a shape
   // beyond that is drawn clamped (a 60 s hold in microseconds would end at 33.5 s).
-  std::string X(int64_t t_us) const { return Units(t_us - origin_); }
-  std::string Wd(int64_t from_us, int64_t to_us) const {
-    return Units(std::max<int64_t>(0, to_us - from_us));
+  std::string TimeX(int64_t t_us) const { return PlotUnits(t_us - origin_); }
+  std::string SpanWidth(int64_t from_us, int64_t to_us) const {
+    return PlotUnits(std::max<int64_t>(0, to_us - from_us));
   }
-  std::string Units(int64_t us) const {
-    if (unit_us_ == 1) return I(us);
+  std::string PlotUnits(int64_t us) const {
+    if (unit_us_ == 1) return IntText(us);
     std::string s = Format("%.2f", static_cast<double>(us) / unit_us_);
     while (s.back() == '0') s.pop_back();
     if (s.back() == '.') s.pop_back();
     return s;
   }
-  double Px(int64_t t_us) const {
+  // A time's x in pixels in the detail panel's current view (for text, which is not scaled).
+  double ViewPx(int64_t t_us) const {
     return kPlotX + static_cast<double>(t_us - view_from_) * kPlotWidth /
                         static_cast<double>(view_to_ - view_from_);
   }
@@ -414,9 +417,9 @@ class HtmlWriter {
 
   void Rect(std::string* o, const char* cls, int64_t from_us, int64_t to_us, double y, double h,
             const std::string& title, const std::string& extra = "") {
-    *o += "<rect class=\"" + std::string(cls) + "\" x=\"" + X(from_us) + "\" y=\"" + Y(y) +
-          "\" width=\"" + Wd(from_us, to_us) + "\" height=\"" + Y(h) + "\"" + extra + ">" +
-          Title(title) + "</rect>\n";
+    *o += "<rect class=\"" + std::string(cls) + "\" x=\"" + TimeX(from_us) + "\" y=\"" +
+          PixelText(y) + "\" width=\"" + SpanWidth(from_us, to_us) + "\" height=\"" + PixelText(h) +
+          "\"" + extra + ">" + Title(title) + "</rect>\n";
   }
 
   // A label that the script keeps inside its interval (or hides when it does not fit).
@@ -449,15 +452,13 @@ class HtmlWriter {
          "<span class=\"buttons\"><button type=\"button\" data-zoom=\"in\">+</button>"
          "<button type=\"button\" data-zoom=\"out\">&minus;</button>";
     if (LeadViolation(verdict_)) {
-      o += "<button type=\"button\" data-view-from-us=\"" + I(view_from_) +
-           "\" data-view-to-us=\"" + I(view_to_) + "\">violation</button>";
+      o += "<button type=\"button\" data-view-from-us=\"" + IntText(view_from_) +
+           "\" data-view-to-us=\"" + IntText(view_to_) + "\">violation</button>";
     }
-    o += "<button type=\"button\" data-view-from-us=\"" + I(window_.from_us) +
-         "\" data-view-to-us=\"" + I(std::max(window_.to_us, window_.from_us + 1000)) + "\">" +
-         (window_.whole_run ? "whole run" : "whole detail window") +
-         "</button></span>" + LaneFilter() +
-         "<span class=\"view\" id=\"view-text\">" +
-         ViewText() + "</span></div>\n";
+    o += "<button type=\"button\" data-view-from-us=\"" + IntText(window_.from_us) +
+         "\" data-view-to-us=\"" + IntText(std::max(window_.to_us, window_.from_us + 1000)) +
+         "\">" + (window_.whole_run ? "whole run" : "whole detail window") + "</button></span>" +
+         LaneFilter() + "<span class=\"view\" id=\"view-text\">" + ViewText() + "</span></div>\n";
     Legend(&o);
     if (!window_.whole_run) {
       o += "<p class=\"note\" id=\"summarised\">This run is long: the timeline holds full detail "
@@ -476,17 +477,18 @@ class HtmlWriter {
            " <code>lockstep report HISTORY --detail-at SECONDS</code> anchors it elsewhere.</p>\n"
            "<p class=\"note\" id=\"no-detail\" style=\"display:none\"></p>\n";
     }
-    o += "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) +
-         "\" height=\"" + I(height_) + "\" data-origin-us=\"" + I(origin_) +
-         "\" data-data-from-us=\"" + I(window_.from_us) + "\" data-data-to-us=\"" +
-         I(std::max(window_.to_us, window_.from_us + 1000)) + "\" data-view-from-us=\"" +
-         I(view_from_) + "\" data-view-to-us=\"" + I(view_to_) + "\" data-min-span-us=\"" +
-         I(min_span_us_) + "\" data-unit-us=\"" + I(unit_us_) + "\" data-plot-x=\"" + I(kPlotX) +
-         "\" data-plot-width=\"" + I(kPlotWidth) + "\" data-end-us=\"" + I(tl_.end_us) + "\">\n";
+    o += "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + IntText(kSvgWidth) +
+         "\" height=\"" + IntText(height_) + "\" data-origin-us=\"" + IntText(origin_) +
+         "\" data-data-from-us=\"" + IntText(window_.from_us) + "\" data-data-to-us=\"" +
+         IntText(std::max(window_.to_us, window_.from_us + 1000)) + "\" data-view-from-us=\"" +
+         IntText(view_from_) + "\" data-view-to-us=\"" + IntText(view_to_) +
+         "\" data-min-span-us=\"" + IntText(min_span_us_) + "\" data-unit-us=\"" +
+         IntText(unit_us_) + "\" data-plot-x=\"" + IntText(kPlotX) + "\" data-plot-width=\"" +
+         IntText(kPlotWidth) + "\" data-end-us=\"" + IntText(tl_.end_us) + "\">\n";
     LaneBackgrounds(&o);
     o += "<g id=\"grid\">" + Grid() + "</g>\n";
-    o += "<svg id=\"plot\" x=\"" + I(kPlotX) + "\" y=\"0\" width=\"" + I(kPlotWidth) +
-         "\" height=\"" + I(height_) + "\" viewBox=\"" + ViewBox() +
+    o += "<svg id=\"plot\" x=\"" + IntText(kPlotX) + "\" y=\"0\" width=\"" + IntText(kPlotWidth) +
+         "\" height=\"" + IntText(height_) + "\" viewBox=\"" + ViewBox() +
          "\" preserveAspectRatio=\"none\">\n";
     FaultBands(&o);
     Threads(&o);
@@ -510,7 +512,7 @@ class HtmlWriter {
   }
 
   std::string ViewBox() const {
-    return X(view_from_) + " 0 " + Wd(view_from_, view_to_) + " " + I(height_);
+    return TimeX(view_from_) + " 0 " + SpanWidth(view_from_, view_to_) + " " + IntText(height_);
   }
   std::string ViewText() const {
     return "view " + Seconds(view_from_) + " &ndash; " + Seconds(view_to_) + " (" +
@@ -546,18 +548,19 @@ class HtmlWriter {
   void LaneBackgrounds(std::string* out) {
     std::string& o = *out;
     o += "<g id=\"" + id_prefix_ + "lanes\">\n";
-    o += "<text class=\"section\" x=\"6\" y=\"" + I(clients_header_y_ + 14) +
+    o += "<text class=\"section\" x=\"6\" y=\"" + IntText(clients_header_y_ + 14) +
          "\">clients: what each thread believes</text>\n";
-    o += "<text class=\"section\" x=\"6\" y=\"" + I(nodes_header_y_ + 14) +
+    o += "<text class=\"section\" x=\"6\" y=\"" + IntText(nodes_header_y_ + 14) +
          "\">redis nodes: who the key belongs to</text>\n";
     o += "<g class=\"lane\" data-lane=\"faults\" data-kind=\"faults\"><text class=\"lname\" "
          "x=\"6\" y=\"" +
-         I(faults_y_ + 16) + "\">faults</text></g>\n";
+         IntText(faults_y_ + 16) + "\">faults</text></g>\n";
     if (hidden_threads_ > 0) {
-      o += "<text class=\"section\" x=\"260\" y=\"" + I(clients_header_y_ + 14) + "\">" +
-           Format("(%zu more threads not drawn; trace.json has them all; lockstep report "
-                  "--lanes 'c7*' draws the ones you name)",
-                  hidden_threads_) +
+      o += "<text class=\"section\" x=\"260\" y=\"" + IntText(clients_header_y_ + 14) + "\">" +
+           Format(
+               "(%zu more threads not drawn; trace.json has them all; lockstep report "
+               "--lanes 'c7*' draws the ones you name)",
+               hidden_threads_) +
            "</text>\n";
     }
     for (size_t i = 0; i < tl_.threads.size(); ++i) {
@@ -566,45 +569,45 @@ class HtmlWriter {
       if (y == kNone) continue;
       std::string tip = l.name;
       if (!tl_.client_uuids[l.client].empty()) tip += " (uuid " + tl_.client_uuids[l.client] + ")";
-      o += "<g class=\"lane\" id=\"" + id_prefix_ + "lane-" + HtmlEscape(l.name) + "\" data-lane=\"" +
-           HtmlEscape(l.name) + "\" data-kind=\"thread\" data-y=\"" + I(y) + "\">" + Title(tip) +
-           "<rect class=\"lanebg" +
-           (i % 2 ? " alt" : "") + "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) +
-           "\" height=\"" + I(kThreadLaneHeight) + "\"/><rect x=\"8\" y=\"" + I(y + 14) +
+      o += "<g class=\"lane\" id=\"" + id_prefix_ + "lane-" + HtmlEscape(l.name) +
+           "\" data-lane=\"" + HtmlEscape(l.name) + "\" data-kind=\"thread\" data-y=\"" +
+           IntText(y) + "\">" + Title(tip) + "<rect class=\"lanebg" + (i % 2 ? " alt" : "") +
+           "\" x=\"0\" y=\"" + IntText(y) + "\" width=\"" + IntText(kSvgWidth) + "\" height=\"" +
+           IntText(kThreadLaneHeight) + "\"/><rect x=\"8\" y=\"" + IntText(y + 14) +
            "\" width=\"10\" height=\"10\" rx=\"2\" fill=\"" + ThreadColour(i) +
-           "\"/><text class=\"lname\" x=\"24\" y=\"" + I(y + 23) + "\">" + HtmlEscape(l.name) +
-           "</text></g>\n";
+           "\"/><text class=\"lname\" x=\"24\" y=\"" + IntText(y + 23) + "\">" +
+           HtmlEscape(l.name) + "</text></g>\n";
     }
     for (size_t i = 0; i < tl_.nodes.size(); ++i) {
       const NodeLane& n = tl_.nodes[i];
       const int y = node_y_[i];
-      o += "<g class=\"lane\" id=\"" + id_prefix_ + "lane-" + HtmlEscape(n.name) + "\" data-lane=\"" +
-           HtmlEscape(n.name) + "\" data-kind=\"node\" data-y=\"" + I(y) +
-           "\"><rect class=\"lanebg node" +
-           (i % 2 ? " alt" : "") + "\" x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) +
-           "\" height=\"" + I(kNodeLaneHeight) + "\"/><text class=\"lname\" x=\"8\" y=\"" +
-           I(y + 19) + "\">" + HtmlEscape(n.name) + "</text>";
+      o += "<g class=\"lane\" id=\"" + id_prefix_ + "lane-" + HtmlEscape(n.name) +
+           "\" data-lane=\"" + HtmlEscape(n.name) + "\" data-kind=\"node\" data-y=\"" + IntText(y) +
+           "\"><rect class=\"lanebg node" + (i % 2 ? " alt" : "") + "\" x=\"0\" y=\"" + IntText(y) +
+           "\" width=\"" + IntText(kSvgWidth) + "\" height=\"" + IntText(kNodeLaneHeight) +
+           "\"/><text class=\"lname\" x=\"8\" y=\"" + IntText(y + 19) + "\">" + HtmlEscape(n.name) +
+           "</text>";
       if (!n.role.empty()) {
-        o += "<text class=\"lsub\" x=\"8\" y=\"" + I(y + 33) + "\">" + HtmlEscape(n.role) +
+        o += "<text class=\"lsub\" x=\"8\" y=\"" + IntText(y + 33) + "\">" + HtmlEscape(n.role) +
              (n.role_changes.empty() ? "" : " at first") + "</text>";
       }
       o += "</g>\n";
     }
     o += "<g class=\"lane\" data-lane=\"holders\" data-kind=\"holders\"><rect class=\"lanebg\" "
          "x=\"0\" y=\"" +
-         I(holders_y_) + "\" width=\"" + I(kSvgWidth) + "\" height=\"" + I(kHoldersLaneHeight) +
-         "\"/><text class=\"lname\" x=\"8\" y=\"" + I(holders_y_ + 16) +
-         "\">believed holders</text><text class=\"lsub\" x=\"8\" y=\"" + I(holders_y_ + 30) +
-         "\">" +
+         IntText(holders_y_) + "\" width=\"" + IntText(kSvgWidth) + "\" height=\"" +
+         IntText(kHoldersLaneHeight) + "\"/><text class=\"lname\" x=\"8\" y=\"" +
+         IntText(holders_y_ + 16) + "\">believed holders</text><text class=\"lsub\" x=\"8\" y=\"" +
+         IntText(holders_y_ + 30) + "\">" +
          HtmlEscape(tl_.locks.empty() ? "no holds"
                                       : "of \"" + tl_.locks.front() + "\"" +
                                             (tl_.locks.size() > 1 ? " (and others)" : "")) +
          "</text></g>\n";
     o += "<g class=\"lane\" data-lane=\"clocks\" data-kind=\"clock\"><rect class=\"lanebg\" "
          "x=\"0\" y=\"" +
-         I(clock_y_) + "\" width=\"" + I(kSvgWidth) + "\" height=\"" + I(clock_h_) +
-         "\"/><text class=\"lname\" x=\"8\" y=\"" + I(clock_y_ + 15) + "\">clock offsets</text>" +
-         Title(tl_.clock_baseline_note) + ClockLegend() + "</g>\n";
+         IntText(clock_y_) + "\" width=\"" + IntText(kSvgWidth) + "\" height=\"" +
+         IntText(clock_h_) + "\"/><text class=\"lname\" x=\"8\" y=\"" + IntText(clock_y_ + 15) +
+         "\">clock offsets</text>" + Title(tl_.clock_baseline_note) + ClockLegend() + "</g>\n";
     o += "</g>\n";
   }
 
@@ -614,9 +617,9 @@ class HtmlWriter {
     std::string o;
     const int64_t step = TickStep(view_to_ - view_from_, 10);
     for (int64_t t = (view_from_ + step - 1) / step * step; t <= view_to_; t += step) {
-      const std::string x = Y(Px(t));
-      o += "<line x1=\"" + x + "\" x2=\"" + x + "\" y1=\"" + I(kAxisHeight) + "\" y2=\"" +
-           I(height_ - kAxisHeight) + "\"/>";
+      const std::string x = PixelText(ViewPx(t));
+      o += "<line x1=\"" + x + "\" x2=\"" + x + "\" y1=\"" + IntText(kAxisHeight) + "\" y2=\"" +
+           IntText(height_ - kAxisHeight) + "\"/>";
     }
     return o;
   }
@@ -625,10 +628,10 @@ class HtmlWriter {
     std::string o;
     const int64_t step = TickStep(view_to_ - view_from_, 10);
     for (int64_t t = (view_from_ + step - 1) / step * step; t <= view_to_; t += step) {
-      const std::string x = Y(Px(t));
+      const std::string x = PixelText(ViewPx(t));
       const std::string label = TickLabel(t, step);
       o += "<text x=\"" + x + "\" y=\"17\">" + label + "</text><text x=\"" + x + "\" y=\"" +
-           I(height_ - 8) + "\">" + label + "</text>";
+           IntText(height_ - 8) + "\">" + label + "</text>";
     }
     return o;
   }
@@ -675,27 +678,29 @@ class HtmlWriter {
                      : " - " + Seconds(f.to_us) + (f.open ? " (until the end)" : "") + " (" +
                            Duration(f.to_us - f.from_us) + ")");
       const char* cls = FaultClass(f.kind);
-      *o += "<g class=\"fault " + std::string(cls) + "\" id=\"" + id_prefix_ + "fault-" + I(static_cast<int64_t>(i)) +
-            "\" data-kind=\"" + HtmlEscape(f.kind) + "\" data-from-us=\"" + I(f.from_us) +
-            "\" data-to-us=\"" + I(f.to_us) + "\">" + Title(tip);
+      *o += "<g class=\"fault " + std::string(cls) + "\" id=\"" + id_prefix_ + "fault-" +
+            IntText(static_cast<int64_t>(i)) + "\" data-kind=\"" + HtmlEscape(f.kind) +
+            "\" data-from-us=\"" + IntText(f.from_us) + "\" data-to-us=\"" + IntText(f.to_us) +
+            "\">" + Title(tip);
       if (f.instant) {
-        *o += "<line x1=\"" + X(f.from_us) + "\" x2=\"" + X(f.from_us) + "\" y1=\"" +
-              I(faults_y_ + 2) + "\" y2=\"" + I(faults_y_ + kFaultRowHeight - 2) + "\"/>";
-        for (auto [y, h] : boxes) {
-          *o += "<line x1=\"" + X(f.from_us) + "\" x2=\"" + X(f.from_us) + "\" y1=\"" + I(y) +
-                "\" y2=\"" + I(y + h) + "\"/>";
-        }
-        if (f.kind == "clock_jump") {
-          *o += "<line x1=\"" + X(f.from_us) + "\" x2=\"" + X(f.from_us) + "\" y1=\"" +
-                I(clock_y_) + "\" y2=\"" + I(clock_y_ + clock_h_) + "\"/>";
-        }
-      } else {
-        *o += "<rect class=\"band\" x=\"" + X(f.from_us) + "\" y=\"" + I(faults_y_ + 4) +
-              "\" width=\"" + Wd(f.from_us, f.to_us) + "\" height=\"" + I(kFaultRowHeight - 8) +
+        *o += "<line x1=\"" + TimeX(f.from_us) + "\" x2=\"" + TimeX(f.from_us) + "\" y1=\"" +
+              IntText(faults_y_ + 2) + "\" y2=\"" + IntText(faults_y_ + kFaultRowHeight - 2) +
               "\"/>";
         for (auto [y, h] : boxes) {
-          *o += "<rect x=\"" + X(f.from_us) + "\" y=\"" + I(y) + "\" width=\"" +
-                Wd(f.from_us, f.to_us) + "\" height=\"" + I(h) + "\"/>";
+          *o += "<line x1=\"" + TimeX(f.from_us) + "\" x2=\"" + TimeX(f.from_us) + "\" y1=\"" +
+                IntText(y) + "\" y2=\"" + IntText(y + h) + "\"/>";
+        }
+        if (f.kind == "clock_jump") {
+          *o += "<line x1=\"" + TimeX(f.from_us) + "\" x2=\"" + TimeX(f.from_us) + "\" y1=\"" +
+                IntText(clock_y_) + "\" y2=\"" + IntText(clock_y_ + clock_h_) + "\"/>";
+        }
+      } else {
+        *o += "<rect class=\"band\" x=\"" + TimeX(f.from_us) + "\" y=\"" + IntText(faults_y_ + 4) +
+              "\" width=\"" + SpanWidth(f.from_us, f.to_us) + "\" height=\"" +
+              IntText(kFaultRowHeight - 8) + "\"/>";
+        for (auto [y, h] : boxes) {
+          *o += "<rect x=\"" + TimeX(f.from_us) + "\" y=\"" + IntText(y) + "\" width=\"" +
+                SpanWidth(f.from_us, f.to_us) + "\" height=\"" + IntText(h) + "\"/>";
         }
       }
       *o += "</g>\n";
@@ -810,7 +815,7 @@ class HtmlWriter {
                    Seconds(l.from_us) + " - " + Seconds(l.to_us) + " (" +
                    Duration(l.to_us - l.from_us) + "), then " + l.ended_by,
                " style=\"fill:" + colour + ";stroke:" + colour + "\" data-lag-us=\"" +
-                   I(l.lag_us) + "\"");
+                   IntText(l.lag_us) + "\"");
           Label("llabel", l.owners + " (copy, +" + Duration(l.lag_us) + ")", l.from_us, l.to_us,
                 y + 24);
           continue;
@@ -829,9 +834,9 @@ class HtmlWriter {
           auto point = [&](int64_t t, int64_t ttl) {
             const double h =
                 (bottom - top) * std::clamp<double>(static_cast<double>(ttl) / max_ttl, 0, 1);
-            pts += X(t) + "," + Y(bottom - h) + " ";
+            pts += TimeX(t) + "," + PixelText(bottom - h) + " ";
           };
-          pts += X(l.ttl.front().t_us) + "," + Y(bottom) + " ";
+          pts += TimeX(l.ttl.front().t_us) + "," + PixelText(bottom) + " ";
           for (size_t k = 0; k < l.ttl.size(); ++k) {
             const TtlPoint& p = l.ttl[k];
             if (!p.reset && k > 0) continue;
@@ -842,15 +847,16 @@ class HtmlWriter {
             const int64_t end = std::min(r < l.ttl.size() ? l.ttl[r].t_us : l.to_us, l.to_us);
             point(end, p.ttl_us - (end - p.t_us));
           }
-          pts += X(l.to_us) + "," + Y(bottom);
+          pts += TimeX(l.to_us) + "," + PixelText(bottom);
           o += "<polygon class=\"ttl\" points=\"" + pts + "\" style=\"fill:" + colour + "\"/>\n";
         }
         Label("llabel", l.owners, l.from_us, l.to_us, y + 22);
       }
       for (const LeaseLoss& loss : n.losses) {
         if (!InWindow(loss.t_us, loss.t_us)) continue;
-        o += "<line class=\"loss\" x1=\"" + X(loss.t_us) + "\" x2=\"" + X(loss.t_us) + "\" y1=\"" +
-             I(y + 2) + "\" y2=\"" + I(y + 34) + "\" data-op=\"" + loss.op + "\">" +
+        o += "<line class=\"loss\" x1=\"" + TimeX(loss.t_us) + "\" x2=\"" + TimeX(loss.t_us) +
+             "\" y1=\"" + IntText(y + 2) + "\" y2=\"" + IntText(y + 34) + "\" data-op=\"" +
+             loss.op + "\">" +
              Title(Seconds(loss.t_us) + " " + n.name + ": the key of " + loss.owners + " " +
                    loss.op +
                    (loss.op == "expired" ? " (its TTL ran out on " + n.name + "'s clock)"
@@ -860,8 +866,9 @@ class HtmlWriter {
       }
       for (const RoleChange& c : n.role_changes) {
         if (!InWindow(c.t_us, c.t_us)) continue;
-        o += "<line class=\"rolechange\" x1=\"" + X(c.t_us) + "\" x2=\"" + X(c.t_us) + "\" y1=\"" +
-             I(y + 2) + "\" y2=\"" + I(y + 34) + "\" data-role=\"" + HtmlEscape(c.role) + "\">" +
+        o += "<line class=\"rolechange\" x1=\"" + TimeX(c.t_us) + "\" x2=\"" + TimeX(c.t_us) +
+             "\" y1=\"" + IntText(y + 2) + "\" y2=\"" + IntText(y + 34) + "\" data-role=\"" +
+             HtmlEscape(c.role) + "\">" +
              Title(Seconds(c.t_us) + " " + n.name + " is now " + c.role) + "</line>\n";
         InstantLabel("rolelabel", "now " + c.role, c.t_us, y + 42, 3);
       }
@@ -871,8 +878,9 @@ class HtmlWriter {
         if (!InWindow(p.t_us, p.t_us)) continue;
         const double h =
             (bottom - top) * std::clamp<double>(static_cast<double>(p.ttl_us) / max_ttl, 0, 1);
-        o += "<line class=\"pttl\" x1=\"" + X(p.t_us) + "\" x2=\"" + X(p.t_us) + "\" y1=\"" +
-             Y(bottom - h - 1.5) + "\" y2=\"" + Y(bottom - h + 1.5) + "\"/>\n";
+        o += "<line class=\"pttl\" x1=\"" + TimeX(p.t_us) + "\" x2=\"" + TimeX(p.t_us) +
+             "\" y1=\"" + PixelText(bottom - h - 1.5) + "\" y2=\"" + PixelText(bottom - h + 1.5) +
+             "\"/>\n";
       }
       for (const Exec& x : n.execs) {
         if (!InWindow(x.t_us, x.t_us)) continue;
@@ -882,8 +890,8 @@ class HtmlWriter {
                           : x.kind == ExecKind::kRenewed ? "x x-renew"
                                                          : "x x-other";
         const std::string who = x.thread != kNone ? tl_.threads[x.thread].name : x.peer;
-        o += "<line class=\"" + std::string(cls) + "\" x1=\"" + X(x.t_us) + "\" x2=\"" + X(x.t_us) +
-             "\" y1=\"" + I(y + 33) + "\" y2=\"" + I(y + 41) + "\">" +
+        o += "<line class=\"" + std::string(cls) + "\" x1=\"" + TimeX(x.t_us) + "\" x2=\"" +
+             TimeX(x.t_us) + "\" y1=\"" + IntText(y + 33) + "\" y2=\"" + IntText(y + 41) + "\">" +
              Title(Seconds(x.t_us) + " " + n.name + " ran " + x.op + " from " + who + " -> " +
                    x.reply + Format(" (seq %llu)", static_cast<unsigned long long>(x.seq))) +
              "</line>\n";
@@ -902,23 +910,25 @@ class HtmlWriter {
     const double y0 = holders_y_ + kHoldersLaneHeight - 6, span = kHoldersLaneHeight - 12;
     auto yof = [&](int n) { return y0 - span * n / top; };
     for (int n = 1; n <= top; ++n) {
-      o += "<line class=\"hgrid\" x1=\"" + X(window_.from_us) + "\" x2=\"" + X(window_.to_us) +
-           "\" y1=\"" + Y(yof(n)) + "\" y2=\"" + Y(yof(n)) + "\"/>\n";
+      o += "<line class=\"hgrid\" x1=\"" + TimeX(window_.from_us) + "\" x2=\"" +
+           TimeX(window_.to_us) + "\" y1=\"" + PixelText(yof(n)) + "\" y2=\"" + PixelText(yof(n)) +
+           "\"/>\n";
     }
-    std::string pts = X(window_.from_us) + "," + Y(yof(0));
+    std::string pts = TimeX(window_.from_us) + "," + PixelText(yof(0));
     int current = 0;
     int64_t over_from = -1;
     for (const HolderCount& h : tl_.holders) {
       if (h.lock != lock) continue;
       if (h.t_us < window_.from_us) {
         current = h.count;
-        pts = X(window_.from_us) + "," + Y(yof(current));
+        pts = TimeX(window_.from_us) + "," + PixelText(yof(current));
         if (h.conflict && over_from < 0) over_from = window_.from_us;
         if (!h.conflict) over_from = -1;
         continue;
       }
       if (h.t_us > window_.to_us) break;
-      pts += " " + X(h.t_us) + "," + Y(yof(current)) + " " + X(h.t_us) + "," + Y(yof(h.count));
+      pts += " " + TimeX(h.t_us) + "," + PixelText(yof(current)) + " " + TimeX(h.t_us) + "," +
+             PixelText(yof(h.count));
       if (h.conflict && over_from < 0) over_from = h.t_us;
       if (!h.conflict && over_from >= 0) {
         Rect(&o, "split", over_from, h.t_us, holders_y_ + 2, kHoldersLaneHeight - 4,
@@ -933,10 +943,10 @@ class HtmlWriter {
            "more threads believe they hold \"" + lock + "\" than it allows, from " +
                Seconds(over_from));
     }
-    pts += " " + X(window_.to_us) + "," + Y(yof(current));
+    pts += " " + TimeX(window_.to_us) + "," + PixelText(yof(current));
     // Filled down to zero, so a dense square wave reads as a share rather than a black bar.
-    o += "<polygon class=\"holders-area\" points=\"" + X(window_.from_us) + "," + Y(yof(0)) + " " +
-         pts + " " + X(window_.to_us) + "," + Y(yof(0)) +
+    o += "<polygon class=\"holders-area\" points=\"" + TimeX(window_.from_us) + "," +
+         PixelText(yof(0)) + " " + pts + " " + TimeX(window_.to_us) + "," + PixelText(yof(0)) +
          "\"/>\n<polyline class=\"holders\" points=\"" + pts + "\"/>\n";
   }
 
@@ -973,16 +983,16 @@ class HtmlWriter {
         continue;
       }
       if (row < 4) {
-        o += "<text class=\"lsub\" x=\"8\" y=\"" + I(clock_y_ + 30 + 12 * row) + "\" fill=\"" +
-             kClockColours[colour % std::size(kClockColours)] + "\">" + HtmlEscape(c.process) +
-             " " + Format("%+.0f..%+.0f ms", c.min_offset_us / 1e3, c.max_offset_us / 1e3) +
-             "</text>";
+        o += "<text class=\"lsub\" x=\"8\" y=\"" + IntText(clock_y_ + 30 + 12 * row) +
+             "\" fill=\"" + kClockColours[colour % std::size(kClockColours)] + "\">" +
+             HtmlEscape(c.process) + " " +
+             Format("%+.0f..%+.0f ms", c.min_offset_us / 1e3, c.max_offset_us / 1e3) + "</text>";
       }
       ++row;
       ++colour;
     }
     if (unskewed > 0 && row < 4) {
-      o += "<text class=\"lsub\" x=\"8\" y=\"" + I(clock_y_ + 28 + 12 * row) + "\">" +
+      o += "<text class=\"lsub\" x=\"8\" y=\"" + IntText(clock_y_ + 28 + 12 * row) + "\">" +
            (row == 0 ? Format("all %zu read true time (0 ms)", unskewed)
                      : Format("%zu more at 0 ms", unskewed)) +
            "</text>";
@@ -994,8 +1004,9 @@ class HtmlWriter {
     std::string& o = *out;
     const ClockScale s = Scale();
     // The zero line, and the extremes for reading values off.
-    o += "<line class=\"czero\" x1=\"" + X(window_.from_us) + "\" x2=\"" + X(window_.to_us) +
-         "\" y1=\"" + Y(ClockY(0)) + "\" y2=\"" + Y(ClockY(0)) + "\"/>\n";
+    o += "<line class=\"czero\" x1=\"" + TimeX(window_.from_us) + "\" x2=\"" +
+         TimeX(window_.to_us) + "\" y1=\"" + PixelText(ClockY(0)) + "\" y2=\"" +
+         PixelText(ClockY(0)) + "\"/>\n";
     int colour = 0;
     for (const ClockSeries& c : tl_.clocks) {
       const bool skewed = Skewed(c);
@@ -1012,17 +1023,17 @@ class HtmlWriter {
         }
         if (p.t_us > window_.to_us) break;
         if (pts.empty()) {
-          pts = X(window_.from_us) + "," +
-                Y(ClockY(known && p.t_us > window_.from_us ? last : p.offset_us));
+          pts = TimeX(window_.from_us) + "," +
+                PixelText(ClockY(known && p.t_us > window_.from_us ? last : p.offset_us));
         }
-        pts += " " + X(p.t_us) + "," + Y(ClockY(known ? last : p.offset_us)) + " " + X(p.t_us) +
-               "," + Y(ClockY(p.offset_us));
+        pts += " " + TimeX(p.t_us) + "," + PixelText(ClockY(known ? last : p.offset_us)) + " " +
+               TimeX(p.t_us) + "," + PixelText(ClockY(p.offset_us));
         last = p.offset_us;
         known = true;
       }
       if (!known) continue;  // Nothing recorded of this clock by the window's end.
-      if (pts.empty()) pts = X(window_.from_us) + "," + Y(ClockY(last));
-      pts += " " + X(std::min(window_.to_us, tl_.end_us)) + "," + Y(ClockY(last));
+      if (pts.empty()) pts = TimeX(window_.from_us) + "," + PixelText(ClockY(last));
+      pts += " " + TimeX(std::min(window_.to_us, tl_.end_us)) + "," + PixelText(ClockY(last));
       const std::string stroke =
           skewed ? kClockColours[colour++ % std::size(kClockColours)] : "#b0b0b0";
       o += "<polyline class=\"clock\" data-process=\"" + HtmlEscape(c.process) + "\" points=\"" +
@@ -1047,23 +1058,24 @@ class HtmlWriter {
       for (const std::string& t : v.threads) threads += (threads.empty() ? "" : " ") + t;
       const bool lead = s.index == 0;
       o += "<g class=\"violation" + std::string(lead ? " lead" : "") + "\" id=\"" + id_prefix_ +
-           "violation-" +
-           I(static_cast<int64_t>(s.index)) + "\" data-property=\"" + HtmlEscape(v.property) +
-           "\" data-kind=\"" + HtmlEscape(v.kind) + "\" data-from-us=\"" + I(v.from_us) +
-           "\" data-to-us=\"" + I(v.to_us) + "\" data-threads=\"" + HtmlEscape(threads) + "\">" +
+           "violation-" + IntText(static_cast<int64_t>(s.index)) + "\" data-property=\"" +
+           HtmlEscape(v.property) + "\" data-kind=\"" + HtmlEscape(v.kind) + "\" data-from-us=\"" +
+           IntText(v.from_us) + "\" data-to-us=\"" + IntText(v.to_us) + "\" data-threads=\"" +
+           HtmlEscape(threads) + "\">" +
            Title(v.property + " (" + v.kind + "), " + Seconds(v.from_us) + " - " +
                  Seconds(v.to_us) + ": " + v.explanation);
       const int64_t to = std::max(v.to_us, v.from_us);
       if (lead) {
         // The interval across every lane, so it reads against nodes and clocks too.
-        o += "<rect class=\"vband\" x=\"" + X(v.from_us) + "\" y=\"" + I(band_top_) +
-             "\" width=\"" + Wd(v.from_us, to) + "\" height=\"" + I(band_h_) + "\"/>";
+        o += "<rect class=\"vband\" x=\"" + TimeX(v.from_us) + "\" y=\"" + IntText(band_top_) +
+             "\" width=\"" + SpanWidth(v.from_us, to) + "\" height=\"" + IntText(band_h_) + "\"/>";
       }
       for (const std::string& t : v.threads) {
         const int lane = tl_.ThreadIndex(t);
         if (lane == kNone || thread_y_[lane] == kNone) continue;
-        o += "<rect class=\"vlane\" x=\"" + X(v.from_us) + "\" y=\"" + I(thread_y_[lane] + 1) +
-             "\" width=\"" + Wd(v.from_us, to) + "\" height=\"" + I(kThreadLaneHeight - 2) + "\"/>";
+        o += "<rect class=\"vlane\" x=\"" + TimeX(v.from_us) + "\" y=\"" +
+             IntText(thread_y_[lane] + 1) + "\" width=\"" + SpanWidth(v.from_us, to) +
+             "\" height=\"" + IntText(kThreadLaneHeight - 2) + "\"/>";
       }
       o += "</g>\n";
       if (lead) {
@@ -1089,7 +1101,7 @@ class HtmlWriter {
                      });
     std::map<std::pair<int, int>, double> row_end;  // (row, y) -> right edge of last shown
     for (const PendingLabel& l : labels_) {
-      double x0 = Px(l.from_us), x1 = Px(l.to_us);
+      double x0 = ViewPx(l.from_us), x1 = ViewPx(l.to_us);
       const bool instant = l.instant;
       bool show;
       double x;
@@ -1103,10 +1115,11 @@ class HtmlWriter {
       const auto key = std::make_pair(l.row, static_cast<int>(l.y));
       if (show && l.row > 0 && row_end.count(key) && row_end[key] > x) show = false;
       if (show && l.row > 0) row_end[key] = x + l.width;
-      o += "<text class=\"" + l.cls + "\" x=\"" + Y(x) + "\" y=\"" + Y(l.y) + "\" data-from-us=\"" +
-           I(l.from_us) + "\" data-to-us=\"" + I(l.to_us) + "\" data-w=\"" + Y(l.width) +
-           "\" data-row=\"" + I(l.row) + "\"" + (l.instant ? " data-instant=\"1\"" : "") +
-           (show ? "" : " display=\"none\"") + ">" + HtmlEscape(l.text) + "</text>\n";
+      o += "<text class=\"" + l.cls + "\" x=\"" + PixelText(x) + "\" y=\"" + PixelText(l.y) +
+           "\" data-from-us=\"" + IntText(l.from_us) + "\" data-to-us=\"" + IntText(l.to_us) +
+           "\" data-w=\"" + PixelText(l.width) + "\" data-row=\"" + IntText(l.row) + "\"" +
+           (l.instant ? " data-instant=\"1\"" : "") + (show ? "" : " display=\"none\"") + ">" +
+           HtmlEscape(l.text) + "</text>\n";
     }
   }
 
@@ -1114,10 +1127,10 @@ class HtmlWriter {
   void ClockScaleLabels(std::string* out) {
     std::string& o = *out;
     if (clock_h_ != kClockLaneHeight) return;
-    o += "<text class=\"cscale\" x=\"" + I(kPlotX + kPlotWidth - 4) + "\" y=\"" + I(clock_y_ + 14) +
-         "\">" + clock_scale_text_ + "</text>\n";
-    o += "<text class=\"cscale\" x=\"" + I(kPlotX + kPlotWidth - 4) + "\" y=\"" +
-         I(clock_y_ + clock_h_ - 4) + "\">" + clock_scale_low_text_ + "</text>\n";
+    o += "<text class=\"cscale\" x=\"" + IntText(kPlotX + kPlotWidth - 4) + "\" y=\"" +
+         IntText(clock_y_ + 14) + "\">" + clock_scale_text_ + "</text>\n";
+    o += "<text class=\"cscale\" x=\"" + IntText(kPlotX + kPlotWidth - 4) + "\" y=\"" +
+         IntText(clock_y_ + clock_h_ - 4) + "\">" + clock_scale_low_text_ + "</text>\n";
   }
 
   // --- the overview: the whole run, binned per pixel column ---
@@ -1175,16 +1188,17 @@ class HtmlWriter {
       while (d < cols.size() && level(d) == lv) ++d;
       if (lv > 0) {
         *o += "<rect class=\"" + std::string(cls) + "\" x=\"" +
-              I(kPlotX + static_cast<int64_t>(c)) + "\" y=\"" + Y(y) + "\" width=\"" +
-              I(static_cast<int64_t>(d - c)) + "\" height=\"" + Y(h) + "\" fill-opacity=\"" +
-              Format("%.2f", lv / 4.0) + "\"/>";
+              IntText(kPlotX + static_cast<int64_t>(c)) + "\" y=\"" + PixelText(y) + "\" width=\"" +
+              IntText(static_cast<int64_t>(d - c)) + "\" height=\"" + PixelText(h) +
+              "\" fill-opacity=\"" + Format("%.2f", lv / 4.0) + "\"/>";
       }
       c = d;
     }
     *o += "\n";
   }
 
-  double OX(int64_t t_us) const {
+  // A time's x in pixels on the overview's and the charts' axis (the whole run).
+  double OverviewPx(int64_t t_us) const {
     return kPlotX + static_cast<double>(t_us) * kPlotWidth / std::max<int64_t>(axis_end_us_, 1);
   }
 
@@ -1206,8 +1220,8 @@ class HtmlWriter {
   // The overview's svg and its axis (over axis_end_us_).
   void OverviewOpen(std::string* out, int h) const {
     std::string& o = *out;
-    o += "<svg id=\"overview\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) +
-         "\" height=\"" + I(h) + "\" data-end-us=\"" + I(axis_end_us_) + "\">\n";
+    o += "<svg id=\"overview\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + IntText(kSvgWidth) +
+         "\" height=\"" + IntText(h) + "\" data-end-us=\"" + IntText(axis_end_us_) + "\">\n";
     TimeTicks(&o, 12, 14, h - 20);
   }
 
@@ -1216,18 +1230,20 @@ class HtmlWriter {
   void TimeTicks(std::string* out, int text_y, int y1, int y2) const {
     const int64_t step = TickStep(axis_end_us_, 10);
     for (int64_t t = 0; t <= axis_end_us_; t += step) {
-      *out += "<text class=\"otick\" x=\"" + Y(OX(t)) + "\" y=\"" + I(text_y) + "\">" +
-              TickLabel(t, step) + "</text>";
-      *out += "<line class=\"ogrid\" x1=\"" + Y(OX(t)) + "\" x2=\"" + Y(OX(t)) + "\" y1=\"" +
-              I(y1) + "\" y2=\"" + I(y2) + "\"/>";
+      *out += "<text class=\"otick\" x=\"" + PixelText(OverviewPx(t)) + "\" y=\"" +
+              IntText(text_y) + "\">" + TickLabel(t, step) + "</text>";
+      *out += "<line class=\"ogrid\" x1=\"" + PixelText(OverviewPx(t)) + "\" x2=\"" +
+              PixelText(OverviewPx(t)) + "\" y1=\"" + IntText(y1) + "\" y2=\"" + IntText(y2) +
+              "\"/>";
     }
   }
 
   // The marker of the detail view, and the end of the overview.
   void OverviewClose(std::string* out, int h) const {
-    *out += "<rect id=\"overview-view\" x=\"" + Y(OX(view_from_)) + "\" y=\"14\" width=\"" +
-            Y(std::max(2.0, OX(view_to_) - OX(view_from_))) + "\" height=\"" + I(h - 34) +
-            "\"/>\n";
+    *out += "<rect id=\"overview-view\" x=\"" + PixelText(OverviewPx(view_from_)) +
+            "\" y=\"14\" width=\"" +
+            PixelText(std::max(2.0, OverviewPx(view_to_) - OverviewPx(view_from_))) +
+            "\" height=\"" + IntText(h - 34) + "\"/>\n";
     *out += "</svg></section>\n";
   }
 
@@ -1242,15 +1258,16 @@ class HtmlWriter {
   void OverviewRows(std::string* out, int top, int mark_y, int mark_h) const {
     std::string& o = *out;
     const int faults_y = top, viol_y = top + 10, lanes_y = top + 22;
-    o += "\n<text class=\"lsub\" x=\"8\" y=\"" + I(faults_y + 8) + "\">faults</text>";
-    o += "<text class=\"lsub\" x=\"8\" y=\"" + I(viol_y + 8) + "\">violations</text>\n";
+    o += "\n<text class=\"lsub\" x=\"8\" y=\"" + IntText(faults_y + 8) + "\">faults</text>";
+    o += "<text class=\"lsub\" x=\"8\" y=\"" + IntText(viol_y + 8) + "\">violations</text>\n";
     // Faults as bands per kind, merged per pixel column: thousands of GC pauses cost no more
     // than one band each.
     std::map<std::string, std::vector<bool>> faults;
     for (const Fault& f : tl_.faults) {
       std::vector<bool>& cols = faults[FaultClass(f.kind)];
       cols.resize(kPlotWidth, false);
-      const double x0 = OX(f.from_us) - kPlotX, x1 = std::max(OX(f.to_us) - kPlotX, x0 + 1.5);
+      const double x0 = OverviewPx(f.from_us) - kPlotX,
+                   x1 = std::max(OverviewPx(f.to_us) - kPlotX, x0 + 1.5);
       const int first = std::clamp(static_cast<int>(x0), 0, kPlotWidth - 1);
       const int last = std::clamp(static_cast<int>(std::ceil(x1)) - 1, first, kPlotWidth - 1);
       for (int c = first; c <= last; ++c) cols[c] = true;
@@ -1263,17 +1280,17 @@ class HtmlWriter {
         }
         int d = c;
         while (d < kPlotWidth && cols[d]) ++d;
-        o += "<rect class=\"ofault " + cls + "\" x=\"" + I(kPlotX + c) + "\" y=\"" + I(faults_y) +
-             "\" width=\"" + I(d - c) + "\" height=\"8\"/>";
+        o += "<rect class=\"ofault " + cls + "\" x=\"" + IntText(kPlotX + c) + "\" y=\"" +
+             IntText(faults_y) + "\" width=\"" + IntText(d - c) + "\" height=\"8\"/>";
         c = d;
       }
     }
     o += "\n";
     for (const check::PropertyResult& r : verdict_.results) {
       for (const check::Violation& v : r.violations) {
-        const double x0 = OX(v.from_us), x1 = std::max(OX(v.to_us), x0 + 2);
-        o += "<rect class=\"oviol\" x=\"" + Y(x0) + "\" y=\"" + I(viol_y) + "\" width=\"" +
-             Y(x1 - x0) + "\" height=\"8\"/>";
+        const double x0 = OverviewPx(v.from_us), x1 = std::max(OverviewPx(v.to_us), x0 + 2);
+        o += "<rect class=\"oviol\" x=\"" + PixelText(x0) + "\" y=\"" + IntText(viol_y) +
+             "\" width=\"" + PixelText(x1 - x0) + "\" height=\"8\"/>";
       }
     }
     o += "\n";
@@ -1281,8 +1298,8 @@ class HtmlWriter {
     for (size_t i = 0; i < tl_.threads.size(); ++i) {
       if (!drawn_[i]) continue;
       const ThreadLane& l = tl_.threads[i];
-      o +=
-          "<text class=\"olabel\" x=\"8\" y=\"" + I(y + 7) + "\">" + HtmlEscape(l.name) + "</text>";
+      o += "<text class=\"olabel\" x=\"8\" y=\"" + IntText(y + 7) + "\">" + HtmlEscape(l.name) +
+           "</text>";
       if (!l.bins.hold_us.empty()) {
         DensityRects(&o, Shares(l.bins.hold_us), y, 4, "ohold");
         DensityRects(&o, Shares(l.bins.wait_us), y + 4, 2, "owait");
@@ -1293,22 +1310,26 @@ class HtmlWriter {
       y += kOverviewLaneHeight;
     }
     for (const NodeLane& n : tl_.nodes) {
-      o +=
-          "<text class=\"olabel\" x=\"8\" y=\"" + I(y + 7) + "\">" + HtmlEscape(n.name) + "</text>";
+      o += "<text class=\"olabel\" x=\"8\" y=\"" + IntText(y + 7) + "\">" + HtmlEscape(n.name) +
+           "</text>";
       if (!n.owned_us.empty()) DensityRects(&o, Shares(n.owned_us), y + 1, 6, "oowned");
       y += kOverviewLaneHeight;
     }
     if (!tl_.whole_run) {
       for (const DetailWindow& w : tl_.windows) {
-        o += "<rect class=\"otrace\" x=\"" + Y(OX(w.from_us)) + "\" y=\"" + I(mark_y) +
-             "\" width=\"" + Y(std::max(1.0, OX(w.to_us) - OX(w.from_us))) + "\" height=\"" +
-             I(mark_h) + "\"><title>full detail in trace.json here</title></rect>";
+        o += "<rect class=\"otrace\" x=\"" + PixelText(OverviewPx(w.from_us)) + "\" y=\"" +
+             IntText(mark_y) + "\" width=\"" +
+             PixelText(std::max(1.0, OverviewPx(w.to_us) - OverviewPx(w.from_us))) +
+             "\" height=\"" + IntText(mark_h) +
+             "\"><title>full detail in trace.json here</title></rect>";
       }
     }
     if (!window_.whole_run) {
-      o += "<rect class=\"owindow\" x=\"" + Y(OX(window_.from_us)) + "\" y=\"" + I(mark_y) +
-           "\" width=\"" + Y(std::max(1.0, OX(window_.to_us) - OX(window_.from_us))) +
-           "\" height=\"" + I(mark_h) + "\"><title>full detail is available here</title></rect>";
+      o += "<rect class=\"owindow\" x=\"" + PixelText(OverviewPx(window_.from_us)) + "\" y=\"" +
+           IntText(mark_y) + "\" width=\"" +
+           PixelText(std::max(1.0, OverviewPx(window_.to_us) - OverviewPx(window_.from_us))) +
+           "\" height=\"" + IntText(mark_h) +
+           "\"><title>full detail is available here</title></rect>";
     }
   }
 
@@ -1382,8 +1403,8 @@ class HtmlWriter {
   void ChartOpen(std::string* out, const char* id, const std::string& title, int h) const {
     std::string& o = *out;
     o += "<svg class=\"chart seek\" id=\"" + std::string(id) +
-         "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) + "\" height=\"" +
-         I(h) + "\" data-end-us=\"" + I(axis_end_us_) + "\">\n";
+         "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + IntText(kSvgWidth) + "\" height=\"" +
+         IntText(h) + "\" data-end-us=\"" + IntText(axis_end_us_) + "\">\n";
     o += "<text class=\"ctitle\" x=\"8\" y=\"14\">" + title + "</text>";
     TimeTicks(&o, h - 3, 20, h - 14);
     o += "\n";
@@ -1395,21 +1416,22 @@ class HtmlWriter {
 
   // A y-axis label at the plot's left.
   static void YLabel(std::string* out, double y, const std::string& text) {
-    *out += "<text class=\"cylabel\" x=\"" + I(kPlotX - 6) + "\" y=\"" + Y(y + 3) + "\">" + text +
-            "</text><line class=\"cyline\" x1=\"" + I(kPlotX) + "\" x2=\"" +
-            I(kPlotX + kPlotWidth) + "\" y1=\"" + Y(y) + "\" y2=\"" + Y(y) + "\"/>";
+    *out += "<text class=\"cylabel\" x=\"" + IntText(kPlotX - 6) + "\" y=\"" + PixelText(y + 3) +
+            "\">" + text + "</text><line class=\"cyline\" x1=\"" + IntText(kPlotX) + "\" x2=\"" +
+            IntText(kPlotX + kPlotWidth) + "\" y1=\"" + PixelText(y) + "\" y2=\"" + PixelText(y) +
+            "\"/>";
   }
 
   // Column c's hover target between top and bottom, with its figures as the tooltip.
   void HitRect(std::string* out, int c, int top, int bottom, const std::string& tip) const {
-    *out += "<rect class=\"chit\" x=\"" + Y(ColumnX(c)) + "\" y=\"" + I(top) + "\" width=\"" +
-            Y(ColumnX(c + 1) - ColumnX(c)) + "\" height=\"" +
-            I(bottom - top) + "\"><title>" + tip + "</title></rect>";
+    *out += "<rect class=\"chit\" x=\"" + PixelText(ColumnX(c)) + "\" y=\"" + IntText(top) +
+            "\" width=\"" + PixelText(ColumnX(c + 1) - ColumnX(c)) + "\" height=\"" +
+            IntText(bottom - top) + "\"><title>" + tip + "</title></rect>";
   }
 
   static std::string Points(const std::vector<std::pair<double, double>>& pts) {
     std::string p;
-    for (const auto& [x, y] : pts) p += Y(x) + "," + Y(y) + " ";
+    for (const auto& [x, y] : pts) p += PixelText(x) + "," + PixelText(y) + " ";
     if (!p.empty()) p.pop_back();
     return p;
   }
@@ -1430,11 +1452,13 @@ class HtmlWriter {
     const double col_us = static_cast<double>(std::max<int64_t>(axis_end_us_, 1)) / kChartColumns;
     const double col_w = ColumnX(1) - ColumnX(0);
     const auto q_text = [](double us) { return us < 0 ? std::string("-") : Duration(std::llround(us)); };
-    o += "<section class=\"panel\" id=\"charts\" data-acquired=\"" + I(static_cast<int64_t>(ok)) +
-         "\" data-not-acquired=\"" + I(static_cast<int64_t>(not_ok)) +
+    o += "<section class=\"panel\" id=\"charts\" data-acquired=\"" +
+         IntText(static_cast<int64_t>(ok)) + "\" data-not-acquired=\"" +
+         IntText(static_cast<int64_t>(not_ok)) +
          "\"><div class=\"toolbar\"><b>Charts</b> <span class=\"hint\">the whole run in " +
-         I(kChartColumns) + " columns of " + Duration(std::llround(col_us)) + ": " +
-         I(static_cast<int64_t>(ok)) + " acquisitions, " + I(static_cast<int64_t>(not_ok)) +
+         IntText(kChartColumns) + " columns of " + Duration(std::llround(col_us)) + ": " +
+         IntText(static_cast<int64_t>(ok)) + " acquisitions, " +
+         IntText(static_cast<int64_t>(not_ok)) +
          " acquires that did not take the lock; latency of the acquisitions p50 " +
          q_text(Quantile(all, 0.5)) + ", p99 " + q_text(Quantile(all, 0.99)) + ", max " +
          q_text(Quantile(all, 1.0)) +
@@ -1459,18 +1483,18 @@ class HtmlWriter {
         const double rate = static_cast<double>(cols[c].ok) / (col_us / 1e6);
         const double fail_rate = static_cast<double>(cols[c].not_ok) / (col_us / 1e6);
         if (cols[c].ok > 0) {
-          o += "<rect class=\"cok\" x=\"" + Y(ColumnX(c)) + "\" y=\"" + Y(yv(rate)) +
-               "\" width=\"" + Y(std::max(1.0, col_w - 1)) + "\" height=\"" +
-               Y(yv(0) - yv(rate)) + "\"/>";
+          o += "<rect class=\"cok\" x=\"" + PixelText(ColumnX(c)) + "\" y=\"" +
+               PixelText(yv(rate)) + "\" width=\"" + PixelText(std::max(1.0, col_w - 1)) +
+               "\" height=\"" + PixelText(yv(0) - yv(rate)) + "\"/>";
         }
         failed.emplace_back(ColumnX(c) + col_w / 2, yv(fail_rate));
         HitRect(&o, c, top, bottom,
-                ColumnRange(c, col_us) + ": " + I(static_cast<int64_t>(cols[c].ok)) +
+                ColumnRange(c, col_us) + ": " + IntText(static_cast<int64_t>(cols[c].ok)) +
                     " acquisitions (" + Format("%.1f", rate) + "/s), " +
-                    I(static_cast<int64_t>(cols[c].not_ok)) + " not acquired");
+                    IntText(static_cast<int64_t>(cols[c].not_ok)) + " not acquired");
       }
       o += "\n<polyline class=\"cfail\" points=\"" + Points(failed) + "\"/>\n";
-      o += "<text class=\"clegend\" x=\"" + I(kPlotX + kPlotWidth - 300) +
+      o += "<text class=\"clegend\" x=\"" + IntText(kPlotX + kPlotWidth - 300) +
            "\" y=\"14\"><tspan class=\"cok-t\">\u25A0 acquired</tspan>  <tspan class=\"cfail-t\">"
            "\u2014 tried and did not acquire</tspan></text>";
       o += "</svg>\n";
@@ -1509,14 +1533,14 @@ class HtmlWriter {
           p99.emplace_back(x, yv(b));
           pmax.emplace_back(x, yv(m));
           HitRect(&o, c, top, bottom,
-                  ColumnRange(c, col_us) + ": " + I(static_cast<int64_t>(cols[c].ok)) +
-                      " acquisitions, latency p50 " + q_text(a) + ", p99 " + q_text(b) +
-                      ", max " + q_text(m));
+                  ColumnRange(c, col_us) + ": " + IntText(static_cast<int64_t>(cols[c].ok)) +
+                      " acquisitions, latency p50 " + q_text(a) + ", p99 " + q_text(b) + ", max " +
+                      q_text(m));
         }
         o += "\n<polyline class=\"cmax\" points=\"" + Points(pmax) + "\"/>";
         o += "<polyline class=\"cp99\" points=\"" + Points(p99) + "\"/>";
         o += "<polyline class=\"cp50\" points=\"" + Points(p50) + "\"/>\n";
-        o += "<text class=\"clegend\" x=\"" + I(kPlotX + kPlotWidth - 300) +
+        o += "<text class=\"clegend\" x=\"" + IntText(kPlotX + kPlotWidth - 300) +
              "\" y=\"14\"><tspan class=\"cp50-t\">\u2014 p50</tspan>  <tspan class=\"cp99-t\">"
              "\u2014 p99</tspan>  <tspan class=\"cmax-t\">\u2014 max</tspan> (invoke to acquired)"
              "</text>";
@@ -1546,21 +1570,24 @@ class HtmlWriter {
         holders.emplace_back(x1, yv(cols[c].holders));
         waiting.emplace_back(x0 + col_w / 2, yv(w));
         if (cols[c].conflict) {
-          o += "<rect class=\"cconflict\" x=\"" + Y(x0) + "\" y=\"" + I(top) + "\" width=\"" +
-               Y(col_w) + "\" height=\"" + I(bottom - top) + "\"/>";
+          o += "<rect class=\"cconflict\" x=\"" + PixelText(x0) + "\" y=\"" + IntText(top) +
+               "\" width=\"" + PixelText(col_w) + "\" height=\"" + IntText(bottom - top) + "\"/>";
         }
         HitRect(&o, c, top, bottom,
-                ColumnRange(c, col_us) + ": at most " + I(cols[c].holders) + " believed holder(s)" +
+                ColumnRange(c, col_us) + ": at most " + IntText(cols[c].holders) +
+                    " believed holder(s)" +
                     (cols[c].conflict ? " (more than the lock allows)" : "") + ", " +
                     Format("%.2f", w) + " threads waiting on average");
       }
-      o += "\n<line class=\"climit\" x1=\"" + I(kPlotX) + "\" x2=\"" + I(kPlotX + kPlotWidth) +
-           "\" y1=\"" + Y(yv(permits_limit())) + "\" y2=\"" + Y(yv(permits_limit())) + "\"/>";
+      o += "\n<line class=\"climit\" x1=\"" + IntText(kPlotX) + "\" x2=\"" +
+           IntText(kPlotX + kPlotWidth) + "\" y1=\"" + PixelText(yv(permits_limit())) + "\" y2=\"" +
+           PixelText(yv(permits_limit())) + "\"/>";
       o += "<polyline class=\"cwait\" points=\"" + Points(waiting) + "\"/>";
       o += "<polyline class=\"cholders\" points=\"" + Points(holders) + "\"/>\n";
-      o += "<text class=\"clegend\" x=\"" + I(kPlotX + kPlotWidth - 420) +
+      o += "<text class=\"clegend\" x=\"" + IntText(kPlotX + kPlotWidth - 420) +
            "\" y=\"14\"><tspan class=\"cholders-t\">\u2014 most believed holders</tspan>  "
-           "<tspan class=\"climit-t\">- - the lock allows " + I(permits_limit()) +
+           "<tspan class=\"climit-t\">- - the lock allows " +
+           IntText(permits_limit()) +
            "</tspan>  <tspan class=\"cwait-t\">\u2014 threads waiting</tspan></text>";
       o += "</svg>\n";
     }
@@ -1576,9 +1603,9 @@ class HtmlWriter {
 
   // A power of ten of microseconds: "10 us", "100 ms", "10 s".
   static std::string DecadeLabel(int64_t us) {
-    if (us < 1000) return I(us) + " us";
-    if (us < 1'000'000) return I(us / 1000) + " ms";
-    return I(us / 1'000'000) + " s";
+    if (us < 1000) return IntText(us) + " us";
+    if (us < 1'000'000) return IntText(us / 1000) + " ms";
+    return IntText(us / 1'000'000) + " s";
   }
 
   // 1, 2 or 5 times a power of ten, at least v.
@@ -1597,8 +1624,8 @@ class HtmlWriter {
     if (!InWindow(v.from_us, v.to_us)) return "";
     const int64_t pad = std::max<int64_t>((v.to_us - v.from_us) / 4, 50'000);
     return "<button type=\"button\" data-view-from-us=\"" +
-           I(std::max(window_.from_us, v.from_us - pad)) + "\" data-view-to-us=\"" +
-           I(std::min(std::max(window_.to_us, window_.from_us + 1000), v.to_us + pad)) +
+           IntText(std::max(window_.from_us, v.from_us - pad)) + "\" data-view-to-us=\"" +
+           IntText(std::min(std::max(window_.to_us, window_.from_us + 1000), v.to_us + pad)) +
            "\">show</button>";
   }
 
@@ -1630,7 +1657,7 @@ class HtmlWriter {
         std::string threads;
         for (const std::string& t : v.threads) threads += (threads.empty() ? "" : ", ") + t;
         o += "<tr" + std::string(group.front()->index == 0 ? " class=\"lead\"" : "") + "><td>" +
-             I(static_cast<int64_t>(group.front()->index)) + "</td><td>" +
+             IntText(static_cast<int64_t>(group.front()->index)) + "</td><td>" +
              HtmlEscape(v.property) + "</td><td>" + HtmlEscape(v.kind) + "</td><td>" +
              HtmlEscape(threads) + "</td><td>" + Seconds(v.from_us) + "</td><td>" +
              Seconds(v.to_us) + "</td><td class=\"expl\">" + HtmlEscape(v.explanation);
@@ -1642,7 +1669,7 @@ class HtmlWriter {
                Seconds(last_to) + "</summary><table>";
           for (size_t k = 1; k < group.size(); ++k) {
             const check::Violation& w = *group[k]->violation;
-            o += "<tr><td>" + I(static_cast<int64_t>(group[k]->index)) + "</td><td>" +
+            o += "<tr><td>" + IntText(static_cast<int64_t>(group[k]->index)) + "</td><td>" +
                  Seconds(w.from_us) + "</td><td>" + Seconds(w.to_us) + "</td><td>" +
                  HtmlEscape(w.explanation) + "</td><td>" + ShowButton(w) + "</td></tr>";
           }
@@ -1913,12 +1940,14 @@ class ComparisonWriter {
 
     if (const auto& d = c_.divergence) {
       o += "<div class=\"callout diverge\" id=\"first-divergence\" data-thread=\"" +
-           HtmlEscape(d->thread) + "\" data-position=\"" + I(static_cast<int64_t>(d->position)) +
-           "\" data-sim-from-us=\"" + I(d->sim_invoke_us) + "\" data-sim-to-us=\"" +
-           I(EndOf(sim_, d->sim_invoke_us, d->sim_end_us)) + "\" data-live-from-us=\"" +
-           I(d->live_invoke_us) + "\" data-live-to-us=\"" +
-           I(EndOf(live_, d->live_invoke_us, d->live_end_us)) + "\"><h2>First divergence: " +
-           HtmlEscape(d->thread) + "'s operation #" + I(static_cast<int64_t>(d->position)) + " (" +
+           HtmlEscape(d->thread) + "\" data-position=\"" +
+           IntText(static_cast<int64_t>(d->position)) + "\" data-sim-from-us=\"" +
+           IntText(d->sim_invoke_us) + "\" data-sim-to-us=\"" +
+           IntText(EndOf(sim_, d->sim_invoke_us, d->sim_end_us)) + "\" data-live-from-us=\"" +
+           IntText(d->live_invoke_us) + "\" data-live-to-us=\"" +
+           IntText(EndOf(live_, d->live_invoke_us, d->live_end_us)) +
+           "\"><h2>First divergence: " + HtmlEscape(d->thread) + "'s operation #" +
+           IntText(static_cast<int64_t>(d->position)) + " (" +
            HtmlEscape(d->sim_op == d->live_op ? d->sim_op
                                               : d->sim_op + " simulated, " + d->live_op + " live") +
            ")</h2>\n<p class=\"when\">invoked at " + Seconds(d->sim_invoke_us) +
@@ -1926,7 +1955,7 @@ class ComparisonWriter {
            " in the live run</p>\n<table><tr><th>simulated</th><td>" + HtmlEscape(d->sim_side) +
            "</td></tr>\n<tr><th>live</th><td>" + HtmlEscape(d->live_side) +
            "</td></tr></table>\n<button type=\"button\" data-view-from-us=\"" +
-           I(divergence_from_) + "\" data-view-to-us=\"" + I(divergence_to_) +
+           IntText(divergence_from_) + "\" data-view-to-us=\"" + IntText(divergence_to_) +
            "\">show in the timelines</button></div>\n";
     } else if (c_.operations_compared > 0) {
       o += "<p id=\"no-divergence\">No divergence: every operation both runs made ended the same "
@@ -1974,20 +2003,20 @@ class ComparisonWriter {
          "drag to pan</span><span class=\"buttons\"><button type=\"button\" "
          "data-zoom=\"in\">+</button><button type=\"button\" data-zoom=\"out\">&minus;</button>";
     if (c_.divergence) {
-      o += "<button type=\"button\" data-view-from-us=\"" + I(divergence_from_) +
-           "\" data-view-to-us=\"" + I(divergence_to_) + "\">divergence</button>";
+      o += "<button type=\"button\" data-view-from-us=\"" + IntText(divergence_from_) +
+           "\" data-view-to-us=\"" + IntText(divergence_to_) + "\">divergence</button>";
     }
     for (const HtmlWriter* w : {&live_, &sim_}) {
       if (LeadViolation(w->verdict_) == nullptr) continue;
       o += "<button type=\"button\" data-view-from-us=\"" +
-           I(std::max(from_us_, w->focus_from_)) + "\" data-view-to-us=\"" +
-           I(std::min(to_us_, w->focus_to_)) + "\">" + (w == &live_ ? "live" : "simulated") +
+           IntText(std::max(from_us_, w->focus_from_)) + "\" data-view-to-us=\"" +
+           IntText(std::min(to_us_, w->focus_to_)) + "\">" + (w == &live_ ? "live" : "simulated") +
            " violation</button>";
     }
-    o += "<button type=\"button\" data-view-from-us=\"" + I(from_us_) + "\" data-view-to-us=\"" +
-         I(to_us_) + "\">whole runs</button></span>" + HtmlWriter::LaneFilter() +
-         "<span class=\"view\" id=\"view-text\">" +
-         live_.ViewText() + "</span></div>\n";
+    o += "<button type=\"button\" data-view-from-us=\"" + IntText(from_us_) +
+         "\" data-view-to-us=\"" + IntText(to_us_) + "\">whole runs</button></span>" +
+         HtmlWriter::LaneFilter() + "<span class=\"view\" id=\"view-text\">" + live_.ViewText() +
+         "</span></div>\n";
     live_.Legend(&o);
     if (c_.divergence) {
       o += "<div class=\"legend\"><span><i class=\"sw diverge\"></i>first divergence: the "
@@ -2001,13 +2030,13 @@ class ComparisonWriter {
            Seconds(sim_.window_.to_us) +
            " (simulated). The overview below covers both runs whole.</p>\n";
     }
-    o += "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + I(kSvgWidth) +
-         "\" height=\"" + I(height_) + "\" data-origin-us=\"" + I(from_us_) +
-         "\" data-data-from-us=\"" + I(from_us_) + "\" data-data-to-us=\"" + I(to_us_) +
-         "\" data-view-from-us=\"" + I(from_us_) + "\" data-view-to-us=\"" + I(to_us_) +
-         "\" data-min-span-us=\"" + I(live_.min_span_us_) + "\" data-unit-us=\"" +
-         I(live_.unit_us_) + "\" data-plot-x=\"" + I(kPlotX) + "\" data-plot-width=\"" +
-         I(kPlotWidth) + "\" data-end-us=\"" + I(live_.axis_end_us_) + "\">\n";
+    o += "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + IntText(kSvgWidth) +
+         "\" height=\"" + IntText(height_) + "\" data-origin-us=\"" + IntText(from_us_) +
+         "\" data-data-from-us=\"" + IntText(from_us_) + "\" data-data-to-us=\"" + IntText(to_us_) +
+         "\" data-view-from-us=\"" + IntText(from_us_) + "\" data-view-to-us=\"" + IntText(to_us_) +
+         "\" data-min-span-us=\"" + IntText(live_.min_span_us_) + "\" data-unit-us=\"" +
+         IntText(live_.unit_us_) + "\" data-plot-x=\"" + IntText(kPlotX) + "\" data-plot-width=\"" +
+         IntText(kPlotWidth) + "\" data-end-us=\"" + IntText(live_.axis_end_us_) + "\">\n";
     RunTitle(&o, live_, live_title_y_, "live",
              "LIVE: real redis-server processes, real time (" + Seconds(live_.tl_.end_us) + ")");
     live_.LaneBackgrounds(&o);
@@ -2016,8 +2045,8 @@ class ComparisonWriter {
                  Seconds(sim_.tl_.end_us) + ")");
     sim_.LaneBackgrounds(&o);
     o += "<g id=\"grid\">" + live_.Grid() + "</g>\n";
-    o += "<svg id=\"plot\" x=\"" + I(kPlotX) + "\" y=\"0\" width=\"" + I(kPlotWidth) +
-         "\" height=\"" + I(height_) + "\" viewBox=\"" + live_.ViewBox() +
+    o += "<svg id=\"plot\" x=\"" + IntText(kPlotX) + "\" y=\"0\" width=\"" + IntText(kPlotWidth) +
+         "\" height=\"" + IntText(height_) + "\" viewBox=\"" + live_.ViewBox() +
          "\" preserveAspectRatio=\"none\">\n";
     for (HtmlWriter* w : {&live_, &sim_}) {
       w->FaultBands(&o);
@@ -2043,10 +2072,10 @@ class ComparisonWriter {
   static void RunTitle(std::string* out, const HtmlWriter& w, int y, const char* run,
                        const std::string& text) {
     *out += "<g class=\"runtitle " + std::string(run) + "\" id=\"" + w.id_prefix_ +
-            "title\" data-run=\"" + run + "\" data-top=\"" + I(w.band_top_) + "\" data-height=\"" +
-            I(w.band_h_) + "\"><rect x=\"0\" y=\"" + I(y) + "\" width=\"" + I(kSvgWidth) +
-            "\" height=\"" + I(kRunTitleHeight) + "\"/><text x=\"6\" y=\"" + I(y + 16) + "\">" +
-            HtmlEscape(text) + "</text></g>\n";
+            "title\" data-run=\"" + run + "\" data-top=\"" + IntText(w.band_top_) +
+            "\" data-height=\"" + IntText(w.band_h_) + "\"><rect x=\"0\" y=\"" + IntText(y) +
+            "\" width=\"" + IntText(kSvgWidth) + "\" height=\"" + IntText(kRunTitleHeight) +
+            "\"/><text x=\"6\" y=\"" + IntText(y + 16) + "\">" + HtmlEscape(text) + "</text></g>\n";
   }
 
   // The diverging operation in each run, at its own time: a band over the run's rows, the
@@ -2059,24 +2088,25 @@ class ComparisonWriter {
       const int64_t to = EndOf(w, from, to_or_end);
       std::string& o = *out;
       o += "<g class=\"divergence\" id=\"" + w.id_prefix_ + "divergence\" data-thread=\"" +
-           HtmlEscape(d.thread) + "\" data-position=\"" + I(static_cast<int64_t>(d.position)) +
-           "\" data-from-us=\"" + I(from) + "\" data-to-us=\"" + I(to) + "\">" +
-           HtmlWriter::Title(label + ": " + side) + "<rect class=\"dband\" x=\"" + w.X(from) +
-           "\" y=\"" + I(w.band_top_) + "\" width=\"" + w.Wd(from, to) + "\" height=\"" +
-           I(w.band_h_) + "\"/>";
+           HtmlEscape(d.thread) + "\" data-position=\"" +
+           IntText(static_cast<int64_t>(d.position)) + "\" data-from-us=\"" + IntText(from) +
+           "\" data-to-us=\"" + IntText(to) + "\">" + HtmlWriter::Title(label + ": " + side) +
+           "<rect class=\"dband\" x=\"" + w.TimeX(from) + "\" y=\"" + IntText(w.band_top_) +
+           "\" width=\"" + w.SpanWidth(from, to) + "\" height=\"" + IntText(w.band_h_) + "\"/>";
       const int lane = w.tl_.ThreadIndex(d.thread);
       if (lane != kNone && w.thread_y_[lane] != kNone) {
-        o += "<rect class=\"dlane\" x=\"" + w.X(from) + "\" y=\"" + I(w.thread_y_[lane] + 1) +
-             "\" width=\"" + w.Wd(from, to) + "\" height=\"" + I(kThreadLaneHeight - 2) + "\"/>";
+        o += "<rect class=\"dlane\" x=\"" + w.TimeX(from) + "\" y=\"" +
+             IntText(w.thread_y_[lane] + 1) + "\" width=\"" + w.SpanWidth(from, to) +
+             "\" height=\"" + IntText(kThreadLaneHeight - 2) + "\"/>";
       }
       o += "</g>\n";
       w.InstantLabel("dlabel", label, from, w.faults_y_ + 16, 3);
     };
     mark(live_, d.live_invoke_us, d.live_end_us, "live: " + d.live_side);
     mark(sim_, d.sim_invoke_us, d.sim_end_us, "simulated: " + d.sim_side);
-    *out += "<line class=\"dlink\" x1=\"" + live_.X(d.live_invoke_us) + "\" x2=\"" +
-            sim_.X(d.sim_invoke_us) + "\" y1=\"" + I(live_.band_top_ + live_.band_h_) +
-            "\" y2=\"" + I(sim_.band_top_) + "\"/>\n";
+    *out += "<line class=\"dlink\" x1=\"" + live_.TimeX(d.live_invoke_us) + "\" x2=\"" +
+            sim_.TimeX(d.sim_invoke_us) + "\" y1=\"" + IntText(live_.band_top_ + live_.band_h_) +
+            "\" y2=\"" + IntText(sim_.band_top_) + "\"/>\n";
   }
 
   // --- the overview: both runs whole ---
@@ -2103,12 +2133,14 @@ class ComparisonWriter {
 
   static void OverviewRun(std::string* out, const HtmlWriter& w, int title_y, int rows_y,
                           const char* title, int64_t divergence_us) {
-    *out += "\n<text class=\"otitle\" x=\"8\" y=\"" + I(title_y + 10) + "\">" + title + "</text>";
+    *out +=
+        "\n<text class=\"otitle\" x=\"8\" y=\"" + IntText(title_y + 10) + "\">" + title + "</text>";
     const int rows_h = w.OverviewRowsHeight();
     w.OverviewRows(out, rows_y, rows_y, rows_h);
     if (divergence_us >= 0) {
-      *out += "<rect class=\"odiv\" x=\"" + Y(w.OX(divergence_us)) + "\" y=\"" + I(rows_y) +
-              "\" width=\"2\" height=\"" + I(rows_h) + "\"><title>first divergence</title></rect>\n";
+      *out += "<rect class=\"odiv\" x=\"" + PixelText(w.OverviewPx(divergence_us)) + "\" y=\"" +
+              IntText(rows_y) + "\" width=\"2\" height=\"" + IntText(rows_h) +
+              "\"><title>first divergence</title></rect>\n";
     }
   }
 
