@@ -18,6 +18,7 @@
 #include "base/ascii.h"
 #include "base/read_file.h"
 #include "core/script_host.h"
+#include "model/scenario_names.h"
 
 #include <algorithm>
 #include <cassert>
@@ -110,26 +111,13 @@ constexpr Section kSections[] = {
     {"in [fuzz]", kFuzzKeys},
 };
 
-constexpr std::string_view kPersistenceNames[] = {"none", "aof-everysec", "aof-always"};
-constexpr NodeSpec::Persistence kPersistenceValues[] = {NodeSpec::Persistence::kNone,
-                                                        NodeSpec::Persistence::kAofEverySec,
-                                                        NodeSpec::Persistence::kAofAlways};
-constexpr std::string_view kRoleNames[] = {"worker",         "await",          "count_down",
-                                           "add_permits",    "reduce_permits", "try_set_permits",
-                                           "drain_permits"};
-constexpr ClientSpec::Role kRoleValues[] = {
-    ClientSpec::Role::kWorker,        ClientSpec::Role::kAwait,         ClientSpec::Role::kCountDown,
-    ClientSpec::Role::kAddPermits,    ClientSpec::Role::kReducePermits, ClientSpec::Role::kTrySetPermits,
-    ClientSpec::Role::kDrainPermits};
-constexpr std::string_view kSideNames[] = {"read", "write"};
-constexpr WorkloadSpec::Side kSideValues[] = {WorkloadSpec::Side::kRead,
-                                              WorkloadSpec::Side::kWrite};
-constexpr std::string_view kModeNames[] = {"trylock", "lock"};
-constexpr WorkloadSpec::Mode kModeValues[] = {WorkloadSpec::Mode::kTryLock,
-                                              WorkloadSpec::Mode::kLock};
-constexpr std::string_view kExpectationNames[] = {"hold", "violated", "any"};
-constexpr Expectation kExpectationValues[] = {Expectation::kHold, Expectation::kViolated,
-                                              Expectation::kAny};
+// The words for the enums' values (model/scenario_names.h), as lists to choose from.
+constexpr auto kPersistenceNames = NamesOf(kPersistences);
+constexpr auto kRoleNames = NamesOf(kRoles);
+constexpr auto kSideNames = NamesOf(kSides);
+constexpr auto kModeNames = NamesOf(kModes);
+constexpr auto kExpectationNames = NamesOf(kExpectations);
+constexpr auto kDistNames = NamesOf(kDistributions);
 
 // Faults: the keys each kind takes besides kind and at_ms. Which of them are required, and
 // their ranges, are in ParseFault.
@@ -159,8 +147,6 @@ bool IsNetworkWindow(FaultSpec::Kind kind) {
 // Process names the history uses for itself. "sentinel" may also appear in a partition.
 constexpr std::string_view kSentinelName = "sentinel";
 constexpr std::string_view kReservedNames[] = {kSentinelName, "sim"};
-
-constexpr std::string_view kDistNames[] = {"fixed", "uniform", "exponential", "normal", "pareto"};
 
 // ---- Small text helpers ------------------------------------------------------------------
 
@@ -1084,6 +1070,7 @@ std::optional<Distribution> Loader::Dist(const toml::node& n, const std::string&
        {{{"scale", Sign::kPositive, true}, {"shape", Sign::kPositive, false}}}},
   };
   const Shape& shape = kShapes[*kind];
+  assert(kDistributions[*kind].value == shape.kind);
   const std::string_view dist_name = kDistNames[*kind];
   std::vector<std::string_view> allowed = {"dist"};
   for (const Param& p : shape.params) {
@@ -1388,7 +1375,7 @@ void Loader::ParseNodes(const toml::table& root, Scenario* s) {
       node.name = "n" + std::to_string(++unnamed);
     }
     if (auto p = Choice(*t, "persistence", path, kPersistenceNames, "persistence mode")) {
-      node.persistence = kPersistenceValues[*p];
+      node.persistence = kPersistences[*p].value;
     }
     if (std::optional<std::string> master = String(*t, "replica_of", path)) {
       replica_uses_.push_back(
@@ -1428,7 +1415,7 @@ void Loader::ParseClients(const toml::table& root, Scenario* s) {
       client.threads = static_cast<int>(*v);
     }
     if (auto r = Choice(*t, "role", path, kRoleNames, "client role")) {
-      client.role = kRoleValues[*r];
+      client.role = kRoles[*r].value;
       if (client.role != ClientSpec::Role::kWorker) {
         role_uses_.push_back({std::string(kRoleNames[*r]), t->get("role")->source(),
                               Child(path, "role")});
@@ -1437,7 +1424,7 @@ void Loader::ParseClients(const toml::table& root, Scenario* s) {
     ParseClock(*t, path, &client.clock);
     ParseWorkloadFields(*t, path, &client.workload);
     if (auto side = Choice(*t, "side", path, kSideNames, "side")) {
-      client.workload.side = kSideValues[*side];
+      client.workload.side = kSides[*side].value;
       side_uses_.push_back({0, t->get("side")->source(), Child(path, "side")});
     }
 
@@ -1712,7 +1699,7 @@ void Loader::ParseWorkload(const toml::table& t, WorkloadSpec* workload) {
 
 void Loader::ParseWorkloadFields(const toml::table& t, const std::string& path,
                                  WorkloadOverride* o) {
-  if (auto m = Choice(t, "mode", path, kModeNames, "workload mode")) o->mode = kModeValues[*m];
+  if (auto m = Choice(t, "mode", path, kModeNames, "workload mode")) o->mode = kModes[*m].value;
   // Any wait and lease Redisson's API takes: 0, negative and sub-millisecond values reach the
   // client, which treats them as its version does (docs/protocols.md, "Leases and waits").
   if (auto v = DurationUs(t, "wait_ms", path, Sign::kAny)) o->wait_us = *v;
@@ -1914,7 +1901,7 @@ void Loader::ParseExpect(const toml::table& t, std::map<std::string, Expectation
                   "write \"hold\", \"violated\" or \"any\"");
       continue;
     }
-    (*expect)[property] = kExpectationValues[found - std::begin(kExpectationNames)];
+    (*expect)[property] = kExpectations[found - std::begin(kExpectationNames)].value;
   }
 }
 

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/scenario_names.h"
 #include "model/scenario_toml.h"
 
 namespace lockstep {
@@ -32,22 +33,11 @@ constexpr int kMillisSearchSteps = 16;
 // folders out of it ("../lua/x.lua"); further away, the absolute path reads better.
 constexpr int kMaxScriptUps = 2;
 
-// The file's names for the Scenario's enums, in the enums' order (the loader's tables).
-constexpr std::string_view kPersistenceNames[] = {"none", "aof-everysec", "aof-always"};
-constexpr std::string_view kRoleNames[] = {"worker",         "await",          "count_down",
-                                           "add_permits",    "reduce_permits", "try_set_permits",
-                                           "drain_permits"};
-constexpr std::string_view kModeNames[] = {"lock", "trylock"};  // WorkloadSpec::Mode order.
-constexpr std::string_view kExpectationNames[] = {"hold", "violated", "any"};
+// The fault kinds' words, in FaultSpec::Kind's order.
 constexpr std::string_view kFaultKindNames[] = {"partition",    "crash",   "pause",
                                                 "clock_jump",   "failover", "lose_replies",
                                                 "latency",      "loss",     "duplicate"};
-constexpr std::string_view kDistNames[] = {"fixed", "uniform", "exponential", "normal", "pareto"};
-
-static_assert(static_cast<int>(WorkloadSpec::Mode::kLock) == 0 &&
-              static_cast<int>(WorkloadSpec::Mode::kTryLock) == 1);
 static_assert(static_cast<int>(FaultSpec::Kind::kDuplicate) + 1 == std::size(kFaultKindNames));
-static_assert(static_cast<int>(Distribution::Kind::kPareto) + 1 == std::size(kDistNames));
 
 // ---- Numbers -----------------------------------------------------------------------------
 
@@ -200,7 +190,7 @@ std::vector<std::string> Quoted(const std::vector<std::string>& names) {
 // else a table with dist, its parameters and the cap.
 std::string DistText(const Distribution& d) {
   if (d.kind == Distribution::Kind::kFixed && d.cap == 0) return MillisText(d.a);
-  Pairs pairs = {{"dist", Quote(kDistNames[static_cast<size_t>(d.kind)])}};
+  Pairs pairs = {{"dist", Quote(NameOf(kDistributions, d.kind))}};
   switch (d.kind) {
     case Distribution::Kind::kFixed: pairs.emplace_back("value", MillisText(d.a)); break;
     case Distribution::Kind::kUniform:
@@ -356,7 +346,7 @@ void WriteNodes(Out& out, const Scenario& s) {
     // have to count too.
     out.Set("name", Quote(node.name));
     if (node.persistence != NodeSpec::Persistence::kNone) {
-      out.Set("persistence", Quote(kPersistenceNames[static_cast<size_t>(node.persistence)]));
+      out.Set("persistence", Quote(NameOf(kPersistences, node.persistence)));
     }
     if (!node.replica_of.empty()) out.Set("replica_of", Quote(node.replica_of));
     if (node.maxmemory_mb != NodeSpec::kMaxMemoryMbDefault) {
@@ -412,8 +402,8 @@ std::string LeaseText(int64_t lease_us) { return lease_us == -1 ? "-1" : Duratio
 
 // The workload fields a [[clients]] group sets for itself.
 void WriteWorkloadOverride(Out& out, const WorkloadOverride& o) {
-  if (o.mode) out.Set("mode", Quote(kModeNames[static_cast<size_t>(*o.mode)]));
-  if (o.side) out.Set("side", Quote(*o.side == WorkloadSpec::Side::kRead ? "read" : "write"));
+  if (o.mode) out.Set("mode", Quote(NameOf(kModes, *o.mode)));
+  if (o.side) out.Set("side", Quote(NameOf(kSides, *o.side)));
   if (o.wait_us) out.Set("wait_ms", DurationText(*o.wait_us));
   if (o.lease_us) out.Set("lease_ms", LeaseText(*o.lease_us));
   if (o.critical_us) out.Set("critical_ms", DistText(*o.critical_us));
@@ -442,7 +432,7 @@ void WriteClients(Out& out, const Scenario& s) {
     }
     if (client.threads != defaults.threads) out.Set("threads", std::to_string(client.threads));
     if (client.role != defaults.role) {
-      out.Set("role", Quote(kRoleNames[static_cast<size_t>(client.role)]));
+      out.Set("role", Quote(NameOf(kRoles, client.role)));
     }
     WriteWorkloadOverride(out, client.workload);
     WriteClock(out, client.clock);
@@ -510,7 +500,7 @@ void WriteWorkload(Out& out, const WorkloadSpec& w) {
   const WorkloadSpec defaults;
   if (w == defaults) return;
   out.Header("[workload]");
-  if (w.mode != defaults.mode) out.Set("mode", Quote(kModeNames[static_cast<size_t>(w.mode)]));
+  if (w.mode != defaults.mode) out.Set("mode", Quote(NameOf(kModes, w.mode)));
   if (w.wait_us != defaults.wait_us) out.Set("wait_ms", DurationText(w.wait_us));
   // -1 (no lease) is the default and has no spelling: the key is left out.
   if (w.lease_us != defaults.lease_us) out.Set("lease_ms", LeaseText(w.lease_us));
@@ -575,7 +565,7 @@ void WriteExpect(Out& out, const std::map<std::string, Expectation>& expect) {
   for (std::string_view property : order) {
     const auto it = expect.find(std::string(property));
     if (it == expect.end()) continue;
-    out.Set(Key(property), Quote(kExpectationNames[static_cast<size_t>(it->second)]));
+    out.Set(Key(property), Quote(NameOf(kExpectations, it->second)));
   }
 }
 
