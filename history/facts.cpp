@@ -969,50 +969,33 @@ void FactsPass::OnFaultEvent(const Event& e) {
   f.op = e.op;
   f.detail = DetailText(e);
   Process& p = processes_[process];
-  switch (e.op) {
-    case names::kCrash:
-      if (p.client) CrashClient(process, e);
-      p.down = true;
-      StartImpairment(process, kDown, e.t_us);
-      break;
-    case names::kRestart:
-      p.down = false;
-      EndImpairment(process, kDown, e.t_us);
-      break;
-    case names::kPause:
-      p.paused = true;
-      StartImpairment(process, kPaused, e.t_us);
-      break;
-    case names::kResume:
-      p.paused = false;
-      EndImpairment(process, kPaused, e.t_us);
-      break;
-    case names::kPartition: StartImpairment(process, kPartitioned, e.t_us); break;
-    case names::kHeal:
-      if (process == sim_process_) {
-        for (size_t i = 0; i < processes_.size(); ++i) {
-          EndImpairment(static_cast<int>(i), kPartitioned, e.t_us);
-        }
-      } else {
-        EndImpairment(process, kPartitioned, e.t_us);
-      }
-      break;
-    case names::kLoseReplies: StartImpairment(process, kDeaf, e.t_us); break;
-    case names::kLoseRepliesEnd: EndImpairment(process, kDeaf, e.t_us); break;
-    // Messages that arrive late or not at all keep a process from taking part as a partition
-    // does; duplicated ones do not (everything still arrives), so duplicate is no impairment.
-    case names::kLatency:
-    case names::kLoss:
-      if (p.network_windows_open++ == 0) StartImpairment(process, kSlowOrLossy, e.t_us);
-      break;
-    case names::kLatencyEnd:
-    case names::kLossEnd:
+  if (e.op == names::kCrash && p.client) CrashClient(process, e);
+  // What the fault keeps its process from doing, as the kinds' table says
+  // (history/fault_kinds.h). Messages that arrive late or not at all keep a process from taking
+  // part as a partition does; several such windows may be open at once, and the stretch ends
+  // with the last of them.
+  if (const FaultKindInfo* started = FaultStartedBy(e.op);
+      started != nullptr && started->impairment != kImpairmentKinds) {
+    if (!started->network_window || p.network_windows_open++ == 0) {
+      StartImpairment(process, started->impairment, e.t_us);
+    }
+  } else if (const FaultKindInfo* ended = FaultEndedBy(e.op);
+             ended != nullptr && ended->impairment != kImpairmentKinds) {
+    if (ended->network_window) {
       if (p.network_windows_open > 0 && --p.network_windows_open == 0) {
-        EndImpairment(process, kSlowOrLossy, e.t_us);
+        EndImpairment(process, ended->impairment, e.t_us);
       }
-      break;
-    default: break;
+    } else if (ended->keyed_by_text && process == sim_process_) {
+      // The simulator's heal ends the stretch of every process.
+      for (size_t i = 0; i < processes_.size(); ++i) {
+        EndImpairment(static_cast<int>(i), ended->impairment, e.t_us);
+      }
+    } else {
+      EndImpairment(process, ended->impairment, e.t_us);
+    }
   }
+  p.down = p.impaired_since_us[kDown] >= 0;
+  p.paused = p.impaired_since_us[kPaused] >= 0;
   for (FactsObserver* o : observers_) o->OnFault(*this, faults_.back());
 }
 

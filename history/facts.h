@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "history/event.h"
+#include "history/fault_kinds.h"
 #include "history/kinds.h"
 #include "history/notes.h"
 
@@ -100,11 +101,7 @@ enum class EndCause : uint8_t { kRunEnd, kRelease, kForceUnlock, kCrash, kExit }
 // kOwners: the key still exists but its set of owner fields changed (a reader joined or left).
 enum class LeaseKind : uint8_t { kAcquired, kReleased, kExpired, kLost, kOwners };
 enum class GapEnd : uint8_t { kRunEnd, kStoppedHolding, kReacquired, kCrash };
-// kSlowOrLossy: a latency or loss window (history/event.h, NetworkFault) was open on the links
-// of the process that recorded it ("sim": every process, as for a partition).
-enum Impairment : uint8_t {
-  kDown, kPaused, kPartitioned, kDeaf, kSlowOrLossy, kImpairmentKinds
-};
+// Impairment: history/fault_kinds.h.
 const char* ImpairmentName(Impairment kind);
 const char* OutcomeName(Outcome outcome);  // "ok", "fail", "info (unknown)", ...
 

@@ -14,6 +14,7 @@
 #include "base/clock_spec.h"
 #include "base/random.h"
 #include "history/event.h"
+#include "history/fault_kinds.h"
 #include "history/names.h"
 #include "model/fuzz_spec.h"
 
@@ -154,19 +155,7 @@ struct ProtocolSpec {
 };
 
 struct FaultSpec {
-  enum class Kind : uint8_t {
-    kPartition,   // targets = side A, peers = side B; one_way: only A -> B is cut
-    kCrash,       // a node or a client process; restart after duration (0: never)
-    kPause,       // a node or client process stops for duration (GC, SIGSTOP)
-    kClockJump,   // by_us on the target's wall clock
-    kFailover,    // Sentinel promotes a replica of the target master now
-    kLoseReplies, // replies from the target nodes are dropped during duration
-    // Network trouble on every link with an end in targets (and, when peers is not empty, the
-    // other end in peers), during duration:
-    kLatency,     // each message takes extra_us longer ("latency spike")
-    kLoss,        // each message is dropped with probability rate
-    kDuplicate,   // each message is delivered twice with probability rate
-  };
+  using Kind = history::FaultKind;  // Every kind's row: history/fault_kinds.h.
   Kind kind = Kind::kPartition;
   int64_t at_us = 0;
   int64_t duration_us = 0;

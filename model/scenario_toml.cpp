@@ -119,30 +119,6 @@ constexpr auto kModeNames = NamesOf(kModes);
 constexpr auto kExpectationNames = NamesOf(kExpectations);
 constexpr auto kDistNames = NamesOf(kDistributions);
 
-// Faults: the keys each kind takes besides kind and at_ms. Which of them are required, and
-// their ranges, are in ParseFault.
-struct FaultKindInfo {
-  std::string_view name;
-  FaultSpec::Kind kind;
-  std::array<std::string_view, 4> keys;  // Empty slots end the list.
-};
-constexpr FaultKindInfo kFaultKinds[] = {
-    {"partition", FaultSpec::Kind::kPartition, {"duration_ms", "targets", "peers", "one_way"}},
-    {"crash", FaultSpec::Kind::kCrash, {"duration_ms", "targets"}},
-    {"pause", FaultSpec::Kind::kPause, {"duration_ms", "targets"}},
-    {"clock_jump", FaultSpec::Kind::kClockJump, {"targets", "by_ms"}},
-    {"failover", FaultSpec::Kind::kFailover, {"targets"}},
-    {"lose_replies", FaultSpec::Kind::kLoseReplies, {"duration_ms", "targets"}},
-    {"latency", FaultSpec::Kind::kLatency, {"duration_ms", "targets", "peers", "extra_ms"}},
-    {"loss", FaultSpec::Kind::kLoss, {"duration_ms", "targets", "peers", "rate"}},
-    {"duplicate", FaultSpec::Kind::kDuplicate, {"duration_ms", "targets", "peers", "rate"}},
-};
-
-// The kinds that trouble the links of their targets for a while (FaultSpec::Kind).
-bool IsNetworkWindow(FaultSpec::Kind kind) {
-  return kind == FaultSpec::Kind::kLatency || kind == FaultSpec::Kind::kLoss ||
-         kind == FaultSpec::Kind::kDuplicate;
-}
 
 // Process names the history uses for itself. "sentinel" may also appear in a partition.
 constexpr std::string_view kSentinelName = "sentinel";
@@ -1739,7 +1715,7 @@ void Loader::ParseFaults(const toml::table& root, Scenario* s) {
 void Loader::ParseFault(const toml::table& t, const std::string& path, FaultSpec* fault) {
   fault->line = static_cast<int>(t.source().begin.line);
   std::vector<std::string_view> kind_names;
-  for (const FaultKindInfo& k : kFaultKinds) kind_names.push_back(k.name);
+  for (const history::FaultKindInfo& k : history::kFaultKinds) kind_names.push_back(k.name);
   Require(t, "kind", path, "every fault needs a kind: " + Join(kind_names));
   Require(t, "at_ms", path, "every fault needs at_ms, when it starts (ms of true time)");
   const std::optional<size_t> kind_index = Choice(t, "kind", path, kind_names, "fault kind");
@@ -1747,7 +1723,7 @@ void Loader::ParseFault(const toml::table& t, const std::string& path, FaultSpec
     CheckKeys(t, path, kFaultKeys, "a [[faults]] table");  // Kind unknown: check the union.
     return;
   }
-  const FaultKindInfo& kind = kFaultKinds[*kind_index];
+  const history::FaultKindInfo& kind = history::kFaultKinds[*kind_index];
   fault->kind = kind.kind;
   std::vector<std::string_view> allowed = {"kind", "at_ms"};
   for (std::string_view k : kind.keys) {
@@ -1769,30 +1745,31 @@ void Loader::ParseFault(const toml::table& t, const std::string& path, FaultSpec
     fault->at_us = *v;
     time_uses_.push_back({*v, t.get("at_ms")->source(), Child(path, "at_ms")});
   }
-  const bool needs_duration = kind.kind == FaultSpec::Kind::kPartition ||
-                              kind.kind == FaultSpec::Kind::kPause ||
-                              kind.kind == FaultSpec::Kind::kLoseReplies ||
-                              IsNetworkWindow(kind.kind);
-  if (needs_duration) {
+  // Each key the kind takes, as the kinds' table says (history/fault_kinds.h).
+  const auto takes = [&kind](std::string_view key) { return history::Takes(kind, key); };
+  if (takes("duration_ms") && kind.no_duration_means.empty()) {
     Require(t, "duration_ms", path, owner + " needs duration_ms, how long it lasts");
     if (auto v = DurationUs(t, "duration_ms", path, Sign::kPositive)) fault->duration_us = *v;
-  } else if (kind.kind == FaultSpec::Kind::kCrash) {
+  } else if (takes("duration_ms")) {
     if (auto v = DurationUs(t, "duration_ms", path, Sign::kNonNegative,
-                            "0 (or no duration_ms) means the process never restarts")) {
+                            std::string(kind.no_duration_means))) {
       fault->duration_us = *v;
     }
   }
 
   Want want = Want::kProcess;
   std::string rule = owner + " targets nodes and clients";
-  if (kind.kind == FaultSpec::Kind::kPartition) {
-    want = Want::kPartitionSide;
-  } else if (kind.kind == FaultSpec::Kind::kLoseReplies) {
-    want = Want::kNode;
-    rule = owner + " targets nodes";
-  } else if (kind.kind == FaultSpec::Kind::kFailover) {
-    want = Want::kMasterWithReplica;
-    rule = owner + " targets master nodes that have a replica";
+  switch (kind.targets) {
+    case history::FaultTargets::kProcesses: break;
+    case history::FaultTargets::kPartitionSides: want = Want::kPartitionSide; break;
+    case history::FaultTargets::kNodes:
+      want = Want::kNode;
+      rule = owner + " targets nodes";
+      break;
+    case history::FaultTargets::kMastersWithReplica:
+      want = Want::kMasterWithReplica;
+      rule = owner + " targets master nodes that have a replica";
+      break;
   }
   Require(t, "targets", path, owner + " needs targets, the names it applies to");
   fault->targets = NameList(t, "targets", path, want, rule);
@@ -1800,14 +1777,12 @@ void Loader::ParseFault(const toml::table& t, const std::string& path, FaultSpec
       n != nullptr && n->is_array() && n->as_array()->empty()) {
     Problem(n->source(), Child(path, "targets"), "must name at least one node or client");
   }
-  if (kind.kind == FaultSpec::Kind::kPartition) {
+  if (kind.targets == history::FaultTargets::kPartitionSides) {
     Require(t, "peers", path, "a partition needs peers, the names on the other side");
     fault->peers = NameList(t, "peers", path, Want::kPartitionSide, "");
     CheckPeers(t, path, fault->targets, "must name at least one node or client",
                "is on both sides of the partition (also in targets)");
-    if (auto v = Bool(t, "one_way", path)) fault->one_way = *v;
-  }
-  if (IsNetworkWindow(kind.kind)) {
+  } else if (takes("peers")) {
     // Peers are optional here: without them every link of a target is affected.
     fault->peers = NameList(t, "peers", path, Want::kProcess, owner + " takes nodes and clients");
     CheckPeers(t, path, fault->targets,
@@ -1815,11 +1790,14 @@ void Loader::ParseFault(const toml::table& t, const std::string& path, FaultSpec
                "the targets",
                "is also in targets; peers are the other ends of the targets' links");
   }
-  if (kind.kind == FaultSpec::Kind::kLatency) {
+  if (takes("one_way")) {
+    if (auto v = Bool(t, "one_way", path)) fault->one_way = *v;
+  }
+  if (takes("extra_ms")) {
     Require(t, "extra_ms", path, "a latency fault needs extra_ms, the delay added to each message");
     if (auto v = DurationUs(t, "extra_ms", path, Sign::kPositive)) fault->extra_us = *v;
   }
-  if (kind.kind == FaultSpec::Kind::kLoss || kind.kind == FaultSpec::Kind::kDuplicate) {
+  if (takes("rate")) {
     Require(t, "rate", path,
             owner + " needs rate, the probability that it strikes a message (0 to 1)");
     if (const toml::node* n = t.get("rate")) {
@@ -1836,7 +1814,7 @@ void Loader::ParseFault(const toml::table& t, const std::string& path, FaultSpec
       }
     }
   }
-  if (kind.kind == FaultSpec::Kind::kClockJump) {
+  if (takes("by_ms")) {
     Require(t, "by_ms", path, "a clock_jump needs by_ms, how far the wall clocks move");
     if (auto v = DurationUs(t, "by_ms", path, Sign::kNonZero, "a jump of 0 ms does nothing")) {
       fault->by_us = *v;

@@ -33,12 +33,6 @@ constexpr int kMillisSearchSteps = 16;
 // folders out of it ("../lua/x.lua"); further away, the absolute path reads better.
 constexpr int kMaxScriptUps = 2;
 
-// The fault kinds' words, in FaultSpec::Kind's order.
-constexpr std::string_view kFaultKindNames[] = {"partition",    "crash",   "pause",
-                                                "clock_jump",   "failover", "lose_replies",
-                                                "latency",      "loss",     "duplicate"};
-static_assert(static_cast<int>(FaultSpec::Kind::kDuplicate) + 1 == std::size(kFaultKindNames));
-
 // ---- Numbers -----------------------------------------------------------------------------
 
 // Shortest text that reads back as exactly v: fixed notation for the magnitudes a scenario uses
@@ -514,35 +508,27 @@ void WriteWorkload(Out& out, const WorkloadSpec& w) {
   if (w.read_ratio != defaults.read_ratio) out.Set("read_ratio", NumberText(w.read_ratio));
 }
 
-// Only the keys the fault's kind takes: the loader refuses the others.
+// Only the keys the fault's kind takes (history/fault_kinds.h): the loader refuses the others.
 void WriteFault(Out& out, const FaultSpec& f) {
-  using Kind = FaultSpec::Kind;
+  const history::FaultKindInfo& kind = history::InfoOf(f.kind);
+  const auto takes = [&kind](std::string_view key) { return history::Takes(kind, key); };
   out.Header("[[faults]]");
-  out.Set("kind", Quote(kFaultKindNames[static_cast<size_t>(f.kind)]));
+  out.Set("kind", Quote(kind.name));
   out.Set("at_ms", DurationText(f.at_us));
-  switch (f.kind) {
-    case Kind::kCrash:  // 0, the default, is "never restarts".
-      if (f.duration_us != 0) out.Set("duration_ms", DurationText(f.duration_us));
-      break;
-    case Kind::kPartition:
-    case Kind::kPause:
-    case Kind::kLoseReplies:
-    case Kind::kLatency:
-    case Kind::kLoss:
-    case Kind::kDuplicate: out.Set("duration_ms", DurationText(f.duration_us)); break;
-    case Kind::kClockJump:
-    case Kind::kFailover: break;
+  // An optional duration of 0 (a crash that never restarts) is the default: left out.
+  if (takes("duration_ms") && (kind.no_duration_means.empty() || f.duration_us != 0)) {
+    out.Set("duration_ms", DurationText(f.duration_us));
   }
   out.Array("targets", Quoted(f.targets));
-  const bool network_window =
-      f.kind == Kind::kLatency || f.kind == Kind::kLoss || f.kind == Kind::kDuplicate;
-  if (f.kind == Kind::kPartition || (network_window && !f.peers.empty())) {
+  // A partition's peers are its other side; elsewhere no peers means every link of a target.
+  const bool sides = kind.targets == history::FaultTargets::kPartitionSides;
+  if (takes("peers") && (sides || !f.peers.empty())) {
     out.Array("peers", Quoted(f.peers));
   }
-  if (f.kind == Kind::kPartition && f.one_way) out.Set("one_way", "true");
-  if (f.kind == Kind::kClockJump) out.Set("by_ms", DurationText(f.by_us));
-  if (f.kind == Kind::kLatency) out.Set("extra_ms", DurationText(f.extra_us));
-  if (f.kind == Kind::kLoss || f.kind == Kind::kDuplicate) out.Set("rate", NumberText(f.rate));
+  if (takes("one_way") && f.one_way) out.Set("one_way", "true");
+  if (takes("by_ms")) out.Set("by_ms", DurationText(f.by_us));
+  if (takes("extra_ms")) out.Set("extra_ms", DurationText(f.extra_us));
+  if (takes("rate")) out.Set("rate", NumberText(f.rate));
 }
 
 void WriteGc(Out& out, const GcSpec& gc) {
@@ -659,7 +645,7 @@ std::string ScenarioToToml(const Scenario& s, const ScenarioWriteOptions& option
 }
 
 std::string_view FaultKindName(FaultSpec::Kind kind) {
-  return kFaultKindNames[static_cast<size_t>(kind)];
+  return history::InfoOf(kind).name;
 }
 
 }  // namespace lockstep

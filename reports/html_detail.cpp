@@ -180,15 +180,10 @@ std::vector<std::pair<int, int>> HtmlWriter::LanesOfProcess(const std::string& p
   return out;
 }
 
-const char* HtmlWriter::FaultClass(const std::string& kind) {
-  if (kind == "pause") return "f-pause";
-  if (kind == "crash") return "f-crash";
-  if (kind == "partition") return "f-partition";
-  if (kind == "lose_replies") return "f-lose";
-  if (kind == "latency" || kind == "loss" || kind == "duplicate") return "f-net";
-  if (kind == "clock_jump") return "f-jump";
+std::string_view HtmlWriter::FaultClass(const std::string& kind) {
+  if (const history::FaultKindInfo* k = history::FindFaultKind(kind)) return k->report_class;
   if (kind == "rediscover") return "f-note";
-  return "f-failover";
+  return "f-failover";  // What a failover brings about ("promote").
 }
 
 void HtmlWriter::FaultBands(std::string* o) {
@@ -209,7 +204,7 @@ void HtmlWriter::FaultBands(std::string* o) {
         (f.instant ? ""
                    : " - " + Seconds(f.to_us) + (f.open ? " (until the end)" : "") + " (" +
                          Duration(f.to_us - f.from_us) + ")");
-    const char* cls = FaultClass(f.kind);
+    const std::string_view cls = FaultClass(f.kind);
     *o += "<g class=\"fault " + std::string(cls) + "\" id=\"" + id_prefix_ + "fault-" +
           IntText(static_cast<int64_t>(i)) + "\" data-kind=\"" + HtmlEscape(f.kind) +
           "\" data-from-us=\"" + IntText(f.from_us) + "\" data-to-us=\"" + IntText(f.to_us) +
@@ -235,9 +230,9 @@ void HtmlWriter::FaultBands(std::string* o) {
       }
     }
     *o += "</g>\n";
-    std::string text = f.kind == "pause" || f.kind == "crash" || f.kind == "lose_replies"
-                           ? f.kind + " " + f.process
-                           : f.label;
+    const history::FaultKindInfo* kind = history::FindFaultKind(f.kind);
+    std::string text =
+        kind != nullptr && kind->labelled_by_process ? f.kind + " " + f.process : f.label;
     if (text.size() > 60) text = text.substr(0, 57) + "...";
     if (f.instant) {
       InstantLabel("flabel instant", text, f.from_us, faults_y_ + 16, 1);

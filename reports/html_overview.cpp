@@ -146,7 +146,7 @@ void HtmlWriter::OverviewRows(std::string* out, int top, int mark_y, int mark_h)
   // than one band each.
   std::map<std::string, std::vector<bool>> faults;
   for (const Fault& f : tl_.faults) {
-    std::vector<bool>& cols = faults[FaultClass(f.kind)];
+    std::vector<bool>& cols = faults[std::string(FaultClass(f.kind))];
     cols.resize(kPlotWidth, false);
     const double x0 = OverviewPx(f.from_us) - kPlotX,
                  x1 = std::max(OverviewPx(f.to_us) - kPlotX, x0 + 1.5);

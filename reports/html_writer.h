@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "check/verdict.h"
+#include "history/fault_kinds.h"
 #include "reports/report.h"
 #include "reports/text.h"
 #include "reports/timeline.h"
@@ -155,7 +156,7 @@ class HtmlWriter {
   std::string Grid() const;
   std::string Axis() const;
   std::vector<std::pair<int, int>> LanesOfProcess(const std::string& process) const;
-  static const char* FaultClass(const std::string& kind);
+  static std::string_view FaultClass(const std::string& kind);
   void FaultBands(std::string* o);
   void ViolationMarks(std::string* out);
   void PlaceLabels(std::string* out);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <variant>
 
+#include "history/fault_kinds.h"
 #include "history/notes.h"
 
 namespace lockstep::reports {
@@ -798,20 +799,11 @@ class TimelineBuilder::Impl {
   }
 
   void OnFault(const history::Event& e) {
-    static const std::map<Name, Name> kEnds = {
-        {hn::kHeal, hn::kPartition},
-        {hn::kRestart, hn::kCrash},
-        {hn::kResume, hn::kPause},
-        {hn::kLoseRepliesEnd, hn::kLoseReplies},
-        {hn::kLatencyEnd, hn::kLatency},
-        {hn::kLossEnd, hn::kLoss},
-        {hn::kDuplicateEnd, hn::kDuplicate},
-    };
-    // Partitions and network windows are recorded by "sim"; their text tells them apart.
-    auto keyed_by_text = [](Name op) {
-      return op == hn::kPartition || op == hn::kLatency || op == hn::kLoss ||
-             op == hn::kDuplicate;
-    };
+    // What the kinds' table (history/fault_kinds.h) says of the op: the start of a kind with a
+    // duration (a band), the end of one, or an instant. Kinds keyed by text (partitions and
+    // network windows, recorded by "sim") are told apart by their text, the others by process.
+    const history::FaultKindInfo* started = history::FaultStartedBy(e.op);
+    const history::FaultKindInfo* ended = started == nullptr ? history::FaultEndedBy(e.op) : nullptr;
     const std::string process = Str(e.process);
     const std::string text = history::DetailText(e);
     if (e.process != hn::kNone && e.process != hn::kSim && e.process != hn::kSentinel &&
@@ -819,14 +811,14 @@ class TimelineBuilder::Impl {
             fault_processes_.end()) {
       fault_processes_.push_back(e.process);
     }
-    if (const auto end = kEnds.find(e.op); end != kEnds.end()) {
-      const std::string kind = Str(end->second);
-      const std::string key = keyed_by_text(end->second) ? text : process;
+    if (ended != nullptr) {
+      const std::string kind(ended->name);
+      const std::string key = ended->keyed_by_text ? text : process;
       auto it = open_faults_.find({kind, key});
-      if (it == open_faults_.end() && end->second == hn::kPartition) {
+      if (it == open_faults_.end() && ended->targets == history::FaultTargets::kPartitionSides) {
         // A heal that names no open partition ends the first one still open.
         it = std::find_if(open_faults_.begin(), open_faults_.end(),
-                          [](const auto& open) { return open.first.first == "partition"; });
+                          [&kind](const auto& open) { return open.first.first == kind; });
       }
       if (it != open_faults_.end()) {
         Fault& f = faults_[it->second];
@@ -844,9 +836,7 @@ class TimelineBuilder::Impl {
       Open({e.t_us, !violations_ && !fault_seen_ ? lead_budget_ : other_budget_});
     }
     fault_seen_ = true;
-    const bool band = e.op == hn::kPartition || e.op == hn::kCrash || e.op == hn::kPause ||
-                      e.op == hn::kLoseReplies || e.op == hn::kLatency || e.op == hn::kLoss ||
-                      e.op == hn::kDuplicate;
+    const bool band = started != nullptr && started->end_op != hn::kNone;
     Fault f;
     f.kind = Str(e.op);
     f.process = process;
@@ -854,13 +844,14 @@ class TimelineBuilder::Impl {
     f.seq = f.end_seq = e.seq;
     f.instant = !band;
     f.open = band;
-    if (e.op == hn::kPartition) {
-      f.label = "partition " + text;
+    const bool keyed_by_text = started != nullptr && started->keyed_by_text;
+    if (started != nullptr && started->targets == history::FaultTargets::kPartitionSides) {
+      f.label = f.kind + " " + text;
       if (const auto* p = std::get_if<history::PartitionFault>(&e.detail)) {
         history::ForEachPartitionName(*p, [&](std::string_view name) { f.affects.emplace_back(name); });
       }
     } else if (const auto* n = std::get_if<history::NetworkFault>(&e.detail);
-               n != nullptr && keyed_by_text(e.op)) {
+               n != nullptr && keyed_by_text) {
       // "loss rate=0.5 targets=c1 peers=n1", over the lanes of the targets and the peers.
       f.label = f.kind + " " + text;
       history::ForEachNetworkFaultName(
@@ -875,7 +866,7 @@ class TimelineBuilder::Impl {
     }
     const std::string kind = f.kind;
     if (KeepFault(std::move(f)) && band) {
-      open_faults_[{kind, keyed_by_text(e.op) ? text : process}] = faults_.size() - 1;
+      open_faults_[{kind, keyed_by_text ? text : process}] = faults_.size() - 1;
     }
     if (e.op == hn::kCrash) {
       if (const int node = FindNode(e.process); node != kNone && nodes_[node].has_open) {
