@@ -1,11 +1,10 @@
 // The checkers as one sink: a History streams through the facts pass into every property's
-// checker, event by event, and the Verdict comes out at the end. The simulator's recorder, a
-// history file being read, and an in-memory History all feed the same code, so a run, `lockstep
-// report` and (later) a live run are judged alike. Memory stays bounded by the run's processes,
-// threads, locks and faults, whatever its length.
+// checker, event by event, and the Verdict comes out at the end. The simulator's recorder, the
+// live driver's, a history file being read, and an in-memory History all feed the same code, so
+// a run, a replay's live run and `lockstep report` are judged alike. Memory stays bounded by the
+// run's processes, threads, locks and faults, whatever its length.
 //
-// The properties and their rules: check/checkers.md ... see each check/<property>.cpp and
-// docs/scenario-format.md.
+// The properties and their exact rules: each check/<property>.cpp, and docs/history.md.
 #ifndef LOCKSTEP_CHECK_CHECK_H_
 #define LOCKSTEP_CHECK_CHECK_H_
 
