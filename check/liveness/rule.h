@@ -27,7 +27,9 @@ namespace lockstep::check::liveness {
 inline constexpr int64_t kForever = history::kForeverUs;
 inline constexpr size_t kMaxThreadsNamed = 6;  // Per orphan or gap: its threads, then waiters kept out.
 
-// The kinds of finding, in the order findings with equal times and seqs are listed.
+// The kinds of finding, in the order findings with equal times and seqs are listed. A finding's
+// key is unique among all the rules' findings (its kind, and an id of the operation, the crash's
+// hold or the rule's own count), so merging the rules' kept findings keeps what one list would.
 enum Kind : uint8_t {
   kNoTakeover, kWaitedWhileFree, kStuck, kOrphanedLock, kLeakedPermits, kOrphanedLatch,
   kUnobtainable, kWaitedWithFreePermits, kWaitedWhileOpen
