@@ -35,7 +35,8 @@ using liveness::Rule;
 
 class Liveness : public PropertyChecker {
  public:
-  explicit Liveness(const CheckOptions& options) : facts_(options.liveness_bound_us), limit_(options.max_violations) {
+  explicit Liveness(const CheckOptions& options)
+      : facts_(options.liveness_bound_us), limit_(options.max_violations) {
     assert(options.liveness_bound_us >= 0);
     // (e) is judged after (a) and (d), whose violations explain a stretch better.
     rules_.push_back(liveness::MakeNoTakeoverAfterCrash(options, facts_, &explained_));

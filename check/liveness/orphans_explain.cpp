@@ -57,7 +57,8 @@ Violation Orphans::Explain(const Narrator& n, const Orphan& orphan) const {
   const std::string lasted =
       "from " + Seconds(span.from_us) + (span.to_seq == kOpenSeq ? " until the run ended at " : " to ") +
       Seconds(span.to_us) + " (" + Seconds(span.to_us - span.from_us) +
-      (span.impaired_us > 0 ? ", " + Seconds(span.impaired_us) + " of it with the node impaired, not counted" : "") +
+      (span.impaired_us > 0 ? ", " + Seconds(span.impaired_us) + " of it with the node impaired, not counted"
+                            : "") +
       ")";
   const std::string where = span.node == kNone ? "" : " on " + n.ProcessName(span.node);
   std::vector<int> clients;
@@ -172,7 +173,8 @@ void Orphans::ExplainBeginning(const Narrator& n, const Orphan& orphan, Violatio
                       from_detail + " without a successful acquisition taking the permits.";
   } else if (span.from_type == history::EventType::kInvoke && span.from_thread >= 0) {
     v->explanation += " It began when " + from_process + ".t" + std::to_string(span.from_thread) +
-                      " began to release at " + Seconds(span.from_us) + " and the node's count did not go back up.";
+                      " began to release at " + Seconds(span.from_us) +
+                      " and the node's count did not go back up.";
   }
 }
 
@@ -193,8 +195,9 @@ void Orphans::ExplainRoleBeginning(const Narrator& n, const OrphanSpan& span, Vi
       n_counters == 0 ? "The run has no count_down client" : "Its count_down clients: " + counters;
   if (span.from_type == history::EventType::kFault && span.from_op == history::names::kCrash) {
     v->threads.push_back(from_process);
-    v->explanation += " It began when " + from_process + ", the last count_down client still counting, crashed at " +
-                      Seconds(span.from_us) + "; nobody counts down for a crashed client.";
+    v->explanation += " It began when " + from_process +
+                      ", the last count_down client still counting, crashed at " + Seconds(span.from_us) +
+                      "; nobody counts down for a crashed client.";
   } else if (span.from_type == history::EventType::kNote && span.from_op == history::names::kDone) {
     const std::string thread = from_process + ".t" + std::to_string(span.from_thread);
     v->threads.push_back(thread);

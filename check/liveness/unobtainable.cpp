@@ -414,8 +414,8 @@ Violation Unobtainable::Explain(const Narrator& n, const Gap& u) const {
                    " + the longest lease any acquisition asked for (" + Seconds(u.lease_us) +
                    ") + the liveness bound (" + Seconds(bound_us_) + ")";
   if (u.excused_us > 0) {
-    v.explanation += " + " + Seconds(u.excused_us) + " with fewer than " + std::to_string(u.majority) + " of its " +
-                     std::to_string(u.nodes) + " nodes up";
+    v.explanation += " + " + Seconds(u.excused_us) + " with fewer than " + std::to_string(u.majority) +
+                     " of its " + std::to_string(u.nodes) + " nodes up";
   }
   v.explanation += u.nodes == 1 ? ", while its node was up."
                                 : ", while at least " + std::to_string(u.majority) + " of its " +
@@ -431,7 +431,8 @@ Violation Unobtainable::Explain(const Narrator& n, const Gap& u) const {
     for (const ImpairedSpan& s : f.ImpairedSpans(node, f.run_end_us())) {
       if (s.to_us <= u.try_us || s.from_us >= u.free_to_us) continue;
       impaired += (impaired.empty() ? "" : "; ") + n.ProcessName(node) + " " + history::ImpairmentName(s.kind) +
-                  " from " + Seconds(s.from_us) + (s.to_us >= f.run_end_us() ? " to the end" : " to " + Seconds(s.to_us));
+                  " from " + Seconds(s.from_us) +
+                  (s.to_us >= f.run_end_us() ? " to the end" : " to " + Seconds(s.to_us));
     }
   }
   if (!impaired.empty()) v.explanation += " Meanwhile: " + impaired + ".";
