@@ -44,6 +44,10 @@ class Liveness : public PropertyChecker {
     rules_.push_back(liveness::MakeStuck(options, facts_));
     rules_.push_back(liveness::MakeOrphans(options, facts_, &explained_));
     rules_.push_back(liveness::MakeUnobtainable(options, facts_, explained_));
+    // Every event goes only to the rules that read events, not just facts: most do not.
+    for (auto& r : rules_) {
+      if (r->WantsEvents()) event_rules_.push_back(r.get());
+    }
   }
 
   bool WantsEvents() const override { return true; }
@@ -51,7 +55,7 @@ class Liveness : public PropertyChecker {
   void OnEvent(const FactsPass& f, const history::Event& e) override {
     if (e.t_us > facts_.now_us()) Advance(f, e.t_us);
     facts_.set_now_us(e.t_us);
-    for (auto& r : rules_) r->OnEvent(f, e);
+    for (Rule* r : event_rules_) r->OnEvent(f, e);
   }
   void OnOpInvoked(const FactsPass& f, const history::Op& op) override {
     facts_.OpInvoked(f, op);
@@ -83,7 +87,7 @@ class Liveness : public PropertyChecker {
     for (auto& r : rules_) r->OnFault(f, fault);
   }
   void OnEventDone(const FactsPass& f, const history::Event& e) override {
-    for (auto& r : rules_) r->OnEventDone(f, e);
+    for (Rule* r : event_rules_) r->OnEventDone(f, e);
   }
   void OnFinishing(const FactsPass& f) override {
     // Everything before the end has happened: the moments that passed decide.
@@ -105,6 +109,7 @@ class Liveness : public PropertyChecker {
   LivenessFacts facts_;
   liveness::ExplainedStretches explained_;
   std::vector<std::unique_ptr<Rule>> rules_;
+  std::vector<Rule*> event_rules_;  // Those of rules_ that want OnEvent and OnEventDone.
   size_t limit_;
 };
 

@@ -66,7 +66,7 @@ void Orphans::OnEvent(const FactsPass& f, const history::Event& e) {
 
 void Orphans::OnOpInvoked(const FactsPass& f, const Op& op) {
   if (op.kind == OpKind::kAcquire) {
-    const AcquireRef ref = AcquireRef::Of(op);
+    const AcquireRef& ref = facts_.JustInvoked(op);
     last_acquire_[Key(op.thread, op.lock)] = LastAcquire{ref, false, {}};
     ForOrphansOf(op.lock, [&](Orphan& o) {
       if (o.window.active()) o.window.Invoked(ref);

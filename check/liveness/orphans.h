@@ -76,6 +76,8 @@ class Orphans : public Rule {
   Orphans(const CheckOptions& options, const LivenessFacts& facts, ExplainedStretches* explained)
       : facts_(facts), bound_us_(facts.bound_us()), explained_(explained), found_(options.max_violations) {}
 
+  // Role and done notes, restarts, and settling what an event changed once it is done.
+  bool WantsEvents() const override { return true; }
   void OnEvent(const history::FactsPass& f, const history::Event& e) override;
   void OnOpInvoked(const history::FactsPass& f, const history::Op& op) override;
   void OnOpEnded(const history::FactsPass& f, const history::Op& op) override;

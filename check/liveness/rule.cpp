@@ -130,6 +130,12 @@ const std::vector<AcquireRef>& LivenessFacts::InFlight(int lock) const {
   return static_cast<size_t>(lock) < locks_.size() ? locks_[lock].inflight : kNoneInFlight;
 }
 
+const AcquireRef& LivenessFacts::JustInvoked(const Op& op) const {
+  const std::vector<AcquireRef>& inflight = InFlight(op.lock);
+  assert(!inflight.empty() && inflight.back().id == op.id);
+  return inflight.back();
+}
+
 int64_t LivenessFacts::LongestLeaseUs(const history::FactsPass& f, int lock) const {
   int64_t max_lease_us = 0;
   int max_holds = 1;

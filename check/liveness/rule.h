@@ -126,6 +126,8 @@ class LivenessFacts {
 
   // The lock's acquisitions in flight, in invoke order.
   const std::vector<AcquireRef>& InFlight(int lock) const;
+  // The acquisition OnOpInvoked has just been told of (rules copy it only if they keep it).
+  const AcquireRef& JustInvoked(const history::Op& op) const;
   // The longest a key may outlive its holders' beliefs: the longest lease any acquisition of
   // the lock asked for so far (the watchdog's without an explicit one), times the most holds a
   // thread stacked (a write lock's reentry adds its lease to the TTL).

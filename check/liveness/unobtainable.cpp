@@ -203,7 +203,7 @@ class Unobtainable : public Rule {
 void Unobtainable::OnOpInvoked(const FactsPass&, const Op& op) {
   LockState& l = LockOf(op.lock);
   if (op.kind != OpKind::kAcquire) return;
-  const AcquireRef ref = AcquireRef::Of(op);
+  const AcquireRef& ref = facts_.JustInvoked(op);
   if (l.gap_open) {
     Gap& g = l.gap;
     if (g.window.active()) g.window.Invoked(ref);
