@@ -699,5 +699,59 @@ TEST_CASE("liveness: a lock nobody holds must be obtainable while a majority of 
   }
 }
 
+// The five rules are observers of their own (check/liveness/); the tests below are of how
+// liveness composes them.
+
+TEST_CASE("liveness: the rules' findings are listed together, earliest first, the limit over all",
+          "[check]") {
+  Recorder r;  // Ends at 60 s; B = 5 s.
+  r.Protocol("kind=setnx-expire version=v3.13.6 fencing=off permits=1 nodes=1");
+  r.Client("c1");
+  r.Client("c2");
+  // An orphaned lock from 1.001 s (rule d) and, later, a release that never completes (rule c):
+  // the stuck rule comes first among the rules, its finding second in time.
+  r.Invoke(1_s, "c2.t0", "acquire", "tryLock(wait=5000ms, lease=5000ms)", 5000);
+  r.Lease(1001_ms, "n1", "acquired", "c2.t0");
+  r.Info(4_s, "c2.t0", "acquire");
+  r.Invoke(20_s, "c1.t0", "release", "unlock()");
+
+  SECTION("every finding, earliest first") {
+    const PropertyResult& live = Result(r.Check(), kLiveness);
+    REQUIRE(live.violation_count == 2);
+    CHECK(live.violations[0].kind == "orphaned_lock");
+    CHECK(live.violations[0].from_us == 1001_ms);
+    CHECK(live.violations[1].kind == "stuck");
+    CHECK(live.violations[1].from_us == 20_s);
+  }
+  SECTION("max_violations keeps the earliest of all the rules' findings and counts them all") {
+    const PropertyResult& live = Result(r.Check(/*bound_us=*/5_s, /*max_violations=*/1), kLiveness);
+    CHECK(live.violation_count == 2);
+    REQUIRE(live.violations.size() == 1);
+    CHECK(live.violations[0].kind == "orphaned_lock");
+  }
+  SECTION("none kept, all counted") {
+    const PropertyResult& live = Result(r.Check(/*bound_us=*/5_s, /*max_violations=*/0), kLiveness);
+    CHECK(live.violated);
+    CHECK(live.violation_count == 2);
+    CHECK(live.violations.empty());
+  }
+}
+
+TEST_CASE("liveness: a lock an orphaned key keeps is not reported unobtainable too", "[check]") {
+  Recorder r;  // Ends at 60 s; B = 5 s.
+  r.Protocol("kind=setnx-expire version=v3.13.6 fencing=off permits=1 nodes=1");
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c2.t0", "acquire", "tryLock(wait=5000ms, lease=5000ms)", 5000);
+  r.Lease(1001_ms, "n1", "acquired", "c2.t0");
+  r.Info(4_s, "c2.t0", "acquire");
+  // Nobody holds the lock and c1 tries from 5 s to the end: unobtainable by 40 s (5 s + the
+  // watchdog's 30 s + B), but the orphaned key (rule d) already explains that stretch.
+  r.Invoke(5_s, "c1.t0", "acquire", "lock()");
+  const PropertyResult& live = Result(r.Check(), kLiveness);
+  REQUIRE(live.violation_count == 1);
+  CHECK(live.violations[0].kind == "orphaned_lock");
+}
+
 }  // namespace
 }  // namespace lockstep::check
