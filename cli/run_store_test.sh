@@ -66,7 +66,13 @@ grep -q -- "holds an earlier run (its summary.txt): pass --force" again.out || {
 grep -q '^history    not kept' mine/summary.txt || fail "mine/summary.txt is not the new run's"
 # replay keeps its runs in the same store (a live run of a minute at a tenth of the time).
 if command -v redis-server >/dev/null; then
-  "$lockstep" replay "$gc" --time-scale 0.1 -q >replay.out 2>&1 || { cat replay.out; fail "replay"; }
+  # What is tested is where the run is stored, not its verdict: a loaded machine may make the
+  # live run differ from the simulated one (exit 1), which is still a stored run.
+  set +e
+  "$lockstep" replay "$gc" --time-scale 0.1 -q >replay.out 2>&1
+  code=$?
+  set -e
+  [ "$code" -le 1 ] || { cat replay.out; fail "replay exited $code"; }
   live=$(ls lockstep-out/gc-pause-explicit-lease | grep -- '-seed5-live$')
   [ -n "$live" ] && [ "$(readlink lockstep-out/gc-pause-explicit-lease/latest)" = "$live" ] ||
     fail "the replay is not the newest run of the store"
