@@ -16,6 +16,7 @@
 #include "core/cluster.h"
 #include "core/script_host.h"
 #include "drive/client.h"
+#include "drive/named.h"
 #include "drive/resource.h"
 #include "drive/run_notes.h"
 #include "drive/workload.h"
@@ -254,18 +255,8 @@ struct LiveRun::Impl {
     Record(e);
   }
 
-  LiveNode* FindNode(const std::string& name) {
-    for (auto& n : nodes) {
-      if (n->name == name) return n.get();
-    }
-    return nullptr;
-  }
-  LiveClient* FindClient(const std::string& name) {
-    for (auto& c : clients) {
-      if (c->name == name) return c.get();
-    }
-    return nullptr;
-  }
+  LiveNode* FindNode(const std::string& name) { return drive::FindNamed(nodes, name); }
+  LiveClient* FindClient(const std::string& name) { return drive::FindNamed(clients, name); }
 
   RespConnection::Options ConnectionTo(const LiveNode& n, bool pubsub,
                                        const std::string* client = nullptr) const {

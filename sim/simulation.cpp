@@ -18,6 +18,7 @@
 #include "core/server.h"
 #include "core/strings.h"
 #include "drive/client.h"
+#include "drive/named.h"
 #include "drive/resource.h"
 #include "drive/run_notes.h"
 #include "drive/workload.h"
@@ -457,18 +458,8 @@ struct Simulation::Impl {
 
   // --- nodes ---
 
-  Node* FindNode(const std::string& name) {
-    for (auto& n : nodes) {
-      if (n->name == name) return n.get();
-    }
-    return nullptr;
-  }
-  Client* FindClient(const std::string& name) {
-    for (auto& c : clients) {
-      if (c->name == name) return c.get();
-    }
-    return nullptr;
-  }
+  Node* FindNode(const std::string& name) { return drive::FindNamed(nodes, name); }
+  Client* FindClient(const std::string& name) { return drive::FindNamed(clients, name); }
 
   void NewServer(Node& n) {
     ServerOptions options;
