@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     sim->Run();
     double floor_s = 1e9;
     for (int i = 0; i < 3; ++i) {
-      floor_s = std::min(floor_s, bench::Floor(lua_dir, base.protocol.version, count.scripts()));
+      floor_s = std::min(floor_s, bench::Floor(lua_dir, std::string(history::VersionName(base.protocol.version)), count.scripts()));
     }
     std::printf(
         "  its %llu script executions alone on the emulator take %.1f ms: at most %.0f cases/s "

@@ -130,7 +130,7 @@ std::optional<CaseResult> RunCase(const std::string& name, Scenario scenario, co
     // This machine's speed drifts over tens of seconds (a shared host): a floor taken right
     // after the run it measures sees the same machine, so the per-round ratio is the figure to
     // trust; the fastest run and the fastest floor may come from different moments.
-    ratios.push_back(run->wall_s / Floor(lua_dir, scenario.protocol.version, count.scripts()));
+    ratios.push_back(run->wall_s / Floor(lua_dir, std::string(history::VersionName(scenario.protocol.version)), count.scripts()));
   }
   CaseResult r;
   r.name = name;
@@ -140,7 +140,7 @@ std::optional<CaseResult> RunCase(const std::string& name, Scenario scenario, co
   r.engine_events = run->engine_events;
   r.scripts = count.scripts();
   r.peak_kb = peak_kb;
-  r.version = scenario.protocol.version;
+  r.version = std::string(history::VersionName(scenario.protocol.version));
   if (reports && run->history_written) {
     reports::ReportMeta meta;
     reports::DescribeScenario(scenario, &meta);

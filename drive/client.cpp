@@ -37,7 +37,7 @@ locks::ClientConfig ClientConfigFor(const Scenario& scenario, int client, const 
 }
 
 bool LeaseRuleBefore3_17_1(const ProtocolSpec& protocol) {
-  return protocol.version == history::kProtocolVersions[0];
+  return protocol.version == history::ProtocolVersion::k3136;
 }
 
 std::string LeaseText(const ProtocolSpec& protocol, int64_t lease_us) {

@@ -22,7 +22,7 @@ void RecordRunNotes(const Scenario& scenario, int protocol_nodes, const std::str
   protocol.op = names::kProtocol;
   history::ProtocolNote note;
   note.kind = scenario.protocol.kind;
-  note.version = scenario.protocol.version;
+  note.version = history::VersionName(scenario.protocol.version);
   note.fencing = scenario.resource.fencing;
   note.permits = scenario.protocol.permits;
   note.nodes = protocol_nodes;

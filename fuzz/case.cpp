@@ -157,7 +157,7 @@ FuzzCase BaseCase(const Scenario& base) {
   c.duration_us = base.duration_us;
   c.clients = WorkerCount(base);
   c.threads = 0;  // The base's own, per client.
-  c.version = base.protocol.version;
+  c.version = std::string(history::VersionName(base.protocol.version));
   return c;
 }
 
@@ -236,7 +236,8 @@ Scenario Materialize(const Scenario& base, const FuzzCase& c) {
   s.fuzz = FuzzSpec{};
   s.seed = c.seed;
   s.duration_us = c.duration_us;
-  if (!c.version.empty()) s.protocol.version = c.version;
+  // The loader took only known names into [fuzz] versions.
+  if (!c.version.empty()) s.protocol.version = history::FindProtocolVersion(c.version).value();
 
   // Worker clients: the base's in order, cut or extended to the case's count (new ones copy the
   // last worker); other roles stay as they are.

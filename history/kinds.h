@@ -10,7 +10,10 @@
 #define LOCKSTEP_HISTORY_KINDS_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <optional>
 #include <string_view>
 
 namespace lockstep::history {
@@ -109,7 +112,21 @@ inline constexpr ProtocolKind kProtocolKinds[] = {
      .roles = {"await", "count_down"}},
 };
 
+// The Redisson versions lockstep models: 3.13.6, the release the project started from, and
+// today's ("current"). Their names are kProtocolVersions, in this order.
+enum class ProtocolVersion : uint8_t { k3136, kCurrent };
 inline constexpr std::string_view kProtocolVersions[] = {"v3.13.6", "current"};
+
+constexpr std::string_view VersionName(ProtocolVersion version) {
+  return kProtocolVersions[static_cast<size_t>(version)];
+}
+// The version named so, or nothing.
+constexpr std::optional<ProtocolVersion> FindProtocolVersion(std::string_view name) {
+  for (size_t i = 0; i < std::size(kProtocolVersions); ++i) {
+    if (kProtocolVersions[i] == name) return static_cast<ProtocolVersion>(i);
+  }
+  return std::nullopt;
+}
 
 // The kind named so, or null.
 const ProtocolKind* FindProtocolKind(std::string_view name);

@@ -854,7 +854,8 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
   auto run = std::unique_ptr<LiveRun>(new LiveRun(std::move(impl)));
   auto& d = run->derived_;
   d.emplace_back("seed", std::to_string(scenario.seed));
-  d.emplace_back("protocol", scenario.protocol.kind + " " + scenario.protocol.version);
+  d.emplace_back("protocol", scenario.protocol.kind + " " +
+                                 std::string(history::VersionName(scenario.protocol.version)));
   for (const auto& [name, body] : s.scripts.bodies) {
     d.emplace_back("script " + name, ScriptHost::Sha1Hex(body) + " " + s.scripts.files[name]);
   }

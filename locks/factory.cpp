@@ -84,10 +84,6 @@ bool HasClient(std::string_view kind) { return Find(kind) != nullptr; }
 
 std::unique_ptr<LockProtocol> MakeProtocol(const std::string& kind, const ClientConfig& config,
                                            const ScriptSet& scripts, std::string* error) {
-  if (config.version != "v3.13.6" && config.version != "current") {
-    *error = "unknown protocol version '" + config.version + "' (known: v3.13.6, current)";
-    return nullptr;
-  }
   const Registration* r = Find(kind);
   if (r == nullptr || history::FindProtocolKind(kind) == nullptr) {
     std::string known;

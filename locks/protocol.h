@@ -27,6 +27,7 @@
 #include "base/argv.h"
 #include "base/random.h"
 #include "core/reply.h"
+#include "history/kinds.h"
 
 namespace lockstep::locks {
 
@@ -186,7 +187,7 @@ struct ClientConfig {
   std::string uuid;                    // ServiceManager.getId(): one per client process.
   int threads = 1;
   std::string lock_name = "lock";
-  std::string version = "v3.13.6";     // or "current"
+  history::ProtocolVersion version = history::ProtocolVersion::k3136;
   int64_t watchdog_timeout_us = 30'000'000;
   int64_t timeout_us = 3'000'000;
   int retry_attempts = 3;

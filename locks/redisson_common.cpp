@@ -67,10 +67,6 @@ int64_t RedissonLatchTtlMs(const ClientConfig& config) {
 
 bool CheckRedissonConfig(const std::string& kind, const ClientConfig& config,
                          std::string* error) {
-  if (config.version != "v3.13.6" && config.version != "current") {
-    *error = kind + ": unknown version '" + config.version + "' (want v3.13.6 or current)";
-    return false;
-  }
   if (config.threads < 1 || config.threads > kRedissonThreadsMax) {
     *error = kind + ": threads must be 1.." + std::to_string(kRedissonThreadsMax) + ", not " +
              std::to_string(config.threads);
@@ -117,7 +113,7 @@ bool RenewCancels(const Reply* reply) {
 RedissonLockKind::RedissonLockKind(const ClientConfig& config, const ScriptSet& scripts)
     : config_(config),
       scripts_(scripts),
-      version_(config.version == "v3.13.6" ? RedissonVersion::k3136 : RedissonVersion::kCurrent) {}
+      version_(config.version) {}
 
 std::optional<Argv> RedissonLockKind::AcquireFailed(Outbox& out, int thread,
                                                     const AcquireArgs& args) {

@@ -30,7 +30,7 @@
 
 namespace lockstep::locks {
 
-enum class RedissonVersion : uint8_t { k3136, kCurrent };
+using RedissonVersion = history::ProtocolVersion;  // The versions this client models.
 
 // Most threads one protocol object serves.
 inline constexpr int kRedissonThreadsMax = 1 << 16;

@@ -118,9 +118,10 @@ bool HasScripts(const ScriptSet& scripts, const std::vector<std::string>& names,
 }
 
 std::optional<ScriptSet> LoadScripts(const std::string& lua_dir, const std::string& kind,
-                                     const std::string& version,
+                                     history::ProtocolVersion version_id,
                                      const std::map<std::string, std::string>& overrides,
                                      std::string* error) {
+  const std::string version(history::VersionName(version_id));
   fs::path folder = fs::path(lua_dir) / kind / version;
   ScriptSet set;
   // Kinds whose scripts are not (all) in lua/<kind>/<version>/ say where they are.

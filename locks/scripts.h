@@ -23,7 +23,7 @@ namespace lockstep::locks {
 // silently); a script the kind needs is missing (RequiredScripts); or a script does not compile
 // as redis-server compiles it (the message has its path and Redis's error).
 std::optional<ScriptSet> LoadScripts(const std::string& lua_dir, const std::string& kind,
-                                     const std::string& version,
+                                     history::ProtocolVersion version,
                                      const std::map<std::string, std::string>& overrides,
                                      std::string* error);
 

@@ -37,6 +37,11 @@
 
 namespace lockstep::locks::testing {
 
+// The version named so ("v3.13.6", "current"); a test that names another fails.
+inline history::ProtocolVersion VersionOf(std::string_view name) {
+  return history::FindProtocolVersion(name).value();
+}
+
 struct SentCommand {
   int64_t at_us = 0;
   int client = 0;

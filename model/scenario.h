@@ -15,6 +15,7 @@
 #include "base/random.h"
 #include "history/event.h"
 #include "history/fault_kinds.h"
+#include "history/kinds.h"
 #include "history/names.h"
 #include "model/fuzz_spec.h"
 
@@ -137,7 +138,7 @@ struct SentinelSpec {
 // Redisson's client configuration and the lock protocol's settings.
 struct ProtocolSpec {
   std::string kind = "rlock";    // One of kProtocolKinds (model/scenario_toml.h).
-  std::string version = "v3.13.6";  // "v3.13.6" (Redisson 3.13.6) or "current"
+  history::ProtocolVersion version = history::ProtocolVersion::k3136;
   std::string lock_name = "lock";
   int64_t watchdog_timeout_us = 30'000'000;  // lockWatchdogTimeout
   int64_t timeout_us = 3'000'000;            // Response timeout per attempt.

@@ -1566,12 +1566,12 @@ void Loader::ParseProtocol(const toml::table& t, ProtocolSpec* protocol) {
     if (k) protocol->kind = kProtocolKinds[*k].name;
   }
   if (auto v = Choice(t, "version", "protocol", kProtocolVersions, "protocol version")) {
-    protocol->version = kProtocolVersions[*v];
+    protocol->version = static_cast<history::ProtocolVersion>(*v);
   }
   if (kind != nullptr && !kind->added_in.empty()) {
     if (!t.contains("version")) {
-      protocol->version = "current";
-    } else if (protocol->version != "current") {
+      protocol->version = history::ProtocolVersion::kCurrent;
+    } else if (protocol->version != history::ProtocolVersion::kCurrent) {
       Problem(t.get("version")->source(), "protocol.version",
               "'" + std::string(kind->name) + "' exists only as \"current\" (Redisson added it in " +
                   std::string(kind->added_in) + "); write version = \"current\" or leave version out");

@@ -132,7 +132,8 @@ TEST_CASE("the minimal fixture gets every default", "[scenario]") {
   CHECK(s.sentinel.client_rediscover_us == 1'000'000);
 
   CHECK(s.protocol.kind == "rlock");
-  CHECK(s.protocol.version == "v3.13.6");
+  CHECK(s.protocol.version ==
+        lockstep::history::ProtocolVersion::k3136);
   CHECK(s.protocol.lock_name == "lock");
   CHECK(s.protocol.watchdog_timeout_us == 30'000'000);
   CHECK(s.protocol.timeout_us == 3'000'000);
@@ -219,7 +220,8 @@ TEST_CASE("the full fixture sets every field", "[scenario]") {
   CHECK(s.sentinel.client_rediscover_us == 250'000);
 
   CHECK(s.protocol.kind == "rlock");
-  CHECK(s.protocol.version == "current");
+  CHECK(s.protocol.version ==
+        lockstep::history::ProtocolVersion::kCurrent);
   CHECK(s.protocol.lock_name == "orders");
   CHECK(s.protocol.watchdog_timeout_us == 10'000'000);
   CHECK(s.protocol.timeout_us == 1'500'000);
@@ -1180,11 +1182,11 @@ TEST_CASE("[cluster]: mistakes and what a cluster cannot be combined with",
 TEST_CASE("kinds newer than 3.13.6 default to version current and refuse v3.13.6",
           "[scenario][protocol]") {
   CHECK(LoadGood("[[nodes]]\n[[clients]]\n[protocol]\nkind = \"spinlock\"\n").protocol.version ==
-        "current");
+        lockstep::history::ProtocolVersion::kCurrent);
   CHECK(LoadGood("[[nodes]]\n[[clients]]\n[protocol]\nkind = \"fencedlock\"\n").protocol.version ==
-        "current");
+        lockstep::history::ProtocolVersion::kCurrent);
   CHECK(LoadGood("[[nodes]]\n[[clients]]\n[protocol]\nkind = \"rlock\"\n").protocol.version ==
-        "v3.13.6");
+        lockstep::history::ProtocolVersion::k3136);
   CheckBadCases({
       {"spin lock in 3.13.6",
        "[[nodes]]\n[[clients]]\n[protocol]\nkind = \"spinlock\"\nversion = \"v3.13.6\"\n", 5, 11,

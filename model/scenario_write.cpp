@@ -460,7 +460,7 @@ void WriteProtocol(Out& out, const ProtocolSpec& p, const std::string& directory
   const ProtocolSpec defaults;
   out.Header("[protocol]");
   out.Set("kind", Quote(p.kind));
-  out.Set("version", Quote(p.version));
+  out.Set("version", Quote(history::VersionName(p.version)));
   if (p.lock_name != defaults.lock_name) out.Set("lock_name", Quote(p.lock_name));
   if (p.watchdog_timeout_us != defaults.watchdog_timeout_us) {
     out.Set("watchdog_timeout_ms", DurationText(p.watchdog_timeout_us));

@@ -468,8 +468,9 @@ Scenario GenScenario() {
   // Kinds newer than 3.13.6 exist only as "current".
   s.protocol.version =
       kind.added_in.empty()
-          ? lockstep::kProtocolVersions[*gen::inRange<size_t>(0, std::size(lockstep::kProtocolVersions))]
-          : std::string_view("current");
+          ? static_cast<lockstep::history::ProtocolVersion>(
+                *gen::inRange<size_t>(0, std::size(lockstep::kProtocolVersions)))
+          : lockstep::history::ProtocolVersion::kCurrent;
   // A cluster has masters only, no Sentinel, and one lock (not redlock or multilock).
   const bool cluster =
       kind.cls != lockstep::history::KindClass::kQuorum && *gen::arbitrary<bool>();

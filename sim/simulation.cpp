@@ -1385,7 +1385,8 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   // Derived parameters, printed before anything runs.
   auto& d = s.derived;
   d.emplace_back("seed", std::to_string(scenario.seed));
-  d.emplace_back("protocol", scenario.protocol.kind + " " + scenario.protocol.version);
+  d.emplace_back("protocol", scenario.protocol.kind + " " +
+                                 std::string(history::VersionName(scenario.protocol.version)));
   for (const auto& [name, body] : s.scripts.bodies) {
     d.emplace_back("script " + name, ScriptHost::Sha1Hex(body) + " " + s.scripts.files[name]);
   }

@@ -268,7 +268,7 @@ TEST_CASE("latch roles: awaiters only await, counters only count down", "[sim][r
   // and the history says who had which role.
   Scenario s = Basic(5);
   s.protocol.kind = "countdownlatch";
-  s.protocol.version = "current";
+  s.protocol.version = lockstep::history::ProtocolVersion::kCurrent;
   s.protocol.permits = 2;
   s.workload.mode = lockstep::WorkloadSpec::Mode::kLock;
   s.workload.think_us = lockstep::Distribution::Fixed(1'000'000);
@@ -310,7 +310,7 @@ TEST_CASE("exec events name the client thread, so a fair lock with threads is ju
           "[sim][fairness]") {
   Scenario s = Basic(7);  // 3 clients with 2 threads each.
   s.protocol.kind = "fairlock";
-  s.protocol.version = "current";
+  s.protocol.version = lockstep::history::ProtocolVersion::kCurrent;
   auto sim = RunOf(s);
   size_t acquire_execs = 0;
   for (const TextEvent& e : Text(sim->history())) {

@@ -51,7 +51,7 @@ constexpr int64_t kLatencyUs = 1 * kMs;  // Executes 1 ms after sending; the rep
 
 ScriptSet Scripts(const std::string& version) {
   std::string error;
-  auto scripts = LoadScripts(kLuaDir, "countdownlatch", version, {}, &error);
+  auto scripts = LoadScripts(kLuaDir, "countdownlatch", lockstep::locks::testing::VersionOf(version), {}, &error);
   INFO(error);
   REQUIRE(scripts.has_value());
   return *scripts;
@@ -61,7 +61,7 @@ ClientConfig Config(const std::string& uuid, const std::string& version, int64_t
                     int threads = 1) {
   ClientConfig config;
   config.uuid = uuid;
-  config.version = version;
+  config.version = lockstep::locks::testing::VersionOf(version);
   config.threads = threads;
   config.lock_name = "latch";
   config.permits = count;

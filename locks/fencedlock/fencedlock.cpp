@@ -212,8 +212,8 @@ std::string FencedLockTokenKey(const std::string& lock_name) {
 
 bool CheckFencedLockConfig(const ClientConfig& config, const ScriptSet& scripts,
                            std::string* error) {
-  if (config.version != "current") {
-    *error = "fencedlock: version '" + config.version +
+  if (config.version != history::ProtocolVersion::kCurrent) {
+    *error = "fencedlock: version '" + std::string(history::VersionName(config.version)) +
              "' has no FencedLock (Redisson added it in 3.19.0); use version current";
     return false;
   }

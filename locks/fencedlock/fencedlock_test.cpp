@@ -44,7 +44,7 @@ constexpr int64_t kSecond = 1'000'000;
 
 ScriptSet Scripts() {
   std::string error;
-  auto scripts = LoadScripts(kLuaDir, "fencedlock", "current", {}, &error);
+  auto scripts = LoadScripts(kLuaDir, "fencedlock", lockstep::locks::testing::VersionOf("current"), {}, &error);
   INFO(error);
   REQUIRE(scripts.has_value());
   return *scripts;
@@ -53,7 +53,7 @@ ScriptSet Scripts() {
 ClientConfig Config(const std::string& uuid, int threads = 1) {
   ClientConfig config;
   config.uuid = uuid;
-  config.version = "current";
+  config.version = lockstep::locks::testing::VersionOf("current");
   config.threads = threads;
   return config;
 }
@@ -104,7 +104,7 @@ TEST_CASE("FencedLock: token script from fencedlock/current, the rest from rlock
 
   std::string error;
   ClientConfig old = Config("A");
-  old.version = "v3.13.6";
+  old.version = lockstep::history::ProtocolVersion::k3136;
   CHECK_FALSE(lockstep::locks::CheckFencedLockConfig(old, scripts, &error));
   CHECK_THAT(error, Contains("3.19.0"));
   CHECK(lockstep::locks::MakeProtocol("fencedlock", Config("A"), scripts, &error) != nullptr);

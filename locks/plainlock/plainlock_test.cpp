@@ -43,7 +43,7 @@ constexpr int64_t kSecond = 1'000'000;
 
 ScriptSet Scripts(const std::string& kind) {
   std::string error;
-  auto scripts = LoadScripts(kLuaDir, kind, "current", {}, &error);
+  auto scripts = LoadScripts(kLuaDir, kind, lockstep::history::ProtocolVersion::kCurrent, {}, &error);
   INFO(error);
   REQUIRE(scripts.has_value());
   return *scripts;

@@ -29,7 +29,7 @@ int64_t RedLockValidityUs(int64_t ttl_us, int64_t elapsed_us) {
 
 namespace {
 
-enum class Version : uint8_t { k3136, kCurrent };
+using Version = history::ProtocolVersion;
 
 class MultiLock final : public LockProtocol {
  public:
@@ -37,7 +37,7 @@ class MultiLock final : public LockProtocol {
       : config_(config),
         scripts_(scripts),
         options_(options),
-        version_(config.version == "v3.13.6" ? Version::k3136 : Version::kCurrent),
+        version_(config.version),
         threads_(static_cast<size_t>(config.threads)) {}
 
   void Acquire(Outbox& out, int thread, const AcquireArgs& args) override {

@@ -46,7 +46,7 @@ constexpr int64_t kSecond = 1'000'000;
 
 ScriptSet Scripts(const std::string& version) {
   std::string error;
-  auto scripts = LoadScripts(kLuaDir, "redlock", version, {}, &error);
+  auto scripts = LoadScripts(kLuaDir, "redlock", lockstep::locks::testing::VersionOf(version), {}, &error);
   INFO(error);
   REQUIRE(scripts.has_value());
   return *scripts;
@@ -55,7 +55,7 @@ ScriptSet Scripts(const std::string& version) {
 ClientConfig Config(const std::string& uuid, const std::string& version) {
   ClientConfig config;
   config.uuid = uuid;
-  config.version = version;
+  config.version = lockstep::locks::testing::VersionOf(version);
   return config;
 }
 

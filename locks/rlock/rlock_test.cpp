@@ -46,7 +46,7 @@ constexpr int64_t kSecond = 1'000'000;
 
 ScriptSet Scripts(const std::string& version) {
   std::string error;
-  auto scripts = LoadScripts(kLuaDir, "rlock", version, {}, &error);
+  auto scripts = LoadScripts(kLuaDir, "rlock", lockstep::locks::testing::VersionOf(version), {}, &error);
   INFO(error);
   REQUIRE(scripts.has_value());
   return *scripts;
@@ -55,7 +55,7 @@ ScriptSet Scripts(const std::string& version) {
 ClientConfig Config(const std::string& uuid, const std::string& version, int threads = 1) {
   ClientConfig config;
   config.uuid = uuid;
-  config.version = version;
+  config.version = lockstep::locks::testing::VersionOf(version);
   config.threads = threads;
   return config;  // Redisson's defaults: watchdog 30 s, timeout 3 s, 3 retries, 1.5 s apart.
 }
@@ -739,7 +739,7 @@ TEST_CASE("RLock: LoadScripts reads the folder, applies overrides, and explains 
   namespace fs = std::filesystem;
   std::string error;
   SECTION("defaults") {
-    const auto scripts = LoadScripts(kLuaDir, "rlock", "current", {}, &error);
+    const auto scripts = LoadScripts(kLuaDir, "rlock", lockstep::locks::testing::VersionOf("current"), {}, &error);
     REQUIRE(scripts.has_value());
     CHECK(scripts->bodies.size() == 4);
     CHECK_THAT(scripts->files.at("renew"), Contains("lua/rlock/current/renew.lua"));
@@ -749,7 +749,7 @@ TEST_CASE("RLock: LoadScripts reads the folder, applies overrides, and explains 
     const fs::path file = fs::temp_directory_path() / "lockstep_rlock_test_override.lua";
     std::ofstream(file) << "return nil\n";
     const auto scripts =
-        LoadScripts(kLuaDir, "rlock", "v3.13.6", {{"acquire", file.string()}}, &error);
+        LoadScripts(kLuaDir, "rlock", lockstep::locks::testing::VersionOf("v3.13.6"), {{"acquire", file.string()}}, &error);
     REQUIRE(scripts.has_value());
     CHECK(scripts->bodies.at("acquire") == "return nil\n");
     CHECK(scripts->files.at("acquire") == file.string());
@@ -757,35 +757,36 @@ TEST_CASE("RLock: LoadScripts reads the folder, applies overrides, and explains 
     fs::remove(file);
   }
   SECTION("a missing override file") {
-    CHECK_FALSE(LoadScripts(kLuaDir, "rlock", "v3.13.6", {{"unlock", "/nonexistent/u.lua"}},
+    CHECK_FALSE(LoadScripts(kLuaDir, "rlock", lockstep::locks::testing::VersionOf("v3.13.6"), {{"unlock", "/nonexistent/u.lua"}},
                             &error));
     CHECK_THAT(error, Contains("'unlock'") && Contains("/nonexistent/u.lua") &&
                           Contains("cannot read"));
   }
   SECTION("an override of a script the folder does not have") {
-    CHECK_FALSE(LoadScripts(kLuaDir, "rlock", "v3.13.6", {{"aquire", "/tmp/x.lua"}}, &error));
+    CHECK_FALSE(LoadScripts(kLuaDir, "rlock", lockstep::locks::testing::VersionOf("v3.13.6"), {{"aquire", "/tmp/x.lua"}}, &error));
     CHECK_THAT(error, Contains("'aquire'") && Contains("acquire, force_unlock, renew, unlock"));
   }
-  SECTION("an unknown version") {
-    CHECK_FALSE(LoadScripts(kLuaDir, "rlock", "v9", {}, &error));
-    CHECK_THAT(error, Contains("rlock/v9") && Contains("no such script folder"));
+  const fs::path root = fs::temp_directory_path() / "lockstep_rlock_test_lua";
+  fs::remove_all(root);
+  SECTION("a lua folder without the version's folder") {
+    fs::create_directories(root / "rlock" / "v3.13.6");
+    CHECK_FALSE(LoadScripts(root.string(), "rlock", lockstep::history::ProtocolVersion::kCurrent,
+                            {}, &error));
+    CHECK_THAT(error, Contains("rlock/current") && Contains("no such script folder"));
   }
   SECTION("a folder without a script the kind needs") {
-    const fs::path root = fs::temp_directory_path() / "lockstep_rlock_test_lua";
-    fs::create_directories(root / "rlock" / "vX");
+    fs::create_directories(root / "rlock" / "v3.13.6");
     for (const char* name : {"acquire", "unlock", "force_unlock"}) {
-      std::ofstream(root / "rlock" / "vX" / (std::string(name) + ".lua")) << "return 1\n";
+      std::ofstream(root / "rlock" / "v3.13.6" / (std::string(name) + ".lua")) << "return 1\n";
     }
-    CHECK_FALSE(LoadScripts(root.string(), "rlock", "vX", {}, &error));
-    CHECK_THAT(error, Contains("rlock/vX/renew.lua: missing"));
-    fs::remove_all(root);
+    CHECK_FALSE(LoadScripts(root.string(), "rlock", lockstep::history::ProtocolVersion::k3136, {},
+                            &error));
+    CHECK_THAT(error, Contains("rlock/v3.13.6/renew.lua: missing"));
   }
-  SECTION("CheckRLockConfig catches a bad version and missing scripts") {
+  fs::remove_all(root);
+  SECTION("CheckRLockConfig catches missing scripts") {
     ScriptSet scripts = Scripts("current");
-    ClientConfig config = Config("A", "v3.14");
-    CHECK_FALSE(lockstep::locks::CheckRLockConfig(config, scripts, &error));
-    CHECK_THAT(error, Contains("unknown version 'v3.14'"));
-    config.version = "current";
+    ClientConfig config = Config("A", "current");
     scripts.bodies.erase("renew");
     CHECK_FALSE(lockstep::locks::CheckRLockConfig(config, scripts, &error));
     CHECK_THAT(error, Contains("missing script(s): renew"));

@@ -50,7 +50,7 @@ constexpr int64_t kSecond = 1'000'000;
 
 ScriptSet Scripts(const std::string& version) {
   std::string error;
-  auto scripts = LoadScripts(kLuaDir, "rwlock", version, {}, &error);
+  auto scripts = LoadScripts(kLuaDir, "rwlock", lockstep::locks::testing::VersionOf(version), {}, &error);
   INFO(error);
   REQUIRE(scripts.has_value());
   return *scripts;
@@ -59,7 +59,7 @@ ScriptSet Scripts(const std::string& version) {
 ClientConfig Config(const std::string& uuid, const std::string& version, int threads = 1) {
   ClientConfig config;
   config.uuid = uuid;
-  config.version = version;
+  config.version = lockstep::locks::testing::VersionOf(version);
   config.threads = threads;
   return config;  // Redisson's defaults: watchdog 30 s, timeout 3 s, 3 retries, 1.5 s apart.
 }

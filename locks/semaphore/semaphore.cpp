@@ -37,7 +37,7 @@ bool ParseInt64(const std::string& text, int64_t* value) {
 SynchronizerKind::SynchronizerKind(const ClientConfig& config, const ScriptSet& scripts)
     : config_(config),
       scripts_(scripts),
-      version_(config.version == "v3.13.6" ? RedissonVersion::k3136 : RedissonVersion::kCurrent) {}
+      version_(config.version) {}
 
 std::optional<OpResult> SynchronizerKind::Immediate(const AcquireArgs& args) {
   (void)args;

@@ -363,8 +363,8 @@ class SpinLock final : public LockProtocol {
 
 bool CheckSpinLockConfig(const ClientConfig& config, const ScriptSet& scripts,
                          std::string* error) {
-  if (config.version != "current") {
-    *error = "spinlock: version '" + config.version +
+  if (config.version != history::ProtocolVersion::kCurrent) {
+    *error = "spinlock: version '" + std::string(history::VersionName(config.version)) +
              "' has no SpinLock (Redisson added it in 3.15.0); use version current";
     return false;
   }

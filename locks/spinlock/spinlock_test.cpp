@@ -44,7 +44,7 @@ constexpr int64_t kSecond = 1'000'000;
 
 ScriptSet Scripts() {
   std::string error;
-  auto scripts = LoadScripts(kLuaDir, "spinlock", "current", {}, &error);
+  auto scripts = LoadScripts(kLuaDir, "spinlock", lockstep::locks::testing::VersionOf("current"), {}, &error);
   INFO(error);
   REQUIRE(scripts.has_value());
   return *scripts;
@@ -53,7 +53,7 @@ ScriptSet Scripts() {
 ClientConfig Config(const std::string& uuid, int threads = 1) {
   ClientConfig config;
   config.uuid = uuid;
-  config.version = "current";
+  config.version = lockstep::locks::testing::VersionOf("current");
   config.threads = threads;
   return config;
 }
@@ -103,10 +103,10 @@ TEST_CASE("SpinLock: scripts from spinlock/current plus the RLock renew; current
   CHECK_THAT(scripts.files.at("renew"), Contains("lua/rlock/current/renew.lua"));
 
   std::string error;
-  CHECK_FALSE(LoadScripts(kLuaDir, "spinlock", "v3.13.6", {}, &error).has_value());
+  CHECK_FALSE(LoadScripts(kLuaDir, "spinlock", lockstep::locks::testing::VersionOf("v3.13.6"), {}, &error).has_value());
   CHECK_THAT(error, Contains("no such script folder"));
   ClientConfig config = Config("A");
-  config.version = "v3.13.6";
+  config.version = lockstep::locks::testing::VersionOf("v3.13.6");
   CHECK_FALSE(lockstep::locks::CheckSpinLockConfig(config, scripts, &error));
   CHECK_THAT(error, Contains("3.15.0"));
   CHECK(lockstep::locks::MakeProtocol("spinlock", Config("A"), scripts, &error) != nullptr);
