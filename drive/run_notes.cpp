@@ -21,7 +21,7 @@ void RecordRunNotes(const Scenario& scenario, int protocol_nodes, const std::str
   protocol.process = names::kSim;
   protocol.op = names::kProtocol;
   history::ProtocolNote note;
-  note.kind = scenario.protocol.kind;
+  note.kind = scenario.protocol.kind->name;
   note.version = history::VersionName(scenario.protocol.version);
   note.fencing = scenario.resource.fencing;
   note.permits = scenario.protocol.permits;

@@ -35,7 +35,7 @@ ClientWorkload::ClientWorkload(const Scenario& scenario, int client, Name proces
   stagger_us_ = workload_.stagger_us * client;
   permits_ = scenario.protocol.permits;
   lease_rule_before_3_17_1_ = LeaseRuleBefore3_17_1(scenario.protocol);
-  const history::ProtocolKind* kind = history::FindProtocolKind(scenario.protocol.kind);
+  const history::ProtocolKind* kind = scenario.protocol.kind;
   shows_permits_ = kind != nullptr && kind->shows_permits;
 }
 

@@ -567,7 +567,7 @@ struct LiveRun::Impl {
   void StartClient(LiveClient& c, bool restart) {
     if (restart || c.uuid.empty()) c.uuid = drive::NewClientUuid(*c.rng_);
     std::string error;
-    c.protocol_ = locks::MakeProtocol(scenario.protocol.kind,
+    c.protocol_ = locks::MakeProtocol(scenario.protocol.kind_name(),
                                       drive::ClientConfigFor(scenario, c.index, c.uuid), scripts,
                                       &error);
     assert(c.protocol_ != nullptr);  // Create() made the same call successfully.
@@ -767,7 +767,7 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
   // The simulator forks its network's generator first; the clients' generators come after it,
   // so that a seed gives each client the same UUID and draws in both drivers.
   [[maybe_unused]] Prng net_rng = s.rng.Fork();
-  auto scripts = locks::LoadScripts(s.options.lua_dir, scenario.protocol.kind,
+  auto scripts = locks::LoadScripts(s.options.lua_dir, scenario.protocol.kind_name(),
                                     scenario.protocol.version, scenario.protocol.script_files,
                                     error);
   if (!scripts) return nullptr;
@@ -775,7 +775,7 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
   {
     locks::ClientConfig probe;
     probe.version = scenario.protocol.version;
-    if (locks::MakeProtocol(scenario.protocol.kind, probe, s.scripts, error) == nullptr) {
+    if (locks::MakeProtocol(scenario.protocol.kind_name(), probe, s.scripts, error) == nullptr) {
       return nullptr;
     }
   }
@@ -854,7 +854,7 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
   auto run = std::unique_ptr<LiveRun>(new LiveRun(std::move(impl)));
   auto& d = run->derived_;
   d.emplace_back("seed", std::to_string(scenario.seed));
-  d.emplace_back("protocol", scenario.protocol.kind + " " +
+  d.emplace_back("protocol", scenario.protocol.kind_name() + " " +
                                  std::string(history::VersionName(scenario.protocol.version)));
   for (const auto& [name, body] : s.scripts.bodies) {
     d.emplace_back("script " + name, ScriptHost::Sha1Hex(body) + " " + s.scripts.files[name]);

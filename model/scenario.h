@@ -137,7 +137,10 @@ struct SentinelSpec {
 
 // Redisson's client configuration and the lock protocol's settings.
 struct ProtocolSpec {
-  std::string kind = "rlock";    // One of kProtocolKinds (model/scenario_toml.h).
+  // Its row of history::kProtocolKinds (rlock by default), resolved once when the file is read:
+  // every reader takes the kind's name, class, scripts and roles from it.
+  const history::ProtocolKind* kind = &history::kProtocolKinds[0];
+  std::string kind_name() const { return std::string(kind->name); }
   history::ProtocolVersion version = history::ProtocolVersion::k3136;
   std::string lock_name = "lock";
   int64_t watchdog_timeout_us = 30'000'000;  // lockWatchdogTimeout

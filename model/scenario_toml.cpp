@@ -1557,13 +1557,12 @@ void Loader::ParseProtocol(const toml::table& t, ProtocolSpec* protocol) {
   for (const history::ProtocolKind& k : kProtocolKinds) kind_names.push_back(k.name);
   // The kind whose script names protocol.scripts may use; null when the kind is unknown.
   // The default, unless the file names another.
-  const history::ProtocolKind* kind = history::FindProtocolKind(protocol->kind);
-  assert(kind != nullptr);
+  const history::ProtocolKind* kind = protocol->kind;
   if (t.contains("kind")) {
     protocol_kind_where_ = t.get("kind")->source();
     const std::optional<size_t> k = Choice(t, "kind", "protocol", kind_names, "protocol kind");
     kind = k ? &kProtocolKinds[*k] : nullptr;
-    if (k) protocol->kind = kProtocolKinds[*k].name;
+    if (k) protocol->kind = &kProtocolKinds[*k];
   }
   if (auto v = Choice(t, "version", "protocol", kProtocolVersions, "protocol version")) {
     protocol->version = static_cast<history::ProtocolVersion>(*v);
@@ -2080,7 +2079,7 @@ void Loader::CheckReferences(const Scenario& s) {
   // Roles split the latch's await and countDown between threads, and give the semaphore's
   // permit-changing operations threads of their own; the other kinds have one operation pair
   // that every thread runs, the worker loop.
-  const history::ProtocolKind* kind = history::FindProtocolKind(s.protocol.kind);
+  const history::ProtocolKind* kind = s.protocol.kind;
   for (const RoleUse& use : role_uses_) {
     if (kind != nullptr && history::TakesRole(*kind, use.role)) continue;
     std::string role_kinds;  // The kinds that take it, each with all its roles.
@@ -2094,7 +2093,7 @@ void Loader::CheckReferences(const Scenario& s) {
     }
     Problem(use.where, use.key,
             "role '" + use.role + "' is taken by protocol kind " + role_kinds +
-                ", and protocol.kind is '" + s.protocol.kind + "'" +
+                ", and protocol.kind is '" + s.protocol.kind_name() + "'" +
                 (protocol_kind_where_
                      ? " (line " + std::to_string(protocol_kind_where_->begin.line) + ")"
                      : std::string(" (the default)")) +
@@ -2105,14 +2104,14 @@ void Loader::CheckReferences(const Scenario& s) {
     for (const WorkloadUse& use : side_uses_) {
       Problem(use.where, use.key,
               "side (read or write) is for protocol kind rwlock only, and protocol.kind is '" +
-                  s.protocol.kind + "'; remove the key");
+                  s.protocol.kind_name() + "'; remove the key");
     }
   }
   // The SET NX locks send the lease as the key's TTL, which must be positive.
   if (kind != nullptr && kind->ttl_lease) {
     for (const WorkloadUse& use : lease_uses_) {
       Problem(use.where, use.key,
-              "'" + s.protocol.kind + "' sends the lease as the key's TTL, which must be above 0 " +
+              "'" + s.protocol.kind_name() + "' sends the lease as the key's TTL, which must be above 0 " +
                   "(SET ... PX refuses 0 or less with 'ERR invalid expire time in 'set' " +
                   "command'; EXPIRE with 0 or less deletes the key); give lease_ms above 0, or " +
                   "leave it out for the default TTL (protocol.watchdog_timeout_ms)");
@@ -2155,10 +2154,10 @@ void Loader::CheckCluster(const Scenario& s) {
                 std::to_string(cluster_where_->begin.line) +
                 " declares one); set enabled = false, or remove the [cluster] table");
   }
-  const history::ProtocolKind* kind = history::FindProtocolKind(s.protocol.kind);
+  const history::ProtocolKind* kind = s.protocol.kind;
   if (kind != nullptr && kind->cls == history::KindClass::kQuorum && protocol_kind_where_) {
     Problem(*protocol_kind_where_, "protocol.kind",
-            "'" + s.protocol.kind +
+            "'" + s.protocol.kind_name() +
                 "' locks several independent masters, but the [cluster] (line " +
                 std::to_string(cluster_where_->begin.line) +
                 ") makes the nodes one Redis; remove the [cluster] table, or use a "

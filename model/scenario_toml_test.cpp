@@ -131,7 +131,7 @@ TEST_CASE("the minimal fixture gets every default", "[scenario]") {
   CHECK(s.sentinel.down_after_us == 30'000'000);
   CHECK(s.sentinel.client_rediscover_us == 1'000'000);
 
-  CHECK(s.protocol.kind == "rlock");
+  CHECK(s.protocol.kind->name == "rlock");
   CHECK(s.protocol.version ==
         lockstep::history::ProtocolVersion::k3136);
   CHECK(s.protocol.lock_name == "lock");
@@ -219,7 +219,7 @@ TEST_CASE("the full fixture sets every field", "[scenario]") {
   CHECK(s.sentinel.down_after_us == 5'000'000);
   CHECK(s.sentinel.client_rediscover_us == 250'000);
 
-  CHECK(s.protocol.kind == "rlock");
+  CHECK(s.protocol.kind->name == "rlock");
   CHECK(s.protocol.version ==
         lockstep::history::ProtocolVersion::kCurrent);
   CHECK(s.protocol.lock_name == "orders");
@@ -1028,7 +1028,7 @@ TEST_CASE("protocol kinds, versions and script files", "[scenario][errors]") {
       const Scenario s =
           LoadGood("[[nodes]]\n[[clients]]\n[protocol]\nkind = \"" + std::string(kind.name) +
                    "\"\nscripts = { " + std::string(name) + " = \"" + script + "\" }\n");
-      CHECK(s.protocol.kind == kind.name);
+      CHECK(s.protocol.kind == &kind);
       CHECK(s.protocol.script_files.at(std::string(name)) == script);
     }
   }

@@ -459,7 +459,7 @@ void WriteNetwork(Out& out, const NetworkSpec& n) {
 void WriteProtocol(Out& out, const ProtocolSpec& p, const std::string& directory) {
   const ProtocolSpec defaults;
   out.Header("[protocol]");
-  out.Set("kind", Quote(p.kind));
+  out.Set("kind", Quote(p.kind->name));
   out.Set("version", Quote(history::VersionName(p.version)));
   if (p.lock_name != defaults.lock_name) out.Set("lock_name", Quote(p.lock_name));
   if (p.watchdog_timeout_us != defaults.watchdog_timeout_us) {

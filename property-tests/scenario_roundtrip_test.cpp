@@ -464,7 +464,7 @@ Scenario GenScenario() {
 
   const auto& kind =
       lockstep::kProtocolKinds[*gen::inRange<size_t>(0, std::size(lockstep::kProtocolKinds))];
-  s.protocol.kind = kind.name;
+  s.protocol.kind = &kind;
   // Kinds newer than 3.13.6 exist only as "current".
   s.protocol.version =
       kind.added_in.empty()

@@ -967,7 +967,7 @@ struct Simulation::Impl {
   void StartClient(Client& c, bool restart) {
     if (restart || c.uuid.empty()) c.uuid = drive::NewClientUuid(*c.rng);
     std::string error;
-    c.protocol = locks::MakeProtocol(scenario.protocol.kind,
+    c.protocol = locks::MakeProtocol(scenario.protocol.kind_name(),
                                      drive::ClientConfigFor(scenario, c.index, c.uuid), scripts,
                                      &error);
     assert(c.protocol != nullptr);  // Create() made the same call successfully.
@@ -1292,7 +1292,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   s.engine.set_max_events_per_instant(kMaxEventsPerInstant);
   s.engine.set_work_bounds(kMaxRunEvents, kMaxPendingEvents);
 
-  auto scripts = locks::LoadScripts(lua_dir, scenario.protocol.kind, scenario.protocol.version,
+  auto scripts = locks::LoadScripts(lua_dir, scenario.protocol.kind_name(), scenario.protocol.version,
                                     scenario.protocol.script_files, error);
   if (!scripts) return nullptr;
   s.scripts = std::move(*scripts);
@@ -1301,7 +1301,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   for (size_t i = 0; i < scenario.clients.size(); ++i) {
     const locks::ClientConfig probe =
         drive::ClientConfigFor(scenario, static_cast<int>(i), "00000000-0000-0000-0000-000000000000");
-    if (locks::MakeProtocol(scenario.protocol.kind, probe, s.scripts, error) == nullptr) {
+    if (locks::MakeProtocol(scenario.protocol.kind_name(), probe, s.scripts, error) == nullptr) {
       *error = "client " + scenario.clients[i].name + ": " + *error;
       return nullptr;
     }
@@ -1385,7 +1385,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   // Derived parameters, printed before anything runs.
   auto& d = s.derived;
   d.emplace_back("seed", std::to_string(scenario.seed));
-  d.emplace_back("protocol", scenario.protocol.kind + " " +
+  d.emplace_back("protocol", scenario.protocol.kind_name() + " " +
                                  std::string(history::VersionName(scenario.protocol.version)));
   for (const auto& [name, body] : s.scripts.bodies) {
     d.emplace_back("script " + name, ScriptHost::Sha1Hex(body) + " " + s.scripts.files[name]);
@@ -1402,7 +1402,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   for (auto& c : s.clients) {
     // The loader gives roles other than worker only to kinds that have them.
     const history::RoleNote::Role note_role = static_cast<history::RoleNote::Role>(c->spec.role);
-    assert(history::TakesRole(*history::FindProtocolKind(scenario.protocol.kind),
+    assert(history::TakesRole(*scenario.protocol.kind,
                               history::RoleName(note_role)));
     const std::string role = c->spec.role == ClientSpec::Role::kWorker
                                  ? std::string()

@@ -267,7 +267,7 @@ TEST_CASE("latch roles: awaiters only await, counters only count down", "[sim][r
   // count down once each (ops_per_thread), every await passes after the second count-down,
   // and the history says who had which role.
   Scenario s = Basic(5);
-  s.protocol.kind = "countdownlatch";
+  s.protocol.kind = lockstep::history::FindProtocolKind("countdownlatch");
   s.protocol.version = lockstep::history::ProtocolVersion::kCurrent;
   s.protocol.permits = 2;
   s.workload.mode = lockstep::WorkloadSpec::Mode::kLock;
@@ -309,7 +309,7 @@ TEST_CASE("latch roles: awaiters only await, counters only count down", "[sim][r
 TEST_CASE("exec events name the client thread, so a fair lock with threads is judged in full",
           "[sim][fairness]") {
   Scenario s = Basic(7);  // 3 clients with 2 threads each.
-  s.protocol.kind = "fairlock";
+  s.protocol.kind = lockstep::history::FindProtocolKind("fairlock");
   s.protocol.version = lockstep::history::ProtocolVersion::kCurrent;
   auto sim = RunOf(s);
   size_t acquire_execs = 0;
