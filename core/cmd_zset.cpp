@@ -16,7 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "base/ascii.h"
+#include <strings.h>
+
 #include "core/commands.h"
 #include "core/strings.h"
 
@@ -70,6 +71,12 @@ ZaddOutcome AddOne(ZSet& zs, const ZaddOptions& opt, double score, const std::st
   return ZaddOutcome::kAdded;
 }
 
+// Whether an option word is `option`, as Redis compares them (strcasecmp on the argument as a C
+// string): up to its first NUL, so "NX\0junk" is NX.
+bool OptionIs(const std::string& word, const char* option) {
+  return strcasecmp(word.c_str(), option) == 0;
+}
+
 // ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...], and ZINCRBY key
 // increment member, which Redis runs through the same parser with INCR preset (so
 // "ZINCRBY z nx 5" is a syntax error: "nx" is taken as an option).
@@ -77,17 +84,17 @@ Reply ZaddGeneric(Ctx& ctx, const Argv& argv, ZaddOptions opt) {
   size_t score_index = 2;
   for (; score_index < argv.size(); ++score_index) {
     const std::string& word = argv[score_index];
-    if (EqualsIgnoreCase(word, "nx")) {
+    if (OptionIs(word, "nx")) {
       opt.nx = true;
-    } else if (EqualsIgnoreCase(word, "xx")) {
+    } else if (OptionIs(word, "xx")) {
       opt.xx = true;
-    } else if (EqualsIgnoreCase(word, "ch")) {
+    } else if (OptionIs(word, "ch")) {
       opt.ch = true;
-    } else if (EqualsIgnoreCase(word, "incr")) {
+    } else if (OptionIs(word, "incr")) {
       opt.incr = true;
-    } else if (EqualsIgnoreCase(word, "gt")) {
+    } else if (OptionIs(word, "gt")) {
       opt.gt = true;
-    } else if (EqualsIgnoreCase(word, "lt")) {
+    } else if (OptionIs(word, "lt")) {
       opt.lt = true;
     } else {
       break;
@@ -335,9 +342,9 @@ Reply RangeGeneric(Ctx& ctx, const Argv& argv, RangeType type, bool direction_fi
   for (size_t j = 4; j < argv.size(); ++j) {
     const std::string& word = argv[j];
     const size_t args_left = argv.size() - j - 1;
-    if (EqualsIgnoreCase(word, "withscores")) {
+    if (OptionIs(word, "withscores")) {
       with_scores = true;
-    } else if (EqualsIgnoreCase(word, "limit") && args_left >= 2) {
+    } else if (OptionIs(word, "limit") && args_left >= 2) {
       const std::optional<int64_t> o = ParseInt64(argv[j + 1]);
       if (!o) return NotInteger();
       const std::optional<int64_t> c = ParseInt64(argv[j + 2]);
@@ -345,11 +352,11 @@ Reply RangeGeneric(Ctx& ctx, const Argv& argv, RangeType type, bool direction_fi
       offset = *o;
       limit = *c;
       j += 2;
-    } else if (!direction_fixed && !reverse && EqualsIgnoreCase(word, "rev")) {
+    } else if (!direction_fixed && !reverse && OptionIs(word, "rev")) {
       reverse = true;
-    } else if (type == RangeType::kAuto && EqualsIgnoreCase(word, "bylex")) {
+    } else if (type == RangeType::kAuto && OptionIs(word, "bylex")) {
       type = RangeType::kLex;
-    } else if (type == RangeType::kAuto && EqualsIgnoreCase(word, "byscore")) {
+    } else if (type == RangeType::kAuto && OptionIs(word, "byscore")) {
       type = RangeType::kScore;
     } else {
       return SyntaxError();
