@@ -994,8 +994,6 @@ void FactsPass::OnFaultEvent(const Event& e) {
       EndImpairment(process, ended->impairment, e.t_us);
     }
   }
-  p.down = p.impaired_since_us[kDown] >= 0;
-  p.paused = p.impaired_since_us[kPaused] >= 0;
   for (FactsObserver* o : observers_) o->OnFault(*this, faults_.back());
 }
 

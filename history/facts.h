@@ -120,10 +120,11 @@ struct Process {
   bool client = false;
   Role role = Role::kWorker;
   int role_threads = 1;      // Its threads, as its role note says.
-  bool down = false;
-  bool paused = false;
   std::vector<int> threads;  // By thread index: thread id, or kNone.
   std::array<int64_t, kImpairmentKinds> impaired_since_us{-1, -1, -1, -1, -1};
+  // Crashed (not restarted) or paused (not resumed) now; until Finish closes every stretch.
+  bool down() const { return impaired_since_us[kDown] >= 0; }
+  bool paused() const { return impaired_since_us[kPaused] >= 0; }
   // Latency and loss windows this process recorded that are still open: they may overlap, and
   // the kSlowOrLossy stretch ends with the last of them.
   int network_windows_open = 0;

@@ -26,7 +26,7 @@ class Stuck : public Rule {
   void OnOpEnded(const FactsPass& f, const Op& op) override {
     if (op.outcome != history::Outcome::kPending) return;
     const history::Process& p = f.processes()[f.ProcessOfThread(op.thread)];
-    if (p.down || p.paused) return;  // Not a live process at the end.
+    if (p.down() || p.paused()) return;  // Not a live process at the end.
     const int64_t bound_us = facts_.bound_us();
     if (op.wait_us == kForever || op.wait_us > kForever - bound_us - op.invoke_us) return;
     if (op.invoke_us + op.wait_us + bound_us >= f.run_end_us()) return;
