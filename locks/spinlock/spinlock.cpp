@@ -208,33 +208,31 @@ class SpinLock final : public LockProtocol {
     Thread& t = threads_[static_cast<size_t>(thread)];
     t.command = 0;
     if (reply == nullptr) {
-      Complete(thread, OpResult::Of(OpResult::Status::kInfo, timeout_detail));
+      Complete(thread, OpResult::Info(timeout_detail));
       return;
     }
     if (reply->is_error()) {
-      Complete(thread, OpResult::Of(OpResult::Status::kFail, reply->str));
+      Complete(thread, OpResult::Fail(reply->str));
       return;
     }
     if (reply->type == Reply::Type::kNull) {
       if (t.args.lease_us <= 0) ScheduleRenewal(out, thread);
-      Complete(thread, OpResult::Of(OpResult::Status::kOk, "acquired"));
+      Complete(thread, OpResult::Ok("acquired"));
       return;
     }
     if (reply->type != Reply::Type::kInteger) {
-      Complete(thread, OpResult::Of(OpResult::Status::kFail,
-                              "unexpected reply to acquire (want nil or an integer): " +
-                                  reply->Quoted()));
+      Complete(thread, OpResult::Fail("unexpected reply to acquire (want nil or an integer): " +
+                                      reply->Quoted()));
       return;
     }
     switch (t.args.mode) {
       case AcquireArgs::Mode::kTryLockNoWait:
-        Complete(thread, OpResult::Of(OpResult::Status::kFail,
-                                "not acquired: held by another (pttl " +
-                                    std::to_string(reply->integer) + " ms)"));
+        Complete(thread, OpResult::Fail("not acquired: held by another (pttl " +
+                                        std::to_string(reply->integer) + " ms)"));
         return;
       case AcquireArgs::Mode::kTryLock:
         if (out.MonoUs() - t.start_us >= t.args.wait_us) {
-          Complete(thread, OpResult::Of(OpResult::Status::kFail, "wait time elapsed"));
+          Complete(thread, OpResult::Fail("wait time elapsed"));
           return;
         }
         break;
@@ -254,47 +252,46 @@ class SpinLock final : public LockProtocol {
     // cancelExpirationRenewal(threadId, res): one watchdog acquisition of the thread goes
     // whatever the outcome; the lease field is reset unless the unlock left the lock held.
     CancelRenewal(thread);
-    const bool still_held = reply != nullptr && reply->type == Reply::Type::kInteger &&
-                            reply->integer == 0;
+    const bool still_held =
+        reply != nullptr && reply->type == Reply::Type::kInteger && reply->integer == 0;
     if (!still_held) internal_lease_ms_ = watchdog_ms_;
     if (reply == nullptr) {
-      Complete(thread, OpResult::Of(OpResult::Status::kInfo, timeout_detail));
+      Complete(thread, OpResult::Info(timeout_detail));
       return;
     }
     if (reply->is_error()) {
-      Complete(thread, OpResult::Of(OpResult::Status::kFail, reply->str));
+      Complete(thread, OpResult::Fail(reply->str));
       return;
     }
     executor_.Start(out, CommandKind::kDelLatch, thread, {"DEL", latch}, "del_latch",
                     /*retry=*/true);
     if (reply->type == Reply::Type::kNull) {
       Complete(thread,
-               OpResult::Of(OpResult::Status::kFail,
-                      "IllegalMonitorStateException: attempt to unlock lock, not locked by "
-                      "current thread by node id: " +
-                          config_.uuid + " thread-id: " + std::to_string(thread + 1)));
+               OpResult::Fail("IllegalMonitorStateException: attempt to unlock lock, not locked by "
+                              "current thread by node id: " +
+                              config_.uuid + " thread-id: " + std::to_string(thread + 1)));
       return;
     }
     if (reply->type != Reply::Type::kInteger) {
-      Complete(thread, OpResult::Of(OpResult::Status::kFail,
-                              "unexpected reply to unlock (want nil or an integer): " +
-                                  reply->Quoted()));
+      Complete(thread, OpResult::Fail("unexpected reply to unlock (want nil or an integer): " +
+                                      reply->Quoted()));
       return;
     }
-    Complete(thread, OpResult::OkValue(reply->integer, reply->integer == 1 ? "released" : "still held"));
+    Complete(thread,
+             OpResult::OkValue(reply->integer, reply->integer == 1 ? "released" : "still held"));
   }
 
   void OnForceUnlockDone(int thread, const Reply* reply, const std::string& timeout_detail) {
     if (reply == nullptr) {
-      Complete(thread, OpResult::Of(OpResult::Status::kInfo, timeout_detail));
+      Complete(thread, OpResult::Info(timeout_detail));
     } else if (reply->is_error()) {
-      Complete(thread, OpResult::Of(OpResult::Status::kFail, reply->str));
+      Complete(thread, OpResult::Fail(reply->str));
     } else if (reply->type == Reply::Type::kInteger) {
-      Complete(thread, OpResult::OkValue(reply->integer, reply->integer == 1 ? "deleted" : "no lock"));
+      Complete(thread,
+               OpResult::OkValue(reply->integer, reply->integer == 1 ? "deleted" : "no lock"));
     } else {
-      Complete(thread, OpResult::Of(OpResult::Status::kFail,
-                              "unexpected reply to force_unlock (want an integer): " +
-                                  reply->Quoted()));
+      Complete(thread, OpResult::Fail("unexpected reply to force_unlock (want an integer): " +
+                                      reply->Quoted()));
     }
   }
 
