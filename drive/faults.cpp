@@ -1,0 +1,139 @@
+#include "drive/faults.h"
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "history/fault_kinds.h"
+#include "history/names.h"
+
+namespace lockstep::drive {
+
+namespace names = history::names;
+using history::Name;
+
+namespace {
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+// A fault event of `process`; a fault with a duration carries it, in ms, as its value.
+void Record(FaultTarget& t, Name process, Name op, const history::Detail& detail,
+            int64_t value = 0, bool has_value = false) {
+  history::Event e;
+  e.type = history::EventType::kFault;
+  e.process = process;
+  e.op = op;
+  e.detail = detail;
+  e.has_value = has_value;
+  e.value = value;
+  t.Record(e);
+}
+
+void Partition(const FaultSpec& f, FaultTarget& t) {
+  const history::PartitionFault detail{Join(f.targets), Join(f.peers), f.one_way};
+  Record(t, names::kSim, names::kPartition, detail, f.duration_us / 1000, true);
+  const uint64_t handle = t.OpenPartition(f);
+  t.After(f.duration_us, [&t, handle, detail] {
+    t.ClosePartition(handle);
+    Record(t, names::kSim, names::kHeal, detail);
+  });
+}
+
+// A latency, loss or duplicate window on the targets' links.
+void NetworkWindow(const FaultSpec& f, FaultTarget& t) {
+  using K = FaultSpec::Kind;
+  assert(f.kind == K::kLatency || f.kind == K::kLoss || f.kind == K::kDuplicate);
+  assert(!f.targets.empty() && f.duration_us > 0);
+  const bool latency = f.kind == K::kLatency;
+  const history::NetworkFault detail{latency ? f.extra_us : 0, latency ? 0 : f.rate,
+                                     Join(f.targets), Join(f.peers)};
+  const history::FaultKindInfo& kind = history::InfoOf(f.kind);
+  Record(t, names::kSim, kind.start_op, detail, f.duration_us / 1000, true);
+  const uint64_t handle = t.OpenNetworkWindow(f);
+  const Name end = kind.end_op;
+  t.After(f.duration_us, [&t, handle, end, detail] {
+    t.CloseNetworkWindow(handle);
+    Record(t, names::kSim, end, detail);
+  });
+}
+
+void Crash(const FaultSpec& f, FaultTarget& t) {
+  for (const std::string& name : f.targets) {
+    // A process that is down cannot crash again, and a second restart would start a process
+    // that is already running: a crash of a crashed process changes nothing.
+    if (t.Down(name)) continue;
+    Record(t, t.Intern(name), names::kCrash, history::StockText{});
+    t.Crash(name);
+    if (f.duration_us > 0) {
+      t.After(f.duration_us, [&t, name] {
+        Record(t, t.Intern(name), names::kRestart, history::StockText{});
+        t.Restart(name);
+      });
+    }
+  }
+}
+
+void LoseReplies(const FaultSpec& f, FaultTarget& t) {
+  for (const std::string& name : f.targets) {
+    if (!t.IsNode(name)) continue;
+    Record(t, t.Intern(name), names::kLoseReplies, history::LoseRepliesFault{name},
+           f.duration_us / 1000, true);
+    t.LoseReplies(name, true);
+    t.After(f.duration_us, [&t, name] {
+      t.LoseReplies(name, false);
+      Record(t, t.Intern(name), names::kLoseRepliesEnd, history::LoseRepliesFault{name});
+    });
+  }
+}
+
+}  // namespace
+
+void PauseFor(FaultTarget& t, const std::string& name, int64_t duration_us, bool gc) {
+  const uint64_t pause = t.Pause(name);
+  if (pause == 0) return;
+  const Name id = t.Intern(name);
+  Record(t, id, names::kPause, history::PauseFault{gc, duration_us}, duration_us / 1000, true);
+  t.After(duration_us, [&t, name, id, pause] {
+    // A crash during the pause ended it: the process that is there now was never paused, or
+    // is in a pause of its own.
+    if (!t.InPause(name, pause)) return;
+    Record(t, id, names::kResume, history::StockText{});
+    t.Resume(name);
+  });
+}
+
+void ApplyFault(const FaultSpec& f, FaultTarget& t) {
+  using K = FaultSpec::Kind;
+  switch (f.kind) {
+    case K::kPartition: Partition(f, t); break;
+    case K::kCrash: Crash(f, t); break;
+    case K::kPause:
+      for (const std::string& name : f.targets) PauseFor(t, name, f.duration_us, /*gc=*/false);
+      break;
+    case K::kClockJump:
+      // The jump itself is part of the clock, fixed before the run; this records it.
+      for (const std::string& name : f.targets) {
+        Record(t, t.Intern(name), names::kClockJump, history::ClockJumpFault{f.by_us},
+               f.by_us / 1000, true);
+      }
+      break;
+    case K::kFailover:
+      for (const std::string& name : f.targets) {
+        if (!t.IsNode(name)) continue;
+        Record(t, t.Intern(name), names::kFailover, history::FailoverFault{name, -1});
+        t.Failover(name);
+      }
+      break;
+    case K::kLoseReplies: LoseReplies(f, t); break;
+    case K::kLatency:
+    case K::kLoss:
+    case K::kDuplicate: NetworkWindow(f, t); break;
+  }
+}
+
+}  // namespace lockstep::drive
