@@ -34,13 +34,18 @@ void Record(FaultTarget& t, Name process, Name op, const history::Detail& detail
   t.Record(e);
 }
 
+// A detail's text is a view (history/event.h): the sides' names are kept here, in the
+// closure of the fault's end, for both of its events.
 void Partition(const FaultSpec& f, FaultTarget& t) {
-  const history::PartitionFault detail{Join(f.targets), Join(f.peers), f.one_way};
-  Record(t, names::kSim, names::kPartition, detail, f.duration_us / 1000, true);
+  std::string side_a = Join(f.targets), side_b = Join(f.peers);
+  const bool one_way = f.one_way;
+  Record(t, names::kSim, names::kPartition, history::PartitionFault{side_a, side_b, one_way},
+         f.duration_us / 1000, true);
   const uint64_t handle = t.OpenPartition(f);
-  t.After(f.duration_us, [&t, handle, detail] {
+  t.After(f.duration_us, [&t, handle, side_a = std::move(side_a), side_b = std::move(side_b),
+                          one_way] {
     t.ClosePartition(handle);
-    Record(t, names::kSim, names::kHeal, detail);
+    Record(t, names::kSim, names::kHeal, history::PartitionFault{side_a, side_b, one_way});
   });
 }
 
@@ -50,15 +55,17 @@ void NetworkWindow(const FaultSpec& f, FaultTarget& t) {
   assert(f.kind == K::kLatency || f.kind == K::kLoss || f.kind == K::kDuplicate);
   assert(!f.targets.empty() && f.duration_us > 0);
   const bool latency = f.kind == K::kLatency;
-  const history::NetworkFault detail{latency ? f.extra_us : 0, latency ? 0 : f.rate,
-                                     Join(f.targets), Join(f.peers)};
+  const int64_t extra_us = latency ? f.extra_us : 0;
+  const double rate = latency ? 0 : f.rate;
+  std::string targets = Join(f.targets), peers = Join(f.peers);
   const history::FaultKindInfo& kind = history::InfoOf(f.kind);
-  Record(t, names::kSim, kind.start_op, detail, f.duration_us / 1000, true);
+  Record(t, names::kSim, kind.start_op, history::NetworkFault{extra_us, rate, targets, peers},
+         f.duration_us / 1000, true);
   const uint64_t handle = t.OpenNetworkWindow(f);
-  const Name end = kind.end_op;
-  t.After(f.duration_us, [&t, handle, end, detail] {
+  t.After(f.duration_us, [&t, handle, end = kind.end_op, extra_us, rate,
+                          targets = std::move(targets), peers = std::move(peers)] {
     t.CloseNetworkWindow(handle);
-    Record(t, names::kSim, end, detail);
+    Record(t, names::kSim, end, history::NetworkFault{extra_us, rate, targets, peers});
   });
 }
 

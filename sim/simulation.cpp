@@ -18,6 +18,7 @@
 #include "core/server.h"
 #include "core/strings.h"
 #include "drive/client.h"
+#include "drive/faults.h"
 #include "drive/named.h"
 #include "drive/resource.h"
 #include "drive/run_notes.h"
@@ -65,6 +66,7 @@ struct Mailbox {
     Callback work;
   };
   bool paused = false;
+  uint64_t pause = 0;  // While paused: the pause's number (FaultTarget::Pause).
   std::deque<Held> held;
 };
 
@@ -458,8 +460,8 @@ struct Simulation::Impl {
 
   // --- nodes ---
 
-  Node* FindNode(const std::string& name) { return drive::FindNamed(nodes, name); }
-  Client* FindClient(const std::string& name) { return drive::FindNamed(clients, name); }
+  Node* FindNode(const std::string& name) const { return drive::FindNamed(nodes, name); }
+  Client* FindClient(const std::string& name) const { return drive::FindNamed(clients, name); }
 
   void NewServer(Node& n) {
     ServerOptions options;
@@ -1110,150 +1112,106 @@ struct Simulation::Impl {
 
   void ScheduleFault(const FaultSpec& f) {
     const FaultSpec fault = f;
-    engine.At(f.at_us, [this, fault] { ApplyFault(fault); });
+    engine.At(f.at_us, [this, fault] { drive::ApplyFault(fault, *fault_target); });
   }
 
-  std::string Join(const std::vector<std::string>& v) const {
-    std::string out;
-    for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
-    return out;
-  }
-
-  void ApplyFault(const FaultSpec& f) {
-    using K = FaultSpec::Kind;
-    switch (f.kind) {
-      case K::kPartition: {
-        Partition p;
-        p.a = Side(f.targets);
-        p.b = Side(f.peers);
-        p.one_way = f.one_way;
-        p.active = true;
-        partitions.push_back(p);
-        const size_t index = partitions.size() - 1;
-        const std::string side_a = Join(f.targets), side_b = Join(f.peers);
-        const bool one_way = f.one_way;
-        Fault(names::kSim, names::kPartition, history::PartitionFault{side_a, side_b, one_way},
-              f.duration_us / 1000, true);
-        engine.After(f.duration_us, [this, index, side_a, side_b, one_way] {
-          partitions[index].active = false;
-          Fault(names::kSim, names::kHeal, history::PartitionFault{side_a, side_b, one_way});
-        });
-        break;
-      }
-      case K::kCrash:
-        for (const std::string& name : f.targets) {
-          // A process that is down cannot crash again, and a second restart would start a
-          // process that is already running: a crash of a crashed process changes nothing.
-          if (Node* n = FindNode(name); n != nullptr && !n->up) continue;
-          if (Client* c = FindClient(name); c != nullptr && !c->up) continue;
-          Fault(Intern(name), names::kCrash, history::StockText{});
-          if (Node* n = FindNode(name)) CrashNode(*n);
-          if (Client* c = FindClient(name)) CrashClient(*c);
-          if (f.duration_us > 0) {
-            engine.After(f.duration_us, [this, name] {
-              Fault(Intern(name), names::kRestart, history::StockText{});
-              if (Node* n = FindNode(name)) RestartNode(*n);
-              if (Client* c = FindClient(name)) {
-                c->up = true;
-                StartClient(*c, /*restart=*/true);
-              }
-            });
-          }
-        }
-        break;
-      case K::kPause:
-        for (const std::string& name : f.targets) Pause(name, f.duration_us, /*gc=*/false);
-        break;
-      case K::kClockJump:
-        // The jump itself is part of the clock (built before the run); this records it.
-        for (const std::string& name : f.targets) {
-          Fault(Intern(name), names::kClockJump, history::ClockJumpFault{f.by_us}, f.by_us / 1000,
-                true);
-        }
-        break;
-      case K::kFailover:
-        for (const std::string& name : f.targets) {
-          Node* m = FindNode(name);
-          if (m == nullptr) continue;
-          Fault(m->id, names::kFailover, history::FailoverFault{name, -1});
-          if (Node* r = BestReplica(*m)) Promote(*r, "manual failover");
-        }
-        break;
-      case K::kLoseReplies:
-        for (const std::string& name : f.targets) {
-          Node* n = FindNode(name);
-          if (n == nullptr) continue;
-          n->lose_replies = true;
-          Fault(n->id, names::kLoseReplies, history::LoseRepliesFault{n->name},
-                f.duration_us / 1000, true);
-          engine.After(f.duration_us, [this, n] {
-            n->lose_replies = false;
-            Fault(n->id, names::kLoseRepliesEnd, history::LoseRepliesFault{n->name});
-          });
-        }
-        break;
-      case K::kLatency:
-      case K::kLoss:
-      case K::kDuplicate: OpenNetworkWindow(f); break;
+  // The simulator's side of the fault schedule (drive/faults.h).
+  class SimFaultTarget : public drive::FaultTarget {
+   public:
+    explicit SimFaultTarget(Impl& impl) : s_(impl) {}
+    void After(int64_t delay_us, std::function<void()> work) override {
+      s_.engine.After(delay_us, std::move(work));
     }
-  }
+    void Record(history::Event& e) override { s_.Record(e); }
+    Name Intern(std::string_view name) override { return s_.Intern(name); }
+    bool IsNode(const std::string& name) const override { return s_.FindNode(name) != nullptr; }
+    bool Down(const std::string& name) const override {
+      if (const Node* n = s_.FindNode(name)) return !n->up;
+      if (const Client* c = s_.FindClient(name)) return !c->up;
+      return false;
+    }
+    void Crash(const std::string& name) override {
+      if (Node* n = s_.FindNode(name)) s_.CrashNode(*n);
+      if (Client* c = s_.FindClient(name)) s_.CrashClient(*c);
+    }
+    void Restart(const std::string& name) override {
+      if (Node* n = s_.FindNode(name)) s_.RestartNode(*n);
+      if (Client* c = s_.FindClient(name)) {
+        c->up = true;
+        s_.StartClient(*c, /*restart=*/true);
+      }
+    }
+    uint64_t Pause(const std::string& name) override {
+      Mailbox* box = MailboxOf(name);
+      if (box == nullptr || box->paused || Down(name)) return 0;
+      box->paused = true;
+      box->pause = ++pauses_;
+      return box->pause;
+    }
+    bool InPause(const std::string& name, uint64_t pause) const override {
+      const Mailbox* box = MailboxOf(name);
+      return box != nullptr && box->paused && box->pause == pause;
+    }
+    void Resume(const std::string& name) override {
+      if (Mailbox* box = MailboxOf(name)) Impl::Resume(*box);
+    }
+    void Failover(const std::string& name) override {
+      if (Node* m = s_.FindNode(name)) {
+        if (Node* r = s_.BestReplica(*m)) s_.Promote(*r, "manual failover");
+      }
+    }
+    uint64_t OpenPartition(const FaultSpec& f) override {
+      Partition p;
+      p.a = s_.Side(f.targets);
+      p.b = s_.Side(f.peers);
+      p.one_way = f.one_way;
+      p.active = true;
+      s_.partitions.push_back(std::move(p));
+      return s_.partitions.size() - 1;
+    }
+    void ClosePartition(uint64_t handle) override { s_.partitions[handle].active = false; }
+    uint64_t OpenNetworkWindow(const FaultSpec& f) override {
+      using K = FaultSpec::Kind;
+      NetworkWindow w;
+      w.kind = f.kind;
+      w.a = s_.Side(f.targets);
+      w.b = s_.Side(f.peers);
+      w.every_peer = f.peers.empty();
+      w.extra_us = f.kind == K::kLatency ? f.extra_us : 0;
+      w.rate = f.kind == K::kLatency ? 0 : f.rate;
+      assert(w.extra_us >= 0 && w.rate >= 0 && w.rate <= 1);
+      w.active = true;
+      s_.windows.push_back(std::move(w));
+      ++s_.windows_active;
+      return s_.windows.size() - 1;
+    }
+    void CloseNetworkWindow(uint64_t handle) override {
+      assert(s_.windows[handle].active && s_.windows_active > 0);
+      s_.windows[handle].active = false;
+      --s_.windows_active;
+    }
+    void LoseReplies(const std::string& name, bool on) override {
+      if (Node* n = s_.FindNode(name)) n->lose_replies = on;
+    }
 
-  // Records the window's start now and its end after its duration, with the same detail.
-  void OpenNetworkWindow(const FaultSpec& f) {
-    using K = FaultSpec::Kind;
-    assert(f.kind == K::kLatency || f.kind == K::kLoss || f.kind == K::kDuplicate);
-    assert(!f.targets.empty() && f.duration_us > 0);
-    NetworkWindow w;
-    w.kind = f.kind;
-    w.a = Side(f.targets);
-    w.b = Side(f.peers);
-    w.every_peer = f.peers.empty();
-    w.extra_us = f.kind == K::kLatency ? f.extra_us : 0;
-    w.rate = f.kind == K::kLatency ? 0 : f.rate;
-    assert(w.extra_us >= 0 && w.rate >= 0 && w.rate <= 1);
-    w.active = true;
-    windows.push_back(std::move(w));
-    ++windows_active;
-    const size_t index = windows.size() - 1;
-    const Name start = f.kind == K::kLatency ? names::kLatency
-                       : f.kind == K::kLoss  ? names::kLoss
-                                             : names::kDuplicate;
-    const Name end = f.kind == K::kLatency ? names::kLatencyEnd
-                     : f.kind == K::kLoss  ? names::kLossEnd
-                                           : names::kDuplicateEnd;
-    const std::string targets = Join(f.targets), peers = Join(f.peers);
-    const int64_t extra_us = windows[index].extra_us;
-    const double rate = windows[index].rate;
-    Fault(names::kSim, start, history::NetworkFault{extra_us, rate, targets, peers},
-          f.duration_us / 1000, true);
-    engine.After(f.duration_us, [this, index, end, extra_us, rate, targets, peers] {
-      assert(windows[index].active && windows_active > 0);
-      windows[index].active = false;
-      --windows_active;
-      Fault(names::kSim, end, history::NetworkFault{extra_us, rate, targets, peers});
-    });
-  }
-
-  void Pause(const std::string& name, int64_t duration_us, bool gc) {
-    Mailbox* box = nullptr;
-    if (Node* n = FindNode(name); n != nullptr && n->up) box = &n->mailbox;
-    if (Client* c = FindClient(name); c != nullptr && c->up) box = &c->mailbox;
-    if (box == nullptr || box->paused) return;
-    box->paused = true;
-    const Name id = Intern(name);
-    Fault(id, names::kPause, history::PauseFault{gc, duration_us}, duration_us / 1000, true);
-    engine.After(duration_us, [this, id, box] {
-      Fault(id, names::kResume, history::StockText{});
-      Resume(*box);
-    });
-  }
+   private:
+    // A process's mailbox: a node's, else a client's.
+    Mailbox* MailboxOf(const std::string& name) const {
+      if (Node* n = s_.FindNode(name)) return &n->mailbox;
+      if (Client* c = s_.FindClient(name)) return &c->mailbox;
+      return nullptr;
+    }
+    Impl& s_;
+    uint64_t pauses_ = 0;
+  };
+  std::unique_ptr<SimFaultTarget> fault_target;
 
   void ScheduleGc(Client& c) {
     const int64_t every = scenario.gc.every_us.Sample(*c.rng);
     Client* cp = &c;
     engine.After(every, [this, cp] {
       const int64_t pause = scenario.gc.pause_us.Sample(*cp->rng);
-      if (cp->up && pause > 0) Pause(cp->name, pause, /*gc=*/true);
+      if (cp->up && pause > 0) drive::PauseFor(*fault_target, cp->name, pause, /*gc=*/true);
       ScheduleGc(*cp);
     });
   }
@@ -1369,6 +1327,7 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
     s.clients.push_back(std::move(c));
   }
   s.SetUpNetwork();
+  s.fault_target = std::make_unique<Impl::SimFaultTarget>(s);
 
   // The run's names, interned in a fixed order so that ids never depend on what runs first.
   s.lock_id = s.Intern(scenario.protocol.lock_name);
