@@ -1,0 +1,141 @@
+// The simulator's processes: Redis nodes and client processes, as the units of the simulator
+// (sim/world.h) share them. Each field says which unit keeps it.
+#ifndef LOCKSTEP_SIM_PROCESSES_H_
+#define LOCKSTEP_SIM_PROCESSES_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/random.h"
+#include "core/server.h"
+#include "drive/workload.h"
+#include "history/names.h"
+#include "locks/protocol.h"
+#include "model/scenario.h"
+#include "sim/engine.h"
+#include "sim/mailbox.h"
+
+namespace lockstep::sim {
+
+struct Node {
+  int index = 0;
+  int endpoint = 0;  // On the network.
+  std::string name;
+  history::Name id = history::names::kNone;  // `name` in the run's name table.
+  NodeSpec spec;
+  std::unique_ptr<Clock> clock;
+  std::unique_ptr<Server> server;
+  bool up = true;
+  Mailbox mailbox;
+  int master = -1;             // Index of the node this one replicates from, or -1.
+  int cluster_node = -1;       // [cluster]: this node's index in the slot map, else -1.
+  std::vector<int> replicas;   // Nodes replicating from this one.
+  bool lose_replies = false;
+  Keyspace aof;                // What AOF everysec has fsynced.
+  // Replication offset, counted in effect batches: on a master, the batches it produced; on a
+  // replica, the batches it applied (a full resync copies its master's). WAIT and Sentinel's
+  // choice of replica compare these.
+  uint64_t offset = 0;
+
+  // Pub/sub subscriptions: channel -> client indices, in subscription order.
+  std::map<std::string, std::vector<int>, std::less<>> subscribers;
+
+  // The lock key as last seen, for lease events (LockWatch).
+  std::string lock_owners;
+  int64_t lock_expire_ms = kNoExpiry;
+  // When LockWatch last looked at the lock key on this node as a master: the server, its count
+  // of write commands and the node's wall clock then. Until the count moves, a command cannot
+  // have changed the key (LockWatch::Unchanged).
+  struct LockSeen {
+    const Server* server = nullptr;
+    uint64_t writes = 0;
+    int64_t at_ms = 0;
+  } lock_seen;
+  // On a replica: the lock key's owners as replication last left them, for replicated events.
+  std::string replica_owners;
+
+  // Per-replica replication stream (FIFO): effect batches with the true time of the write.
+  struct Batch {
+    std::vector<Argv> commands;
+    TrueTime written_at = 0;
+  };
+  struct Stream {
+    std::deque<Batch> batches;
+    bool in_flight = false;
+  };
+  std::map<int, Stream> streams;
+};
+
+// The engine events of a client's armed protocol timers. A client has a handful armed at once
+// (command timeouts, a retry, the watchdog), so a vector searched in place beats a tree; its
+// order never reaches the history.
+class ArmedTimers {
+ public:
+  // Arming an armed timer again replaces its event, as assigning into a map would.
+  void Set(locks::TimerId timer, Engine::EventId event) {
+    if (auto it = Find(timer); it != armed_.end()) {
+      it->second = event;
+    } else {
+      armed_.emplace_back(timer, event);
+    }
+  }
+  // Forgets the timer; returns its event, if it was armed.
+  std::optional<Engine::EventId> Take(locks::TimerId timer) {
+    auto it = Find(timer);
+    if (it == armed_.end()) return std::nullopt;
+    const Engine::EventId event = it->second;
+    *it = armed_.back();
+    armed_.pop_back();
+    return event;
+  }
+  using Armed = std::vector<std::pair<locks::TimerId, Engine::EventId>>;
+  // Forgets every timer; returns them with their events.
+  Armed TakeAll() {
+    Armed taken;
+    taken.swap(armed_);
+    return taken;
+  }
+
+ private:
+  Armed::iterator Find(locks::TimerId timer) {
+    return std::find_if(armed_.begin(), armed_.end(),
+                        [timer](const auto& armed) { return armed.first == timer; });
+  }
+  Armed armed_;
+};
+
+struct Client {
+  int index = 0;
+  int endpoint = 0;  // On the network.
+  std::string name;
+  history::Name id = history::names::kNone;
+  ClientSpec spec;
+  std::unique_ptr<Clock> clock;
+  std::unique_ptr<Prng> rng;
+  std::string uuid;
+  std::unique_ptr<locks::LockProtocol> protocol;
+  std::unique_ptr<locks::Outbox> outbox;
+  bool up = true;
+  uint64_t incarnation = 0;
+  Mailbox mailbox;
+  ArmedTimers timers;
+  // What the process's threads do (drive/workload.h), and what it gets from the simulator.
+  std::unique_ptr<drive::ClientHost> host;
+  std::unique_ptr<drive::ClientWorkload> workload;
+  // For each slot the protocol addresses, the node the client takes for it: slot i is the i-th
+  // master of the scenario (in declaration order) until a failover moves it to a promoted
+  // replica and the client rediscovers it.
+  std::vector<int> slots;
+};
+
+}  // namespace lockstep::sim
+
+#endif  // LOCKSTEP_SIM_PROCESSES_H_
