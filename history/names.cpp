@@ -5,58 +5,6 @@
 
 namespace lockstep::history {
 
-namespace names {
-const std::array<std::string_view, kVocabularySize> kVocabulary = {
-    "",
-    "sim",
-    "sentinel",
-    "acquire",
-    "acquire_read",
-    "release",
-    "release_read",
-    "force_unlock",
-    "enter",
-    "exit",
-    "acquired",
-    "released",
-    "expired",
-    "lost",
-    "owners",
-    "partition",
-    "heal",
-    "crash",
-    "restart",
-    "pause",
-    "resume",
-    "clock_jump",
-    "failover",
-    "promote",
-    "lose_replies",
-    "lose_replies_end",
-    "latency",
-    "latency_end",
-    "loss",
-    "loss_end",
-    "duplicate",
-    "duplicate_end",
-    "run",
-    "protocol",
-    "cluster",
-    "lease_default",
-    "client",
-    "role",
-    "done",
-    "rediscover",
-    "end",
-    "try_acquire",
-    "get_count",
-    "renew",
-    "applied",
-    "resynced",
-    "clock_base",
-};
-}  // namespace names
-
 NameTable::NameTable() {
   for (std::string_view word : names::kVocabulary) {
     [[maybe_unused]] const Name id = Intern(word);

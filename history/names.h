@@ -93,8 +93,67 @@ enum : Name {
   kVocabularySize
 };
 
-// The text of every fixed id, indexed by it.
-extern const std::array<std::string_view, kVocabularySize> kVocabulary;
+// The text of every fixed id, indexed by it: a new word is its id above and its text here.
+inline constexpr std::array<std::string_view, kVocabularySize> kVocabulary = {
+    "",
+    "sim",
+    "sentinel",
+    "acquire",
+    "acquire_read",
+    "release",
+    "release_read",
+    "force_unlock",
+    "enter",
+    "exit",
+    "acquired",
+    "released",
+    "expired",
+    "lost",
+    "owners",
+    "partition",
+    "heal",
+    "crash",
+    "restart",
+    "pause",
+    "resume",
+    "clock_jump",
+    "failover",
+    "promote",
+    "lose_replies",
+    "lose_replies_end",
+    "latency",
+    "latency_end",
+    "loss",
+    "loss_end",
+    "duplicate",
+    "duplicate_end",
+    "run",
+    "protocol",
+    "cluster",
+    "lease_default",
+    "client",
+    "role",
+    "done",
+    "rediscover",
+    "end",
+    "try_acquire",
+    "get_count",
+    "renew",
+    "applied",
+    "resynced",
+    "clock_base",
+};
+// Every id has its own text (a word left out above would leave the last ids empty).
+constexpr bool VocabularyComplete() {
+  for (size_t i = 1; i < kVocabulary.size(); ++i) {
+    if (kVocabulary[i].empty()) return false;
+    for (size_t j = 0; j < i; ++j) {
+      if (kVocabulary[j] == kVocabulary[i]) return false;
+    }
+  }
+  return true;
+}
+static_assert(VocabularyComplete(), "each names:: id needs its own text in kVocabulary");
 }  // namespace names
 
 // Interns strings as small ids. Ids are dense (0, 1, 2 ...), the vocabulary first; a name keeps
