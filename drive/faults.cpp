@@ -90,10 +90,28 @@ void LoseReplies(const FaultSpec& f, FaultTarget& t) {
     if (!t.IsNode(name)) continue;
     Record(t, t.Intern(name), names::kLoseReplies, history::LoseRepliesFault{name},
            f.duration_us / 1000, true);
-    t.LoseReplies(name, true);
-    t.After(f.duration_us, [&t, name] {
-      t.LoseReplies(name, false);
+    t.Switch(f.kind, name, true);
+    t.After(f.duration_us, [&t, kind = f.kind, name] {
+      t.Switch(kind, name, false);
       Record(t, t.Intern(name), names::kLoseRepliesEnd, history::LoseRepliesFault{name});
+    });
+  }
+}
+
+// A switched kind other than lose_replies (whose events name the node in their detail): on
+// each target the kind may name, from its start to its end.
+void Switched(const FaultSpec& f, FaultTarget& t) {
+  const history::FaultKindInfo& kind = history::InfoOf(f.kind);
+  assert(kind.switched && kind.end_op != names::kNone && f.duration_us > 0);
+  assert(kind.targets == history::FaultTargets::kProcesses ||
+         kind.targets == history::FaultTargets::kNodes);
+  for (const std::string& name : f.targets) {
+    if (kind.targets == history::FaultTargets::kNodes && !t.IsNode(name)) continue;
+    Record(t, t.Intern(name), kind.start_op, history::NoDetail{}, f.duration_us / 1000, true);
+    t.Switch(f.kind, name, true);
+    t.After(f.duration_us, [&t, &kind, name] {
+      t.Switch(kind.kind, name, false);
+      Record(t, t.Intern(name), kind.end_op, history::NoDetail{});
     });
   }
 }
@@ -116,6 +134,10 @@ void PauseFor(FaultTarget& t, const std::string& name, int64_t duration_us, bool
 
 void ApplyFault(const FaultSpec& f, FaultTarget& t) {
   using K = FaultSpec::Kind;
+  if (history::InfoOf(f.kind).switched && f.kind != K::kLoseReplies) {
+    Switched(f, t);  // A state of its targets: the schedule is the kinds' table.
+    return;
+  }
   switch (f.kind) {
     case K::kPartition: Partition(f, t); break;
     case K::kCrash: Crash(f, t); break;
@@ -140,6 +162,7 @@ void ApplyFault(const FaultSpec& f, FaultTarget& t) {
     case K::kLatency:
     case K::kLoss:
     case K::kDuplicate: NetworkWindow(f, t); break;
+    default: assert(false && "a kind that is not switched has its case above");
   }
 }
 

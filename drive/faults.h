@@ -8,8 +8,10 @@
 // when Sentinel fails over by itself), so that one fault makes the same events, in the same
 // order, whichever driver runs it.
 //
-// A new fault kind is its row in history/fault_kinds.h, its case in ApplyFault (faults.cpp),
-// and the primitive it needs here with each driver's implementation.
+// A new fault kind is its row in history/fault_kinds.h and its effect in each driver. A kind
+// that is a state of its targets for a while (`switched` in its row) needs nothing here: the
+// schedule switches it on and off, and the driver's code reads it where it acts. Any other
+// kind is its case in ApplyFault (faults.cpp), with the primitive it needs here.
 #ifndef LOCKSTEP_DRIVE_FAULTS_H_
 #define LOCKSTEP_DRIVE_FAULTS_H_
 
@@ -19,6 +21,7 @@
 #include <string_view>
 
 #include "history/event.h"
+#include "history/fault_kinds.h"
 #include "model/scenario.h"
 
 namespace lockstep::drive {
@@ -63,8 +66,10 @@ class FaultTarget {
   virtual void ClosePartition(uint64_t handle) = 0;
   virtual uint64_t OpenNetworkWindow(const FaultSpec& f) = 0;
   virtual void CloseNetworkWindow(uint64_t handle) = 0;
-  // Node `name` runs what it is sent but its replies never leave it.
-  virtual void LoseReplies(const std::string& name, bool on) = 0;
+  // Switches the state of a switched kind (history/fault_kinds.h) on process `name`: while it
+  // is on, the driver's code that the kind concerns acts on it (lose_replies: the node runs
+  // what it is sent, but its replies never leave it).
+  virtual void Switch(history::FaultKind kind, const std::string& name, bool on) = 0;
 };
 
 // Starts fault `f` now on `target` and schedules its end.

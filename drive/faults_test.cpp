@@ -74,8 +74,8 @@ class FakeTarget : public FaultTarget {
     return 3;
   }
   void CloseNetworkWindow(uint64_t handle) override { Log("close " + std::to_string(handle)); }
-  void LoseReplies(const std::string& name, bool on) override {
-    Log(std::string(on ? "lose " : "keep ") + name);
+  void Switch(history::FaultKind kind, const std::string& name, bool on) override {
+    Log(std::string(history::InfoOf(kind).name) + (on ? " on " : " off ") + name);
   }
 
   // Runs the scheduled work in time order until `until_us`.
@@ -174,9 +174,9 @@ TEST_CASE("a network window and lost replies open and close around their events"
   ApplyFault(Fault(FaultSpec::Kind::kLoseReplies, {"n1", "c1"}, 2'000'000), t);
   t.RunUntil(3'000'000);
   CHECK(t.log == Log{"0 event sim latency extra=200ms targets=n1", "0 open",
-                     "0 event n1 lose_replies replies from n1 are lost", "0 lose n1",
+                     "0 event n1 lose_replies replies from n1 are lost", "0 lose_replies on n1",
                      "1000 close 3", "1000 event sim latency_end extra=200ms targets=n1",
-                     "2000 keep n1", "2000 event n1 lose_replies_end replies from n1 flow again"});
+                     "2000 lose_replies off n1", "2000 event n1 lose_replies_end replies from n1 flow again"});
 }
 
 TEST_CASE("a failover is recorded, then asked of the driver, for nodes only", "[faults]") {

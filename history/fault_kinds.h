@@ -66,6 +66,10 @@ struct FaultKindInfo {
   bool keyed_by_text = false;
   // Troubles links for a while (latency, loss, duplicate): several may be open on one process.
   bool network_window = false;
+  // A state of each target that the driver switches on at the start and off at the end
+  // (drive::FaultTarget::Switch), read by the driver's code where it acts: its events are the
+  // target's, the start's value its duration in ms.
+  bool switched = false;
   // What it keeps its process from doing while open; kImpairmentKinds: nothing.
   Impairment impairment = kImpairmentKinds;
   // `lockstep replay` makes it real (a duplicated delivery is something no TCP connection does).
@@ -120,6 +124,7 @@ inline constexpr FaultKindInfo kFaultKinds[] = {
      .targets = FaultTargets::kNodes,
      .start_op = names::kLoseReplies,
      .end_op = names::kLoseRepliesEnd,
+     .switched = true,
      .impairment = kDeaf,
      .report_class = "f-lose",
      .labelled_by_process = true},

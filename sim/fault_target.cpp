@@ -66,8 +66,9 @@ void SimFaultTarget::ClosePartition(uint64_t handle) { w_.network.ClosePartition
 uint64_t SimFaultTarget::OpenNetworkWindow(const FaultSpec& f) { return w_.network.OpenWindow(f); }
 void SimFaultTarget::CloseNetworkWindow(uint64_t handle) { w_.network.CloseWindow(handle); }
 
-void SimFaultTarget::LoseReplies(const std::string& name, bool on) {
-  if (Node* n = w_.FindNode(name)) n->lose_replies = on;
+void SimFaultTarget::Switch(history::FaultKind kind, const std::string& name, bool on) {
+  if (Node* n = w_.FindNode(name)) w_.servers.Switched(*n, kind, on);
+  if (Client* c = w_.FindClient(name)) c->faults.Set(kind, on);
 }
 
 }  // namespace lockstep::sim

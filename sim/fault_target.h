@@ -33,7 +33,7 @@ class SimFaultTarget : public drive::FaultTarget {
   void ClosePartition(uint64_t handle) override;
   uint64_t OpenNetworkWindow(const FaultSpec& f) override;
   void CloseNetworkWindow(uint64_t handle) override;
-  void LoseReplies(const std::string& name, bool on) override;
+  void Switch(history::FaultKind kind, const std::string& name, bool on) override;
 
  private:
   // A process's mailbox: a node's, else a client's; null for any other name.

@@ -170,7 +170,7 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
       w_.locks.Verify(n, [&] { return c.name + "'s " + std::string(w_.recorder.names().Str(label)); });
     }
     if (wait_replicas >= 0) return;  // WAIT answers later, by itself.
-    if (n.lose_replies) return;
+    if (n.faults.on(history::FaultKind::kLoseReplies)) return;
     SendReply(n, c, incarnation, request, std::move(reply));
   }, source);
 }
@@ -208,7 +208,7 @@ void NodeService::Wait(Node& n, Client& c, uint64_t incarnation, locks::RequestI
                        uint64_t offset, int64_t numreplicas, TrueTime deadline) {
   const int64_t acked = Acked(n, offset);
   if (acked >= numreplicas || w_.engine.now() >= deadline || !n.up) {
-    if (!n.up || n.lose_replies) return;
+    if (!n.up || n.faults.on(history::FaultKind::kLoseReplies)) return;
     SendReply(n, c, incarnation, request, Reply::Integer(acked));
     return;
   }
@@ -300,6 +300,8 @@ void NodeService::TrackReplica(Node& r, Name op, int64_t lag_us) {
   if (!r.replica_owners.empty()) ev.detail = history::Owners{r.replica_owners};
   w_.Record(ev);
 }
+
+void NodeService::Switched(Node& n, history::FaultKind kind, bool on) { n.faults.Set(kind, on); }
 
 void NodeService::Crash(Node& n) {
   if (!n.up) return;

@@ -9,6 +9,7 @@
 #include "base/argv.h"
 #include "base/clock_spec.h"
 #include "core/server.h"
+#include "history/fault_kinds.h"
 #include "history/names.h"
 #include "locks/protocol.h"
 
@@ -34,6 +35,9 @@ class NodeService {
   // n.offset), and copies a master's data to a replica (a full resync).
   void Replicate(Node& n, const Effects& fx);
   void FullSync(Node& master, Node& replica);
+
+  // A switched fault kind (history/fault_kinds.h) on node n goes on or off.
+  void Switched(Node& n, history::FaultKind kind, bool on);
 
   void Crash(Node& n);
   void Restart(Node& n);

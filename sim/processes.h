@@ -17,6 +17,7 @@
 #include "base/random.h"
 #include "core/server.h"
 #include "drive/workload.h"
+#include "history/fault_kinds.h"
 #include "history/names.h"
 #include "locks/protocol.h"
 #include "model/scenario.h"
@@ -24,6 +25,20 @@
 #include "sim/mailbox.h"
 
 namespace lockstep::sim {
+
+// The switched fault kinds (history/fault_kinds.h) that are on for a process now.
+class SwitchedFaults {
+ public:
+  bool on(history::FaultKind kind) const { return (bits_ >> Bit(kind)) & 1u; }
+  void Set(history::FaultKind kind, bool on) {
+    bits_ = on ? bits_ | (1u << Bit(kind)) : bits_ & ~(1u << Bit(kind));
+  }
+
+ private:
+  static unsigned Bit(history::FaultKind kind) { return static_cast<unsigned>(kind); }
+  static_assert(std::size(history::kFaultKinds) <= 32);
+  uint32_t bits_ = 0;
+};
 
 struct Node {
   int index = 0;
@@ -38,7 +53,7 @@ struct Node {
   int master = -1;             // Index of the node this one replicates from, or -1.
   int cluster_node = -1;       // [cluster]: this node's index in the slot map, else -1.
   std::vector<int> replicas;   // Nodes replicating from this one.
-  bool lose_replies = false;
+  SwitchedFaults faults;
   Keyspace aof;                // What AOF everysec has fsynced.
   // Replication offset, counted in effect batches: on a master, the batches it produced; on a
   // replica, the batches it applied (a full resync copies its master's). WAIT and Sentinel's
@@ -124,6 +139,7 @@ struct Client {
   std::unique_ptr<locks::LockProtocol> protocol;
   std::unique_ptr<locks::Outbox> outbox;
   bool up = true;
+  SwitchedFaults faults;
   uint64_t incarnation = 0;
   Mailbox mailbox;
   ArmedTimers timers;
