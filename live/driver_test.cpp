@@ -309,7 +309,7 @@ TEST_CASE("LiveRun: a short RLock run on redis-server holds mutual exclusion") {
   }
 }
 
-TEST_CASE("LiveRun: a crashed holder's lease expires on the server; the client restarts anew") {
+TEST_CASE("LiveRun: a crashed holder's lease expires on the server, and the client restarts anew") {
   Scenario scenario = ShortLeases();
   scenario.name = "live-rlock-crash";
   // Crashes c1 the first time it holds the lock after 300 ms; restarts it 500 ms later.
