@@ -159,7 +159,7 @@ class LiveClient final : public drive::ClientHost {
   // Runs `work` for this process as it is now: dropped if it crashes first, held while paused.
   void Deliver(uint64_t incarnation, std::function<void()> work) {
     if (!up || incarnation != this->incarnation) return;
-    if (paused) {
+    if (pause != 0) {
       held.push_back(std::move(work));
       return;
     }
@@ -188,7 +188,7 @@ class LiveClient final : public drive::ClientHost {
   std::unique_ptr<drive::ClientWorkload> workload;
   bool up = true;
   uint64_t incarnation = 0;
-  bool paused = false;
+  uint64_t pause = 0;  // The pause it is in (LiveRun::PauseClient's number); 0 while it runs.
   std::deque<std::function<void()>> held;
   std::map<locks::TimerId, EventLoop::TimerId> timers;
   std::vector<int> slots;  // Slot -> node index (the masters, in declaration order).
@@ -209,6 +209,7 @@ struct LiveRun::Impl {
   std::string server_lock_key;
   int64_t start_loop_us = 0;
   bool started = false;
+  uint64_t pauses = 0;  // Client pauses so far: the last pause's number.
   uint64_t late = 0;
   uint64_t commands = 0;
   // Work given to AtTrueTime before the run began: armed when it begins.
@@ -243,20 +244,9 @@ struct LiveRun::Impl {
     e.t_us = Now();
     recorder->Append(e);
   }
-  void Fault(Name process, Name op, const history::Detail& detail, int64_t value = 0,
-             bool has_value = false) {
-    history::Event e;
-    e.type = EventType::kFault;
-    e.process = process;
-    e.op = op;
-    e.detail = detail;
-    e.has_value = has_value;
-    e.value = value;
-    Record(e);
-  }
 
-  LiveNode* FindNode(const std::string& name) { return drive::FindNamed(nodes, name); }
-  LiveClient* FindClient(const std::string& name) { return drive::FindNamed(clients, name); }
+  LiveNode* FindNode(const std::string& name) const { return drive::FindNamed(nodes, name); }
+  LiveClient* FindClient(const std::string& name) const { return drive::FindNamed(clients, name); }
 
   RespConnection::Options ConnectionTo(const LiveNode& n, bool pubsub,
                                        const std::string* client = nullptr) const {
@@ -584,51 +574,31 @@ struct LiveRun::Impl {
     c.workload->Crash();
     for (const auto& [timer, id] : c.timers) loop.Cancel(id);
     c.timers.clear();
-    c.paused = false;
+    c.pause = 0;  // Its pause ends with it: no resume comes for a crashed process.
     c.held.clear();
     // Its connections die with it: what they were waiting for is never delivered, and the
     // servers drop its subscriptions.
     c.DropConnections();
   }
 
-  // A pause of the whole process (a GC pause, SIGSTOP): it does nothing, then everything
-  // that arrived meanwhile, in order. Resumes by itself after duration_us (> 0).
-  bool Pause(LiveClient& c, int64_t duration_us, bool gc) {
-    if (!c.up || c.paused) return false;
-    c.paused = true;
-    Fault(c.id, names::kPause, history::PauseFault{gc, duration_us}, duration_us / 1000, true);
-    if (duration_us > 0) {
-      LiveClient* cp = &c;
-      const uint64_t incarnation = c.incarnation;
-      loop.After(duration_us, [this, cp, incarnation] {
-        if (cp->incarnation == incarnation) ResumeClient(*cp);
-      });
-    }
-    return true;
-  }
-
-  bool ResumeClient(LiveClient& c) {
-    if (!c.up || !c.paused) return false;
-    Fault(c.id, names::kResume, history::StockText{});
-    Resume(c);
-    return true;
-  }
-
-  // [gc]: pauses drawn from the client's PRNG, as the simulator draws them.
+  // [gc]: pauses drawn from the client's PRNG, as the simulator draws them, each made and
+  // recorded by the fault schedule's PauseFor (nothing when the client is down or paused).
   void ScheduleGc(LiveClient& c) {
     const int64_t every = scenario.gc.every_us.Sample(*c.rng_);
     LiveClient* cp = &c;
     loop.After(every, [this, cp] {
       const int64_t pause = scenario.gc.pause_us.Sample(*cp->rng_);
-      if (cp->up && pause > 0) Pause(*cp, pause, /*gc=*/true);
+      if (pause > 0) drive::PauseFor(*options.faults, cp->name, pause, /*gc=*/true);
       ScheduleGc(*cp);
     });
   }
 
+  // A pause of the whole process (a GC pause, SIGSTOP) ends: it runs everything that arrived
+  // meanwhile, in order.
   void Resume(LiveClient& c) {
-    c.paused = false;
+    c.pause = 0;
     // Work run while resuming may pause again: stop there.
-    while (!c.held.empty() && !c.paused) {
+    while (!c.held.empty() && c.pause == 0) {
       auto work = std::move(c.held.front());
       c.held.pop_front();
       work();
@@ -778,6 +748,10 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
     if (locks::MakeProtocol(scenario.protocol.kind_name(), probe, s.scripts, error) == nullptr) {
       return nullptr;
     }
+  }
+  if (scenario.gc.enabled && s.options.faults == nullptr) {
+    *error = "[gc] needs a fault target for its pauses (LiveOptions::faults)";
+    return nullptr;
   }
   if (s.options.keyspace != nullptr) {
     // Everything of the run under one prefix: the sequence key too ("<prefix>{lock}:seq").
@@ -978,15 +952,16 @@ void LiveRun::Run(const std::function<bool()>& should_stop,
   s.recorder->Append(e);
 }
 
-bool LiveRun::CrashClient(const std::string& name, int64_t restart_after_us) {
+bool LiveRun::ClientDown(const std::string& name) const {
+  const LiveClient* c = impl_->FindClient(name);
+  return c != nullptr && !c->up;
+}
+
+bool LiveRun::CrashClient(const std::string& name) {
   Impl& s = *impl_;
   LiveClient* c = s.FindClient(name);
   if (c == nullptr || !c->up) return false;
-  s.Fault(c->id, names::kCrash, history::StockText{});
   s.CrashClient(*c);
-  if (restart_after_us > 0) {
-    s.loop.After(restart_after_us, [this, name] { RestartClient(name); });
-  }
   return true;
 }
 
@@ -994,22 +969,30 @@ bool LiveRun::RestartClient(const std::string& name) {
   Impl& s = *impl_;
   LiveClient* c = s.FindClient(name);
   if (c == nullptr || c->up) return false;
-  s.Fault(c->id, names::kRestart, history::StockText{});
   c->up = true;
   s.StartClient(*c, /*restart=*/true);
   return true;
 }
 
-bool LiveRun::PauseClient(const std::string& name, int64_t duration_us, bool gc) {
+uint64_t LiveRun::PauseClient(const std::string& name) {
   Impl& s = *impl_;
   LiveClient* c = s.FindClient(name);
-  return c != nullptr && s.Pause(*c, duration_us, gc);
+  if (c == nullptr || !c->up || c->pause != 0) return 0;
+  c->pause = ++s.pauses;
+  return c->pause;
+}
+
+bool LiveRun::InPause(const std::string& name, uint64_t pause) const {
+  const LiveClient* c = impl_->FindClient(name);
+  return c != nullptr && c->up && pause != 0 && c->pause == pause;
 }
 
 bool LiveRun::ResumeClient(const std::string& name) {
   Impl& s = *impl_;
   LiveClient* c = s.FindClient(name);
-  return c != nullptr && s.ResumeClient(*c);
+  if (c == nullptr || !c->up || c->pause == 0) return false;
+  s.Resume(*c);
+  return true;
 }
 
 bool LiveRun::NodeRestarted(const std::string& node) {

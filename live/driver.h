@@ -7,8 +7,9 @@
 // harness's monotonic clock since the run start through the client's ClockSpec; its timers
 // on the loop; its commands on a command connection and SUBSCRIBE/UNSUBSCRIBE on a pub/sub
 // connection per node, as Redisson has), its workload, and its faults (crash and restart,
-// pause and resume) as functions a fault schedule calls. The workload is drive::ClientWorkload,
-// the simulator's own loop (drive/workload.h), hosted on the event loop.
+// pause and resume) as primitives the fault schedule (drive/faults.h) calls, which records
+// them. The workload is drive::ClientWorkload, the simulator's own loop (drive/workload.h),
+// hosted on the event loop.
 //
 // Exec and lease events. A real server does not say what a command did to the lock key, so
 // every command a protocol sends on its command connection (but WAIT, which a transaction
@@ -49,6 +50,7 @@
 #include <utility>
 #include <vector>
 
+#include "drive/faults.h"
 #include "history/history.h"
 #include "live/event_loop.h"
 #include "live/user_servers.h"
@@ -92,14 +94,20 @@ struct LiveOptions {
   // harness's own connections (the expiry observer and probe) always go to `nodes`.
   std::function<NodeAddress(const std::string& client, const std::string& node, bool pubsub)>
       client_address;
+  // The fault target the scenario's [gc] pauses go through: drive::PauseFor on it makes each
+  // one and records it with its resume, as it does a pause fault. A replay gives its own
+  // (live/replay.cpp), whose client pauses are PauseClient and ResumeClient below. Needed
+  // when the scenario has [gc].
+  drive::FaultTarget* faults = nullptr;
 };
 
 class LiveRun {
  public:
   // Null (and *error) when the scenario cannot run live: an unknown protocol, a missing
-  // script, a node without an address, a replica in a [cluster]. A [cluster] scenario needs
-  // servers in cluster mode with the simulator's slot split (core/cluster.h EvenSlotRanges
-  // over the nodes in declaration order): the driver routes by that map and is never redirected.
+  // script, a node without an address, a replica in a [cluster], [gc] without
+  // LiveOptions::faults. A [cluster] scenario needs servers in cluster mode with the
+  // simulator's slot split (core/cluster.h EvenSlotRanges over the nodes in declaration
+  // order): the driver routes by that map and is never redirected.
   static std::unique_ptr<LiveRun> Create(const Scenario& scenario, LiveOptions options,
                                          history::Recorder& recorder, std::string* error);
   ~LiveRun();
@@ -119,14 +127,27 @@ class LiveRun {
   // Runs `work` at true time at_us (a fault schedule); before Run(), armed when it begins.
   void AtTrueTime(TrueTime at_us, std::function<void()> work);
 
-  // The scenario's [gc] pauses are the driver's own (drawn from each client's PRNG, as the
-  // simulator draws them). Process faults, recorded as the simulator records them. A crash drops the client's
-  // connections, timers and held work and calls the protocol's OnCrash; with restart_after_us
-  // > 0 it restarts then as a new process (a new UUID). A pause holds everything that arrives
-  // for the client and every timer that fires until it resumes after duration_us.
-  bool CrashClient(const std::string& name, int64_t restart_after_us);
+  // A client's process faults, for a fault target (drive/faults.h) to call: they act and
+  // record nothing, since the fault schedule records the crash, restart, pause and resume, so
+  // that a fault gives the same events in either driver. The scenario's [gc] pauses are drawn
+  // here (from each client's PRNG, as the simulator draws them) and go through
+  // LiveOptions::faults.
+  //
+  // ClientDown: the client is crashed now (false for an unknown name). A crash drops the
+  // client's connections, timers and held work and calls the protocol's OnCrash; a restart
+  // starts it again as a new process (a new UUID). False when there is no such client, or it
+  // is down already (crash) or up (restart).
+  bool ClientDown(const std::string& name) const;
+  bool CrashClient(const std::string& name);
   bool RestartClient(const std::string& name);
-  bool PauseClient(const std::string& name, int64_t duration_us, bool gc = false);
+  // A pause holds everything that arrives for the client and every timer that fires until
+  // ResumeClient, which runs them in arrival order. PauseClient returns the pause's number
+  // (> 0, never given twice in a run), or 0 when the client is down or paused already.
+  // InPause: the client is still in that pause; a crash ends it, so a restarted client is in
+  // none until paused again, then in a pause with another number. ResumeClient: false when
+  // the client is not paused.
+  uint64_t PauseClient(const std::string& name);
+  bool InPause(const std::string& name, uint64_t pause) const;
   bool ResumeClient(const std::string& name);
 
   // Failover, as the fault schedule (or the real Sentinel it watches) performs it. PromoteNode:

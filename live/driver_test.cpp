@@ -2,7 +2,8 @@
 // records reads through the same checkers as a simulated run (mutual exclusion holds), with
 // invoke/ok pairs, an exec for every command, lease events from the probe transactions, an
 // expiry seen through keyspace notifications (or, on servers without them, through a probe at
-// the lock key's PTTL), and a client crash and restart.
+// the lock key's PTTL), and client faults (crash and restart, pause, [gc]) made by the shared
+// fault schedule (drive/faults.h) on the driver's client primitives.
 #include "live/driver.h"
 
 #include <catch2/catch.hpp>
@@ -15,6 +16,7 @@
 
 #include "check/check.h"
 #include "core/cluster.h"
+#include "drive/faults.h"
 #include "live/fault_proxy.h"
 #include "live/redis_client.h"
 #include "live/redis_process.h"
@@ -30,6 +32,50 @@ namespace names = history::names;
 
 // The servers' ports of the running RunLive, by node index (for a test's faults).
 std::vector<int> ports_;
+
+// The fault schedule's target on a LiveRun's clients, as the replay's target is for its
+// clients: the schedule records each fault, the run's primitives act. RunLive gives one to
+// every run (its [gc] pauses go through it).
+class ClientFaults final : public drive::FaultTarget {
+ public:
+  LiveRun* run = nullptr;
+
+  void After(int64_t delay_us, std::function<void()> work) override {
+    run->loop().After(delay_us, std::move(work));
+  }
+  void Record(history::Event& e) override { run->Record(e); }
+  history::Name Intern(std::string_view name) override { return run->Intern(name); }
+  bool IsNode(const std::string&) const override { return false; }
+  bool Down(const std::string& name) const override { return run->ClientDown(name); }
+  void Crash(const std::string& name) override { CHECK(run->CrashClient(name)); }
+  void Restart(const std::string& name) override { CHECK(run->RestartClient(name)); }
+  uint64_t Pause(const std::string& name) override { return run->PauseClient(name); }
+  bool InPause(const std::string& name, uint64_t pause) const override {
+    return run->InPause(name, pause);
+  }
+  void Resume(const std::string& name) override { CHECK(run->ResumeClient(name)); }
+  // Node and link faults are the replay's (live/replay.cpp), not these tests'.
+  void Failover(const std::string&) override { FAIL("no failover here"); }
+  uint64_t OpenPartition(const FaultSpec&) override { FAIL("no partition here"); return 0; }
+  void ClosePartition(uint64_t) override {}
+  uint64_t OpenNetworkWindow(const FaultSpec&) override { FAIL("no network window here"); return 0; }
+  void CloseNetworkWindow(uint64_t) override {}
+  void Switch(lockstep::history::FaultKind, const std::string&, bool) override {
+    FAIL("no switched faults here");
+  }
+};
+
+// The client fault target of the running RunLive (for a test's faults).
+ClientFaults* client_faults_ = nullptr;
+
+// A fault of kind `kind` on client `client` for duration_us, as a scenario's [[faults]] entry.
+FaultSpec ClientFault(FaultSpec::Kind kind, const std::string& client, int64_t duration_us) {
+  FaultSpec f;
+  f.kind = kind;
+  f.targets = {client};
+  f.duration_us = duration_us;
+  return f;
+}
 
 struct LiveResult {
   check::Verdict streamed;
@@ -104,16 +150,20 @@ LiveResult RunLive(const Scenario& scenario,
   for (const auto& server : servers) ports_.push_back(server->port());
 
   history::Recorder recorder;
+  ClientFaults client_faults;
+  client_faults_ = &client_faults;
   LiveOptions options;
   for (size_t i = 0; i < servers.size(); ++i) {
     options.nodes[scenario.nodes[i].name] = NodeAddress{"127.0.0.1", servers[i]->port()};
   }
   options.lua_dir = std::string(LOCKSTEP_SOURCE_DIR) + "/lua";
+  options.faults = &client_faults;
   if (configure) configure(options, ports_);
   std::string error;
   auto run = LiveRun::Create(scenario, options, recorder, &error);
   INFO(error);
   REQUIRE(run != nullptr);
+  client_faults.run = run.get();
 
   LiveResult result{check::Verdict{}, check::Verdict{}, history::History(recorder.shared_names()), {}, {}};
   recorder.AddSink(&result.history);
@@ -154,6 +204,7 @@ LiveResult RunLive(const Scenario& scenario,
     if (e.type != EventType::kExec) key += " " + h.Str(e.op);
     ++result.counts[key];
   }
+  client_faults_ = nullptr;
   return result;
 }
 
@@ -260,11 +311,13 @@ TEST_CASE("LiveRun: a short RLock run on redis-server holds mutual exclusion") {
   }
 }
 
-TEST_CASE("LiveRun: a crashed holder's lease expires on the server; the client restarts anew") {
+TEST_CASE("LiveRun: a crashed holder's lease expires on the server, and the client restarts anew") {
   Scenario scenario = ShortLeases();
   scenario.name = "live-rlock-crash";
   // Crashes c1 the first time it holds the lock after 300 ms; restarts it 500 ms later.
-  OnFirstHold crash("c1", [](LiveRun& run) { CHECK(run.CrashClient("c1", 500'000)); });
+  OnFirstHold crash("c1", [](LiveRun&) {
+    drive::ApplyFault(ClientFault(FaultSpec::Kind::kCrash, "c1", 500'000), *client_faults_);
+  });
   LiveResult r = RunLive(scenario, [&crash](LiveRun& run, history::Recorder& recorder) {
     crash.Attach(run, recorder);
   });
@@ -304,7 +357,9 @@ TEST_CASE("LiveRun: a holder paused past its lease breaks mutual exclusion on a 
   scenario.name = "live-rlock-pause";
   // c1 stops for 800 ms while it holds the lock: its 300 ms lease runs out on the server, c2
   // takes the lock, and c1 goes on in its critical section when it resumes.
-  OnFirstHold pause("c1", [](LiveRun& run) { CHECK(run.PauseClient("c1", 800'000)); });
+  OnFirstHold pause("c1", [](LiveRun&) {
+    drive::ApplyFault(ClientFault(FaultSpec::Kind::kPause, "c1", 800'000), *client_faults_);
+  });
   LiveResult r = RunLive(scenario, [&pause](LiveRun& run, history::Recorder& recorder) {
     pause.Attach(run, recorder);
   });
@@ -328,6 +383,74 @@ TEST_CASE("LiveRun: a holder paused past its lease breaks mutual exclusion on a 
       CHECK(e.type == EventType::kFault);
       CHECK(e.op == names::kResume);
       break;
+    }
+  }
+}
+
+TEST_CASE("LiveRun: a crash ends a client's pause, so no resume is recorded for it") {
+  Scenario scenario = ShortLeases();
+  scenario.name = "live-rlock-crash-in-pause";
+  // c1 stops for 800 ms while it holds the lock; 200 ms into the pause it crashes, and it
+  // restarts 300 ms later, before the pause would have ended.
+  OnFirstHold pause("c1", [](LiveRun& run) {
+    drive::ApplyFault(ClientFault(FaultSpec::Kind::kPause, "c1", 800'000), *client_faults_);
+    run.loop().After(200'000, [] {
+      drive::ApplyFault(ClientFault(FaultSpec::Kind::kCrash, "c1", 300'000), *client_faults_);
+    });
+  });
+  LiveResult r = RunLive(scenario, [&pause](LiveRun& run, history::Recorder& recorder) {
+    pause.Attach(run, recorder);
+  });
+  REQUIRE(pause.done_);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  CHECK(r.counts["fault pause"] == 1);
+  CHECK(r.counts["fault crash"] == 1);
+  CHECK(r.counts["fault restart"] == 1);
+  // The restarted c1 is a new process that was never paused.
+  CHECK(r.counts["fault resume"] == 0);
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  // Nothing reached c1 between the pause and the crash; after the restart it works again.
+  std::vector<std::string> c1_faults;
+  bool c1_after_restart = false;
+  for (const history::Event& e : r.history.events()) {
+    if (r.history.Str(e.process) != "c1") continue;
+    if (e.type == EventType::kFault) {
+      c1_faults.push_back(r.history.Str(e.op));
+    } else if (c1_faults.size() == 1) {
+      FAIL_CHECK("c1 did something while paused: " << r.history.Str(e.op));
+    }
+    if (c1_faults.size() == 3 && e.type == EventType::kOk && e.op == names::kAcquire) {
+      c1_after_restart = true;
+    }
+  }
+  CHECK(c1_faults == std::vector<std::string>{"pause", "crash", "restart"});
+  CHECK(c1_after_restart);
+}
+
+TEST_CASE("LiveRun: [gc] pauses go through the fault target, each recorded with its resume") {
+  Scenario scenario = LoadScaled(kRlock);
+  scenario.name = "live-rlock-gc";
+  scenario.gc.enabled = true;
+  scenario.gc.every_us = Distribution::Fixed(400'000);
+  scenario.gc.pause_us = Distribution::Fixed(50'000);
+  LiveResult r = RunLive(scenario);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  // Three clients, each paused every 400 ms over 2.5 s.
+  CHECK(r.counts["fault pause"] >= 12);
+  CHECK(r.counts["fault resume"] >= r.counts["fault pause"] - 3);  // Paused at the end.
+  CHECK(r.counts["fault resume"] <= r.counts["fault pause"]);
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  std::map<std::string, bool> paused;  // By client.
+  for (const history::Event& e : r.history.events()) {
+    if (e.type != EventType::kFault) continue;
+    const std::string client = r.history.Str(e.process);
+    if (e.op == names::kPause) {
+      CHECK(r.history.DetailOf(e) == "GC pause for 50ms");
+      CHECK_FALSE(paused[client]);
+      paused[client] = true;
+    } else if (e.op == names::kResume) {
+      CHECK(paused[client]);
+      paused[client] = false;
     }
   }
 }

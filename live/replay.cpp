@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "drive/faults.h"
 #include "history/names.h"
 #include "live/driver.h"
 #include "live/fault_proxy.h"
@@ -32,19 +33,16 @@ bool Contains(const std::vector<std::string>& v, const std::string& name) {
   return std::find(v.begin(), v.end(), name) != v.end();
 }
 
-std::string Join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
-
 bool ClockIsPlain(const ClockSpec& c) {
   return c.offset_us == 0 && c.drift_ppm == 0 && c.jumps.empty();
 }
 
 }  // namespace
 
-struct Replay::Impl {
+// The replay's state, and the fault schedule's target (drive/faults.h): ApplyFault and the
+// driver's [gc] pauses decide when each fault starts and ends and record it; the primitives
+// below act on the servers, the proxy and the driver's clients.
+struct Replay::Impl final : drive::FaultTarget {
   Scenario scenario;
   ReplayOptions options;
   history::Recorder* recorder = nullptr;
@@ -118,6 +116,7 @@ struct Replay::Impl {
       return NodeAddress{e.host, e.port};
     };
     lo.before_pairing = [this] { TakeDrops(); };
+    lo.faults = this;
     run = LiveRun::Create(scenario, std::move(lo), recorder, error);
     if (!run) return false;
     run->loop().Watch(proxy->drop_fd(), true, false, [this](short) { TakeDrops(); });
@@ -131,26 +130,114 @@ struct Replay::Impl {
     }
   }
 
-  // --- recording faults as the simulator does ---
+  // --- the fault target: the driver's time and history, the scenario's processes ---
 
-  void Fault(const std::string& process, Name op, const history::Detail& detail,
-             int64_t value = 0, bool has_value = false) {
+  void After(int64_t delay_us, std::function<void()> work) override {
+    run->loop().After(delay_us, std::move(work));
+  }
+  void Record(history::Event& e) override { run->Record(e); }
+  Name Intern(std::string_view name) override { return run->Intern(name); }
+
+  // The events the replay records itself, beside the schedule's: a promotion, and the real
+  // Sentinel's own failover (which no fault of the scenario asked for).
+  void Fault(const std::string& process, Name op, const history::Detail& detail) {
     history::Event e;
     e.type = EventType::kFault;
-    e.process = process == "sim" ? names::kSim : run->Intern(process);
+    e.process = run->Intern(process);
     e.op = op;
     e.detail = detail;
-    e.has_value = has_value;
-    e.value = value;
     run->Record(e);
   }
 
-  bool IsNode(const std::string& name) const {
+  bool IsNode(const std::string& name) const override {
     return std::any_of(scenario.nodes.begin(), scenario.nodes.end(),
                        [&](const NodeSpec& n) { return n.name == name; });
   }
 
+  // A node is down while its server is crashed (or failed to restart); on the user's servers,
+  // whose processes lockstep does not control, never.
+  bool Down(const std::string& name) const override {
+    if (IsNode(name)) return servers != nullptr && servers->pid(name) == 0;
+    return run->ClientDown(name);
+  }
+
+  void Crash(const std::string& name) override {
+    if (IsNode(name)) {
+      CrashNode(name);
+    } else {
+      run->CrashClient(name);
+    }
+  }
+
+  void Restart(const std::string& name) override {
+    if (IsNode(name)) {
+      RestartNode(name);
+    } else {
+      run->RestartClient(name);
+    }
+  }
+
+  uint64_t Pause(const std::string& name) override {
+    return IsNode(name) ? PauseNode(name) : run->PauseClient(name);
+  }
+
+  bool InPause(const std::string& name, uint64_t pause) const override {
+    if (!IsNode(name)) return run->InPause(name, pause);
+    auto it = node_pauses.find(name);
+    return it != node_pauses.end() && it->second == pause;
+  }
+
+  void Resume(const std::string& name) override {
+    if (IsNode(name)) {
+      ResumeNode(name);
+    } else {
+      run->ResumeClient(name);
+    }
+  }
+
   // --- network faults on the proxy ---
+
+  // The partitions and network windows open now, by the handle their Open gave.
+  std::map<uint64_t, FaultSpec> open_windows;
+  uint64_t last_window = 0;
+
+  uint64_t Opened(const FaultSpec& f) {
+    open_windows.emplace(++last_window, f);
+    return last_window;
+  }
+  FaultSpec Closed(uint64_t handle) {
+    auto it = open_windows.find(handle);
+    assert(it != open_windows.end());
+    FaultSpec f = std::move(it->second);
+    open_windows.erase(it);
+    return f;
+  }
+
+  uint64_t OpenPartition(const FaultSpec& f) override {
+    Partition(f, true);
+    return Opened(f);
+  }
+  void ClosePartition(uint64_t handle) override { Partition(Closed(handle), false); }
+
+  // A latency or loss window. A duplicate window never comes: it is refused before the run
+  // (live/support.h), since TCP delivers each byte once.
+  uint64_t OpenNetworkWindow(const FaultSpec& f) override {
+    assert(f.kind != FaultSpec::Kind::kDuplicate);
+    if (f.kind == FaultSpec::Kind::kLatency) {
+      Latency(f, true);
+    } else if (f.kind == FaultSpec::Kind::kLoss) {
+      Loss(f, f.rate);
+    }
+    return Opened(f);
+  }
+  void CloseNetworkWindow(uint64_t handle) override {
+    const FaultSpec f = Closed(handle);
+    if (f.kind == FaultSpec::Kind::kLatency) {
+      Latency(f, false);
+    } else if (f.kind == FaultSpec::Kind::kLoss) {
+      Loss(f, scenario.network.loss);  // Back to the standing loss.
+    }
+  }
 
   // A partition (or its heal): the links whose one end is in side A and the other in side B
   // lose what travels from A to B, and with a two-way partition also what travels back.
@@ -190,6 +277,17 @@ struct Replay::Impl {
     }
   }
 
+  // A loss window: each message on the affected links is dropped with probability `rate`
+  // (overlapping loss windows on one link: the last one set wins).
+  void Loss(const FaultSpec& f, double rate) {
+    for (Link& l : links) {
+      if (l.replication) continue;
+      if (!InWindow(f, l)) continue;
+      proxy->SetLoss(l.id, ProxyDirection::kToServer, rate);
+      proxy->SetLoss(l.id, ProxyDirection::kToClient, rate);
+    }
+  }
+
   // The scenario's standing network: [network] latency_ms (or a link's own) on the client
   // links and [replication] lag_ms from master to replica, each message drawn from its
   // distribution by the proxy, and [network] loss on the client links, as in the simulator.
@@ -218,36 +316,42 @@ struct Replay::Impl {
   }
   bool standing_network = false;  // Since Run began.
 
-  void LoseReplies(const std::string& node, bool on) {
+  // The switched kinds a replay makes real. lose_replies: the proxy drops every reply on the
+  // node's client links; the server still runs what it is sent. The others are refused before
+  // a replay starts (history/fault_kinds.h, not_replayable).
+  void Switch(history::FaultKind kind, const std::string& node, bool on) override {
+    assert(kind == history::FaultKind::kLoseReplies);
+    if (kind != history::FaultKind::kLoseReplies) return;
     for (Link& l : links) {
       if (!l.replication && l.b == node) proxy->SetLoseReplies(l.id, on);
     }
   }
 
-  // --- process faults ---
+  // --- node process faults ---
 
-  void CrashNode(const std::string& node, int64_t restart_after_us) {
+  // The pause each paused node is in, by node: the number Pause gave it. A crash ends it.
+  std::map<std::string, uint64_t> node_pauses;
+  uint64_t last_node_pause = 0;
+
+  void CrashNode(const std::string& node) {
     std::string error;
-    if (servers->pid(node) == 0) return;  // Down already: a crash changes nothing.
-    Fault(node, names::kCrash, history::StockText{});
     if (!servers->Crash(node, &error)) notes.push_back("crash of " + node + ": " + error);
+    node_pauses.erase(node);  // SIGKILL ends a SIGSTOP too.
     for (Link& l : links) {
       if (l.b == node) proxy->CloseAll(l.id);
     }
-    if (restart_after_us > 0) {
-      run->loop().After(restart_after_us, [this, node] {
-        Fault(node, names::kRestart, history::StockText{});
-        std::string error;
-        if (!servers->BeginRestart(node, &error)) {
-          notes.push_back("restart of " + node + ": " + error);
-          return;
-        }
-        // Nothing of the old process is in flight (the crash closed its connections), so the
-        // new process's numbering starts here, before the loop can read a reply of it.
-        run->NodeRestarted(node);
-        WatchRestart(node);
-      });
+  }
+
+  void RestartNode(const std::string& node) {
+    std::string error;
+    if (!servers->BeginRestart(node, &error)) {
+      notes.push_back("restart of " + node + ": " + error);
+      return;
     }
+    // Nothing of the old process is in flight (the crash closed its connections), so the new
+    // process's numbering starts here, before the loop can read a reply of it.
+    run->NodeRestarted(node);
+    WatchRestart(node);
   }
 
   // The clients go on while the server starts (the loop must not wait for it: a frozen loop
@@ -266,19 +370,23 @@ struct Replay::Impl {
     }
   }
 
-  void PauseNode(const std::string& node, int64_t duration_us) {
+  // SIGSTOP: the pause's number, or 0 for a node that is down or paused already (which the
+  // schedule then leaves alone) or that could not be stopped (noted).
+  uint64_t PauseNode(const std::string& node) {
+    if (servers->pid(node) == 0 || servers->paused(node)) return 0;
     std::string error;
-    if (servers->pid(node) == 0 || servers->paused(node)) return;
     if (!servers->Pause(node, &error)) {
       notes.push_back("pause of " + node + ": " + error);
-      return;
+      return 0;
     }
-    Fault(node, names::kPause, history::PauseFault{false, duration_us}, duration_us / 1000, true);
-    run->loop().After(duration_us, [this, node] {
-      std::string error;
-      Fault(node, names::kResume, history::StockText{});
-      if (!servers->Resume(node, &error)) notes.push_back("resume of " + node + ": " + error);
-    });
+    node_pauses[node] = ++last_node_pause;
+    return last_node_pause;
+  }
+
+  void ResumeNode(const std::string& node) {
+    node_pauses.erase(node);
+    std::string error;
+    if (!servers->Resume(node, &error)) notes.push_back("resume of " + node + ": " + error);
   }
 
   // The clients learn of a new master client_rediscover after it was promoted.
@@ -290,8 +398,8 @@ struct Replay::Impl {
     });
   }
 
-  void Failover(const std::string& master) {
-    Fault(master, names::kFailover, history::FailoverFault{master, -1});
+  // The scenario's failover of `master`, which the schedule has recorded.
+  void Failover(const std::string& master) override {
     std::string error;
     if (scenario.sentinel.enabled) {
       // The sentinels do it (SENTINEL FAILOVER); PollSentinels sees the new master. A
@@ -339,99 +447,6 @@ struct Replay::Impl {
       current = node;
     }
     run->loop().After(options.sentinel_poll_us, [this] { PollSentinels(); });
-  }
-
-  void Apply(const FaultSpec& f) {
-    using K = FaultSpec::Kind;
-    switch (f.kind) {
-      case K::kPartition: {
-        const std::string a = Join(f.targets), b = Join(f.peers);
-        const bool one_way = f.one_way;
-        Fault("sim", names::kPartition, history::PartitionFault{a, b, one_way},
-              f.duration_us / 1000, true);
-        Partition(f, true);
-        run->loop().After(f.duration_us, [this, f, a, b, one_way] {
-          Partition(f, false);
-          Fault("sim", names::kHeal, history::PartitionFault{a, b, one_way});
-        });
-        break;
-      }
-      case K::kCrash:
-        for (const std::string& name : f.targets) {
-          if (IsNode(name)) {
-            CrashNode(name, f.duration_us);
-          } else {
-            run->CrashClient(name, f.duration_us);
-          }
-        }
-        break;
-      case K::kPause:
-        for (const std::string& name : f.targets) {
-          if (IsNode(name)) {
-            PauseNode(name, f.duration_us);
-          } else {
-            run->PauseClient(name, f.duration_us, /*gc=*/false);
-          }
-        }
-        break;
-      case K::kClockJump:
-        // Part of the node's shim schedule or the client's clock since the start; recorded.
-        for (const std::string& name : f.targets) {
-          Fault(name, names::kClockJump, history::ClockJumpFault{f.by_us}, f.by_us / 1000, true);
-        }
-        break;
-      case K::kFailover:
-        for (const std::string& name : f.targets) Failover(name);
-        break;
-      case K::kLoseReplies:
-        for (const std::string& name : f.targets) {
-          Fault(name, names::kLoseReplies, history::LoseRepliesFault{name}, f.duration_us / 1000,
-                true);
-          LoseReplies(name, true);
-          run->loop().After(f.duration_us, [this, name] {
-            LoseReplies(name, false);
-            Fault(name, names::kLoseRepliesEnd, history::LoseRepliesFault{name});
-          });
-        }
-        break;
-      case K::kLatency:
-      case K::kLoss: {
-        const bool latency = f.kind == K::kLatency;
-        const std::string targets = Join(f.targets), peers = Join(f.peers);
-        const history::NetworkFault detail{latency ? f.extra_us : 0, latency ? 0 : f.rate,
-                                           targets, peers};
-        Fault("sim", latency ? names::kLatency : names::kLoss, detail, f.duration_us / 1000, true);
-        if (latency) {
-          Latency(f, true);
-        } else {
-          Loss(f, f.rate);
-        }
-        run->loop().After(f.duration_us, [this, f, latency, targets, peers] {
-          if (latency) {
-            Latency(f, false);
-          } else {
-            Loss(f, scenario.network.loss);  // Back to the standing loss.
-          }
-          const history::NetworkFault end{latency ? f.extra_us : 0, latency ? 0 : f.rate,
-                                          targets, peers};
-          Fault("sim", latency ? names::kLatencyEnd : names::kLossEnd, end);
-        });
-        break;
-      }
-      case K::kDuplicate:
-        break;  // Refused before the run (live/support.h).
-    }
-  }
-
-  // A loss window: each message on the affected links is dropped with probability `rate`
-  // (overlapping loss windows on one link: the last one set wins).
-  void Loss(const FaultSpec& f, double rate) {
-    for (Link& l : links) {
-      if (l.replication) continue;
-      if (!InWindow(f, l)) continue;
-      proxy->SetLoss(l.id, ProxyDirection::kToServer, rate);
-      proxy->SetLoss(l.id, ProxyDirection::kToClient, rate);
-    }
   }
 };
 
@@ -637,7 +652,7 @@ void Replay::Run(const std::function<bool()>& should_stop) {
   }
   s.SetStandingNetwork();
   for (const FaultSpec& f : s.scenario.faults) {
-    s.run->AtTrueTime(f.at_us, [this, f] { impl_->Apply(f); });
+    s.run->AtTrueTime(f.at_us, [this, f] { drive::ApplyFault(f, *impl_); });
   }
   if (s.scenario.sentinel.enabled) {
     s.run->AtTrueTime(0, [this] { impl_->PollSentinels(); });

@@ -6,12 +6,14 @@
 // proxy (FaultProxy) with one link per client -> node connection, command and pub/sub, and one
 // per replication link; and the driver (LiveRun) on the given recorder, whose clients connect
 // through the proxy. Run() then runs the scenario in real time and makes each [[faults]] entry
-// real at its time, recording the same fault events the simulator records:
+// real at its time through the fault schedule both drivers share (drive/faults.h, with the
+// replay as its target), so that it records the same fault events as the simulator:
 //   partition / heal     the proxy drops whole messages on the links between the two sides
 //                        (replication links hold them until the heal)
 //   crash / restart      a node: SIGKILL, then a restart from its directory after duration;
 //                        a client: the driver drops its connections, timers and threads
-//   pause / resume       a node: SIGSTOP / SIGCONT; a client: the driver holds its work
+//   pause / resume       a node: SIGSTOP / SIGCONT; a client: the driver holds its work (a
+//                        [gc] pause too: the driver draws it, the schedule records it)
 //   clock_jump           already in the node's shim schedule or the client's clock; recorded
 //   failover / promote   REPLICAOF NO ONE on the best replica (LiveServers::Failover), or the
 //                        real Sentinel's own failover, noticed by asking the sentinels; the
