@@ -72,8 +72,9 @@ struct FaultKindInfo {
   bool switched = false;
   // What it keeps its process from doing while open; kImpairmentKinds: nothing.
   Impairment impairment = kImpairmentKinds;
-  // `lockstep replay` makes it real (a duplicated delivery is something no TCP connection does).
-  bool replayable = true;
+  // Why `lockstep replay` cannot make it real, after "a fault of kind <name> cannot be made real";
+  // empty: it can.
+  std::string_view not_replayable = {};
   // Its band's class in report.html (the stylesheet's .f-* rules).
   std::string_view report_class = {};
   // The report labels it by its kind and process ("pause c1") rather than its detail.
@@ -154,7 +155,7 @@ inline constexpr FaultKindInfo kFaultKinds[] = {
      .end_op = names::kDuplicateEnd,
      .keyed_by_text = true,
      .network_window = true,
-     .replayable = false,
+     .not_replayable = "on TCP connections, which deliver each byte once",
      .report_class = "f-net"},
 };
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "history/fault_kinds.h"
 #include "live/servers.h"
 
 namespace lockstep::live {
@@ -50,10 +51,10 @@ std::vector<std::string> LiveRefusals(const Scenario& scenario, bool own_servers
                     "a fault that names \"sentinel\" cannot be made real: the sentinels talk to "
                     "the servers directly, not through the fault proxy; leave it out of the replay");
     }
-    if (f.kind == FaultSpec::Kind::kDuplicate) {
-      out.push_back(Where(scenario, f) +
-                    "a duplicate fault cannot be made real on TCP connections; remove it for the "
-                    "replay");
+    if (const history::FaultKindInfo& kind = history::InfoOf(f.kind); !kind.not_replayable.empty()) {
+      out.push_back(Where(scenario, f) + "a fault of kind " + std::string(kind.name) +
+                    " cannot be made real " + std::string(kind.not_replayable) +
+                    "; remove it for the replay");
     }
   }
   if (scenario.sentinel.enabled && time_scale < 1) {

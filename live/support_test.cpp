@@ -56,7 +56,7 @@ targets = ["c1"]
   CHECK(refusals.size() == 3);
   CHECK(AnyContains(refusals, "live.toml: [network] duplicate > 0"));
   CHECK(AnyContains(refusals, "live.toml: [network] reorder = true"));
-  CHECK(AnyContains(refusals, "live.toml:10: a duplicate fault"));
+  CHECK(AnyContains(refusals, "live.toml:10: a fault of kind duplicate cannot be made real on TCP"));
 }
 
 TEST_CASE("live replay refuses a partition of the sentinels", "[live][support]") {
