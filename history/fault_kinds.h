@@ -30,6 +30,7 @@ enum class FaultKind : uint8_t {
   kLatency,      // each message takes extra_us longer ("latency spike")
   kLoss,         // each message is dropped with probability rate
   kDuplicate,    // each message is delivered twice with probability rate
+  kFsyncStall,   // the target nodes' disks complete no fsync during duration
 };
 
 // What a fault keeps a process from doing while it lasts, as the facts pass records it for
@@ -157,6 +158,19 @@ inline constexpr FaultKindInfo kFaultKinds[] = {
      .network_window = true,
      .not_replayable = "on TCP connections, which deliver each byte once",
      .report_class = "f-net"},
+    // A disk that completes no fsync: an aof-everysec node's fsyncs wait (what a crash then
+    // loses grows), an aof-always node stops at its next write until the disk is back
+    // (sim/nodes.cpp). Replay cannot stall a real disk.
+    {.kind = FaultKind::kFsyncStall,
+     .name = "fsync_stall",
+     .keys = {"duration_ms", "targets"},
+     .targets = FaultTargets::kNodes,
+     .start_op = names::kFsyncStall,
+     .end_op = names::kFsyncStallEnd,
+     .switched = true,
+     .not_replayable = "by a replay, which cannot stall a real disk",
+     .report_class = "f-disk",
+     .labelled_by_process = true},
 };
 
 // Whether the kind takes the scenario key `key`.

@@ -69,6 +69,8 @@ enum : Name {
   kLossEnd,
   kDuplicate,
   kDuplicateEnd,
+  kFsyncStall,
+  kFsyncStallEnd,
   // Notes.
   kRun,
   kProtocol,
@@ -127,6 +129,8 @@ inline constexpr std::array<std::string_view, kVocabularySize> kVocabulary = {
     "loss_end",
     "duplicate",
     "duplicate_end",
+    "fsync_stall",
+    "fsync_stall_end",
     "run",
     "protocol",
     "cluster",

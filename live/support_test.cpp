@@ -59,6 +59,28 @@ targets = ["c1"]
   CHECK(AnyContains(refusals, "live.toml:10: a fault of kind duplicate cannot be made real on TCP"));
 }
 
+TEST_CASE("live replay refuses a fault kind it cannot make real, as its row says why",
+          "[live][support]") {
+  const Scenario s = Load(R"(
+name = "disk"
+[[nodes]]
+name = "n1"
+persistence = "aof-always"
+[[clients]]
+count = 1
+[[faults]]
+kind = "fsync_stall"
+at_ms = 1000
+duration_ms = 2000
+targets = ["n1"]
+)");
+  const auto refusals = LiveRefusals(s, true);
+  REQUIRE(refusals.size() == 1);
+  CHECK(refusals[0] ==
+        "live.toml:8: a fault of kind fsync_stall cannot be made real by a replay, which cannot "
+        "stall a real disk; remove it for the replay");
+}
+
 TEST_CASE("live replay refuses a partition of the sentinels", "[live][support]") {
   const Scenario s = Load(R"(
 name = "sentinel-cut"

@@ -330,7 +330,8 @@ void GenClients(Scenario* s, const lockstep::history::ProtocolKind& kind, Names*
 FaultSpec GenFault(const Scenario& s, const Names& names) {
   using Kind = FaultSpec::Kind;
   std::vector<Kind> kinds = {Kind::kPartition,   Kind::kCrash,   Kind::kPause, Kind::kClockJump,
-                             Kind::kLoseReplies, Kind::kLatency, Kind::kLoss,  Kind::kDuplicate};
+                             Kind::kLoseReplies, Kind::kLatency, Kind::kLoss,  Kind::kDuplicate,
+                             Kind::kFsyncStall};
   if (!names.masters_with_replicas.empty()) kinds.push_back(Kind::kFailover);
   FaultSpec f;
   f.kind = *gen::elementOf(kinds);
@@ -367,6 +368,7 @@ FaultSpec GenFault(const Scenario& s, const Names& names) {
       break;
     case Kind::kFailover: f.targets = Subset(names.masters_with_replicas); break;
     case Kind::kLoseReplies:
+    case Kind::kFsyncStall:
       f.targets = Subset(names.nodes);
       f.duration_us = Us(1, kMaxUs);
       break;

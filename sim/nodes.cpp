@@ -96,7 +96,7 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
   if (!n.up) return;  // Nobody listens: the client's timeout will notice.
   const int source = ConnectionOf(c, *command_argv);
   Deliver(n.mailbox, [this, &n, &c, incarnation, request, command_argv = std::move(command_argv),
-                      label, thread] {
+                      label, thread, source] {
     if (!n.up) return;
     Engine& engine = w_.engine;
     const Argv& argv = *command_argv;
@@ -160,7 +160,17 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
       engine.Stop();
     }
     if (!fx.commands.empty()) ++n.offset;
-    Replicate(n, fx);
+    // redis-server with appendfsync always fsyncs the AOF in its one thread before it writes
+    // any reply or replication stream (beforeSleep): on a stalled disk it stops after this
+    // write, answering nobody (Sentinel included), until the disk is back.
+    const bool blocks = !fx.commands.empty() && n.faults.on(history::FaultKind::kFsyncStall) &&
+                        n.spec.persistence == NodeSpec::Persistence::kAofAlways;
+    if (blocks) {
+      n.fsync_blocked = true;
+      n.mailbox.paused = true;
+      n.mailbox.pause = 0;  // No pause fault's: a pause's end does not resume it.
+    }
+    if (!blocks) Replicate(n, fx);
     if (w_.locks.Unchanged(n, now_ms)) {
       assert(w_.locks.AsSeen(n));
     } else {
@@ -169,8 +179,18 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
     if (w_.locks.verifying()) {
       w_.locks.Verify(n, [&] { return c.name + "'s " + std::string(w_.recorder.names().Str(label)); });
     }
+    const bool lost = n.faults.on(history::FaultKind::kLoseReplies);
+    if (blocks) {
+      // The stream and the reply go out first when the fsync returns.
+      Deliver(n.mailbox, [this, &n, &c, incarnation, request, fx = std::move(fx), lost,
+                          reply = std::move(reply)]() mutable {
+        Replicate(n, fx);
+        if (!lost) SendReply(n, c, incarnation, request, std::move(reply));
+      }, source);
+      return;
+    }
     if (wait_replicas >= 0) return;  // WAIT answers later, by itself.
-    if (n.faults.on(history::FaultKind::kLoseReplies)) return;
+    if (lost) return;
     SendReply(n, c, incarnation, request, std::move(reply));
   }, source);
 }
@@ -301,12 +321,19 @@ void NodeService::TrackReplica(Node& r, Name op, int64_t lag_us) {
   w_.Record(ev);
 }
 
-void NodeService::Switched(Node& n, history::FaultKind kind, bool on) { n.faults.Set(kind, on); }
+void NodeService::Switched(Node& n, history::FaultKind kind, bool on) {
+  n.faults.Set(kind, on);
+  if (kind == history::FaultKind::kFsyncStall && !on && n.fsync_blocked) {
+    n.fsync_blocked = false;  // The fsync returns: the node goes on where it stopped.
+    Resume(n.mailbox);
+  }
+}
 
 void NodeService::Crash(Node& n) {
   if (!n.up) return;
   n.up = false;
   n.mailbox = Mailbox{};
+  n.fsync_blocked = false;
   n.subscribers.clear();     // Connections die with the process.
   n.replica_owners.clear();  // A restarted replica's first resync says what it has.
 }
@@ -336,8 +363,9 @@ void NodeService::StartAof() {
 
 void NodeService::AofTick() {
   for (auto& n : w_.nodes) {
+    // A stalled disk completes no fsync: the last one's data is what a crash keeps.
     if (n->up && n->spec.persistence == NodeSpec::Persistence::kAofEverySec &&
-        !n->mailbox.paused) {
+        !n->mailbox.paused && !n->faults.on(history::FaultKind::kFsyncStall)) {
       n->aof = n->server->keyspace();
     }
   }

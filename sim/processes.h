@@ -55,6 +55,9 @@ struct Node {
   std::vector<int> replicas;   // Nodes replicating from this one.
   SwitchedFaults faults;
   Keyspace aof;                // What AOF everysec has fsynced.
+  // Stopped in an fsync of its AOF (aof-always) that a stalled disk does not complete: its
+  // mailbox holds everything until the stall ends (NodeService::Switched).
+  bool fsync_blocked = false;
   // Replication offset, counted in effect batches: on a master, the batches it produced; on a
   // replica, the batches it applied (a full resync copies its master's). WAIT and Sentinel's
   // choice of replica compare these.
