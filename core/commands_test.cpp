@@ -170,7 +170,7 @@ TEST_CASE("HGET, HMGET, HEXISTS, HLEN on hits, misses and wrong types", "[comman
   });
 }
 
-TEST_CASE("HGETALL, HKEYS, HVALS keep insertion order; a re-added field goes last",
+TEST_CASE("HGETALL, HKEYS, HVALS keep insertion order, a re-added field goes last",
           "[commands][hash]") {
   RunSteps({
       {"hset h4 a 1 b 2 c 3", "3", "hset h4 a 1 b 2 c 3"},
@@ -424,7 +424,7 @@ TEST_CASE("ZADD option and score errors, in Redis's order, before the key is tou
   });
 }
 
-TEST_CASE("ZADD NX/XX/GT/LT/CH/INCR outcomes; only real changes replicate",
+TEST_CASE("ZADD NX/XX/GT/LT/CH/INCR outcomes, only real changes replicate",
           "[commands][zset]") {
   RunSteps({
       {"zadd z 1 a 2 b 3 c", "3", "zadd z 1 a 2 b 3 c"},
@@ -459,7 +459,7 @@ TEST_CASE("ZADD NX/XX/GT/LT/CH/INCR outcomes; only real changes replicate",
   });
 }
 
-TEST_CASE("scores print as %.17g with inf/-inf; -0 reads back as 0 from a small set",
+TEST_CASE("scores print as %.17g with inf/-inf, -0 reads back as 0 from a small set",
           "[commands][zset]") {
   RunSteps({
       {"zadd z 0x10 hex inf i +inf pi -inf ni Infinity inf2 1e3 e3 -0 mz 0.1 p1", "8", "zadd z 0x10 hex inf i +inf pi -inf ni Infinity inf2 1e3 e3 -0 mz 0.1 p1"},

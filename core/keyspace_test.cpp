@@ -40,7 +40,7 @@ std::string Render(const Effects& fx) {
 
 }  // namespace
 
-TEST_CASE("hash keeps insertion order; re-adding moves a field to the end", "[keyspace]") {
+TEST_CASE("hash keeps insertion order, re-adding moves a field to the end", "[keyspace]") {
   lockstep::Hash h;
   CHECK(h.Set("a", "1"));
   CHECK(h.Set("b", "2"));
@@ -206,7 +206,7 @@ TEST_CASE("unknown commands, subcommands and arity errors", "[server]") {
   CHECK(Run(s, "PING a b") == "-ERR wrong number of arguments for 'ping' command");
 }
 
-TEST_CASE("KEYS gives byte order and skips expired keys; SCAN expires what it meets", "[keys]") {
+TEST_CASE("KEYS gives byte order and skips expired keys, SCAN expires what it meets", "[keys]") {
   Server s;
   Run(s, "SET b 1");
   Run(s, "SET a 1");

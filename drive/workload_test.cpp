@@ -473,7 +473,7 @@ TEST_CASE("the fenced resource refuses the write of a client whose token is stal
   CHECK(run.resource.token_max() == 9);
 }
 
-TEST_CASE("a crash drops the incarnation's work; a restart starts afresh without stagger",
+TEST_CASE("a crash drops the incarnation's work, a restart starts afresh without stagger",
           "[workload]") {
   Scenario s = MakeScenario(2);
   s.clients[1].role = ClientSpec::Role::kAwait;

@@ -117,7 +117,7 @@ TEST_CASE("a handoff gives its sinks every event as appended, on a thread of its
   CHECK(inline_sink.thread == std::this_thread::get_id());
 }
 
-TEST_CASE("a handoff with nothing appended finishes at once; Finish twice is harmless") {
+TEST_CASE("a handoff with nothing appended finishes at once, Finish twice is harmless") {
   NameTable names;
   LineSink sink(&names);
   Handoff handoff({&sink});

@@ -142,7 +142,7 @@ TEST_CASE("every typed detail writes the simulator's text and reads back to the 
   }
 }
 
-TEST_CASE("a network window's text reads back to its fields; other text stays free text") {
+TEST_CASE("a network window's text reads back to its fields, other text stays free text") {
   const Detail latency =
       DecodeDetail(EventType::kFault, names::kLatency, "extra=2.500ms targets=c1,n2 peers=n1");
   const NetworkFault* l = std::get_if<NetworkFault>(&latency);
@@ -279,7 +279,7 @@ void Record(std::vector<EventSink*> sinks, Recorder* recorder, int count) {
   }
 }
 
-TEST_CASE("the writer's hash is the hash of the file, plain or gzip; the reader streams it back") {
+TEST_CASE("the writer's hash is the hash of the file, plain or gzip, the reader streams it back") {
   for (HistoryFormat format : {HistoryFormat::kJsonl, HistoryFormat::kJsonlGz}) {
     INFO(HistoryFormatName(format));
     const std::string path = TempPath(std::string("w.") + HistoryFormatName(format));
@@ -331,7 +331,7 @@ TEST_CASE("a file cut inside a line reads back as its whole events, marked trunc
   std::remove(path.c_str());
 }
 
-TEST_CASE("a malformed line is an error naming the line; time may not go backwards") {
+TEST_CASE("a malformed line is an error naming the line, time may not go backwards") {
   const std::string path = TempPath("bad.jsonl");
   {
     std::ofstream out(path);

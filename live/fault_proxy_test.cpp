@@ -659,7 +659,7 @@ std::string InfoField(Socket& s, const std::string& section, const std::string& 
   return info.substr(start, info.find("\r\n", start) - start);
 }
 
-TEST_CASE("proxy - a replica replicates through a replication link; a partition holds it",
+TEST_CASE("proxy - a replica replicates through a replication link, a partition holds it",
           "[proxy]") {
   // Redis 7.0 sends the RDB diskless by default, "$EOF:<mark>" framed; from disk, "$<length>".
   const bool diskless = GENERATE(true, false);
@@ -718,7 +718,7 @@ TEST_CASE("proxy - a replica replicates through a replication link; a partition 
   CHECK(proxy.TakeDrops().empty());
 }
 
-TEST_CASE("proxy - CloseAll closes the link's connections; clients may connect again",
+TEST_CASE("proxy - CloseAll closes the link's connections, clients may connect again",
           "[proxy]") {
   Rig rig;
   Socket first(rig.port);

@@ -139,7 +139,7 @@ TEST_CASE("ScaleTimes multiplies every duration and keeps rates, counts and date
   CHECK(t.expect == s.expect);
 }
 
-TEST_CASE("ScaleTimes by 1 changes nothing; Redisson's values stay whole positive milliseconds",
+TEST_CASE("ScaleTimes by 1 changes nothing, Redisson's values stay whole positive milliseconds",
           "[model][scale]") {
   const Scenario s = Load(kScenario);
   CHECK(ScaleTimes(s, 1) == s);

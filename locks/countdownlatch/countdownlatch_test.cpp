@@ -163,7 +163,7 @@ TEST_CASE("CountDownLatch: await(wait) fails once the wait elapses", "[countdown
   CHECK(world.Subscribers(kChannel) == 0);
 }
 
-TEST_CASE("CountDownLatch: countDown at or below 0 deletes; only exactly 0 publishes",
+TEST_CASE("CountDownLatch: countDown at or below 0 deletes, only exactly 0 publishes",
           "[countdownlatch]") {
   const std::string version = GENERATE(as<std::string>{}, "v3.13.6", "current");
   INFO(version);
@@ -196,7 +196,7 @@ TEST_CASE("CountDownLatch: countDown at or below 0 deletes; only exactly 0 publi
 }
 
 TEST_CASE("CountDownLatch: 3.13.6 resends a countDown whose reply was lost (counts down "
-          "twice, #3850); current does not",
+          "twice, #3850), current does not",
           "[countdownlatch]") {
   const std::string version = GENERATE(as<std::string>{}, "v3.13.6", "current");
   INFO(version);

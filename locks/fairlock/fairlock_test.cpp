@@ -448,7 +448,7 @@ TEST_CASE("FairLock: a crashed waiter is purged once its deadline passes", "[fai
   }
 }
 
-TEST_CASE("FairLock: reentrant acquire counts holds; unlock returns 0, then 1", "[fairlock]") {
+TEST_CASE("FairLock: reentrant acquire counts holds, unlock returns 0, then 1", "[fairlock]") {
   const std::string version = GENERATE(as<std::string>{}, "v3.13.6", "current");
   INFO(version);
   World world;
@@ -670,7 +670,7 @@ TEST_CASE("FairLock: tryLock(wait, SECONDS) without a lease queues with the bare
   CHECK(world.Exec({"ZSCORE", kTimeouts, "B:2"}) == Bulk(Ms(kT0 + 330'005)));
 }
 
-TEST_CASE("FairLock: tryLock(0) queues and leaves at once; its wait differs by version",
+TEST_CASE("FairLock: tryLock(0) queues and leaves at once, its wait differs by version",
           "[fairlock]") {
   // 3.13.6 takes any waitTime != -1, so tryLock(0) queues with wait 0; current (> 0) falls
   // back to threadWaitTime. acquireFailed undoes it with the same value.

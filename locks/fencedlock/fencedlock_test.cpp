@@ -154,7 +154,7 @@ TEST_CASE("FencedLock: tokens 1, 2, 3 across acquisitions and reentry", "[fenced
   CHECK(world.Exec({"GET", kTokenKey}) == Bulk("3"));
 }
 
-TEST_CASE("FencedLock: a waiter woken by the unlock message gets the next token; failed "
+TEST_CASE("FencedLock: a waiter woken by the unlock message gets the next token, failed "
           "attempts take none",
           "[fencedlock]") {
   World world;
@@ -185,7 +185,7 @@ TEST_CASE("FencedLock: a waiter woken by the unlock message gets the next token;
   CHECK(world.Exec({"HGET", "lock", "B:1"}) == Bulk("1"));
 }
 
-TEST_CASE("FencedLock: lockAndGetToken(lease) ignores the lease; tryLock keeps it",
+TEST_CASE("FencedLock: lockAndGetToken(lease) ignores the lease, tryLock keeps it",
           "[fencedlock]") {
   World world;
   int a = 0;

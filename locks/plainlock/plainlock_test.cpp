@@ -95,7 +95,7 @@ TEST_CASE("Plain: the kinds load lua/plain and are made by the factory", "[plain
   CHECK_THAT(error, Contains("unlock_compare_and_delete"));
 }
 
-TEST_CASE("setnx-px: SET NX PX takes the key; a waiter retries every 100 ms until its wait ends",
+TEST_CASE("setnx-px: SET NX PX takes the key, a waiter retries every 100 ms until its wait ends",
           "[plainlock]") {
   World world;
   const int a = AddClient(world, "setnx-px", "A");

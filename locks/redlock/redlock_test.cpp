@@ -234,7 +234,7 @@ TEST_CASE("RedLock over 3 nodes: fails and unlocks everything when only a minori
   CHECK(unlocks[2].at_us == 6 * kSecond);
 }
 
-TEST_CASE("MultiLock needs every node; RedLock in the same spot does not", "[redlock]") {
+TEST_CASE("MultiLock needs every node, RedLock in the same spot does not", "[redlock]") {
   SECTION("one node held for longer than the wait") {
     World world(3);
     HoldElsewhere(world, 2);
@@ -324,7 +324,7 @@ TEST_CASE("RedLock: validity shrinks with the time the acquisition took", "[redl
   CHECK(world.Exec({"PTTL", "lock"}, 0) == Int(10000 - (1000 - 7 * latency_ms)));
 }
 
-TEST_CASE("RedLock: an acquisition slower than TTL - drift fails and unlocks everything; "
+TEST_CASE("RedLock: an acquisition slower than TTL - drift fails and unlocks everything, "
           "MultiLock takes it",
           "[redlock]") {
   World world(3);
@@ -355,7 +355,7 @@ TEST_CASE("RedLock: an acquisition slower than TTL - drift fails and unlocks eve
   CHECK(world.CountSent(multi, "expire") == 3);
 }
 
-TEST_CASE("MultiLock: unlock reports the first node that was not held; forceUnlock is "
+TEST_CASE("MultiLock: unlock reports the first node that was not held, forceUnlock is "
           "unsupported",
           "[redlock]") {
   World world(3);
@@ -379,7 +379,7 @@ TEST_CASE("MultiLock: unlock reports the first node that was not held; forceUnlo
   CHECK_THAT(Done(world, a).result.detail, Contains("UnsupportedOperationException"));
 }
 
-TEST_CASE("RedLock: members keep their own watchdog and pub/sub; a crash drops everything",
+TEST_CASE("RedLock: members keep their own watchdog and pub/sub, a crash drops everything",
           "[redlock]") {
   World world(3);
   const int a = AddRedLock(world, "A");

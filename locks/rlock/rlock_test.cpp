@@ -182,7 +182,7 @@ TEST_CASE("RLock: scripts get the KEYS and ARGV their headers give, per version"
   }
 }
 
-TEST_CASE("RLock: reentrant acquire counts holds; unlock returns 0, then 1", "[rlock]") {
+TEST_CASE("RLock: reentrant acquire counts holds, unlock returns 0, then 1", "[rlock]") {
   const std::string version = GENERATE(as<std::string>{}, "v3.13.6", "current");
   INFO(version);
   World world;
@@ -521,7 +521,7 @@ TEST_CASE("RLock: a crash ends waiting operations and drops the subscription", "
   CHECK(Done(world, b, 0).result.status == Status::kOk);
 }
 
-TEST_CASE("RLock: one subscription per process; message 0 wakes one thread, 1 wakes all",
+TEST_CASE("RLock: one subscription per process, message 0 wakes one thread, 1 wakes all",
           "[rlock]") {
   World world;
   const int a = AddClient(world, "A", "v3.13.6");

@@ -155,7 +155,7 @@ TEST_CASE("RwLock: readers share the lock, with Redisson's keys and arguments", 
   CHECK(world.CountSent(a, "subscribe") == 0);
 }
 
-TEST_CASE("RwLock: a writer waits for the readers; the last read unlock wakes it", "[rwlock]") {
+TEST_CASE("RwLock: a writer waits for the readers, the last read unlock wakes it", "[rwlock]") {
   const std::string version = GENERATE(as<std::string>{}, "v3.13.6", "current");
   INFO(version);
   World world;
@@ -196,7 +196,7 @@ TEST_CASE("RwLock: a writer waits for the readers; the last read unlock wakes it
   CHECK(world.Subscribers(kChannel) == 0);  // Unsubscribed once granted.
 }
 
-TEST_CASE("RwLock: readers wait for a writer; its unlock (message 1) wakes all of them",
+TEST_CASE("RwLock: readers wait for a writer, its unlock (message 1) wakes all of them",
           "[rwlock]") {
   const std::string version = GENERATE(as<std::string>{}, "v3.13.6", "current");
   INFO(version);
@@ -273,7 +273,7 @@ TEST_CASE("RwLock: read unlock publishes 0 (wake one), write unlock publishes 1 
   }
 }
 
-TEST_CASE("RwLock: write reentry adds the lease to the TTL (#1110); unlock resets it",
+TEST_CASE("RwLock: write reentry adds the lease to the TTL (#1110), unlock resets it",
           "[rwlock]") {
   const std::string version = GENERATE(as<std::string>{}, "v3.13.6", "current");
   INFO(version);
@@ -379,7 +379,7 @@ TEST_CASE("RwLock: the write watchdog renews the ':write' field with RLock's ren
   CHECK(world.Exec({"HGET", "lock", "A:1:write"}) == Bulk("1"));
 }
 
-TEST_CASE("RwLock: a writer may also read (downgrade); Release gives back the newest hold first",
+TEST_CASE("RwLock: a writer may also read (downgrade), Release gives back the newest hold first",
           "[rwlock]") {
   const std::string version = GENERATE(as<std::string>{}, "v3.13.6", "current");
   INFO(version);

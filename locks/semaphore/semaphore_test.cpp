@@ -274,7 +274,7 @@ TEST_CASE("Semaphore: a release without an acquire creates a permit (no ownershi
   CHECK(world.Exec({"GET", "sem"}) == Bulk("2"));
 }
 
-TEST_CASE("Semaphore: 3.13.6 resends tryAcquire after a lost reply and loses the permit; "
+TEST_CASE("Semaphore: 3.13.6 resends tryAcquire after a lost reply and loses the permit, "
           "current does not resend",
           "[semaphore]") {
   const std::string version = GENERATE(as<std::string>{}, "v3.13.6", "current");
@@ -316,7 +316,7 @@ TEST_CASE("Semaphore: 0 permits need no command, negative ones are refused", "[s
   CHECK(world.sent().empty());
 }
 
-TEST_CASE("Semaphore: the factory makes it; bad permits and missing scripts are reported",
+TEST_CASE("Semaphore: the factory makes it, bad permits and missing scripts are reported",
           "[semaphore]") {
   std::string error;
   CHECK(lockstep::locks::MakeProtocol("semaphore", Config("A", "v3.13.6", 3),

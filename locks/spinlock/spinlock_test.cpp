@@ -93,7 +93,7 @@ void HoldElsewhere(World& world, int64_t ttl_ms) {
 
 }  // namespace
 
-TEST_CASE("SpinLock: scripts from spinlock/current plus the RLock renew; current only",
+TEST_CASE("SpinLock: scripts from spinlock/current plus the RLock renew, current only",
           "[spinlock]") {
   const ScriptSet scripts = Scripts();
   CHECK(scripts.bodies.size() == 4);
@@ -178,7 +178,7 @@ TEST_CASE("SpinLock: tryLock makes one more attempt after the sleep that crosses
   CHECK(done.at_us == at[4]);
 }
 
-TEST_CASE("SpinLock: a poll after the holder's key expired wins; the watchdog renews",
+TEST_CASE("SpinLock: a poll after the holder's key expired wins, the watchdog renews",
           "[spinlock]") {
   World world;
   const int a = AddClient(world, "A");
