@@ -367,7 +367,10 @@ TEST_CASE("LiveRun: a holder paused past its lease breaks mutual exclusion on a 
   for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
   CHECK(r.counts["fault pause"] == 1);
   CHECK(r.counts["fault resume"] == 1);
-  CHECK(r.counts["lease expired"] >= 1);
+  // c1's hold ends on the server without its release: seen as an expiry when the driver's
+  // look at the key at its expiry comes first, or as c2 in c1's place when c2's retry (timed
+  // to the same moment) does, as it can on a loaded machine.
+  CHECK(r.counts["lease expired"] + r.counts["lease owners"] >= 1);
   CHECK_FALSE(Holds(r.streamed, "mutual_exclusion"));
   CHECK_FALSE(Holds(r.streamed, "lease_safety"));
   CHECK_FALSE(Holds(r.from_file, "mutual_exclusion"));
