@@ -21,6 +21,7 @@
 #include "fuzz/search.h"
 #include "fuzz/shrink.h"
 #include "history/jsonl.h"
+#include "history/kinds.h"
 #include "model/limits.h"
 #include "model/scenario_toml.h"
 #include "model/scenario_write.h"
@@ -52,6 +53,16 @@ const char* kFuzzHelp =
     "`lockstep run` on that file reproduces the violation (exit 0); commit it as a\n"
     "regression test.\n"
     "\n"
+    "With --reference REF a case counts only where the base breaks a watched property\n"
+    "that the reference, run on the same case (same faults, seed, clients and draws),\n"
+    "keeps: the limits every lease-based lock has (a clock jump past the lease, a pause\n"
+    "longer than it) break both and are passed over, and the shrunk file isolates what\n"
+    "differs. REF is `stock` (the base without its script overrides), `version=V` (the\n"
+    "base on Redisson version V: v3.13.6, current) or a scenario file with the base's\n"
+    "nodes and clients. The reference's twin of each shrunk file is written beside it\n"
+    "(<name>.reference.toml, expecting the property to hold) with its reports in\n"
+    "reference/.\n"
+    "\n"
     "Exit status: 0 nothing found, 1 a violation found and written (or a corpus case\n"
     "still fails), 2 bad input, 130 interrupted\n"
     "(SIGINT; 143 SIGTERM, 129 SIGHUP).\n"
@@ -60,6 +71,7 @@ const char* kFuzzHelp =
     "  lockstep fuzz scenarios/contention-10.toml --cases 500\n"
     "  lockstep fuzz my-lock.toml --time-budget 300 --keep-going --junit fuzz.xml\n"
     "  lockstep fuzz my-lock.toml --shard 2/8 --cases 2000 --corpus fuzz-corpus/\n"
+    "  lockstep fuzz my-lock.toml --reference stock --cases 5000\n"
     "\n"
     "Options";
 
@@ -117,7 +129,70 @@ struct Written {
   int steps = 0, tries = 0;
   bool reproduced = false;
   int check_status = 0;  // `lockstep run` on the written file: 0 reproduced, 1 did not, else could not run.
+  // With --reference: the reference's twin of the shrunk file and `lockstep run`'s status on it
+  // (0: the reference holds the property there, as the search found).
+  std::string reference_file;
+  std::string reference_reports;
+  int reference_status = 0;
 };
+
+// The scenario --reference names, and what it is in words, or nullopt with *error. `stock`:
+// the base without its script overrides; `version=V`: the base on version V; else a scenario
+// file that declares the base's nodes and clients, so that a drawn case means the same
+// processes in both.
+std::optional<Scenario> ResolveReference(const std::string& ref, const Scenario& base,
+                                         std::string* what, std::string* error) {
+  Scenario s = base;
+  if (ref == "stock") {
+    if (base.protocol.script_files.empty()) {
+      *error = "--reference stock: the base replaces none of its lock's scripts, so its stock "
+               "twin is the base itself; name a scenario file or version=V instead";
+      return std::nullopt;
+    }
+    std::string names;
+    for (const auto& [name, path] : base.protocol.script_files) names += (names.empty() ? "" : ", ") + name;
+    s.protocol.script_files.clear();
+    *what = "the base with the stock scripts (overrides removed: " + names + ")";
+  } else if (ref.rfind("version=", 0) == 0) {
+    const std::string name = ref.substr(8);
+    const std::optional<history::ProtocolVersion> v = history::FindProtocolVersion(name);
+    if (!v) {
+      std::string known;
+      for (std::string_view k : history::kProtocolVersions) known += (known.empty() ? "" : ", ") + std::string(k);
+      *error = "--reference " + ref + ": no such Redisson version; lockstep models " + known;
+      return std::nullopt;
+    }
+    if (*v == base.protocol.version) {
+      *error = "--reference " + ref + ": the base runs that version already; name the other one";
+      return std::nullopt;
+    }
+    s.protocol.version = *v;
+    *what = "the base on Redisson " + name;
+  } else {
+    ScenarioError load_error;
+    std::optional<Scenario> loaded = LoadScenarioFile(ResolveScenario("fuzz", ref), &load_error);
+    if (!loaded) {
+      *error = load_error.ToString();
+      return std::nullopt;
+    }
+    auto names_of = [](const auto& list) {
+      std::string out;
+      for (const auto& item : list) out += (out.empty() ? "" : ", ") + item.name;
+      return out;
+    };
+    if (names_of(loaded->nodes) != names_of(base.nodes) ||
+        names_of(loaded->clients) != names_of(base.clients)) {
+      *error = ref + ": a reference declares the base's nodes and clients, in its order (here nodes " +
+               names_of(loaded->nodes) + " and clients " + names_of(loaded->clients) +
+               ", the base's nodes " + names_of(base.nodes) + " and clients " +
+               names_of(base.clients) + "), so that a drawn case means the same processes in both";
+      return std::nullopt;
+    }
+    s = std::move(*loaded);
+    *what = s.name + " (" + ref + ")";
+  }
+  return s;
+}
 
 // Runs `lockstep run FILE --out DIR -q` in process (the same code a user runs) and returns its
 // exit status; its printed summary goes to DIR/summary.txt as usual, not to our stdout.
@@ -188,7 +263,7 @@ int RunQuietly(const std::string& file, const std::string& out_dir, const std::s
 
 int FuzzMain(const std::vector<std::string>& args) {
   std::string file, out_dir, lua_dir = DefaultLuaDir(), shard_text, junit_path, json_path,
-                             corpus_dir;
+                             corpus_dir, reference_text;
   uint64_t seed = 1, cases = 0;
   double time_budget = 0;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -210,6 +285,9 @@ int FuzzMain(const std::vector<std::string>& args) {
       "out", po::value(&out_dir),
       "output directory (default: a new folder in the run store, "
       "lockstep-out/fuzz-<name>/<time>-seed<S>[-shard<I>of<N>])")(
+      "reference", po::value(&reference_text),
+      "count a case only where the base breaks what REF keeps on the same case: stock, "
+      "version=V or a scenario file")(
       "corpus", po::value(&corpus_dir),
       "replay every scenario file in DIR first, and store each shrunk failure there")(
       "junit", po::value(&junit_path), "write JUnit XML: one testcase per watched property")(
@@ -316,6 +394,19 @@ int FuzzMain(const std::vector<std::string>& args) {
     std::cerr << file << ": " << error << "\n";
     return kExitBadInput;
   }
+  std::optional<Scenario> reference;
+  std::string reference_what;
+  if (vm.count("reference")) {
+    reference = ResolveReference(reference_text, base, &reference_what, &error);
+    if (!reference) {
+      std::cerr << "lockstep fuzz: " << error << "\n";
+      return kExitBadInput;
+    }
+    if (!sim::Simulation::Create(*reference, lua_dir, &error)) {
+      std::cerr << "lockstep fuzz: --reference " << reference_text << ": " << error << "\n";
+      return kExitBadInput;
+    }
+  }
   // The run store, as `run` and `replay` keep theirs: a new folder for every search,
   // lockstep-out/fuzz-<base>/<time>-seed<S>[-shard<I>of<N>], never an earlier one's. An --out
   // that holds a search's results is replaced only with --force, which removes them first.
@@ -371,6 +462,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   std::cout << "base       " << base.name << " (" << file << ")\n"
             << "watching   ";
   for (size_t i = 0; i < watch.size(); ++i) std::cout << (i ? ", " : "") << watch[i];
+  if (reference) std::cout << "\nreference  " << reference_what;
   std::cout << "\nsearch     seed " << seed;
   if (!corpus_dir.empty() && !keep_going) std::cout << " (unless a corpus file still fails)";
   if (shard_count > 1) std::cout << ", shard " << shard_index << "/" << shard_count;
@@ -438,14 +530,20 @@ int FuzzMain(const std::vector<std::string>& args) {
     options.shard_index = shard_index;
     options.shard_count = shard_count;
     options.lua_dir = lua_dir;
+    options.reference = reference ? &*reference : nullptr;
     options.limits = limits;
     options.interrupted = interrupt.flag();
     found = fuzz::Search(base, *plan, watch, options, [&](const fuzz::SearchStatus& s) {
-      char line[160];
-      std::snprintf(line, sizeof(line), "[fuzz %llu cases, %.1f/s, %llu failing, %llu over limit, %.0f s]",
+      char line[192];
+      char shared[48] = "";
+      if (reference) {
+        std::snprintf(shared, sizeof(shared), ", %llu shared",
+                      static_cast<unsigned long long>(s.shared));
+      }
+      std::snprintf(line, sizeof(line), "[fuzz %llu cases, %.1f/s, %llu failing%s, %llu over limit, %.0f s]",
                     static_cast<unsigned long long>(s.cases_done),
                     s.wall_s > 0 ? static_cast<double>(s.cases_done) / s.wall_s : 0.0,
-                    static_cast<unsigned long long>(s.failures),
+                    static_cast<unsigned long long>(s.failures), shared,
                     static_cast<unsigned long long>(s.over_limit), s.wall_s);
       progress.Show(line);
     });
@@ -460,6 +558,10 @@ int FuzzMain(const std::vector<std::string>& args) {
                   static_cast<unsigned long long>(s.over_limit),
                   found.interrupted ? " (interrupted)" : found.budget_spent ? " (time budget spent)" : "");
     std::cout << line;
+    if (reference) {
+      std::cout << "shared     " << s.shared << " case(s) broke a watched property that the "
+                << "reference broke too on the same case: not failures\n";
+    }
     if (found.jobs_started < options.jobs) {
       std::cout << "jobs       " << found.jobs_started << " of the " << options.jobs
                 << " asked for: the machine gave no more threads (each reserves its stack; an "
@@ -495,6 +597,7 @@ int FuzzMain(const std::vector<std::string>& args) {
     fuzz::ShrinkOptions shrink;
     shrink.jobs = jobs;
     shrink.lua_dir = lua_dir;
+    shrink.reference = reference ? &*reference : nullptr;
     shrink.limits = limits;
     std::atomic<bool> cancel{false};
     shrink.limits.cancel = &cancel;
@@ -560,8 +663,12 @@ int FuzzMain(const std::vector<std::string>& args) {
            << "  shrunk    in " << shrunk.steps << " steps (" << shrunk.tries
            << " candidates tried)\n"
            << "  from      " << w.original_size << "\n"
-           << "  to        " << w.shrunk_size << "\n"
-           << "  reproduce lockstep run ";
+           << "  to        " << w.shrunk_size << "\n";
+    if (reference) {
+      header << "  reference " << reference_what << " keeps " << failure.property
+             << " on this case: " << result.name << ".reference.toml\n";
+    }
+    header << "  reproduce lockstep run ";
     const std::string header_end =
         "\n\nFirst violation, " + lasted + ": " + explanation;
     ScenarioWriteOptions write;
@@ -575,6 +682,29 @@ int FuzzMain(const std::vector<std::string>& args) {
     // file reproduces the violation (its [expect] says "violated").
     w.check_status = RunQuietly(path, dir, lua_dir);
     w.reproduced = w.check_status == kExitOk;
+    if (reference) {
+      // The same shrunk case on the reference, expecting the property to hold there: the file
+      // shows what differs, and `lockstep run` on it checks that it does.
+      Scenario twin = fuzz::MaterializeReference(*reference, shrunk.shrunk);
+      twin.name = result.name + "-reference";
+      twin.description = "the reference's twin of " + result.name + ": the same case on " +
+                         reference_what;
+      twin.expect = {{failure.property, Expectation::kHold}};
+      ScenarioWriteOptions twin_write;
+      twin_write.header = "The reference's twin of " + result.name +
+                          ".toml, from lockstep fuzz --reference " + reference_text +
+                          ": the same case, on which " + failure.property +
+                          " holds.\n  reproduce lockstep run " + result.name + ".reference.toml";
+      twin_write.directory = dir;
+      w.reference_file = dir + "/" + result.name + ".reference.toml";
+      w.reference_reports = dir + "/reference";
+      if (!WriteWholeFile(w.reference_file, ScenarioToToml(twin, twin_write), &error)) {
+        std::cerr << "lockstep fuzz: " << error << "\n";
+        return kExitFailed;
+      }
+      fs::create_directories(w.reference_reports, ec);
+      w.reference_status = RunQuietly(w.reference_file, w.reference_reports, lua_dir);
+    }
     if (!corpus_dir.empty()) {
       write.directory = corpus_dir;
       char hash[20];
@@ -610,6 +740,15 @@ int FuzzMain(const std::vector<std::string>& args) {
                   << ", its message above): the file is written, its violation not checked again\n";
       }
     }
+    if (!w.reference_file.empty()) {
+      std::cout << "  reference " << w.reference_file << ": " << w.property
+                << (w.reference_status == kExitOk ? " holds" : " does NOT hold")
+                << " on the same case (reports " << w.reference_reports << "/report.html)\n";
+      if (w.reference_status != kExitOk) {
+        std::cout << "  WARNING  the search saw the reference hold here; see "
+                  << w.reference_reports << "/summary.txt\n";
+      }
+    }
     std::cout << "  reproduce " << w.reproduce << "\n";
   }
 
@@ -633,6 +772,8 @@ int FuzzMain(const std::vector<std::string>& args) {
     }
     j << "],\n  \"errors\": " << found.errors.size()
       << ",\n  \"interrupted\": " << (found.interrupted ? "true" : "false")
+      << ",\n  \"reference\": " << (reference ? reports::JsonString(reference_what) : "null")
+      << ",\n  \"shared\": " << found.status.shared
       << ",\n  \"corpus\": {\"replayed\": " << corpus_replayed << ", \"failing\": " << corpus_failing
       << "},\n  \"failures\": [";
     for (size_t i = 0; i < written.size(); ++i) {
@@ -645,7 +786,13 @@ int FuzzMain(const std::vector<std::string>& args) {
         << ", \"first_violation\": " << reports::JsonString(w.explanation)
         << ", \"original\": " << reports::JsonString(w.original_size)
         << ", \"shrunk\": " << reports::JsonString(w.shrunk_size) << ", \"shrink_steps\": " << w.steps
-        << ", \"shrink_tries\": " << w.tries << "}";
+        << ", \"shrink_tries\": " << w.tries;
+      if (!w.reference_file.empty()) {
+        j << ", \"reference\": {\"file\": " << reports::JsonString(w.reference_file)
+          << ", \"reports\": " << reports::JsonString(w.reference_reports)
+          << ", \"holds\": " << (w.reference_status == kExitOk ? "true" : "false") << "}";
+      }
+      j << "}";
     }
     j << (written.empty() ? "" : "\n  ") << "],\n  \"result\": " << reports::JsonString(failed ? "fail" : "pass")
       << "\n}\n";

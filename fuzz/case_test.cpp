@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/run.h"
 #include "fuzz/shrink.h"
 #include "model/scenario_toml.h"
 
@@ -172,6 +173,57 @@ TEST_CASE("shrink: the first good candidate in order, whatever the jobs", "[fuzz
   CaseOutcome none;
   CHECK(FirstGood(7, 4, run, good, &none) == -1);
   CHECK(FirstGood(0, 2, run, good, &none) == -1);
+}
+
+}  // namespace
+}  // namespace lockstep::fuzz
+
+namespace lockstep::fuzz {
+namespace {
+
+// rlock-lease-zero's broken renew: the watchdog says it renewed without PEXPIRE, so the 40 s
+// critical section outlives the 30 s lease even when nothing goes wrong.
+TEST_CASE("differential: a case fails only where the reference keeps the property",
+          "[fuzz][unit][reference]") {
+  ScenarioError error;
+  std::optional<Scenario> loaded = LoadScenarioFile(
+      LOCKSTEP_SOURCE_DIR "/scenarios/testdata/broken-scripts/rlock-lease-zero/broken.toml",
+      &error);
+  INFO(error.ToString());
+  REQUIRE(loaded.has_value());
+  Scenario base = *loaded;
+  base.expect = {{"mutual_exclusion", Expectation::kHold}};
+  Scenario stock = base;
+  stock.protocol.script_files.clear();
+  const FuzzCase c = BaseCase(base);
+  const std::vector<std::string> watch = {"mutual_exclusion"};
+  const std::string lua_dir = LOCKSTEP_SOURCE_DIR "/lua";
+  const CaseLimits limits;
+
+  const CaseOutcome alone = RunDrawnCase(base, nullptr, c, watch, lua_dir, limits);
+  CHECK(alone.status == CaseStatus::kFail);
+  CHECK(alone.shared.empty());
+
+  // The stock renew keeps the lease: the break is the script's.
+  const CaseOutcome against_stock = RunDrawnCase(base, &stock, c, watch, lua_dir, limits);
+  CHECK(against_stock.status == CaseStatus::kFail);
+  CHECK(against_stock.broken == watch);
+  CHECK(against_stock.first_explanation == alone.first_explanation);
+  CHECK(against_stock.shared.empty());
+
+  // Against itself every break is shared, and a shared break is no failure.
+  const CaseOutcome against_itself = RunDrawnCase(base, &base, c, watch, lua_dir, limits);
+  CHECK(against_itself.status == CaseStatus::kPass);
+  CHECK(against_itself.broken.empty());
+  CHECK(against_itself.shared == watch);
+
+  // The reference keeps its own scripts and version, whatever the case drew.
+  FuzzCase other = c;
+  other.version = "v3.13.6";
+  const Scenario twin = MaterializeReference(stock, other);
+  CHECK(twin.protocol.script_files.empty());
+  CHECK(twin.protocol.version == stock.protocol.version);
+  CHECK(Materialize(base, other).protocol.version != stock.protocol.version);
 }
 
 }  // namespace

@@ -100,4 +100,52 @@ CaseOutcome RunCase(const Scenario& s, const std::vector<std::string>& watch,
   }
 }
 
+Scenario MaterializeReference(const Scenario& reference, const FuzzCase& c) {
+  Scenario s = Materialize(reference, c);
+  s.protocol.version = reference.protocol.version;
+  s.protocol.script_files = reference.protocol.script_files;
+  return s;
+}
+
+CaseOutcome RunDrawnCase(const Scenario& base, const Scenario* reference, const FuzzCase& c,
+                         const std::vector<std::string>& watch, const std::string& lua_dir,
+                         const CaseLimits& limits) {
+  CaseOutcome out = RunCase(Materialize(base, c), watch, lua_dir, limits);
+  if (reference == nullptr || out.status != CaseStatus::kFail) return out;
+  // The reference is asked only about what the base broke.
+  const CaseOutcome ref = RunCase(MaterializeReference(*reference, c), out.broken, lua_dir, limits);
+  if (ref.cancelled) {
+    out.cancelled = true;
+    return out;
+  }
+  if (ref.status == CaseStatus::kOverLimit || ref.status == CaseStatus::kError) {
+    out.status = ref.status;
+    out.error = ref.status == CaseStatus::kError ? "the reference could not run: " + ref.error : "";
+    out.wall_s += ref.wall_s;
+    return out;
+  }
+  CaseOutcome kept = out;
+  kept.broken.clear();
+  kept.first_kind.clear();
+  kept.first_explanation.clear();
+  kept.first_from_us.clear();
+  kept.first_to_us.clear();
+  for (size_t i = 0; i < out.broken.size(); ++i) {
+    const bool both = std::find(ref.broken.begin(), ref.broken.end(), out.broken[i]) != ref.broken.end();
+    if (both) {
+      kept.shared.push_back(out.broken[i]);
+      continue;
+    }
+    kept.broken.push_back(out.broken[i]);
+    kept.first_kind.push_back(out.first_kind[i]);
+    kept.first_explanation.push_back(out.first_explanation[i]);
+    kept.first_from_us.push_back(out.first_from_us[i]);
+    kept.first_to_us.push_back(out.first_to_us[i]);
+  }
+  kept.status = kept.broken.empty() ? CaseStatus::kPass : CaseStatus::kFail;
+  kept.events += ref.events;
+  kept.wall_s += ref.wall_s;
+  return kept;
+}
+
 }  // namespace lockstep::fuzz

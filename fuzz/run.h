@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "check/verdict.h"
+#include "fuzz/case.h"
 #include "model/scenario.h"
 
 namespace lockstep::fuzz {
@@ -42,6 +43,10 @@ struct CaseOutcome {
   std::string error;
   uint64_t events = 0;
   double wall_s = 0;
+  // Differential (RunDrawnCase with a reference): the watched properties the base broke that
+  // the reference, run on the same case, broke too. They are not in `broken`: a case that
+  // breaks only these passes.
+  std::vector<std::string> shared;
 };
 
 // The properties `s` expects to hold: what a search watches.
@@ -49,6 +54,18 @@ std::vector<std::string> HoldProperties(const Scenario& s);
 
 CaseOutcome RunCase(const Scenario& s, const std::vector<std::string>& watch,
                     const std::string& lua_dir, const CaseLimits& limits);
+
+// The reference's side of case `c`: the case on the reference scenario, with the reference's
+// own protocol version and scripts (what makes it the reference), whatever the case drew.
+Scenario MaterializeReference(const Scenario& reference, const FuzzCase& c);
+
+// Runs case `c` of `base`. With a reference (differential fuzzing), a case whose base breaks a
+// watched property runs on the reference too, and only the properties the reference kept stay
+// broken: the case fails only where the base differs from the reference. A reference that runs
+// past its limit leaves the case unjudged (kOverLimit); one that cannot run is an error.
+CaseOutcome RunDrawnCase(const Scenario& base, const Scenario* reference, const FuzzCase& c,
+                         const std::vector<std::string>& watch, const std::string& lua_dir,
+                         const CaseLimits& limits);
 
 }  // namespace lockstep::fuzz
 

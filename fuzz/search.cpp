@@ -47,7 +47,8 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
       w.k.store(k);
       const uint64_t index = options.shard_index + k * options.shard_count;
       FuzzCase c = DrawCase(base, plan, options.fuzz_seed, index);
-      CaseOutcome outcome = RunCase(Materialize(base, c), watch, options.lua_dir, limits);
+      CaseOutcome outcome =
+          RunDrawnCase(base, options.reference, c, watch, options.lua_dir, limits);
       w.k.store(kNone);
       if (outcome.cancelled) {
         w.cancel.store(false);
@@ -55,6 +56,7 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
       }
       std::lock_guard<std::mutex> lock(mu);
       ++result.status.cases_done;
+      if (!outcome.shared.empty()) ++result.status.shared;
       if (outcome.status == CaseStatus::kOverLimit) {
         ++result.status.over_limit;
         if (result.over_limit_cases.size() < 20) result.over_limit_cases.push_back(index);

@@ -29,6 +29,9 @@ struct SearchOptions {
   uint64_t shard_index = 0;
   uint64_t shard_count = 1;
   std::string lua_dir;
+  // Differential fuzzing: a case fails only where the base breaks a watched property that this
+  // scenario, run on the same case, keeps (fuzz/run.h, RunDrawnCase). Null: the base alone.
+  const Scenario* reference = nullptr;
   CaseLimits limits;         // Per case (cancel is set by the search).
   const volatile std::sig_atomic_t* interrupted = nullptr;
 };
@@ -37,6 +40,8 @@ struct SearchStatus {
   uint64_t cases_done = 0;
   uint64_t failures = 0;
   uint64_t over_limit = 0;
+  // With a reference: cases whose base broke a watched property only as the reference did.
+  uint64_t shared = 0;
   double wall_s = 0;
 };
 

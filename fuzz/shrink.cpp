@@ -265,8 +265,8 @@ ShrinkResult Shrink(const Scenario& base, const FuzzCase& failing, const CaseOut
       const int index = FirstGood(
           static_cast<int>(candidates.size()), options.jobs,
           [&](int i) {
-            return RunCase(Materialize(base, candidates[static_cast<size_t>(i)]), watch,
-                           options.lua_dir, options.limits);
+            return RunDrawnCase(base, options.reference, candidates[static_cast<size_t>(i)], watch,
+                                options.lua_dir, options.limits);
           },
           still_fails,
           &found);
@@ -291,7 +291,7 @@ ShrinkResult Shrink(const Scenario& base, const FuzzCase& failing, const CaseOut
   if (!cancelled() && result.shrunk.duration_us < failing.duration_us) {
     FuzzCase whole = result.shrunk;
     whole.duration_us = failing.duration_us;
-    CaseOutcome long_run = RunCase(Materialize(base, whole), watch, options.lua_dir, options.limits);
+    CaseOutcome long_run = RunDrawnCase(base, options.reference, whole, watch, options.lua_dir, options.limits);
     ++result.tries;
     if (still_fails(long_run)) {
       const int64_t ended = violation_end(long_run);
@@ -300,7 +300,7 @@ ShrinkResult Shrink(const Scenario& base, const FuzzCase& failing, const CaseOut
         const int64_t cut = JustPast(ended);
         if (cut < whole.duration_us) {
           whole.duration_us = std::max(cut, result.shrunk.duration_us);
-          long_run = RunCase(Materialize(base, whole), watch, options.lua_dir, options.limits);
+          long_run = RunDrawnCase(base, options.reference, whole, watch, options.lua_dir, options.limits);
           ++result.tries;
         }
       }

@@ -21,6 +21,9 @@ namespace lockstep::fuzz {
 struct ShrinkOptions {
   int jobs = 1;
   std::string lua_dir;
+  // Differential fuzzing: a candidate still fails only while the reference keeps the property
+  // (SearchOptions::reference).
+  const Scenario* reference = nullptr;
   CaseLimits limits;
   int max_tries = 2000;  // Candidates run at most.
   // Called after each accepted step and each batch: (accepted steps, candidates tried).
