@@ -1,18 +1,23 @@
 // The fuzzer's parts on their own: the plan a base allows, the case drawn from (base, seed,
-// index), the scenario a case materializes to, and the shrinker's in-order search. Whole
+// index), the scenario a case materializes to, the shrinker's in-order search, the differential
+// run against a reference and a run's moment in words. Whole
 // searches are property-tests/fuzz_test.cpp's.
 #include "fuzz/case.h"
 
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "fuzz/moment.h"
 #include "fuzz/run.h"
 #include "fuzz/shrink.h"
 #include "model/scenario_toml.h"
+#include "pipeline/pipeline.h"
+#include "sim/simulation.h"
 
 namespace lockstep::fuzz {
 namespace {
@@ -224,6 +229,42 @@ TEST_CASE("differential: a case fails only where the reference keeps the propert
   CHECK(twin.protocol.script_files.empty());
   CHECK(twin.protocol.version == stock.protocol.version);
   CHECK(Materialize(base, other).protocol.version != stock.protocol.version);
+}
+
+}  // namespace
+}  // namespace lockstep::fuzz
+
+namespace lockstep::fuzz {
+namespace {
+
+// The stock twin of rlock-lease-zero: the watchdog keeps c1's lease for its 40 s critical
+// section, and c2 waits the whole time.
+TEST_CASE("a run's moment: who held the lock then, and what was in flight", "[fuzz][unit]") {
+  ScenarioError load_error;
+  std::optional<Scenario> loaded = LoadScenarioFile(
+      LOCKSTEP_SOURCE_DIR "/scenarios/testdata/broken-scripts/rlock-lease-zero/broken.toml",
+      &load_error);
+  REQUIRE(loaded.has_value());
+  Scenario s = *loaded;
+  s.protocol.script_files.clear();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "lockstep-moment-test.jsonl").string();
+  std::string error;
+  std::unique_ptr<sim::Simulation> sim = sim::Simulation::Create(s, LOCKSTEP_SOURCE_DIR "/lua", &error);
+  REQUIRE(sim != nullptr);
+  PipelineOptions options;
+  options.history_path = path;
+  options.readers_thread = false;
+  REQUIRE(RunPipeline(*sim, s, options, &error).has_value());
+
+  const std::optional<std::string> at = DescribeMoment(path, 30'102'000, &error);
+  INFO(error);
+  REQUIRE(at.has_value());
+  CHECK(*at ==
+        "at 30.102 s: c1.t0 held \"lock\" since 0.101 s; in flight: c2.t0's acquire since "
+        "0.100 s");
+  std::filesystem::remove(path);
+  CHECK_FALSE(DescribeMoment(path, 0, &error).has_value());
 }
 
 }  // namespace
