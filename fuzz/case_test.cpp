@@ -1,7 +1,7 @@
 // The fuzzer's parts on their own: the plan a base allows, the case drawn from (base, seed,
 // index), the scenario a case materializes to, the shrinker's in-order search, the differential
-// run against a reference and a run's moment in words. Whole
-// searches are property-tests/fuzz_test.cpp's.
+// run against a reference and a run's moment in words. Whole searches are
+// property-tests/fuzz_test.cpp's.
 #include "fuzz/case.h"
 
 #include <algorithm>
