@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -14,9 +15,11 @@
 
 #include "cli/ci_outputs.h"
 #include "cli/common.h"
+#include "cli/fuzz_results.h"
 #include "cli/run_store.h"
 #include "cli/subcommands.h"
 #include "fuzz/case.h"
+#include "fuzz/moment.h"
 #include "fuzz/run.h"
 #include "fuzz/search.h"
 #include "fuzz/shrink.h"
@@ -62,6 +65,10 @@ const char* kFuzzHelp =
     "nodes and clients. The reference's twin of each shrunk file is written beside it\n"
     "(<name>.reference.toml, expecting the property to hold) with its reports in\n"
     "reference/.\n"
+    "\n"
+    "Shards: N processes with --shard I/N (or --shard auto in a CI matrix or a Kubernetes\n"
+    "Indexed Job) search disjoint cases; `lockstep fuzz merge DIR...` merges their --out\n"
+    "folders into one result (lockstep fuzz merge --help).\n"
     "\n"
     "Exit status: 0 nothing found, 1 a violation found and written (or a corpus case\n"
     "still fails), 2 bad input, 130 interrupted\n"
@@ -114,27 +121,6 @@ class Progress {
   std::chrono::steady_clock::time_point last_{};
 };
 
-// What became of one failure, for the summary, --json and --junit.
-struct Written {
-  std::string property;
-  std::string kind;
-  std::string from;  // "search" or "corpus"
-  uint64_t index = 0;
-  std::string file;        // The shrunk scenario file.
-  std::string report_dir;  // Its run's reports.
-  std::string reproduce;
-  std::string explanation;
-  std::string original_size, shrunk_size;
-  std::string lasted;  // How long the first violation lasted in the shrunk run.
-  int steps = 0, tries = 0;
-  bool reproduced = false;
-  int check_status = 0;  // `lockstep run` on the written file: 0 reproduced, 1 did not, else could not run.
-  // With --reference: the reference's twin of the shrunk file and `lockstep run`'s status on it
-  // (0: the reference holds the property there, as the search found).
-  std::string reference_file;
-  std::string reference_reports;
-  int reference_status = 0;
-};
 
 // The scenario --reference names, and what it is in words, or nullopt with *error. `stock`:
 // the base without its script overrides; `version=V`: the base on version V; else a scenario
@@ -259,12 +245,64 @@ int RunQuietly(const std::string& file, const std::string& out_dir, const std::s
   return status;
 }
 
+// --shard auto: "I/N" from the environment of what started this process, and which variables
+// said so, or nullopt with *error. A CI matrix sets LOCKSTEP_SHARD_INDEX and
+// LOCKSTEP_SHARD_COUNT itself; GitLab's `parallel: N` sets CI_NODE_INDEX (from 1) and
+// CI_NODE_TOTAL; a Kubernetes Indexed Job sets JOB_COMPLETION_INDEX, and its count (the Job's
+// completions, which it does not export) comes from --shard-count.
+std::optional<std::string> ShardFromEnvironment(uint64_t shard_count, std::string* source,
+                                                std::string* error) {
+  const auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? std::optional<std::string>(v) : std::nullopt;
+  };
+  const auto digits = [](const std::string& s) {
+    return !s.empty() && s.size() <= 19 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (auto i = env("LOCKSTEP_SHARD_INDEX")) {
+    auto n = env("LOCKSTEP_SHARD_COUNT");
+    if (!n && shard_count == 0) {
+      *error = "--shard auto: LOCKSTEP_SHARD_INDEX is set but not LOCKSTEP_SHARD_COUNT (nor --shard-count)";
+      return std::nullopt;
+    }
+    *source = n ? "LOCKSTEP_SHARD_INDEX and LOCKSTEP_SHARD_COUNT" : "LOCKSTEP_SHARD_INDEX and --shard-count";
+    return *i + "/" + (n ? *n : std::to_string(shard_count));
+  }
+  if (auto i = env("CI_NODE_INDEX"), n = env("CI_NODE_TOTAL"); i && n) {
+    if (!digits(*i) || std::stoull(*i) == 0) {
+      *error = "--shard auto: CI_NODE_INDEX is '" + *i + "', not a number from 1";
+      return std::nullopt;
+    }
+    *source = "CI_NODE_INDEX and CI_NODE_TOTAL";
+    return std::to_string(std::stoull(*i) - 1) + "/" + *n;
+  }
+  if (auto i = env("JOB_COMPLETION_INDEX")) {
+    if (shard_count == 0) {
+      *error = "--shard auto: JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) gives the index; "
+               "give the Job's completions as --shard-count N";
+      return std::nullopt;
+    }
+    *source = "JOB_COMPLETION_INDEX and --shard-count";
+    return *i + "/" + std::to_string(shard_count);
+  }
+  *error = "--shard auto found no shard in the environment: set LOCKSTEP_SHARD_INDEX and "
+           "LOCKSTEP_SHARD_COUNT (from a CI matrix), run as a Kubernetes Indexed Job "
+           "(JOB_COMPLETION_INDEX) with --shard-count N, or in GitLab CI with parallel: N "
+           "(CI_NODE_INDEX, CI_NODE_TOTAL); or give --shard I/N";
+  return std::nullopt;
+}
+
 }  // namespace
 
 int FuzzMain(const std::vector<std::string>& args) {
+  // `lockstep fuzz merge DIR...`: the shards' results merged (cli/cmd_fuzz_merge.cpp).
+  if (!args.empty() && args.front() == "merge") {
+    return FuzzMergeMain(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   std::string file, out_dir, lua_dir = DefaultLuaDir(), shard_text, junit_path, json_path,
                              corpus_dir, reference_text;
-  uint64_t seed = 1, cases = 0;
+  uint64_t seed = 1, cases = 0, shard_count_flag = 0;
   double time_budget = 0;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int64_t max_events = 0;
@@ -281,7 +319,10 @@ int FuzzMain(const std::vector<std::string>& args) {
       "collect every distinct failure (property and rule) instead of stopping at the first")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "cases run at once (default: every core)")(
       "shard", po::value(&shard_text),
-      "I/N: run only cases I, I+N, I+2N ... (0 <= I < N), for N machines or CI jobs")(
+      "I/N: run only cases I, I+N, I+2N ... (0 <= I < N), for N machines or CI jobs; auto: I "
+      "and N from the environment (a CI matrix, GitLab's parallel, a Kubernetes Indexed Job)")(
+      "shard-count", po::value(&shard_count_flag),
+      "N for --shard auto when the environment gives only the index (a Kubernetes Indexed Job)")(
       "out", po::value(&out_dir),
       "output directory (default: a new folder in the run store, "
       "lockstep-out/fuzz-<name>/<time>-seed<S>[-shard<I>of<N>])")(
@@ -314,6 +355,21 @@ int FuzzMain(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   uint64_t shard_index = 0, shard_count = 1;
+  std::string shard_source;  // With --shard auto: the variables that gave it.
+  if (vm.count("shard-count") && shard_text != "auto") {
+    std::cerr << "lockstep fuzz: --shard-count goes with --shard auto\n";
+    return kExitBadInput;
+  }
+  if (shard_text == "auto") {
+    std::string shard_error;
+    std::optional<std::string> from_env =
+        ShardFromEnvironment(shard_count_flag, &shard_source, &shard_error);
+    if (!from_env) {
+      std::cerr << "lockstep fuzz: " << shard_error << "\n";
+      return kExitBadInput;
+    }
+    shard_text = *from_env;
+  }
   if (!shard_text.empty()) {
     unsigned long long i = 0, n = 0;
     char extra = 0;
@@ -324,7 +380,8 @@ int FuzzMain(const std::vector<std::string>& args) {
         std::sscanf(shard_text.c_str(), "%llu/%llu%c", &i, &n, &extra) != 2 || n == 0 || i >= n ||
         n > 1'000'000'000 || shard_text.find('-') != std::string::npos) {
       std::cerr << "lockstep fuzz: --shard takes I/N with 0 <= I < N <= 1000000000 (e.g. 0/4 ... 3/4), not '"
-                << shard_text << "'\n";
+                << shard_text << "'" << (shard_source.empty() ? "" : " (from " + shard_source + ")")
+                << "\n";
       return kExitBadInput;
     }
     shard_index = i;
@@ -466,13 +523,14 @@ int FuzzMain(const std::vector<std::string>& args) {
   std::cout << "\nsearch     seed " << seed;
   if (!corpus_dir.empty() && !keep_going) std::cout << " (unless a corpus file still fails)";
   if (shard_count > 1) std::cout << ", shard " << shard_index << "/" << shard_count;
+  if (!shard_source.empty()) std::cout << " (from " << shard_source << ")";
   if (cases > 0) std::cout << ", " << cases << " cases";
   if (time_budget > 0) std::cout << ", budget " << time_budget << " s";
   std::cout << ", " << jobs << " jobs" << (keep_going ? ", keep going" : ", until the first failure")
             << "\n" << std::flush;
 
   Progress progress(quiet);
-  std::vector<Written> written;
+  std::vector<FuzzFailure> written;
 
   // Regression mode: the corpus's files first. Each expects the property it once broke to be
   // violated; a file that still breaks it is a failure found again.
@@ -505,7 +563,7 @@ int FuzzMain(const std::vector<std::string>& args) {
       }
       if (outcome.status != fuzz::CaseStatus::kFail) continue;
       ++corpus_failing;
-      Written w;
+      FuzzFailure w;
       w.property = outcome.broken.front();
       w.kind = outcome.first_kind.front();
       w.from = "corpus";
@@ -639,7 +697,7 @@ int FuzzMain(const std::vector<std::string>& args) {
                                          : " (to the end of the run)")
                        : "");
     }
-    Written w;
+    FuzzFailure w;
     w.property = failure.property;
     w.kind = failure.kind;
     w.from = "search";
@@ -704,6 +762,16 @@ int FuzzMain(const std::vector<std::string>& args) {
       }
       fs::create_directories(w.reference_reports, ec);
       w.reference_status = RunQuietly(w.reference_file, w.reference_reports, lua_dir);
+      // What the reference was doing when the shrunk run's first violation began.
+      for (size_t i = 0; i < shrunk.outcome.broken.size(); ++i) {
+        if (shrunk.outcome.broken[i] != failure.property) continue;
+        std::string moment_error;
+        if (std::optional<std::string> m = fuzz::DescribeMoment(
+                w.reference_reports + "/history.jsonl", shrunk.outcome.first_from_us[i],
+                &moment_error)) {
+          w.reference_moment = "the reference " + *m;
+        }
+      }
     }
     if (!corpus_dir.empty()) {
       write.directory = corpus_dir;
@@ -722,120 +790,35 @@ int FuzzMain(const std::vector<std::string>& args) {
     written.push_back(w);
   }
 
-  for (const Written& w : written) {
-    std::cout << "FAILURE    " << w.property << (w.from == "corpus" ? " (corpus)" : "") << "\n"
-              << "  first    " << Printable(w.explanation) << "\n";
-    if (!w.lasted.empty()) std::cout << "  lasted   " << w.lasted << "\n";
-    if (w.from == "search") {
-      std::cout << "  case     " << w.index << ": " << w.original_size << "\n"
-                << "  shrunk   " << w.shrunk_size << " (" << w.steps << " steps, " << w.tries
-                << " tried)\n"
-                << "  file     " << w.file << "\n"
-                << "  reports  " << w.report_dir << "/report.html, trace.json, summary.md\n";
-      if (w.check_status == kExitFailed) {
-        std::cout << "  WARNING  `lockstep run` on the file did not reproduce the violation; "
-                  << "see " << w.report_dir << "/summary.txt\n";
-      } else if (!w.reproduced) {
-        std::cout << "  WARNING  `lockstep run` on the file could not run (exit " << w.check_status
-                  << ", its message above): the file is written, its violation not checked again\n";
-      }
-    }
-    if (!w.reference_file.empty()) {
-      std::cout << "  reference " << w.reference_file << ": " << w.property
-                << (w.reference_status == kExitOk ? " holds" : " does NOT hold")
-                << " on the same case (reports " << w.reference_reports << "/report.html)\n";
-      if (w.reference_status != kExitOk) {
-        std::cout << "  WARNING  the search saw the reference hold here; see "
-                  << w.reference_reports << "/summary.txt\n";
-      }
-    }
-    std::cout << "  reproduce " << w.reproduce << "\n";
-  }
+  std::cout << FailuresText(written);
 
   const bool failed = !written.empty();
-  if (!json_path.empty()) {
-    std::ostringstream j;
-    const fuzz::SearchStatus& s = found.status;
-    j << "{\n  \"base\": " << reports::JsonString(file) << ",\n  \"scenario\": " << reports::JsonString(base.name)
-      << ",\n  \"seed\": " << seed << ",\n  \"shard\": {\"index\": " << shard_index
-      << ", \"count\": " << shard_count << "},\n  \"watched\": [";
-    for (size_t i = 0; i < watch.size(); ++i) j << (i ? ", " : "") << reports::JsonString(watch[i]);
-    char rate[64];
-    std::snprintf(rate, sizeof(rate), "%.2f", s.wall_s > 0 ? static_cast<double>(s.cases_done) / s.wall_s : 0.0);
-    char wall[64];
-    std::snprintf(wall, sizeof(wall), "%.3f", s.wall_s);
-    j << "],\n  \"cases\": " << s.cases_done << ",\n  \"wall_s\": " << wall
-      << ",\n  \"cases_per_s\": " << rate << ",\n  \"over_limit\": " << s.over_limit
-      << ",\n  \"over_limit_cases\": [";
-    for (size_t i = 0; i < found.over_limit_cases.size(); ++i) {
-      j << (i ? ", " : "") << found.over_limit_cases[i];
-    }
-    j << "],\n  \"errors\": " << found.errors.size()
-      << ",\n  \"interrupted\": " << (found.interrupted ? "true" : "false")
-      << ",\n  \"reference\": " << (reference ? reports::JsonString(reference_what) : "null")
-      << ",\n  \"shared\": " << found.status.shared
-      << ",\n  \"corpus\": {\"replayed\": " << corpus_replayed << ", \"failing\": " << corpus_failing
-      << "},\n  \"failures\": [";
-    for (size_t i = 0; i < written.size(); ++i) {
-      const Written& w = written[i];
-      j << (i ? "," : "") << "\n    {\"property\": " << reports::JsonString(w.property)
-        << ", \"rule\": " << reports::JsonString(w.kind) << ", \"from\": " << reports::JsonString(w.from)
-        << ", \"case\": " << w.index << ", \"file\": " << reports::JsonString(w.file)
-        << ", \"reports\": " << reports::JsonString(w.report_dir) << ", \"reproduce\": " << reports::JsonString(w.reproduce)
-        << ", \"reproduced\": " << (w.reproduced ? "true" : "false")
-        << ", \"first_violation\": " << reports::JsonString(w.explanation)
-        << ", \"original\": " << reports::JsonString(w.original_size)
-        << ", \"shrunk\": " << reports::JsonString(w.shrunk_size) << ", \"shrink_steps\": " << w.steps
-        << ", \"shrink_tries\": " << w.tries;
-      if (!w.reference_file.empty()) {
-        j << ", \"reference\": {\"file\": " << reports::JsonString(w.reference_file)
-          << ", \"reports\": " << reports::JsonString(w.reference_reports)
-          << ", \"holds\": " << (w.reference_status == kExitOk ? "true" : "false") << "}";
-      }
-      j << "}";
-    }
-    j << (written.empty() ? "" : "\n  ") << "],\n  \"result\": " << reports::JsonString(failed ? "fail" : "pass")
-      << "\n}\n";
-    if (!WriteWholeFile(json_path, j.str(), &error)) {
-      std::cerr << "lockstep fuzz: " << error << "\n";
-      return kExitFailed;
-    }
-  }
-  if (!junit_path.empty()) {
-    std::ostringstream x;
-    int failures = 0;
-    for (const std::string& property : watch) {
-      failures += std::any_of(written.begin(), written.end(),
-                              [&](const Written& w) { return w.property == property; });
-    }
-    char wall[64];
-    std::snprintf(wall, sizeof(wall), "%.3f", found.status.wall_s);
-    x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<testsuites>\n  <testsuite name=\"" << XmlEscape("lockstep fuzz " + base.name)
-      << "\" tests=\"" << watch.size() << "\" failures=\"" << failures << "\" time=\"" << wall
-      << "\">\n"
-      << "    <properties><property name=\"seed\" value=\"" << seed << "\"/><property name=\"cases\" value=\""
-      << found.status.cases_done << "\"/><property name=\"shard\" value=\"" << shard_index << "/"
-      << shard_count << "\"/></properties>\n";
-    for (const std::string& property : watch) {
-      x << "    <testcase classname=\"" << XmlEscape("lockstep.fuzz." + base.name) << "\" name=\""
-        << XmlEscape(property) << "\">";
-      bool any = false;
-      for (const Written& w : written) {
-        if (w.property != property) continue;
-        any = true;
-        x << "\n      <failure message=\"" << XmlEscape(property + " violated; shrunk file " + w.file)
-          << "\" type=\"" << XmlEscape(w.kind) << "\">" << XmlEscape(w.explanation)
-          << "\nfile: " << XmlEscape(w.file) << "\nreproduce: " << XmlEscape(w.reproduce)
-          << "</failure>";
-      }
-      x << (any ? "\n    " : "") << "</testcase>\n";
-    }
-    x << "  </testsuite>\n</testsuites>\n";
-    if (!WriteWholeFile(junit_path, x.str(), &error)) {
-      std::cerr << "lockstep fuzz: " << error << "\n";
-      return kExitFailed;
-    }
+  // The search as data: --json and --junit for CI, and fuzz-result.toml for the merge of
+  // the shards (lockstep fuzz merge), written whatever was found.
+  FuzzSearch result;
+  result.base = file;
+  result.scenario = base.name;
+  result.seed = seed;
+  result.shard_index = shard_index;
+  result.shard_count = shard_count;
+  result.keep_going = keep_going;
+  result.watched = watch;
+  result.cases = found.status.cases_done;
+  result.wall_s = found.status.wall_s;
+  result.over_limit = found.status.over_limit;
+  result.over_limit_cases = found.over_limit_cases;
+  result.errors = found.errors.size();
+  result.interrupted = found.interrupted;
+  result.reference = reference ? reference_what : "";
+  result.shared = found.status.shared;
+  result.corpus_replayed = corpus_replayed;
+  result.corpus_failing = corpus_failing;
+  result.failures = written;
+  if (!WriteWholeFile(out_dir + "/" + kFuzzResultFile, FuzzResultToml(result, out_dir), &error) ||
+      (!json_path.empty() && !WriteWholeFile(json_path, FuzzJson(result), &error)) ||
+      (!junit_path.empty() && !WriteWholeFile(junit_path, FuzzJunit(result), &error))) {
+    std::cerr << "lockstep fuzz: " << error << "\n";
+    return kExitFailed;
   }
   if (interrupt.interrupted() || found.interrupted) {
     std::cout << "result     INTERRUPTED" << (failed ? " (the failures above were written)" : "") << "\n";
@@ -843,7 +826,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   }
   if (failed) {
     const bool all_corpus = std::all_of(written.begin(), written.end(),
-                                        [](const Written& w) { return w.from == "corpus"; });
+                                        [](const FuzzFailure& w) { return w.from == "corpus"; });
     std::cout << "result     FAIL: " << written.size() << " failure(s) "
               << (all_corpus ? "replayed from " + corpus_dir : "written under " + out_dir) << "\n";
     return kExitFailed;

@@ -62,6 +62,8 @@ for pair in rlock:mutual_exclusion setnx-px:mutual_exclusion rlock-unlock-lies:r
   twin=$(ls "$out/$fixture-fuzz/$property"/*.reference.toml)
   grep -q "$property holds on the same case" "$out/$fixture-fuzz.out" ||
     fail "$fixture: the reference's twin does not hold"
+  grep -q "^  there    the reference at [0-9.]* s: " "$out/$fixture-fuzz.out" ||
+    fail "$fixture: no word of what the reference did at the violation"
   # The shrunk file reproduces the violation; its twin, which differs only by the scripts,
   # holds (each run checks its own [expect]).
   "$lockstep" run "$shrunk" --out "$out/$fixture-shrunk" -q >/dev/null ||

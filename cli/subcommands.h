@@ -28,6 +28,8 @@ int ReplayMain(const std::vector<std::string>& args);
 // lockstep fuzz BASE [--cases N] [--jobs N]: search variations of a base scenario for a broken
 // property and shrink each failure to a minimal scenario file.
 int FuzzMain(const std::vector<std::string>& args);
+// lockstep fuzz merge SHARD_DIR... --out DIR: the shards of one search merged into one result.
+int FuzzMergeMain(const std::vector<std::string>& args);
 // lockstep report HISTORY [--scenario FILE] [--out DIR]: check a saved history again and write
 // report.html, trace.json and summary.md.
 int ReportMain(const std::vector<std::string>& args);
