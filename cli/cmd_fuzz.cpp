@@ -293,6 +293,13 @@ std::optional<std::string> ShardFromEnvironment(uint64_t shard_count, std::strin
   return std::nullopt;
 }
 
+// Cases since the coverage last grew, in the shard's own count.
+uint64_t CasesSinceGrowth(const fuzz::SearchStatus& s, uint64_t shard_index, uint64_t shard_count) {
+  if (s.coverage_cases == 0) return 0;
+  const uint64_t grew_k = (s.coverage_grew_at - shard_index) / shard_count;
+  return s.coverage_cases - 1 - grew_k;
+}
+
 }  // namespace
 
 int FuzzMain(const std::vector<std::string>& args) {
@@ -302,7 +309,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   }
   std::string file, out_dir, lua_dir = DefaultLuaDir(), shard_text, junit_path, json_path,
                              corpus_dir, reference_text;
-  uint64_t seed = 1, cases = 0, shard_count_flag = 0;
+  uint64_t seed = 1, cases = 0, shard_count_flag = 0, until_saturated = 0;
   double time_budget = 0;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int64_t max_events = 0;
@@ -315,6 +322,8 @@ int FuzzMain(const std::vector<std::string>& args) {
       "cases", po::value(&cases),
       "cases to run (per shard); default 1000 unless --time-budget is given")(
       "time-budget", po::value(&time_budget), "stop starting cases after S seconds of wall time")(
+      "until-saturated", po::value(&until_saturated),
+      "stop once N cases in a row (in case order) added no coverage: a saturated search")(
       "keep-going", po::bool_switch(&keep_going),
       "collect every distinct failure (property and rule) instead of stopping at the first")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "cases run at once (default: every core)")(
@@ -404,7 +413,11 @@ int FuzzMain(const std::vector<std::string>& args) {
     std::cerr << "lockstep fuzz: --cases must be positive\n";
     return kExitBadInput;
   }
-  if (!vm.count("cases") && !vm.count("time-budget")) cases = 1000;
+  if (vm.count("until-saturated") && until_saturated == 0) {
+    std::cerr << "lockstep fuzz: --until-saturated must be positive\n";
+    return kExitBadInput;
+  }
+  if (!vm.count("cases") && !vm.count("time-budget") && !vm.count("until-saturated")) cases = 1000;
   if (max_shrink < 0) {
     std::cerr << "lockstep fuzz: --max-shrink must not be negative\n";
     return kExitBadInput;
@@ -584,6 +597,7 @@ int FuzzMain(const std::vector<std::string>& args) {
     options.cases = cases;
     options.time_budget_s = time_budget;
     options.keep_going = keep_going;
+    options.until_saturated = until_saturated;
     options.jobs = jobs;
     options.shard_index = shard_index;
     options.shard_count = shard_count;
@@ -598,11 +612,16 @@ int FuzzMain(const std::vector<std::string>& args) {
         std::snprintf(shared, sizeof(shared), ", %llu shared",
                       static_cast<unsigned long long>(s.shared));
       }
-      std::snprintf(line, sizeof(line), "[fuzz %llu cases, %.1f/s, %llu failing%s, %llu over limit, %.0f s]",
+      std::snprintf(line, sizeof(line),
+                    "[fuzz %llu cases, %.1f/s, %llu failing%s, %llu over limit, coverage %llu "
+                    "(grew %llu cases ago), %.0f s]",
                     static_cast<unsigned long long>(s.cases_done),
                     s.wall_s > 0 ? static_cast<double>(s.cases_done) / s.wall_s : 0.0,
                     static_cast<unsigned long long>(s.failures), shared,
-                    static_cast<unsigned long long>(s.over_limit), s.wall_s);
+                    static_cast<unsigned long long>(s.over_limit),
+                    static_cast<unsigned long long>(s.coverage),
+                    static_cast<unsigned long long>(CasesSinceGrowth(s, shard_index, shard_count)),
+                    s.wall_s);
       progress.Show(line);
     });
     progress.Clear();
@@ -616,6 +635,13 @@ int FuzzMain(const std::vector<std::string>& args) {
                   static_cast<unsigned long long>(s.over_limit),
                   found.interrupted ? " (interrupted)" : found.budget_spent ? " (time budget spent)" : "");
     std::cout << line;
+    std::cout << "coverage   " << s.coverage << " abstract transitions in " << s.coverage_cases
+              << " case(s) counted in order; it last grew at case " << s.coverage_grew_at << " ("
+              << CasesSinceGrowth(s, shard_index, shard_count) << " case(s) ago)"
+              << (found.saturated ? "; SATURATED: " + std::to_string(until_saturated) +
+                                        " cases in a row added nothing"
+                                  : "")
+              << "\n";
     if (reference) {
       std::cout << "shared     " << s.shared << " case(s) broke a watched property that the "
                 << "reference broke too on the same case: not failures\n";
@@ -813,8 +839,13 @@ int FuzzMain(const std::vector<std::string>& args) {
   result.shared = found.status.shared;
   result.corpus_replayed = corpus_replayed;
   result.corpus_failing = corpus_failing;
+  result.coverage = found.status.coverage;
+  result.coverage_grew_at = found.status.coverage_grew_at;
+  result.coverage_cases = found.status.coverage_cases;
+  result.saturated = found.saturated;
   result.failures = written;
   if (!WriteWholeFile(out_dir + "/" + kFuzzResultFile, FuzzResultToml(result, out_dir), &error) ||
+      !WriteWholeFile(out_dir + "/" + kCoverageFile, CoverageText(found.coverage), &error) ||
       (!json_path.empty() && !WriteWholeFile(json_path, FuzzJson(result), &error)) ||
       (!junit_path.empty() && !WriteWholeFile(junit_path, FuzzJunit(result), &error))) {
     std::cerr << "lockstep fuzz: " << error << "\n";

@@ -103,6 +103,7 @@ int FuzzMergeMain(const std::vector<std::string>& args) {
   }
 
   std::vector<FuzzSearch> shards;
+  std::vector<std::vector<uint64_t>> coverages;  // Each shard's transitions.
   for (const std::string& dir : dirs) {
     std::string error;
     std::optional<FuzzSearch> s = ReadFuzzResult(dir, &error);
@@ -124,6 +125,12 @@ int FuzzMergeMain(const std::vector<std::string>& args) {
         }
       }
     }
+    std::optional<std::vector<uint64_t>> transitions = ReadCoverage(dir, &error);
+    if (!transitions) {
+      std::cerr << "lockstep fuzz merge: " << error << "\n";
+      return kExitBadInput;
+    }
+    coverages.push_back(std::move(*transitions));
     shards.push_back(std::move(*s));
   }
   std::error_code ec;
@@ -147,6 +154,17 @@ int FuzzMergeMain(const std::vector<std::string>& args) {
   merged.interrupted = false;
   merged.corpus_replayed = merged.corpus_failing = 0;
   merged.failures.clear();
+  // Each shard steered by its own coverage; the merge says what their union reached.
+  std::set<uint64_t> united;
+  for (const std::vector<uint64_t>& c : coverages) united.insert(c.begin(), c.end());
+  merged.coverage = united.size();
+  merged.coverage_cases = merged.coverage_grew_at = 0;
+  merged.saturated = true;
+  for (const FuzzSearch& s : shards) {
+    merged.coverage_cases += s.coverage_cases;
+    merged.coverage_grew_at = std::max(merged.coverage_grew_at, s.coverage_grew_at);
+    merged.saturated = merged.saturated && s.saturated;
+  }
   std::map<std::string, FuzzFailure> kept;  // By "property/rule".
   std::map<std::string, FuzzFailure> corpus;  // Corpus files still failing, by file name.
   for (const FuzzSearch& s : shards) {
@@ -231,6 +249,9 @@ int FuzzMergeMain(const std::vector<std::string>& args) {
   summary << "\ncases      " << merged.cases << ", " << merged.over_limit << " over their limit, "
           << merged.errors << " could not run" << (merged.interrupted ? ", some shard interrupted" : "")
           << "\n";
+  summary << "coverage   " << merged.coverage << " abstract transitions in the shards' union (each shard's:";
+  for (const FuzzSearch& s : shards) summary << " " << s.coverage;
+  summary << ")" << (merged.saturated ? "; every shard saturated" : "") << "\n";
   if (!merged.reference.empty()) {
     summary << "shared     " << merged.shared << " case(s) broke a watched property that the "
             << "reference broke too on the same case: not failures\n";
@@ -248,6 +269,8 @@ int FuzzMergeMain(const std::vector<std::string>& args) {
   if (!WriteWholeFile((fs::path(out_dir) / kFuzzResultFile).string(),
                       FuzzResultToml(merged, out_dir), &error) ||
       !WriteWholeFile((fs::path(out_dir) / "summary.txt").string(), summary.str(), &error) ||
+      !WriteWholeFile((fs::path(out_dir) / kCoverageFile).string(),
+                      CoverageText(std::vector<uint64_t>(united.begin(), united.end())), &error) ||
       (!json_path.empty() && !WriteWholeFile(json_path, FuzzJson(merged), &error)) ||
       (!junit_path.empty() && !WriteWholeFile(junit_path, FuzzJunit(merged), &error))) {
     std::cerr << "lockstep fuzz merge: " << error << "\n";

@@ -3,7 +3,8 @@
 # variables a CI matrix exports) search seed 3 of contention-10 and `lockstep fuzz merge` merges
 # their folders; the same cases run in one process must give the same failures (property, rule,
 # case) and the same shrunk files, with --keep-going and without it. Shards of different
-# searches are refused, and a missing shard is named.
+# searches are refused, and a missing shard is named. --until-saturated ends a search at the same
+# case and coverage with one job or two.
 #
 #   cli/fuzz_merge_test.sh LOCKSTEP SOURCE_DIR OUT_DIR
 set -euo pipefail
@@ -63,9 +64,26 @@ run_mode() {
   diff <(bodies "$mode-merged") <(bodies "$mode-one") || fail "$mode: shrunk files differ"
   grep -q '"merged_shards": \[0, 1, 2, 3\]' "$mode-merged.json" || fail "$mode: merged_shards"
   [ "$(ls "$mode-corpus" | wc -l)" = "$(failures "$mode-one" | wc -l)" ] || fail "$mode: corpus"
+  # The shards' coverage united is the one process's, when both counted every case.
+  if [ "$mode" = keep-going ]; then
+    cmp "$mode-merged/coverage.txt" "$mode-one/coverage.txt" || fail "$mode: coverage differs"
+    grep -q "^coverage   $(wc -l <"$mode-one/coverage.txt") abstract transitions in the shards' union" \
+      "$mode-merge.txt" || fail "$mode: the merged coverage line"
+  fi
 }
 run_mode keep-going --keep-going
 run_mode first
+
+# --until-saturated stops at the same case, with the same coverage, whatever the jobs.
+for jobs in 1 2; do
+  "$lockstep" fuzz "$base" --seed 3 --until-saturated 6 --keep-going --max-shrink 0 --jobs $jobs -q \
+    --out "saturated-$jobs" >"saturated-$jobs.txt" 2>&1 || [ $? = 1 ] || fail "saturated: exit"
+done
+grep -q "^coverage   .*; SATURATED: 6 cases in a row added nothing$" saturated-1.txt ||
+  fail "no saturation: $(grep '^coverage' saturated-1.txt)"
+diff <(grep '^coverage' saturated-1.txt) <(grep '^coverage' saturated-2.txt) ||
+  fail "saturation depends on the jobs"
+cmp saturated-1/coverage.txt saturated-2/coverage.txt || fail "the coverage depends on the jobs"
 
 # Not one search: refused, naming what differs. A shard left out: named.
 "$lockstep" fuzz "$base" --seed 4 --cases 2 --shard 3/4 --jobs 1 -q --out other >/dev/null 2>&1 || true
@@ -77,4 +95,4 @@ set -e
 grep -q "are not shards of one search: seeds 3 and 4" refused.txt || fail "the refusal: $(cat refused.txt)"
 "$lockstep" fuzz merge first-shard-0 first-shard-1 first-shard-3 --out partial >partial.txt 2>&1 || true
 grep -q "^merged     3 of 4 shard(s) .*; MISSING 2$" partial.txt || fail "the missing shard: $(cat partial.txt)"
-echo "PASS: four shards merged equal one process, with and without --keep-going"
+echo "PASS: four shards merged equal one process, with and without --keep-going; saturation is the jobs' own"

@@ -6,6 +6,7 @@
 
 #include <toml++/toml.h>
 
+#include "base/read_file.h"
 #include "cli/ci_outputs.h"
 #include "cli/common.h"
 #include "reports/text.h"
@@ -99,7 +100,10 @@ std::string FuzzJson(const FuzzSearch& s) {
   j << "],\n  \"errors\": " << s.errors
     << ",\n  \"interrupted\": " << (s.interrupted ? "true" : "false")
     << ",\n  \"reference\": " << (s.reference.empty() ? "null" : JsonString(s.reference))
-    << ",\n  \"shared\": " << s.shared << ",\n  \"corpus\": {\"replayed\": " << s.corpus_replayed
+    << ",\n  \"shared\": " << s.shared << ",\n  \"coverage\": {\"transitions\": " << s.coverage
+    << ", \"last_grew_at_case\": " << s.coverage_grew_at << ", \"cases_counted\": "
+    << s.coverage_cases << ", \"saturated\": " << (s.saturated ? "true" : "false") << "}"
+    << ",\n  \"corpus\": {\"replayed\": " << s.corpus_replayed
     << ", \"failing\": " << s.corpus_failing << "},\n  \"failures\": [";
   for (size_t i = 0; i < s.failures.size(); ++i) {
     const FuzzFailure& w = s.failures[i];
@@ -185,6 +189,10 @@ std::string FuzzResultToml(const FuzzSearch& s, const std::string& folder) {
       {"shared", static_cast<int64_t>(s.shared)},
       {"corpus_replayed", s.corpus_replayed},
       {"corpus_failing", s.corpus_failing},
+      {"coverage", static_cast<int64_t>(s.coverage)},
+      {"coverage_grew_at", static_cast<int64_t>(s.coverage_grew_at)},
+      {"coverage_cases", static_cast<int64_t>(s.coverage_cases)},
+      {"saturated", s.saturated},
   };
   toml::array failures;
   for (const FuzzFailure& w : s.failures) {
@@ -268,6 +276,10 @@ std::optional<FuzzSearch> ReadFuzzResult(const std::string& folder, std::string*
   s.shared = count(t["shared"]);
   s.corpus_replayed = static_cast<int>(count(t["corpus_replayed"]));
   s.corpus_failing = static_cast<int>(count(t["corpus_failing"]));
+  s.coverage = count(t["coverage"]);
+  s.coverage_grew_at = count(t["coverage_grew_at"]);
+  s.coverage_cases = count(t["coverage_cases"]);
+  s.saturated = t["saturated"].value_or(false);
   if (const toml::array* a = root["failures"].as_array()) {
     for (const toml::node& n : *a) {
       const toml::table* f = n.as_table();
@@ -300,6 +312,38 @@ std::optional<FuzzSearch> ReadFuzzResult(const std::string& folder, std::string*
     }
   }
   return s;
+}
+
+std::string CoverageText(const std::vector<uint64_t>& transitions) {
+  std::string out;
+  out.reserve(transitions.size() * 17);
+  char line[24];
+  for (uint64_t t : transitions) {
+    std::snprintf(line, sizeof(line), "%016llx\n", static_cast<unsigned long long>(t));
+    out += line;
+  }
+  return out;
+}
+
+std::optional<std::vector<uint64_t>> ReadCoverage(const std::string& folder, std::string* error) {
+  const std::string path = (fs::path(folder) / kCoverageFile).string();
+  std::string text;
+  if (!ReadRegularFile(path, size_t{1} << 30, &text, error)) {
+    *error = path + ": " + *error;
+    return std::nullopt;
+  }
+  std::vector<uint64_t> out;
+  std::istringstream lines(text);
+  std::string line;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    if (line.empty() || line.size() > 16 ||
+        line.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      *error = path + ":" + std::to_string(n) + ": not a transition (16 hex digits)";
+      return std::nullopt;
+    }
+    out.push_back(std::stoull(line, nullptr, 16));
+  }
+  return out;
 }
 
 }  // namespace lockstep::cli

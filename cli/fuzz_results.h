@@ -55,8 +55,21 @@ struct FuzzSearch {
   std::string reference;  // What the reference is; empty without --reference.
   uint64_t shared = 0;
   int corpus_replayed = 0, corpus_failing = 0;
+  // Coverage (fuzz/coverage.h): distinct abstract transitions, the case (global index) that
+  // last added some, the cases counted in order, and whether --until-saturated ended it.
+  uint64_t coverage = 0;
+  uint64_t coverage_grew_at = 0;
+  uint64_t coverage_cases = 0;
+  bool saturated = false;
   std::vector<FuzzFailure> failures;
 };
+
+// coverage.txt: the transitions a search reached, one hex number a line, sorted, which
+// `lockstep fuzz merge` unites across the shards.
+inline constexpr const char* kCoverageFile = "coverage.txt";
+std::string CoverageText(const std::vector<uint64_t>& transitions);
+// nullopt with *error when the file cannot be read or has a line that is no hex number.
+std::optional<std::vector<uint64_t>> ReadCoverage(const std::string& folder, std::string* error);
 
 // The failures as the summary prints them, each a block opening with "FAILURE".
 std::string FailuresText(const std::vector<FuzzFailure>& failures);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/coverage.h"
 #include "fuzz/moment.h"
 #include "fuzz/run.h"
 #include "fuzz/shrink.h"
@@ -265,6 +266,61 @@ TEST_CASE("a run's moment: who held the lock then, and what was in flight", "[fu
         "0.100 s");
   std::filesystem::remove(path);
   CHECK_FALSE(DescribeMoment(path, 0, &error).has_value());
+}
+
+}  // namespace
+}  // namespace lockstep::fuzz
+
+namespace lockstep::fuzz {
+namespace {
+
+TEST_CASE("coverage: a run's abstract transitions, each once", "[fuzz][unit][coverage]") {
+  namespace names = history::names;
+  using history::EventType;
+  history::NameTable table;
+  const history::Name c1 = table.Intern("c1"), n1 = table.Intern("n1");
+  auto event = [](EventType type, history::Name process, history::Name op, int thread = 0) {
+    history::Event e;
+    e.type = type;
+    e.process = process;
+    e.op = op;
+    e.thread = thread;
+    return e;
+  };
+  history::Event acquired = event(EventType::kLease, n1, names::kAcquired, -1);
+  acquired.detail = history::Owners{"uuid:1"};
+  history::Event two = event(EventType::kLease, n1, names::kOwners, -1);
+  two.detail = history::Owners{"uuid:1,uuid:2"};
+  // One lock/unlock round, with a partition open around a second owner: nine state changes.
+  const std::vector<history::Event> round = {
+      event(EventType::kInvoke, c1, names::kAcquire),
+      acquired,
+      event(EventType::kOk, c1, names::kAcquire),
+      event(EventType::kFault, table.Intern("sim"), names::kPartition, -1),
+      two,
+      event(EventType::kFault, table.Intern("sim"), names::kHeal, -1),
+      event(EventType::kInvoke, c1, names::kRelease),
+      event(EventType::kLease, n1, names::kReleased, -1),
+      event(EventType::kOk, c1, names::kRelease),
+      // A clock jump is an instant: no state of its own.
+      event(EventType::kFault, c1, names::kClockJump, -1),
+  };
+  CoverageSink once;
+  for (const history::Event& e : round) once.OnEvent(e);
+  CHECK(once.Transitions().size() == 9);
+  CoverageSink twice;
+  for (int i = 0; i < 2; ++i) {
+    for (const history::Event& e : round) twice.OnEvent(e);
+  }
+  // The second round adds two, not nine: from the first round's end to waiting with the key
+  // known to be absent (the first round began before anything was known of it), and from
+  // there to the key acquired; the rest it has been through.
+  CHECK(twice.Transitions().size() == 11);
+  // A timeout is a phase of its own.
+  CoverageSink unsure;
+  unsure.OnEvent(event(EventType::kInvoke, c1, names::kAcquire));
+  unsure.OnEvent(event(EventType::kInfo, c1, names::kAcquire));
+  CHECK(unsure.Transitions().size() == 2);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "fuzz/coverage.h"
 #include "pipeline/pipeline.h"
 #include "history/names.h"
 #include "sim/simulation.h"
@@ -30,6 +31,8 @@ CaseOutcome RunCaseOrThrow(const Scenario& s, const std::vector<std::string>& wa
     out.error = error;
     return out;
   }
+  CoverageSink coverage;
+  sim->recorder().AddSink(&coverage);
   PipelineOptions options;
   options.history = history::HistoryFormat::kNone;
   options.readers_thread = false;  // The search runs a case on every core already.
@@ -60,6 +63,7 @@ CaseOutcome RunCaseOrThrow(const Scenario& s, const std::vector<std::string>& wa
     return out;
   }
   out.events = result->engine_events;
+  out.coverage = coverage.Transitions();
   if (!result->verify_failure.empty()) {
     out.status = CaseStatus::kError;
     out.error = "internal error: " + result->verify_failure;

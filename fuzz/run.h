@@ -47,6 +47,8 @@ struct CaseOutcome {
   // the reference, run on the same case, broke too. They are not in `broken`: a case that
   // breaks only these passes.
   std::vector<std::string> shared;
+  // The base run's coverage (fuzz/coverage.h): its abstract transitions, sorted.
+  std::vector<uint64_t> coverage;
 };
 
 // The properties `s` expects to hold: what a search watches.

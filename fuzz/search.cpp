@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <system_error>
 #include <thread>
 
@@ -33,6 +34,12 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
   std::atomic<uint64_t> next{0};
   std::atomic<uint64_t> stop_after{kNone};  // First-failure mode: the smallest failing k.
   std::atomic<bool> stop_all{false};
+  // Coverage, counted in case order: the cases done out of order wait in `pending` until
+  // every case before them is counted, so that what grew when does not depend on the jobs.
+  std::set<uint64_t> covered;
+  std::map<uint64_t, std::vector<uint64_t>> pending;  // By k.
+  uint64_t next_to_count = 0;
+  uint64_t last_grew_k = 0;
   const int jobs = std::max(1, options.jobs);
   std::vector<std::unique_ptr<Worker>> workers;
   for (int i = 0; i < jobs; ++i) workers.push_back(std::make_unique<Worker>());
@@ -55,6 +62,7 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
         continue;  // Not judged: the search no longer needs it.
       }
       std::lock_guard<std::mutex> lock(mu);
+      std::vector<uint64_t> coverage = std::move(outcome.coverage);
       ++result.status.cases_done;
       if (!outcome.shared.empty()) ++result.status.shared;
       if (outcome.status == CaseStatus::kOverLimit) {
@@ -80,6 +88,27 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
           }
           if (result.failures.empty() || result.failures.front().index > f.index) {
             result.failures.assign(1, std::move(f));
+          }
+        }
+      }
+      // After a failure has set where the search stops, so that no case past it is counted.
+      pending.emplace(k, std::move(coverage));
+      while (!pending.empty() && pending.begin()->first == next_to_count &&
+             next_to_count <= stop_after.load()) {
+        const size_t before = covered.size();
+        covered.insert(pending.begin()->second.begin(), pending.begin()->second.end());
+        if (covered.size() > before || next_to_count == 0) last_grew_k = next_to_count;
+        pending.erase(pending.begin());
+        result.status.coverage = covered.size();
+        result.status.coverage_grew_at = options.shard_index + last_grew_k * options.shard_count;
+        result.status.coverage_cases = ++next_to_count;
+        if (options.until_saturated > 0 && !result.saturated &&
+            next_to_count - 1 - last_grew_k >= options.until_saturated) {
+          // Saturated at this case: none after it is started, as after a failure.
+          result.saturated = true;
+          const uint64_t at = next_to_count - 1;
+          uint64_t seen = stop_after.load();
+          while (at < seen && !stop_after.compare_exchange_weak(seen, at)) {
           }
         }
       }
@@ -148,6 +177,7 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
   // In index order, not in the order the jobs finished them.
   std::sort(result.over_limit_cases.begin(), result.over_limit_cases.end());
   std::sort(result.errors.begin(), result.errors.end());
+  result.coverage.assign(covered.begin(), covered.end());
   result.status.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return result;
 }

@@ -25,6 +25,9 @@ struct SearchOptions {
   uint64_t cases = 0;        // Per shard; 0: no limit (then a time budget is needed).
   double time_budget_s = 0;  // 0: none.
   bool keep_going = false;   // Collect distinct failures instead of stopping at the first.
+  // Stop once this many cases in a row (in case order) added no coverage (fuzz/coverage.h);
+  // 0: never. Saturation is judged in case order, whatever the number of jobs.
+  uint64_t until_saturated = 0;
   int jobs = 1;
   uint64_t shard_index = 0;
   uint64_t shard_count = 1;
@@ -42,6 +45,11 @@ struct SearchStatus {
   uint64_t over_limit = 0;
   // With a reference: cases whose base broke a watched property only as the reference did.
   uint64_t shared = 0;
+  // Coverage: the distinct abstract transitions of the cases counted so far, in case order,
+  // and the case index (global) of the last one that added some.
+  uint64_t coverage = 0;
+  uint64_t coverage_grew_at = 0;
+  uint64_t coverage_cases = 0;  // Cases counted into it (in order; a later one may be done).
   double wall_s = 0;
 };
 
@@ -61,6 +69,10 @@ struct SearchResult {
   std::vector<std::pair<uint64_t, std::string>> errors;  // Cases that could not be set up.
   bool interrupted = false;
   bool budget_spent = false;
+  // --until-saturated: the search stopped after that many cases without new coverage.
+  bool saturated = false;
+  // The coverage reached, sorted (for a merge of shards to unite).
+  std::vector<uint64_t> coverage;
   // How many worker threads ran: fewer than asked when the machine refused more (an address
   // space limit: each thread reserves its stack).
   int jobs_started = 0;
