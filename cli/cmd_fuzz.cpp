@@ -801,11 +801,7 @@ int FuzzMain(const std::vector<std::string>& args) {
     }
     if (!corpus_dir.empty()) {
       write.directory = corpus_dir;
-      char hash[20];
-      std::snprintf(hash, sizeof(hash), "%08llx",
-                    static_cast<unsigned long long>(
-                        history::FnvAppend(history::kFnvOffset, ScenarioToToml(result, write)) & 0xffffffffull));
-      const std::string corpus_name = result.name + "-" + hash + ".toml";
+      const std::string corpus_name = CorpusFileName(result.name, ScenarioToToml(result, write));
       write.header = header.str() + corpus_name + header_end;
       const std::string text = ScenarioToToml(result, write);
       const std::string corpus_path = corpus_dir + "/" + corpus_name;

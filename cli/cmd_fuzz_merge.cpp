@@ -13,7 +13,6 @@
 #include "cli/common.h"
 #include "cli/fuzz_results.h"
 #include "cli/subcommands.h"
-#include "history/jsonl.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -40,15 +39,6 @@ const char* kMergeHelp =
     "  lockstep fuzz merge shard-0 shard-1 shard-2 shard-3 --out merged --junit fuzz.xml\n"
     "\n"
     "Options";
-
-// The corpus name fuzz gives a shrunk file: its stem and a hash of its text.
-std::string CorpusName(const fs::path& file, const std::string& text) {
-  char hash[20];
-  std::snprintf(hash, sizeof(hash), "%08llx",
-                static_cast<unsigned long long>(history::FnvAppend(history::kFnvOffset, text) &
-                                                0xffffffffull));
-  return file.stem().string() + "-" + hash + ".toml";
-}
 
 // Whether two shards' results belong to one search.
 std::string Mismatch(const FuzzSearch& a, const FuzzSearch& b) {
@@ -223,7 +213,7 @@ int FuzzMergeMain(const std::vector<std::string>& args) {
       std::string text, error;
       fs::create_directories(corpus_dir, ec);
       if (!ReadRegularFile(f.file, size_t{1} << 24, &text, &error) ||
-          !WriteWholeFile((fs::path(corpus_dir) / CorpusName(f.file, text)).string(), text, &error)) {
+          !WriteWholeFile((fs::path(corpus_dir) / CorpusFileName(fs::path(f.file).stem().string(), text)).string(), text, &error)) {
         std::cerr << "lockstep fuzz merge: " << f.file << ": " << error << "\n";
         return kExitFailed;
       }

@@ -9,6 +9,7 @@
 #include "base/read_file.h"
 #include "cli/ci_outputs.h"
 #include "cli/common.h"
+#include "history/jsonl.h"
 #include "reports/text.h"
 
 namespace lockstep::cli {
@@ -43,6 +44,14 @@ std::string Outside(const std::string& path, const std::string& folder) {
 }
 
 }  // namespace
+
+std::string CorpusFileName(const std::string& name, const std::string& text) {
+  char hash[20];
+  std::snprintf(hash, sizeof(hash), "%08llx",
+                static_cast<unsigned long long>(history::FnvAppend(history::kFnvOffset, text) &
+                                                0xffffffffull));
+  return name + "-" + hash + ".toml";
+}
 
 std::string FailuresText(const std::vector<FuzzFailure>& failures) {
   std::ostringstream out;

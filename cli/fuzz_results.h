@@ -74,6 +74,10 @@ std::optional<std::vector<uint64_t>> ReadCoverage(const std::string& folder, std
 // The failures as the summary prints them, each a block opening with "FAILURE".
 std::string FailuresText(const std::vector<FuzzFailure>& failures);
 
+// A corpus file's name: the scenario's name and a hash of its text, so that distinct failures
+// of one property sit side by side and the same one is stored once.
+std::string CorpusFileName(const std::string& name, const std::string& text);
+
 // The --json document (docs/fuzzing.md, "--json").
 std::string FuzzJson(const FuzzSearch& s);
 // The --junit document: one testcase per watched property.
