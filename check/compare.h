@@ -12,10 +12,11 @@
 // position; and the first point where they diverge, told with the operation, its times in both
 // runs and the last script reply each run's operation got.
 //
-// The same comparison serves any two runs of one case. What a comparison calls its runs is in
-// its RunLabels; the data keeps the replay's names, `live` for the first run (the one whose
-// folder holds the comparison, drawn on top) and `sim` for the second (whose own reports are in
-// a folder beside it).
+// The same comparison serves any two runs of one case: `lockstep fuzz --reference` sets a shrunk
+// failure beside the same case on its reference. What a comparison calls its runs is in its
+// RunLabels; the data keeps the replay's names, `live` for the first run (the one whose folder
+// holds the comparison, drawn on top) and `sim` for the second (whose own reports are in a
+// folder beside it).
 #ifndef LOCKSTEP_CHECK_COMPARE_H_
 #define LOCKSTEP_CHECK_COMPARE_H_
 

@@ -1,6 +1,6 @@
 // A live replay's report.html (RenderComparisonHtml): the live run and its simulation on one
-// page (the class comment below says how). Another pair of runs gets the same page, in the
-// words of the comparison's labels.
+// page (the class comment below says how). `lockstep fuzz --reference` draws a shrunk failure
+// and its reference's run on the same page, in the words of the comparison's labels.
 #include <algorithm>
 #include <cassert>
 #include <string>
