@@ -322,6 +322,18 @@ TEST_CASE("a comparison's page and summary name its runs by its labels", "[repor
     CHECK_FALSE(TagWithId(html, "sim-title").empty());
   }
 
+  SECTION("each run's protocol where they differ, one row where they agree") {
+    ReportMeta first_meta = c.meta, second_meta = c.meta;
+    first_meta.parameters = {{"protocol", "rlock current"}, {"lease", "30000ms"}};
+    second_meta.parameters = {{"protocol", "rlock v3.13.6"}, {"lease", "30000ms"}};
+    const std::string page =
+        RenderComparisonHtml({&c.live_timeline, &c.live, &first_meta},
+                             {&c.sim_timeline, &c.sim, &second_meta}, other);
+    CHECK(page.find("<dt>protocol (shrunk run)</dt><dd>rlock current</dd>\n"
+                    "<dt>protocol (reference run)</dt><dd>rlock v3.13.6</dd>\n"
+                    "<dt>lease</dt><dd>30000ms</dd>") != std::string::npos);
+  }
+
   SECTION("the summary") {
     CHECK(summary.find("### Reference vs shrunk case\n\nThe summary above is the shrunk run's; "
                        "the reference run's is in `reference/summary.md`. `comparison.html` "
