@@ -44,6 +44,39 @@ std::string Side(const OperationLog::Operation& op) {
 
 }  // namespace
 
+const RunLabels& ReplayLabels() {
+  static const RunLabels labels = [] {
+    RunLabels l;
+    l.first = {.name = "live",
+               .where = "live",
+               .run = "live run",
+               .tag = "live",
+               .op_where = "live",
+               .row = "live",
+               .time = "real time",
+               .title = "LIVE: real redis-server processes, real time"};
+    l.second = {.name = "simulated",
+                .where = "simulated",
+                .run = "simulated run",
+                .tag = "sim",
+                .op_where = "in the simulator",
+                .row = "simulator",
+                .time = "simulated time",
+                .title = "SIMULATED: the same scenario and seed in the simulator"};
+    l.second_dir = "sim";
+    l.page = "report.html";
+    l.tool = "lockstep replay";
+    l.pair = "live replay and its simulation";
+    l.agree = "The verdicts agree. Times and operation counts differ by real-time jitter, which "
+              "is expected.";
+    l.differ = "The verdicts differ: that is a finding (the emulator, the simulated faults or the "
+               "live harness behave unlike the other side), not timing jitter.";
+    l.sentinel_timing = true;
+    return l;
+  }();
+  return labels;
+}
+
 void OperationLog::OnEvent(const history::Event& e) {
   switch (e.type) {
     case EventType::kInvoke: {
@@ -86,8 +119,16 @@ void OperationLog::OnEvent(const history::Event& e) {
 }
 
 RunComparison CompareRuns(const Verdict& sim, const OperationLog& sim_ops, const Verdict& live,
-                          const OperationLog& live_ops) {
+                          const OperationLog& live_ops, const RunLabels& labels) {
   RunComparison c;
+  c.labels = labels;
+  const RunLabel& first = labels.first;
+  const RunLabel& second = labels.second;
+  // The first divergence's lines: each run's name, then its side, aligned.
+  const size_t row_width = std::max(first.row.size(), second.row.size()) + 1;
+  auto row = [&](const RunLabel& run) {
+    return "\n    " + run.row + ":" + std::string(row_width - run.row.size(), ' ');
+  };
   for (const PropertyResult& s : sim.results) {
     PropertyComparison p;
     p.property = s.property;
@@ -130,11 +171,12 @@ RunComparison CompareRuns(const Verdict& sim, const OperationLog& sim_ops, const
       d.live_end_us = l.end_us;
       d.sim_side = Side(s);
       d.live_side = Side(l);
-      c.first_divergence = thread + "'s operation #" + std::to_string(i + 1) + " (" + s.op +
-                           (s.op == l.op ? "" : " in the simulator, " + l.op + " live") +
-                           "), invoked at " + Seconds(s.invoke_us) + " simulated and " +
-                           Seconds(l.invoke_us) + " live:\n    simulator: " + d.sim_side +
-                           "\n    live:      " + d.live_side;
+      c.first_divergence =
+          thread + "'s operation #" + std::to_string(i + 1) + " (" + s.op +
+          (s.op == l.op ? "" : " " + second.op_where + ", " + l.op + " " + first.op_where) +
+          "), invoked at " + Seconds(s.invoke_us) + " " + second.where + " and " +
+          Seconds(l.invoke_us) + " " + first.where + ":" + row(second) + d.sim_side + row(first) +
+          d.live_side;
       c.divergence = std::move(d);
     }
     c.threads.push_back(t);
@@ -163,7 +205,7 @@ RunComparison CompareRuns(const Verdict& sim, const OperationLog& sim_ops, const
     if (i < lp.size()) std::tie(t.live_node, t.live_us) = lp[i];
     c.promotions.push_back(t);
   }
-  if (c.verdicts_differ) {
+  if (c.verdicts_differ && labels.sentinel_timing) {
     for (const PromotionTiming& t : c.promotions) {
       std::string what;
       if (t.live_us < 0) {
@@ -190,21 +232,25 @@ RunComparison CompareRuns(const Verdict& sim, const OperationLog& sim_ops, const
 }
 
 std::string FormatComparison(const RunComparison& c) {
-  std::string out = "simulated vs live:\n";
-  char line[160];
+  const RunLabel& first = c.labels.first;
+  const RunLabel& second = c.labels.second;
+  std::string out = second.name + " vs " + first.name + ":\n";
+  char line[256];
   for (const PropertyComparison& p : c.properties) {
     const char* sim = !p.applicable ? "-" : p.sim_violated ? "VIOLATED" : "holds";
     const char* live = !p.applicable ? "-" : p.live_violated ? "VIOLATED" : "holds";
-    std::snprintf(line, sizeof(line), "  %-19s sim %-9s live %-9s%s", p.property.c_str(), sim,
-                  live, p.differs() ? "  <-- DIFFERENT" : "");
+    std::snprintf(line, sizeof(line), "  %-19s %s %-9s %s %-9s%s", p.property.c_str(),
+                  second.tag.c_str(), sim, first.tag.c_str(), live,
+                  p.differs() ? "  <-- DIFFERENT" : "");
     std::string text = line;
     text.erase(text.find_last_not_of(' ') + 1);
     out += text + "\n";
   }
   std::snprintf(line, sizeof(line),
                 "  operations: %zu compared position by position, %zu with the same outcome; "
-                "%zu only simulated, %zu only live\n",
-                c.operations_compared, c.operations_agree, c.sim_only, c.live_only);
+                "%zu only %s, %zu only %s\n",
+                c.operations_compared, c.operations_agree, c.sim_only, second.where.c_str(),
+                c.live_only, first.where.c_str());
   out += line;
   if (c.first_divergence) {
     out += "  first divergence: " + *c.first_divergence + "\n";
@@ -216,18 +262,14 @@ std::string FormatComparison(const RunComparison& c) {
 }
 
 std::string VerdictAgreement(const RunComparison& c) {
-  if (!c.verdicts_differ) {
-    return "The verdicts agree. Times and operation counts differ by real-time jitter, which is "
-           "expected.";
-  }
+  if (!c.verdicts_differ) return c.labels.agree;
   if (c.harness_timing) {
     return "The verdicts differ, but so do the failovers: " + *c.harness_timing +
            ". Sentinel's own timing decides when a live failover lands (a second or so after the "
            "simulator's, whatever the --time-scale: docs/live.md), so this difference is the live "
            "harness's, not a finding about the emulator.";
   }
-  return "The verdicts differ: that is a finding (the emulator, the simulated faults or the live "
-         "harness behave unlike the other side), not timing jitter.";
+  return c.labels.differ;
 }
 
 }  // namespace lockstep::check

@@ -11,6 +11,12 @@
 // operations taken in order and their outcomes (ok, fail, info) compared position by
 // position; and the first point where they diverge, told with the operation, its times in both
 // runs and the last script reply each run's operation got.
+//
+// The same comparison serves any two runs of one case: `lockstep fuzz --reference` sets a shrunk
+// failure beside the same case on its reference. What a comparison calls its runs is in its
+// RunLabels; the data keeps the replay's names, `live` for the first run (the one whose folder
+// holds the comparison, drawn on top) and `sim` for the second (whose own reports are in a
+// folder beside it).
 #ifndef LOCKSTEP_CHECK_COMPARE_H_
 #define LOCKSTEP_CHECK_COMPARE_H_
 
@@ -59,6 +65,43 @@ class OperationLog : public history::EventSink {
   std::vector<std::pair<std::string, int64_t>> promotions_;
 };
 
+// What a comparison calls one of its runs, in each form its texts use (the replay's live run's
+// and simulated run's in parentheses).
+struct RunLabel {
+  std::string name;      // A column's head, a side of "simulated vs live" ("live", "simulated").
+  std::string where;     // After a time, a count or an operation ("5.100 s live", "1 only
+                         // simulated").
+  std::string run;       // The run as a noun ("live run", "simulated run").
+  std::string tag;       // Before its verdict on a row of the text ("live", "sim").
+  std::string op_where;  // After an operation in the text's first divergence ("live", "in the
+                         // simulator").
+  std::string row;       // Its line of the text's first divergence ("live", "simulator").
+  std::string time;      // What its length is counted in ("real time", "simulated time").
+  std::string title;     // Above its timeline, before its length ("LIVE: real redis-server
+                         // processes, real time").
+};
+
+// Both runs' labels and what is said of the pair. The page's ids, classes and data attributes
+// keep the replay's names whatever the labels (live-, sim-, data-live): they are for scripts and
+// tests, not for readers.
+struct RunLabels {
+  RunLabel first;          // The run whose folder holds the comparison: the replay's live run.
+  RunLabel second;         // The other run: the replay's simulated one.
+  std::string second_dir;  // Where the second run's own reports are, beside the page ("sim").
+  std::string page;        // The page with both runs ("report.html").
+  std::string tool;        // The command that made them, in the page's title ("lockstep replay").
+  std::string pair;        // The two runs together, after the scenario's name in the page's
+                           // heading ("live replay and its simulation").
+  std::string agree;       // The sentence for verdicts that agree,
+  std::string differ;      // and for verdicts that differ.
+  // A live replay's: differing verdicts that come with a failover at another moment are told as
+  // Sentinel's timing, not as a finding (RunComparison::harness_timing).
+  bool sentinel_timing = false;
+};
+
+// The replay's labels: its live run first, its simulated run in sim/.
+const RunLabels& ReplayLabels();
+
 struct PropertyComparison {
   std::string property;
   bool applicable = true;
@@ -94,6 +137,7 @@ struct PromotionTiming {
 };
 
 struct RunComparison {
+  RunLabels labels;  // What its texts, page and summary call the runs.
   std::vector<PropertyComparison> properties;  // kProperties order.
   std::vector<ThreadComparison> threads;       // Every thread either run has, by name.
   bool verdicts_differ = false;
@@ -107,10 +151,10 @@ struct RunComparison {
   std::optional<std::string> first_divergence;
   std::optional<Divergence> divergence;  // The same, as data.
   std::vector<PromotionTiming> promotions;
-  // Set when the verdicts differ and a failover landed elsewhere in time, or on another node,
-  // in the live run than in the simulated one (beyond kPromotionSlackUs): the difference may
-  // be the live harness's own timing (Sentinel's), so it is not called a finding. The text
-  // names the failover and both times.
+  // Set, for labels with sentinel_timing, when the verdicts differ and a failover landed
+  // elsewhere in time, or on another node, in the live run than in the simulated one (beyond
+  // kPromotionSlackUs): the difference may be the live harness's own timing (Sentinel's), so it
+  // is not called a finding. The text names the failover and both times.
   std::optional<std::string> harness_timing;
 };
 
@@ -118,10 +162,13 @@ struct RunComparison {
 // real-time jitter (a live run's timers are a few ms late at most).
 constexpr int64_t kPromotionSlackUs = 100'000;
 
+// `sim` is the second run and `live` the first, as `labels` calls them (by default a replay's).
 RunComparison CompareRuns(const Verdict& sim, const OperationLog& sim_ops, const Verdict& live,
-                          const OperationLog& live_ops);
+                          const OperationLog& live_ops,
+                          const RunLabels& labels = ReplayLabels());
 
-// The comparison as the lines `lockstep replay` prints and keeps in its summary.
+// The comparison as the lines `lockstep replay` prints and keeps in its summary, in its labels'
+// words (as every text below).
 std::string FormatComparison(const RunComparison& c);
 
 // The one sentence on whether the verdicts agree and what a difference means, for the console

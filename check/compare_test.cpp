@@ -1,6 +1,6 @@
 // Establishes what CompareRuns reports: both verdicts per property with the differing ones
 // marked, operations compared per thread and position, and the first divergence with its times
-// and the last reply each run's operation got.
+// and the last reply each run's operation got; and that its text names the runs by its labels.
 #include "check/compare.h"
 
 #include <catch2/catch.hpp>
@@ -171,6 +171,72 @@ TEST_CASE("CompareRuns: differing verdicts after a failover that landed elsewher
   REQUIRE(c.harness_timing);
   CHECK(*c.harness_timing ==
         "the simulated run promoted n2 at 2.000 s; the live run promoted no replica by its end");
+}
+
+TEST_CASE("CompareRuns: the text names the runs by the labels given, and only a replay's "
+          "blames a failover's timing",
+          "[compare]") {
+  RunLabels labels;
+  labels.first = {.name = "shrunk case",
+                  .where = "in the shrunk case",
+                  .run = "shrunk run",
+                  .tag = "shrunk",
+                  .op_where = "in the shrunk case",
+                  .row = "shrunk case",
+                  .time = "simulated time",
+                  .title = "SHRUNK CASE"};
+  labels.second = {.name = "reference",
+                   .where = "in the reference",
+                   .run = "reference run",
+                   .tag = "reference",
+                   .op_where = "in the reference",
+                   .row = "reference",
+                   .time = "simulated time",
+                   .title = "REFERENCE"};
+  labels.agree = "Both agree.";
+  labels.differ = "They differ on the same case.";
+  const Recorder reference = Turns(false);
+  const Recorder shrunk = Turns(true);
+  RunComparison c =
+      CompareRuns(reference.Check(), LogOf(reference), shrunk.Check(), LogOf(shrunk), labels);
+  REQUIRE(c.first_divergence);
+  CHECK(*c.first_divergence ==
+        "c2.t0's operation #3 (acquire), invoked at 5.000 s in the reference and 5.100 s in the "
+        "shrunk case:\n"
+        "    reference:   ok at 5.002 s, last reply from n1: (nil)\n"
+        "    shrunk case: fail (wait timed out) at 5.200 s, last reply from n1: 2870");
+  std::string text = FormatComparison(c);
+  CHECK(text.rfind("reference vs shrunk case:\n", 0) == 0);
+  CHECK(text.find("  mutual_exclusion    reference holds     shrunk holds\n") !=
+        std::string::npos);
+  CHECK(text.find("; 1 only in the reference, 0 only in the shrunk case\n") != std::string::npos);
+  CHECK(text.find("  Both agree.\n") != std::string::npos);
+
+  // The failover at another moment of the Sentinel test above: a difference, told in these
+  // labels' words, with no word of Sentinel.
+  const auto start = [](Recorder& r) {
+    r.Client("c1");
+    r.Client("c2");
+    r.Invoke(1_s, "c1.t0", "acquire");
+    r.Ok(1001_ms, "c1.t0", "acquire");
+  };
+  Recorder second;
+  start(second);
+  second.Fault(2_s, "n2", "promote", "replica n2 promoted to master (sentinel)");
+  Recorder first;
+  start(first);
+  first.Invoke(2500_ms, "c2.t0", "acquire");
+  first.Ok(2501_ms, "c2.t0", "acquire");
+  first.Fault(3200_ms, "n2", "promote", "replica n2 promoted to master (sentinel)");
+  c = CompareRuns(second.Check(), LogOf(second), first.Check(), LogOf(first), labels);
+  REQUIRE(c.verdicts_differ);
+  CHECK(c.promotions.size() == 1);
+  CHECK_FALSE(c.harness_timing);
+  text = FormatComparison(c);
+  CHECK(text.find("  mutual_exclusion    reference holds     shrunk VIOLATED   <-- DIFFERENT\n") !=
+        std::string::npos);
+  CHECK(text.find("  They differ on the same case.\n") != std::string::npos);
+  CHECK(text.find("Sentinel") == std::string::npos);
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include "check/check.h"
+#include "check/compare.h"
 #include "cli/ci_outputs.h"
 #include "cli/common.h"
 #include "cli/fuzz_results.h"
@@ -25,9 +27,12 @@
 #include "fuzz/shrink.h"
 #include "history/jsonl.h"
 #include "history/kinds.h"
+#include "history/reader.h"
 #include "model/limits.h"
 #include "model/scenario_toml.h"
 #include "model/scenario_write.h"
+#include "pipeline/pipeline.h"
+#include "reports/report.h"
 #include "reports/text.h"
 #include "sim/simulation.h"
 
@@ -64,7 +69,9 @@ const char* kFuzzHelp =
     "base on Redisson version V: v3.13.6, current) or a scenario file with the base's\n"
     "nodes and clients. The reference's twin of each shrunk file is written beside it\n"
     "(<name>.reference.toml, expecting the property to hold) with its reports in\n"
-    "reference/.\n"
+    "reference/, and both runs on one page, as a replay shows its two: comparison.html\n"
+    "has both verdicts per property, the first operation whose outcome differs and both\n"
+    "timelines on one axis (comparison.txt has the comparison as text).\n"
     "\n"
     "Shards: N processes with --shard I/N (or --shard auto in a CI matrix or a Kubernetes\n"
     "Indexed Job) search disjoint cases; `lockstep fuzz merge DIR...` merges their --out\n"
@@ -230,6 +237,101 @@ class KeptOutput {
   Tee tee_;
   std::streambuf* old_;
 };
+
+// What the comparison page calls a shrunk failure's run (first, in the place a replay gives its
+// live run) and its twin's on the reference (second, in reference/).
+check::RunLabels ReferenceLabels(const std::string& base_name, const std::string& reference_what) {
+  check::RunLabels l;
+  l.first = {.name = "shrunk case",
+             .where = "in the shrunk case",
+             .run = "shrunk run",
+             .tag = "shrunk",
+             .op_where = "in the shrunk case",
+             .row = "shrunk case",
+             .time = "simulated time",
+             .title = "SHRUNK CASE: the failing case, shrunk, on " + base_name};
+  l.second = {.name = "reference",
+              .where = "in the reference",
+              .run = "reference run",
+              .tag = "reference",
+              .op_where = "in the reference",
+              .row = "reference",
+              .time = "simulated time",
+              .title = "REFERENCE: the same case on " + reference_what};
+  l.second_dir = "reference";
+  l.page = "comparison.html";
+  l.tool = "lockstep fuzz";
+  l.pair = "a shrunk failure and the same case on its reference";
+  l.agree = "The verdicts agree, although the search saw the reference keep what the shrunk case "
+            "breaks: one of the two files does not run as the search's case did (each run's "
+            "summary.txt says more).";
+  l.differ = "The verdicts differ on the same case: the difference comes from what sets the base "
+             "apart from the reference (its scripts, its version), which is what the search "
+             "looked for.";
+  return l;
+}
+
+// One run of the comparison page, from the folder `lockstep run` wrote it to: its history
+// judged again as `lockstep report` judges one (the same checkers, with its scenario's options),
+// its operations for the comparison position by position, and what its report says of it.
+struct RunOnFile {
+  RunOnFile() = default;
+  RunOnFile(const RunOnFile&) = delete;  // ops points into names.
+  RunOnFile& operator=(const RunOnFile&) = delete;
+
+  std::string history_path;
+  history::NameTable names;
+  check::OperationLog ops{&names};
+  check::Verdict verdict;
+  reports::ReportMeta meta;
+};
+
+bool ReadRun(const std::string& file, const std::string& dir, const std::string& lua_dir,
+             RunOnFile* run, std::string* error) {
+  ScenarioError load_error;
+  const std::optional<Scenario> scenario = LoadScenarioFile(file, &load_error);
+  if (!scenario) {
+    *error = load_error.ToString();
+    return false;
+  }
+  run->history_path = dir + "/" + history::HistoryFileName(history::HistoryFormat::kJsonl);
+  std::optional<check::Verdict> verdict =
+      check::CheckHistoryFile(run->history_path, CheckOptionsOf(*scenario), error);
+  if (!verdict) return false;
+  run->verdict = std::move(*verdict);
+  history::ReadStats stats;
+  if (!history::ReadHistoryFile(run->history_path, &run->names, &run->ops, &stats, error)) {
+    return false;
+  }
+  reports::DescribeScenario(*scenario, &run->meta);
+  run->meta.scenario_file = file;
+  run->meta.version = LOCKSTEP_VERSION;
+  run->meta.reproduce = "lockstep run " + ShellQuote(file);
+  // Only to learn the derived parameters (protocol, scripts, lease): nothing is run.
+  std::string setup_error;
+  if (auto sim = sim::Simulation::Create(*scenario, lua_dir, &setup_error)) {
+    run->meta.parameters = sim->derived();
+  }
+  return true;
+}
+
+// The shrunk case's run beside its twin's on the reference, as a replay shows its live and
+// simulated runs: w.comparison (comparison.html beside the shrunk file), and the same
+// comparison as text in comparison.txt.
+bool WriteComparison(const FuzzFailure& w, const check::RunLabels& labels, const std::string& lua_dir,
+                     std::string* error) {
+  RunOnFile shrunk, twin;
+  if (!ReadRun(w.file, w.report_dir, lua_dir, &shrunk, error) ||
+      !ReadRun(w.reference_file, w.reference_reports, lua_dir, &twin, error)) {
+    return false;
+  }
+  const check::RunComparison c =
+      check::CompareRuns(twin.verdict, twin.ops, shrunk.verdict, shrunk.ops, labels);
+  return reports::WriteComparisonHtmlFromFiles(shrunk.history_path, shrunk.verdict, shrunk.meta,
+                                               twin.history_path, twin.verdict, twin.meta, c,
+                                               w.comparison, error) &&
+         WriteWholeFile(w.report_dir + "/comparison.txt", check::FormatComparison(c), error);
+}
 
 int RunQuietly(const std::string& file, const std::string& out_dir, const std::string& lua_dir) {
   std::ostringstream captured;
@@ -797,6 +899,21 @@ int FuzzMain(const std::vector<std::string>& args) {
                 &moment_error)) {
           w.reference_moment = "the reference " + *m;
         }
+      }
+      // Both runs on one page. Without it the failure stands, with each run's own reports.
+      w.comparison = dir + "/comparison.html";
+      std::string compare_error;
+      bool compared = false;
+      try {
+        compared = WriteComparison(w, ReferenceLabels(base.name, reference_what), lua_dir,
+                                   &compare_error);
+      } catch (const std::exception& e) {
+        compare_error = std::string("internal error: ") + e.what();
+      }
+      if (!compared) {
+        std::cerr << "lockstep fuzz: " << w.comparison << " not written: " << compare_error
+                  << "\n";
+        w.comparison.clear();
       }
     }
     if (!corpus_dir.empty()) {

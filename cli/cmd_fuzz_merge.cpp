@@ -207,6 +207,7 @@ int FuzzMergeMain(const std::vector<std::string>& args) {
     moved(&f.file);
     moved(&f.reference_file);
     moved(&f.reference_reports);
+    moved(&f.comparison);
     f.report_dir = to.string();
     f.reproduce = "lockstep run " + ShellQuote(f.file);
     if (!corpus_dir.empty()) {

@@ -4,8 +4,9 @@
 # the trouble it was given by hand (its slow link, its pause) and expecting its property to
 # hold; `lockstep fuzz --reference stock` with the default fault mix must find the violation,
 # shrink it to a file that `lockstep run` reproduces, and write the stock twin of that file, on
-# which the property holds. Without --reference the search is free to stop at any fault that
-# breaks the lock; with it, what is written differs from the stock scripts by the script alone.
+# which the property holds, and a page with both runs on which that property's verdicts differ.
+# Without --reference the search is free to stop at any fault that breaks the lock; with it,
+# what is written differs from the stock scripts by the script alone.
 #
 #   cli/fuzz_reference_test.sh LOCKSTEP SOURCE_DIR OUT_DIR
 set -euo pipefail
@@ -50,7 +51,7 @@ for pair in rlock:mutual_exclusion setnx-px:mutual_exclusion rlock-unlock-lies:r
     fail "$fixture: the base without faults does not hold"
   set +e
   "$lockstep" fuzz "$base" --reference stock --cases 2000 --jobs 2 --out "$out/$fixture-fuzz" \
-    --lua-dir "$source_dir/lua" -q >"$out/$fixture-fuzz.out" 2>&1
+    --lua-dir "$source_dir/lua" --json "$out/$fixture-fuzz.json" -q >"$out/$fixture-fuzz.out" 2>&1
   status=$?
   set -e
   cat "$out/$fixture-fuzz.out"
@@ -79,6 +80,24 @@ for pair in rlock:mutual_exclusion setnx-px:mutual_exclusion rlock-unlock-lies:r
     fail "$fixture: the twin differs by more than the scripts"
   fi
   [ -s "$out/$fixture-fuzz/$property/reference/report.html" ] || fail "$fixture: no reference report"
+  # Both runs on one page, as a replay shows its two: named, the shrunk case's above the
+  # reference's, and the broken property marked as the verdict that differs (holds on the
+  # reference, violated in the shrunk case); the same comparison as text beside it.
+  page="$out/$fixture-fuzz/$property/comparison.html"
+  [ -s "$page" ] || fail "$fixture: no comparison page"
+  grep -q "^  compare  $page\$" "$out/$fixture-fuzz.out" || fail "$fixture: no compare line"
+  grep -q "\"comparison\": \"$page\"" "$out/$fixture-fuzz.json" ||
+    fail "$fixture: --json names no comparison page"
+  grep -q '<h2>Reference vs shrunk case</h2>' "$page" || fail "$fixture: the page names no runs"
+  grep -q '>SHRUNK CASE: the failing case, shrunk, on ' "$page" ||
+    fail "$fixture: the page has no timeline of the shrunk case"
+  grep -q '>REFERENCE: the same case on the base with the stock scripts' "$page" ||
+    fail "$fixture: the page has no timeline of the reference"
+  grep -q "<tr data-property=\"$property\" data-sim=\"holds\" data-live=\"violated\" class=\"differs\">" \
+    "$page" || fail "$fixture: the page does not mark $property as differing"
+  grep -Eq "^  $property +reference holds +shrunk VIOLATED +<-- DIFFERENT\$" \
+    "$out/$fixture-fuzz/$property/comparison.txt" ||
+    fail "$fixture: comparison.txt does not mark $property as differing"
 done
 # What cannot be a reference is refused with the fix, exit 2.
 refused() {
@@ -97,4 +116,4 @@ refused "no such Redisson version; lockstep models v3.13.6, current" "$plain" --
 refused "runs that version already" "$plain" --reference version=v3.13.6
 refused "declares the base's nodes and clients" "$plain" \
   --reference "$source_dir/scenarios/redlock-five-safe.toml"
-echo "PASS: each bug found against the stock reference, its twin holds"
+echo "PASS: each bug found against the stock reference, its twin holds, both on one page"

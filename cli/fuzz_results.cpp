@@ -78,6 +78,7 @@ std::string FailuresText(const std::vector<FuzzFailure>& failures) {
           << (w.reference_status == 0 ? " holds" : " does NOT hold")
           << " on the same case (reports " << w.reference_reports << "/report.html)\n";
       if (!w.reference_moment.empty()) out << "  there    " << w.reference_moment << "\n";
+      if (!w.comparison.empty()) out << "  compare  " << w.comparison << "\n";
       if (w.reference_status != 0) {
         out << "  WARNING  the search saw the reference hold here; see " << w.reference_reports
             << "/summary.txt\n";
@@ -130,7 +131,8 @@ std::string FuzzJson(const FuzzSearch& s) {
       j << ", \"reference\": {\"file\": " << JsonString(w.reference_file)
         << ", \"reports\": " << JsonString(w.reference_reports)
         << ", \"holds\": " << (w.reference_status == 0 ? "true" : "false")
-        << ", \"at_violation\": " << JsonString(w.reference_moment) << "}";
+        << ", \"at_violation\": " << JsonString(w.reference_moment)
+        << ", \"comparison\": " << (w.comparison.empty() ? "null" : JsonString(w.comparison)) << "}";
     }
     j << "}";
   }
@@ -225,6 +227,7 @@ std::string FuzzResultToml(const FuzzSearch& s, const std::string& folder) {
         {"reference_reports", Inside(w.reference_reports, folder)},
         {"reference_status", w.reference_status},
         {"reference_moment", w.reference_moment},
+        {"comparison", Inside(w.comparison, folder)},
     });
   }
   if (!s.merged_shards.empty()) {
@@ -313,6 +316,7 @@ std::optional<FuzzSearch> ReadFuzzResult(const std::string& folder, std::string*
       w.reference_reports = Outside(text((*f)["reference_reports"]), folder);
       w.reference_status = static_cast<int>((*f)["reference_status"].value_or(int64_t{0}));
       w.reference_moment = text((*f)["reference_moment"]);
+      w.comparison = Outside(text((*f)["comparison"]), folder);
       if (w.property.empty()) {
         *error = path + ": a failure without a property";
         return std::nullopt;

@@ -27,12 +27,13 @@ struct FuzzFailure {
   bool reproduced = false;
   int check_status = 0;  // `lockstep run` on the written file: 0 reproduced, 1 did not, else could not run.
   // With --reference: the reference's twin of the shrunk file and `lockstep run`'s status on it
-  // (0: the reference holds the property there, as the search found), and what the reference
-  // was doing when the shrunk run's first violation began.
+  // (0: the reference holds the property there, as the search found), what the reference was
+  // doing when the shrunk run's first violation began, and the page with both runs.
   std::string reference_file;
   std::string reference_reports;
   int reference_status = 0;
   std::string reference_moment;
+  std::string comparison;  // The page with both runs; "" when it could not be written.
 };
 
 // The search's figures.

@@ -1,8 +1,9 @@
 // Establishes that a replay's report.html shows both runs: both runs' timelines stacked on one
 // axis (every lane of each, with each run's own operations), both verdict columns with each
 // run's verdict per property, the per-thread agreement, and the first divergence, marked on both
-// timelines at each run's own time; that its ids are unique; and that summary.md carries the
-// same comparison. The two runs are hand-written histories (no simulator, no servers).
+// timelines at each run's own time; that its ids are unique; that summary.md carries the same
+// comparison; and that another pair of runs gets both in its labels' words. The two runs are
+// hand-written histories (no simulator, no servers).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
@@ -249,6 +250,102 @@ TEST_CASE("comparison summary.md: the live run's summary, then the comparison",
   CHECK(c.summary.find("| c2.t0 | 3 | 2 | 1 | 0 |") != std::string::npos);
   CHECK(c.summary.find("**First divergence:** c2.t0's operation #3 (acquire), invoked at "
                        "5.000 s simulated and 5.100 s live") != std::string::npos);
+}
+
+// Another pair than a replay's: a shrunk failure (first) and the same case on a reference
+// (second).
+check::RunLabels OtherLabels() {
+  check::RunLabels l;
+  l.first = {.name = "shrunk case",
+             .where = "in the shrunk case",
+             .run = "shrunk run",
+             .tag = "shrunk",
+             .op_where = "in the shrunk case",
+             .row = "shrunk case",
+             .time = "simulated time",
+             .title = "SHRUNK CASE: the failing case, shrunk"};
+  l.second = {.name = "reference",
+              .where = "in the reference",
+              .run = "reference run",
+              .tag = "reference",
+              .op_where = "in the reference",
+              .row = "reference",
+              .time = "simulated time",
+              .title = "REFERENCE: the same case on the stock scripts"};
+  l.second_dir = "reference";
+  l.page = "comparison.html";
+  l.tool = "lockstep fuzz";
+  l.pair = "a shrunk failure and its reference";
+  l.agree = "Both agree.";
+  l.differ = "They differ on the same case.";
+  return l;
+}
+
+TEST_CASE("a comparison's page and summary name its runs by its labels", "[reports][compare]") {
+  const Compared c;
+  const check::RunComparison other = check::CompareRuns(
+      c.sim, LogOf(c.sim_history), c.live, LogOf(c.live_history), OtherLabels());
+  const ComparedRun first{&c.live_timeline, &c.live, &c.meta};
+  const ComparedRun second{&c.sim_timeline, &c.sim, &c.meta};
+  const std::string html = RenderComparisonHtml(first, second, other);
+  const std::string summary = RenderComparisonSummary(first, second, other);
+
+  SECTION("the page") {
+    CHECK(html.find("<title>lockstep fuzz: hand-made-replay seed 7, shrunk case and "
+                    "reference</title>") != std::string::npos);
+    CHECK(html.find("<span class=\"seed\">a shrunk failure and its reference</span>") !=
+          std::string::npos);
+    CHECK(html.find("<h2>Reference vs shrunk case</h2>") != std::string::npos);
+    CHECK(html.find("<th>property</th><th>reference</th><th>shrunk case</th>") !=
+          std::string::npos);
+    CHECK(html.find("They differ on the same case.") != std::string::npos);
+    CHECK(html.find("1 only in the reference, 0 only in the shrunk case.") != std::string::npos);
+    CHECK(html.find("invoked at 5.000 s in the reference run and 5.100 s in the shrunk run") !=
+          std::string::npos);
+    CHECK(html.find("<a href=\"reference/report.html\">reference/report.html</a>") !=
+          std::string::npos);
+    CHECK(html.find(">SHRUNK CASE: the failing case, shrunk (7.000 s)<") != std::string::npos);
+    CHECK(html.find(">REFERENCE: the same case on the stock scripts (7.000 s)<") !=
+          std::string::npos);
+    CHECK(html.find("shrunk run: mutual_exclusion violated") != std::string::npos);
+    CHECK(html.find("reference run: No property violated") != std::string::npos);
+    CHECK(html.find("reference/history.jsonl") != std::string::npos);
+    // None of the replay's words for its runs is left on the page; its ids stay (live-title,
+    // sim-title).
+    for (const char* replay : {"Simulated vs live", "simulated run", "live run", "sim/",
+                               "real time", "only simulated", "in the simulator", "LIVE:",
+                               "live replay and its simulation", "Sentinel"}) {
+      INFO(replay);
+      CHECK(html.find(replay) == std::string::npos);
+    }
+    CHECK_FALSE(TagWithId(html, "live-title").empty());
+    CHECK_FALSE(TagWithId(html, "sim-title").empty());
+  }
+
+  SECTION("each run's protocol where they differ, one row where they agree") {
+    ReportMeta first_meta = c.meta, second_meta = c.meta;
+    first_meta.parameters = {{"protocol", "rlock current"}, {"lease", "30000ms"}};
+    second_meta.parameters = {{"protocol", "rlock v3.13.6"}, {"lease", "30000ms"}};
+    const std::string page =
+        RenderComparisonHtml({&c.live_timeline, &c.live, &first_meta},
+                             {&c.sim_timeline, &c.sim, &second_meta}, other);
+    CHECK(page.find("<dt>protocol (shrunk run)</dt><dd>rlock current</dd>\n"
+                    "<dt>protocol (reference run)</dt><dd>rlock v3.13.6</dd>\n"
+                    "<dt>lease</dt><dd>30000ms</dd>") != std::string::npos);
+  }
+
+  SECTION("the summary") {
+    CHECK(summary.find("### Reference vs shrunk case\n\nThe summary above is the shrunk run's; "
+                       "the reference run's is in `reference/summary.md`. `comparison.html` "
+                       "shows both runs' timelines.") != std::string::npos);
+    CHECK(summary.find("| property | reference | shrunk case | |") != std::string::npos);
+    CHECK(summary.find("| thread | compared | same outcome | only in the reference | only in the "
+                       "shrunk case |") != std::string::npos);
+    CHECK(summary.find("invoked at 5.000 s in the reference and 5.100 s in the shrunk case:\n\n"
+                       "- reference: ") != std::string::npos);
+    CHECK(summary.find("Simulated vs live") == std::string::npos);
+    CHECK(summary.find("only simulated") == std::string::npos);
+  }
 }
 
 TEST_CASE("comparison report.html is byte-identical when rendered twice", "[reports][compare]") {

@@ -1,5 +1,6 @@
 // A live replay's report.html (RenderComparisonHtml): the live run and its simulation on one
-// page (the class comment below says how).
+// page (the class comment below says how). `lockstep fuzz --reference` draws a shrunk failure
+// and its reference's run on the same page, in the words of the comparison's labels.
 #include <algorithm>
 #include <cassert>
 #include <string>
@@ -18,13 +19,16 @@ namespace lockstep::reports::html {
 // agreement per thread, and the first divergence, which is marked on both timelines. Each run
 // is drawn by its own HtmlWriter (the same lanes, shapes and labels as a run's report); this
 // class gives them one frame (origin, scale, view), stacks their rows in one svg, so the zoom
-// and pan script moves both at once, and adds what only a comparison has.
+// and pan script moves both at once, and adds what only a comparison has. The members keep the
+// replay's names: live_ is the labels' first run, sim_ the second.
 class ComparisonWriter {
  public:
   ComparisonWriter(const ComparedRun& live, const ComparedRun& sim, const check::RunComparison& c)
-      : live_(*live.timeline, *live.verdict, *live.meta, "live-", " (live run)"),
-        sim_(*sim.timeline, *sim.verdict, *sim.meta, "sim-", " (simulated run)"),
-        c_(c) {}
+      : live_(*live.timeline, *live.verdict, *live.meta, "live-", " (" + c.labels.first.run + ")"),
+        sim_(*sim.timeline, *sim.verdict, *sim.meta, "sim-", " (" + c.labels.second.run + ")"),
+        c_(c),
+        first_(c.labels.first),
+        second_(c.labels.second) {}
 
   std::string Render() {
     for (HtmlWriter* w : {&live_, &sim_}) {
@@ -38,9 +42,9 @@ class ComparisonWriter {
     out.reserve(1 << 20);
     out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
     out += HtmlEscape(
-        "lockstep replay: " + meta.scenario_name +
+        c_.labels.tool + ": " + meta.scenario_name +
         (meta.seed ? Format(" seed %llu", static_cast<unsigned long long>(*meta.seed)) : "") +
-        ", live and simulated");
+        ", " + first_.name + " and " + second_.name);
     out += "</title>\n<style>\n";
     // As on a run's page (HtmlWriter::Render), and the comparison's rules after a newline.
     out += '\n';
@@ -127,26 +131,27 @@ class ComparisonWriter {
     std::string& o = *out;
     const ReportMeta& meta = live_.meta_;
     o += "<header>\n<h1>" +
-         HtmlEscape(meta.scenario_name.empty() ? "lockstep replay" : meta.scenario_name);
+         HtmlEscape(meta.scenario_name.empty() ? c_.labels.tool : meta.scenario_name);
     if (meta.seed) {
       o += Format(" <span class=\"seed\">seed %llu</span>",
                   static_cast<unsigned long long>(*meta.seed));
     }
-    o += " <span class=\"seed\">live replay and its simulation</span></h1>\n";
+    o += " <span class=\"seed\">" + HtmlEscape(c_.labels.pair) + "</span></h1>\n";
     if (!meta.description.empty())
       o += "<p class=\"desc\">" + HtmlEscape(meta.description) + "</p>\n";
     Comparison(&o);
     Meta(&o);
-    live_.Callout(&o, "live run: ");
-    sim_.Callout(&o, "simulated run: ");
+    live_.Callout(&o, first_.run + ": ");
+    sim_.Callout(&o, second_.run + ": ");
     o += "</header>\n";
   }
 
   void Comparison(std::string* out) {
     std::string& o = *out;
-    o += "<section class=\"panel compare\" id=\"comparison\"><h2>Simulated vs live</h2>\n";
-    o += "<table id=\"verdict-comparison\"><tr><th>property</th><th>simulated</th><th>live</th>"
-         "<th>expected</th><th></th></tr>\n";
+    o += "<section class=\"panel compare\" id=\"comparison\"><h2>" +
+         HtmlEscape(Capitalised(second_.name) + " vs " + first_.name) + "</h2>\n";
+    o += "<table id=\"verdict-comparison\"><tr><th>property</th><th>" + HtmlEscape(second_.name) +
+         "</th><th>" + HtmlEscape(first_.name) + "</th><th>expected</th><th></th></tr>\n";
     for (const check::PropertyComparison& p : c_.properties) {
       const check::PropertyResult* s = sim_.verdict_.Find(p.property);
       const check::PropertyResult* l = live_.verdict_.Find(p.property);
@@ -168,16 +173,18 @@ class ComparisonWriter {
         "<p id=\"operation-agreement\" data-compared=\"%zu\" data-agree=\"%zu\" "
         "data-sim-only=\"%zu\" data-live-only=\"%zu\">Operations, each thread's taken in "
         "order: <b>%zu compared</b> position by position, <b>%zu with the same "
-        "outcome</b>; %zu only simulated, %zu only live.</p>\n",
+        "outcome</b>; %zu only %s, %zu only %s.</p>\n",
         c_.operations_compared, c_.operations_agree, c_.sim_only, c_.live_only,
-        c_.operations_compared, c_.operations_agree, c_.sim_only, c_.live_only);
+        c_.operations_compared, c_.operations_agree, c_.sim_only,
+        HtmlEscape(second_.where).c_str(), c_.live_only, HtmlEscape(first_.where).c_str());
     std::vector<const check::ThreadComparison*> threads;
     for (const check::ThreadComparison& t : c_.threads) threads.push_back(&t);
     std::stable_sort(threads.begin(), threads.end(), [](const auto* a, const auto* b) {
       return NaturalLess(a->thread, b->thread);
     });
     o += "<table id=\"thread-agreement\"><tr><th>thread</th><th>compared</th><th>same "
-         "outcome</th><th>different</th><th>only simulated</th><th>only live</th></tr>\n";
+         "outcome</th><th>different</th><th>only " +
+         HtmlEscape(second_.where) + "</th><th>only " + HtmlEscape(first_.where) + "</th></tr>\n";
     for (const check::ThreadComparison* t : threads) {
       const bool diverges = c_.divergence && c_.divergence->thread == t->thread;
       o += "<tr data-thread=\"" + HtmlEscape(t->thread) + "\"" +
@@ -198,11 +205,14 @@ class ComparisonWriter {
            "\"><h2>First divergence: " + HtmlEscape(d->thread) + "'s operation #" +
            IntText(static_cast<int64_t>(d->position)) + " (" +
            HtmlEscape(d->sim_op == d->live_op ? d->sim_op
-                                              : d->sim_op + " simulated, " + d->live_op + " live") +
+                                              : d->sim_op + " " + second_.where + ", " +
+                                                    d->live_op + " " + first_.where) +
            ")</h2>\n<p class=\"when\">invoked at " + Seconds(d->sim_invoke_us) +
-           " in the simulated run and " + Seconds(d->live_invoke_us) +
-           " in the live run</p>\n<table><tr><th>simulated</th><td>" + HtmlEscape(d->sim_side) +
-           "</td></tr>\n<tr><th>live</th><td>" + HtmlEscape(d->live_side) +
+           HtmlEscape(" in the " + second_.run + " and ") + Seconds(d->live_invoke_us) +
+           HtmlEscape(" in the " + first_.run) + "</p>\n<table><tr><th>" +
+           HtmlEscape(second_.name) + "</th><td>" + HtmlEscape(d->sim_side) +
+           "</td></tr>\n<tr><th>" + HtmlEscape(first_.name) + "</th><td>" +
+           HtmlEscape(d->live_side) +
            "</td></tr></table>\n<button type=\"button\" data-view-from-us=\"" +
            IntText(divergence_from_) + "\" data-view-to-us=\"" + IntText(divergence_to_) +
            "\">show in the timelines</button></div>\n";
@@ -213,8 +223,9 @@ class ComparisonWriter {
       o += "<p id=\"no-divergence\">No operation to compare: the runs have no thread in "
            "common.</p>\n";
     }
-    o += "<p class=\"hint\">The simulated run on its own: <a href=\"sim/report.html\">"
-         "sim/report.html</a>; the comparison as text: comparison.txt.</p>\n</section>\n";
+    const std::string own = HtmlEscape(c_.labels.second_dir + "/report.html");
+    o += "<p class=\"hint\">The " + HtmlEscape(second_.run) + " on its own: <a href=\"" + own +
+         "\">" + own + "</a>; the comparison as text: comparison.txt.</p>\n</section>\n";
   }
 
   void Meta(std::string* out) {
@@ -226,17 +237,28 @@ class ComparisonWriter {
            (code ? "</code>" : "") + "</dd>\n";
     };
     if (!meta.scenario_file.empty()) row("scenario file", meta.scenario_file);
-    row("live run", Seconds(live_.tl_.end_us) +
-                        Format(" of real time, %zu events, history.jsonl", live_.tl_.event_count));
-    row("live history hash", live_.tl_.history_hash, true);
-    row("simulated run", Seconds(sim_.tl_.end_us) + Format(" of simulated time, %zu events, "
-                                                           "sim/history.jsonl",
-                                                           sim_.tl_.event_count));
-    row("simulated history hash", sim_.tl_.history_hash, true);
+    row(first_.run, Seconds(live_.tl_.end_us) + " of " + first_.time +
+                        Format(", %zu events, history.jsonl", live_.tl_.event_count));
+    row(first_.name + " history hash", live_.tl_.history_hash, true);
+    row(second_.run, Seconds(sim_.tl_.end_us) + " of " + second_.time +
+                         Format(", %zu events, ", sim_.tl_.event_count) + c_.labels.second_dir +
+                         "/history.jsonl");
+    row(second_.name + " history hash", sim_.tl_.history_hash, true);
     if (!meta.version.empty()) row("lockstep", meta.version);
-    // The simulator derives the protocol's parameters; the live run lists its processes.
-    for (const auto& [name, value] : sim_.meta_.parameters) {
-      if (name == "protocol" || name == "lease") row(name, value);
+    // The protocol and the lease, as the second run derived them (a replay's simulator; its live
+    // run lists its processes); where the first run's differ (a reference on another version),
+    // each run's.
+    for (const auto& parameter : sim_.meta_.parameters) {
+      const std::string& name = parameter.first;
+      if (name != "protocol" && name != "lease") continue;
+      const auto own = std::find_if(live_.meta_.parameters.begin(), live_.meta_.parameters.end(),
+                                    [&](const auto& p) { return p.first == name; });
+      if (own == live_.meta_.parameters.end() || own->second == parameter.second) {
+        row(name, parameter.second);
+      } else {
+        row(name + " (" + first_.run + ")", own->second);
+        row(name + " (" + second_.run + ")", parameter.second);
+      }
     }
     o += "<dt>reproduce</dt><dd><code class=\"repro\" id=\"reproduce\">" +
          HtmlEscape(meta.reproduce) + "</code></dd>\n";
@@ -247,10 +269,11 @@ class ComparisonWriter {
 
   void Detail(std::string* out) {
     std::string& o = *out;
-    o += "<section class=\"panel\">\n<div class=\"toolbar\"><b>Timelines</b> <span class=\"hint\">"
-         "live above, simulated below, on one axis: time since each run's start; wheel to zoom, "
-         "drag to pan</span><span class=\"buttons\"><button type=\"button\" "
-         "data-zoom=\"in\">+</button><button type=\"button\" data-zoom=\"out\">&minus;</button>";
+    o += "<section class=\"panel\">\n<div class=\"toolbar\"><b>Timelines</b> <span "
+         "class=\"hint\">" + HtmlEscape(first_.name + " above, " + second_.name + " below") +
+         ", on one axis: time since each run's start; wheel to zoom, drag to pan</span><span "
+         "class=\"buttons\"><button type=\"button\" data-zoom=\"in\">+</button><button "
+         "type=\"button\" data-zoom=\"out\">&minus;</button>";
     if (c_.divergence) {
       o += "<button type=\"button\" data-view-from-us=\"" + IntText(divergence_from_) +
            "\" data-view-to-us=\"" + IntText(divergence_to_) + "\">divergence</button>";
@@ -259,8 +282,8 @@ class ComparisonWriter {
       if (LeadViolation(w->verdict_) == nullptr) continue;
       o += "<button type=\"button\" data-view-from-us=\"" +
            IntText(std::max(from_us_, w->focus_from_)) + "\" data-view-to-us=\"" +
-           IntText(std::min(to_us_, w->focus_to_)) + "\">" + (w == &live_ ? "live" : "simulated") +
-           " violation</button>";
+           IntText(std::min(to_us_, w->focus_to_)) + "\">" +
+           HtmlEscape(w == &live_ ? first_.name : second_.name) + " violation</button>";
     }
     o += "<button type=\"button\" data-view-from-us=\"" + IntText(from_us_) +
          "\" data-view-to-us=\"" + IntText(to_us_) + "\">whole runs</button></span>" +
@@ -274,10 +297,10 @@ class ComparisonWriter {
     if (!live_.window_.whole_run || !sim_.window_.whole_run) {
       o += "<p class=\"note\" id=\"summarised\">These runs are long: the timelines hold full "
            "detail from " +
-           Seconds(live_.window_.from_us) + " to " + Seconds(live_.window_.to_us) +
-           " (live) and from " + Seconds(sim_.window_.from_us) + " to " +
-           Seconds(sim_.window_.to_us) +
-           " (simulated). The overview below covers both runs whole.</p>\n";
+           Seconds(live_.window_.from_us) + " to " + Seconds(live_.window_.to_us) + " (" +
+           HtmlEscape(first_.name) + ") and from " + Seconds(sim_.window_.from_us) + " to " +
+           Seconds(sim_.window_.to_us) + " (" + HtmlEscape(second_.name) +
+           "). The overview below covers both runs whole.</p>\n";
     }
     o += "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + IntText(kSvgWidth) +
          "\" height=\"" + IntText(height_) + "\" data-origin-us=\"" + IntText(from_us_) +
@@ -287,11 +310,9 @@ class ComparisonWriter {
          IntText(live_.unit_us_) + "\" data-plot-x=\"" + IntText(kPlotX) + "\" data-plot-width=\"" +
          IntText(kPlotWidth) + "\" data-end-us=\"" + IntText(live_.axis_end_us_) + "\">\n";
     RunTitle(&o, live_, live_title_y_, "live",
-             "LIVE: real redis-server processes, real time (" + Seconds(live_.tl_.end_us) + ")");
+             first_.title + " (" + Seconds(live_.tl_.end_us) + ")");
     live_.LaneBackgrounds(&o);
-    RunTitle(&o, sim_, sim_title_y_, "sim",
-             "SIMULATED: the same scenario and seed in the simulator (" + Seconds(sim_.tl_.end_us) +
-                 ")");
+    RunTitle(&o, sim_, sim_title_y_, "sim", second_.title + " (" + Seconds(sim_.tl_.end_us) + ")");
     sim_.LaneBackgrounds(&o);
     o += "<g id=\"grid\">" + live_.Grid() + "</g>\n";
     o += "<svg id=\"plot\" x=\"" + IntText(kPlotX) + "\" y=\"0\" width=\"" + IntText(kPlotWidth) +
@@ -351,8 +372,8 @@ class ComparisonWriter {
       o += "</g>\n";
       w.InstantLabel("dlabel", label, from, w.faults_y_ + 16, 3);
     };
-    mark(live_, d.live_invoke_us, d.live_end_us, "live: " + d.live_side);
-    mark(sim_, d.sim_invoke_us, d.sim_end_us, "simulated: " + d.sim_side);
+    mark(live_, d.live_invoke_us, d.live_end_us, first_.name + ": " + d.live_side);
+    mark(sim_, d.sim_invoke_us, d.sim_end_us, second_.name + ": " + d.sim_side);
     *out += "<line class=\"dlink\" x1=\"" + live_.TimeX(d.live_invoke_us) + "\" x2=\"" +
             sim_.TimeX(d.sim_invoke_us) + "\" y1=\"" + IntText(live_.band_top_ + live_.band_h_) +
             "\" y2=\"" + IntText(sim_.band_top_) + "\"/>\n";
@@ -369,23 +390,23 @@ class ComparisonWriter {
     const int h = sim_rows + sim_.OverviewRowsHeight() + 22;
     o +=
         "<section class=\"panel\"><div class=\"toolbar\"><b>Overview</b> <span class=\"hint\">both "
-        "runs whole (live " +
-        Seconds(live_.tl_.end_us) + ", simulated " + Seconds(sim_.tl_.end_us) +
+        "runs whole (" + HtmlEscape(first_.name) + " " + Seconds(live_.tl_.end_us) + ", " +
+        HtmlEscape(second_.name) + " " + Seconds(sim_.tl_.end_us) +
         "); shade = share of each pixel column spent holding (blue) or waiting for the lock "
         "(grey); orange/pink ticks: failed/unknown operations; click to move the view</span>"
         "</div>\n";
     live_.OverviewOpen(&o, h);
-    OverviewRun(&o, live_, top, live_rows, "live run",
+    OverviewRun(&o, live_, top, live_rows, first_.run,
                 c_.divergence ? c_.divergence->live_invoke_us : -1);
-    OverviewRun(&o, sim_, sim_title, sim_rows, "simulated run",
+    OverviewRun(&o, sim_, sim_title, sim_rows, second_.run,
                 c_.divergence ? c_.divergence->sim_invoke_us : -1);
     live_.OverviewClose(&o, h);
   }
 
   static void OverviewRun(std::string* out, const HtmlWriter& w, int title_y, int rows_y,
-                          const char* title, int64_t divergence_us) {
-    *out +=
-        "\n<text class=\"otitle\" x=\"8\" y=\"" + IntText(title_y + 10) + "\">" + title + "</text>";
+                          const std::string& title, int64_t divergence_us) {
+    *out += "\n<text class=\"otitle\" x=\"8\" y=\"" + IntText(title_y + 10) + "\">" +
+            HtmlEscape(title) + "</text>";
     const int rows_h = w.OverviewRowsHeight();
     w.OverviewRows(out, rows_y, rows_y, rows_h);
     if (divergence_us >= 0) {
@@ -398,6 +419,8 @@ class ComparisonWriter {
   HtmlWriter live_;
   HtmlWriter sim_;
   const check::RunComparison& c_;
+  const check::RunLabel& first_;
+  const check::RunLabel& second_;
   int64_t from_us_ = 0, to_us_ = 1;
   int64_t divergence_from_ = 0, divergence_to_ = 1;
   int live_title_y_ = 0, sim_title_y_ = 0, height_ = 0;

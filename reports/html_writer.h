@@ -30,7 +30,8 @@
 //   html_overview.cpp    the overview: the whole run binned per pixel column
 //   html_charts.cpp      throughput, acquire latency and holders over the whole run
 //   html_tables.cpp      violations, faults, run parameters
-//   html_comparison.cpp  a replay's page: two HtmlWriters (live, simulated) in one frame
+//   html_comparison.cpp  a page with two runs: two HtmlWriters (a replay's live and simulated
+//                        runs, a fuzz failure and its reference's) in one frame
 #ifndef LOCKSTEP_REPORTS_HTML_WRITER_H_
 #define LOCKSTEP_REPORTS_HTML_WRITER_H_
 

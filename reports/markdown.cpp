@@ -237,10 +237,14 @@ std::string RenderSummary(const Timeline& tl, const check::Verdict& verdict,
 
 std::string RenderComparisonSummary(const ComparedRun& live, const ComparedRun& sim,
                                     const check::RunComparison& c) {
+  const check::RunLabel& first = c.labels.first;
+  const check::RunLabel& second = c.labels.second;
   std::string out = RenderSummary(*live.timeline, *live.verdict, *live.meta);
-  out += "\n### Simulated vs live\n\nThe summary above is the live run's; the simulated run's "
-         "is in `sim/summary.md`. `report.html` shows both runs' timelines.\n\n";
-  out += "| property | simulated | live | |\n|---|---|---|---|\n";
+  out += "\n### " + Capitalised(second.name) + " vs " + first.name +
+         "\n\nThe summary above is the " + first.run + "'s; the " + second.run + "'s is in `" +
+         c.labels.second_dir + "/summary.md`. `" + c.labels.page +
+         "` shows both runs' timelines.\n\n";
+  out += "| property | " + second.name + " | " + first.name + " | |\n|---|---|---|---|\n";
   auto verdict = [](const check::Verdict& v, const check::PropertyComparison& p) -> std::string {
     const check::PropertyResult* r = v.Find(p.property);
     if (r == nullptr || !p.applicable) return "-";
@@ -252,16 +256,17 @@ std::string RenderComparisonSummary(const ComparedRun& live, const ComparedRun& 
   }
   out += "\n" + check::VerdictAgreement(c) + "\n";
   out += Format("\nOperations, each thread's taken in order: %zu compared position by position, "
-                "%zu with the same outcome; %zu only simulated, %zu only live.\n",
-                c.operations_compared, c.operations_agree, c.sim_only, c.live_only);
+                "%zu with the same outcome; %zu only %s, %zu only %s.\n",
+                c.operations_compared, c.operations_agree, c.sim_only, second.where.c_str(),
+                c.live_only, first.where.c_str());
   std::vector<const check::ThreadComparison*> threads;
   for (const check::ThreadComparison& t : c.threads) threads.push_back(&t);
   std::stable_sort(threads.begin(), threads.end(), [](const auto* a, const auto* b) {
     return NaturalLess(a->thread, b->thread);
   });
   if (!threads.empty()) {
-    out += "\n| thread | compared | same outcome | only simulated | only live |\n"
-           "|---|---:|---:|---:|---:|\n";
+    out += "\n| thread | compared | same outcome | only " + second.where + " | only " +
+           first.where + " |\n|---|---:|---:|---:|---:|\n";
     for (const check::ThreadComparison* t : threads) {
       out += "| " + t->thread + Format(" | %zu | %zu | %zu | %zu |\n", t->compared, t->agree,
                                       t->sim_only, t->live_only);
@@ -270,11 +275,12 @@ std::string RenderComparisonSummary(const ComparedRun& live, const ComparedRun& 
   if (const auto& d = c.divergence) {
     out += "\n**First divergence:** " + d->thread + "'s operation #" +
            std::to_string(d->position) + " (" +
-           (d->sim_op == d->live_op ? d->sim_op
-                                    : d->sim_op + " simulated, " + d->live_op + " live") +
-           "), invoked at " + Seconds(d->sim_invoke_us) + " simulated and " +
-           Seconds(d->live_invoke_us) + " live:\n\n- simulated: " + d->sim_side +
-           "\n- live: " + d->live_side + "\n";
+           (d->sim_op == d->live_op
+                ? d->sim_op
+                : d->sim_op + " " + second.where + ", " + d->live_op + " " + first.where) +
+           "), invoked at " + Seconds(d->sim_invoke_us) + " " + second.where + " and " +
+           Seconds(d->live_invoke_us) + " " + first.where + ":\n\n- " + second.name + ": " +
+           d->sim_side + "\n- " + first.name + ": " + d->live_side + "\n";
   } else if (c.operations_compared > 0) {
     out += "\nNo divergence: every operation both runs made ended the same way.\n";
   }

@@ -169,6 +169,28 @@ bool WriteComparisonReportsFromFiles(const std::string& live_history_path,
       dir, written, error);
 }
 
+bool WriteComparisonHtmlFromFiles(const std::string& first_history_path,
+                                  const check::Verdict& first_verdict, const ReportMeta& first_meta,
+                                  const std::string& second_history_path,
+                                  const check::Verdict& second_verdict,
+                                  const ReportMeta& second_meta,
+                                  const check::RunComparison& comparison, const std::string& path,
+                                  std::string* error) {
+  Timeline first, second;
+  if (!TimelineFromFile(first_history_path, first_verdict, first_meta, &first, error)) {
+    return false;
+  }
+  if (!TimelineFromFile(second_history_path, second_verdict, second_meta, &second, error)) {
+    return false;
+  }
+  const ComparedRun first_run{&first, &first_verdict, &first_meta};
+  const ComparedRun second_run{&second, &second_verdict, &second_meta};
+  return WriteFileAtomically(
+      path,
+      [&](std::ostream& out) { out << RenderComparisonHtml(first_run, second_run, comparison); },
+      error);
+}
+
 bool WriteReports(const history::History& history, const check::Verdict& verdict,
                   const ReportMeta& meta, const std::string& dir, std::vector<WrittenFile>* written,
                   std::string* error) {

@@ -128,7 +128,7 @@ bool WriteReports(const history::History& history, const check::Verdict& verdict
                   const ReportMeta& meta, const std::string& dir, std::vector<WrittenFile>* written,
                   std::string* error);
 
-// --- a live replay: both runs in one report ---
+// --- two runs in one report: a live replay, a fuzz failure beside its reference ---
 //
 // `lockstep replay` runs a scenario in the simulator and live, and compares the two
 // (check/compare.h). Its report.html shows both runs: the comparison (both verdicts per property,
@@ -137,6 +137,11 @@ bool WriteReports(const history::History& history, const check::Verdict& verdict
 // diverging operation marked in each at its own time; the overview and the tables have both
 // runs too. Its summary.md is the live run's with the comparison added; trace.json is the live
 // run's. The simulated run keeps its own reports in DIR/sim.
+//
+// `lockstep fuzz --reference` makes the same page of a shrunk failure (first, in the live run's
+// place) and the same case on its reference (second), as comparison.html beside the failure's
+// own reports. Whatever names a run on the page and in the summary comes from the comparison's
+// labels (check::RunLabels).
 
 // One run of a comparison, as its report draws it.
 struct ComparedRun {
@@ -160,6 +165,15 @@ bool WriteComparisonReportsFromFiles(const std::string& live_history_path,
                                      const check::RunComparison& comparison,
                                      const std::string& dir, std::vector<WrittenFile>* written,
                                      std::string* error);
+// The same page alone, written to `path`: the comparison's first run's history, verdict and
+// meta, then its second run's.
+bool WriteComparisonHtmlFromFiles(const std::string& first_history_path,
+                                  const check::Verdict& first_verdict, const ReportMeta& first_meta,
+                                  const std::string& second_history_path,
+                                  const check::Verdict& second_verdict,
+                                  const ReportMeta& second_meta,
+                                  const check::RunComparison& comparison, const std::string& path,
+                                  std::string* error);
 
 // Reads seed and scenario name from the history file's run note, and the protocol note, when
 // the meta lacks them. False (and *error) if the file cannot be read.

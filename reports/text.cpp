@@ -27,6 +27,11 @@ std::string Format(const char* format, ...) {
 
 std::string Seconds(int64_t us) { return Format("%.3f s", static_cast<double>(us) / 1e6); }
 
+std::string Capitalised(std::string s) {
+  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  return s;
+}
+
 std::string Duration(int64_t us) {
   const int64_t a = us < 0 ? -us : us;
   const char* sign = us < 0 ? "-" : "";

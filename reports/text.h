@@ -25,6 +25,8 @@ std::string Seconds(int64_t us);
 std::string Duration(int64_t us);
 
 std::string HtmlEscape(std::string_view s);
+// A label at the start of a heading: "simulated" -> "Simulated" (ASCII only).
+std::string Capitalised(std::string s);
 
 // The colour of client thread `index` (its lane's swatch, the key owners it shows up as):
 // Tableau's ten first, then hues a golden angle apart at three lightnesses in turn, so that no
