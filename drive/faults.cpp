@@ -1,6 +1,7 @@
 #include "drive/faults.h"
 
 #include <cassert>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,31 +22,18 @@ std::string Join(const std::vector<std::string>& v) {
   return out;
 }
 
-// A fault event of `process`; a fault with a duration carries it, in ms, as its value.
-void Record(FaultTarget& t, Name process, Name op, const history::Detail& detail,
-            int64_t value = 0, bool has_value = false) {
-  history::Event e;
-  e.type = history::EventType::kFault;
-  e.process = process;
-  e.op = op;
-  e.detail = detail;
-  e.has_value = has_value;
-  e.value = value;
-  t.Record(e);
-}
-
 // A detail's text is a view (history/event.h): the sides' names are kept here, in the
 // closure of the fault's end, for both of its events.
 void Partition(const FaultSpec& f, FaultTarget& t) {
   std::string side_a = Join(f.targets), side_b = Join(f.peers);
   const bool one_way = f.one_way;
-  Record(t, names::kSim, names::kPartition, history::PartitionFault{side_a, side_b, one_way},
-         f.duration_us / 1000, true);
+  RecordFault(t, names::kSim, names::kPartition, history::PartitionFault{side_a, side_b, one_way},
+              f.duration_us / 1000);
   const uint64_t handle = t.OpenPartition(f);
   t.After(f.duration_us, [&t, handle, side_a = std::move(side_a), side_b = std::move(side_b),
                           one_way] {
     t.ClosePartition(handle);
-    Record(t, names::kSim, names::kHeal, history::PartitionFault{side_a, side_b, one_way});
+    RecordFault(t, names::kSim, names::kHeal, history::PartitionFault{side_a, side_b, one_way});
   });
 }
 
@@ -59,13 +47,13 @@ void NetworkWindow(const FaultSpec& f, FaultTarget& t) {
   const double rate = latency ? 0 : f.rate;
   std::string targets = Join(f.targets), peers = Join(f.peers);
   const history::FaultKindInfo& kind = history::InfoOf(f.kind);
-  Record(t, names::kSim, kind.start_op, history::NetworkFault{extra_us, rate, targets, peers},
-         f.duration_us / 1000, true);
+  RecordFault(t, names::kSim, kind.start_op,
+              history::NetworkFault{extra_us, rate, targets, peers}, f.duration_us / 1000);
   const uint64_t handle = t.OpenNetworkWindow(f);
   t.After(f.duration_us, [&t, handle, end = kind.end_op, extra_us, rate,
                           targets = std::move(targets), peers = std::move(peers)] {
     t.CloseNetworkWindow(handle);
-    Record(t, names::kSim, end, history::NetworkFault{extra_us, rate, targets, peers});
+    RecordFault(t, names::kSim, end, history::NetworkFault{extra_us, rate, targets, peers});
   });
 }
 
@@ -74,67 +62,70 @@ void Crash(const FaultSpec& f, FaultTarget& t) {
     // A process that is down cannot crash again, and a second restart would start a process
     // that is already running: a crash of a crashed process changes nothing.
     if (t.Down(name)) continue;
-    Record(t, t.Intern(name), names::kCrash, history::StockText{});
+    RecordFault(t, t.Intern(name), names::kCrash, history::StockText{});
     t.Crash(name);
     if (f.duration_us > 0) {
       t.After(f.duration_us, [&t, name] {
-        Record(t, t.Intern(name), names::kRestart, history::StockText{});
+        RecordFault(t, t.Intern(name), names::kRestart, history::StockText{});
         t.Restart(name);
       });
     }
   }
 }
 
-void LoseReplies(const FaultSpec& f, FaultTarget& t) {
-  for (const std::string& name : f.targets) {
-    if (!t.IsNode(name)) continue;
-    Record(t, t.Intern(name), names::kLoseReplies, history::LoseRepliesFault{name},
-           f.duration_us / 1000, true);
-    t.Switch(f.kind, name, true);
-    t.After(f.duration_us, [&t, kind = f.kind, name] {
-      t.Switch(kind, name, false);
-      Record(t, t.Intern(name), names::kLoseRepliesEnd, history::LoseRepliesFault{name});
-    });
-  }
-}
-
-// A switched kind other than lose_replies (whose events name the node in their detail): on
-// each target the kind may name, from its start to its end.
+// A switched kind: a state of each target the kind may name, from its start to its end.
+// lose_replies names the node in its events' detail (history/event.h); the others have none.
 void Switched(const FaultSpec& f, FaultTarget& t) {
   const history::FaultKindInfo& kind = history::InfoOf(f.kind);
   assert(kind.switched && kind.end_op != names::kNone && f.duration_us > 0);
   assert(kind.targets == history::FaultTargets::kProcesses ||
          kind.targets == history::FaultTargets::kNodes);
+  const auto detail = [&kind](const std::string& name) -> history::Detail {
+    if (kind.kind == history::FaultKind::kLoseReplies) return history::LoseRepliesFault{name};
+    return history::NoDetail{};
+  };
   for (const std::string& name : f.targets) {
     if (kind.targets == history::FaultTargets::kNodes && !t.IsNode(name)) continue;
-    Record(t, t.Intern(name), kind.start_op, history::NoDetail{}, f.duration_us / 1000, true);
+    RecordFault(t, t.Intern(name), kind.start_op, detail(name), f.duration_us / 1000);
     t.Switch(f.kind, name, true);
-    t.After(f.duration_us, [&t, &kind, name] {
+    t.After(f.duration_us, [&t, &kind, detail, name] {
       t.Switch(kind.kind, name, false);
-      Record(t, t.Intern(name), kind.end_op, history::NoDetail{});
+      RecordFault(t, t.Intern(name), kind.end_op, detail(name));
     });
   }
 }
 
 }  // namespace
 
+void RecordFault(FaultTarget& t, Name process, Name op, const history::Detail& detail,
+                 std::optional<int64_t> value_ms) {
+  history::Event e;
+  e.type = history::EventType::kFault;
+  e.process = process;
+  e.op = op;
+  e.detail = detail;
+  e.has_value = value_ms.has_value();
+  e.value = value_ms.value_or(0);
+  t.Record(e);
+}
+
 void PauseFor(FaultTarget& t, const std::string& name, int64_t duration_us, bool gc) {
   const uint64_t pause = t.Pause(name);
   if (pause == 0) return;
   const Name id = t.Intern(name);
-  Record(t, id, names::kPause, history::PauseFault{gc, duration_us}, duration_us / 1000, true);
+  RecordFault(t, id, names::kPause, history::PauseFault{gc, duration_us}, duration_us / 1000);
   t.After(duration_us, [&t, name, id, pause] {
     // A crash during the pause ended it: the process that is there now was never paused, or
     // is in a pause of its own.
     if (!t.InPause(name, pause)) return;
-    Record(t, id, names::kResume, history::StockText{});
+    RecordFault(t, id, names::kResume, history::StockText{});
     t.Resume(name);
   });
 }
 
 void ApplyFault(const FaultSpec& f, FaultTarget& t) {
   using K = FaultSpec::Kind;
-  if (history::InfoOf(f.kind).switched && f.kind != K::kLoseReplies) {
+  if (history::InfoOf(f.kind).switched) {
     Switched(f, t);  // A state of its targets: the schedule is the kinds' table.
     return;
   }
@@ -147,18 +138,17 @@ void ApplyFault(const FaultSpec& f, FaultTarget& t) {
     case K::kClockJump:
       // The jump itself is part of the clock, fixed before the run; this records it.
       for (const std::string& name : f.targets) {
-        Record(t, t.Intern(name), names::kClockJump, history::ClockJumpFault{f.by_us},
-               f.by_us / 1000, true);
+        RecordFault(t, t.Intern(name), names::kClockJump, history::ClockJumpFault{f.by_us},
+                    f.by_us / 1000);
       }
       break;
     case K::kFailover:
       for (const std::string& name : f.targets) {
         if (!t.IsNode(name)) continue;
-        Record(t, t.Intern(name), names::kFailover, history::FailoverFault{name, -1});
+        RecordFault(t, t.Intern(name), names::kFailover, history::FailoverFault{name, -1});
         t.Failover(name);
       }
       break;
-    case K::kLoseReplies: LoseReplies(f, t); break;
     case K::kLatency:
     case K::kLoss:
     case K::kDuplicate: NetworkWindow(f, t); break;

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -71,6 +72,12 @@ class FaultTarget {
   // what it is sent, but its replies never leave it).
   virtual void Switch(history::FaultKind kind, const std::string& name, bool on) = 0;
 };
+
+// Records a fault event of `process` through `target`; a fault with a duration carries it, in
+// ms, as its value. The schedule's events, and those a driver records of its own (a promotion,
+// Sentinel's own failover), are made here.
+void RecordFault(FaultTarget& target, history::Name process, history::Name op,
+                 const history::Detail& detail, std::optional<int64_t> value_ms = std::nullopt);
 
 // Starts fault `f` now on `target` and schedules its end.
 void ApplyFault(const FaultSpec& f, FaultTarget& target);

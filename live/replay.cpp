@@ -138,17 +138,6 @@ struct Replay::Impl final : drive::FaultTarget {
   void Record(history::Event& e) override { run->Record(e); }
   Name Intern(std::string_view name) override { return run->Intern(name); }
 
-  // The events the replay records itself, beside the schedule's: a promotion, and the real
-  // Sentinel's own failover (which no fault of the scenario asked for).
-  void Fault(const std::string& process, Name op, const history::Detail& detail) {
-    history::Event e;
-    e.type = EventType::kFault;
-    e.process = run->Intern(process);
-    e.op = op;
-    e.detail = detail;
-    run->Record(e);
-  }
-
   bool IsNode(const std::string& name) const override {
     return std::any_of(scenario.nodes.begin(), scenario.nodes.end(),
                        [&](const NodeSpec& n) { return n.name == name; });
@@ -391,7 +380,9 @@ struct Replay::Impl final : drive::FaultTarget {
 
   // The clients learn of a new master client_rediscover after it was promoted.
   void Promoted(const std::string& old_master, const std::string& replica, const std::string& why) {
-    Fault(replica, names::kPromote, history::PromoteFault{replica, why});
+    // Recorded here, as Sentinel's own failovers are (PollSentinels): not the schedule's.
+    drive::RecordFault(*this, run->Intern(replica), names::kPromote,
+                       history::PromoteFault{replica, why});
     run->PromoteNode(replica, old_master);
     run->loop().After(scenario.sentinel.client_rediscover_us, [this, old_master, replica] {
       run->Rediscover(old_master, replica);
@@ -440,8 +431,8 @@ struct Replay::Impl final : drive::FaultTarget {
         Promoted(current, node, "manual failover");
       } else {
         // As the simulator records Sentinel's own failovers: by "sentinel".
-        Fault("sentinel", names::kFailover,
-              history::FailoverFault{current, scenario.sentinel.down_after_us});
+        drive::RecordFault(*this, names::kSentinel, names::kFailover,
+                           history::FailoverFault{current, scenario.sentinel.down_after_us});
         Promoted(current, node, "sentinel");
       }
       current = node;

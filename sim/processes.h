@@ -142,7 +142,6 @@ struct Client {
   std::unique_ptr<locks::LockProtocol> protocol;
   std::unique_ptr<locks::Outbox> outbox;
   bool up = true;
-  SwitchedFaults faults;
   uint64_t incarnation = 0;
   Mailbox mailbox;
   ArmedTimers timers;

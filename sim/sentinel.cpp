@@ -40,8 +40,8 @@ void Sentinel::Tick() {
     if (!fresh && w_.engine.now() - it->second >= w_.scenario.sentinel.down_after_us) {
       down_since_.erase(it);
       if (Node* r = BestReplica(m)) {
-        w_.Fault(names::kSentinel, names::kFailover,
-                 history::FailoverFault{m.name, w_.scenario.sentinel.down_after_us});
+        drive::RecordFault(w_.faults, names::kSentinel, names::kFailover,
+                           history::FailoverFault{m.name, w_.scenario.sentinel.down_after_us});
         Promote(*r, "sentinel");
       }
     }
@@ -52,7 +52,7 @@ void Sentinel::Tick() {
 void Sentinel::Promote(Node& r, const std::string& why) {
   if (r.master < 0) return;
   Node& old = *w_.nodes[static_cast<size_t>(r.master)];
-  w_.Fault(r.id, names::kPromote, history::PromoteFault{r.name, why});
+  drive::RecordFault(w_.faults, r.id, names::kPromote, history::PromoteFault{r.name, why});
   const std::string old_owners = old.lock_owners;
   // r becomes the master of everyone who followed the old master, and of the old master.
   r.master = -1;

@@ -8,15 +8,6 @@
 
 namespace lockstep::sim {
 
-void World::Fault(history::Name process, history::Name op, const history::Detail& detail) {
-  history::Event e;
-  e.type = history::EventType::kFault;
-  e.process = process;
-  e.op = op;
-  e.detail = detail;
-  Record(e);
-}
-
 Node* World::FindNode(const std::string& name) const { return drive::FindNamed(nodes, name); }
 Client* World::FindClient(const std::string& name) const {
   return drive::FindNamed(clients, name);

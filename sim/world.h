@@ -74,7 +74,6 @@ struct World {
     if (Looping()) ++loop_tally[{e.process, e.thread}];
     recorder.Append(e);
   }
-  void Fault(history::Name process, history::Name op, const history::Detail& detail);
   history::Name Intern(std::string_view s) { return recorder.names().Intern(s); }
   Node* FindNode(const std::string& name) const;
   Client* FindClient(const std::string& name) const;
