@@ -64,6 +64,7 @@ void Crash(const FaultSpec& f, FaultTarget& t) {
     if (t.Down(name)) continue;
     RecordFault(t, t.Intern(name), names::kCrash, history::StockText{});
     t.Crash(name);
+    t.pauses.current.erase(name);  // Its pause, if any, ended with it.
     if (f.duration_us > 0) {
       t.After(f.duration_us, [&t, name] {
         RecordFault(t, t.Intern(name), names::kRestart, history::StockText{});
@@ -110,14 +111,17 @@ void RecordFault(FaultTarget& t, Name process, Name op, const history::Detail& d
 }
 
 void PauseFor(FaultTarget& t, const std::string& name, int64_t duration_us, bool gc) {
-  const uint64_t pause = t.Pause(name);
-  if (pause == 0) return;
+  if (!t.Pause(name)) return;
+  const uint64_t pause = ++t.pauses.last;
+  t.pauses.current[name] = pause;
   const Name id = t.Intern(name);
   RecordFault(t, id, names::kPause, history::PauseFault{gc, duration_us}, duration_us / 1000);
   t.After(duration_us, [&t, name, id, pause] {
     // A crash during the pause ended it: the process that is there now was never paused, or
     // is in a pause of its own.
-    if (!t.InPause(name, pause)) return;
+    auto it = t.pauses.current.find(name);
+    if (it == t.pauses.current.end() || it->second != pause) return;
+    t.pauses.current.erase(it);
     RecordFault(t, id, names::kResume, history::StockText{});
     t.Resume(name);
   });

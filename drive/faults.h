@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,11 +50,8 @@ class FaultTarget {
   virtual void Crash(const std::string& name) = 0;
   virtual void Restart(const std::string& name) = 0;
   // Stops a process that is up and not paused (SIGSTOP, or a GC pause of a client): it does
-  // nothing, and what arrives for it waits, until Resume. Returns a number for this pause, or
-  // 0 when the process cannot be paused now.
-  virtual uint64_t Pause(const std::string& name) = 0;
-  // Whether the process is still in pause `pause` (a crash ends a pause).
-  virtual bool InPause(const std::string& name, uint64_t pause) const = 0;
+  // nothing, and what arrives for it waits, until Resume. False when it cannot be paused now.
+  virtual bool Pause(const std::string& name) = 0;
   virtual void Resume(const std::string& name) = 0;
   // Promotes a replica of master `name` (Sentinel's choice), now or when the driver's Sentinel
   // has done it; the driver records the promotion.
@@ -71,6 +69,14 @@ class FaultTarget {
   // is on, the driver's code that the kind concerns acts on it (lose_replies: the node runs
   // what it is sent, but its replies never leave it).
   virtual void Switch(history::FaultKind kind, const std::string& name, bool on) = 0;
+
+  // The schedule's own bookkeeping, kept with the target it acts on (a driver leaves it
+  // alone): the pause each paused process is in, by the number PauseFor gave it. A crash ends
+  // a pause, so a pause's end resumes only the pause it began.
+  struct Pauses {
+    std::map<std::string, uint64_t, std::less<>> current;
+    uint64_t last = 0;
+  } pauses;
 };
 
 // Records a fault event of `process` through `target`; a fault with a duration carries it, in

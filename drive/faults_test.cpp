@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@ class FakeTarget : public FaultTarget {
  public:
   std::vector<std::string> log;
   std::map<std::string, bool> down;
-  std::map<std::string, uint64_t> paused;  // Name -> its pause's number.
+  std::set<std::string> paused;
 
   void After(int64_t delay_us, std::function<void()> work) override {
     pending_.emplace(now_us_ + delay_us, std::move(work));
@@ -50,14 +51,11 @@ class FakeTarget : public FaultTarget {
     Log("restart " + name);
     down[name] = false;
   }
-  uint64_t Pause(const std::string& name) override {
-    if (Down(name) || paused.count(name) != 0) return 0;
+  bool Pause(const std::string& name) override {
+    if (Down(name) || paused.count(name) != 0) return false;
     Log("pause " + name);
-    return paused[name] = ++pauses_;
-  }
-  bool InPause(const std::string& name, uint64_t pause) const override {
-    auto it = paused.find(name);
-    return it != paused.end() && it->second == pause;
+    paused.insert(name);
+    return true;
   }
   void Resume(const std::string& name) override {
     Log("resume " + name);
@@ -95,7 +93,6 @@ class FakeTarget : public FaultTarget {
   history::History h_;
   std::multimap<int64_t, std::function<void()>> pending_;
   int64_t now_us_ = 0;
-  uint64_t pauses_ = 0;
 };
 
 FaultSpec Fault(FaultSpec::Kind kind, std::vector<std::string> targets, int64_t duration_us) {

@@ -159,7 +159,7 @@ class LiveClient final : public drive::ClientHost {
   // Runs `work` for this process as it is now: dropped if it crashes first, held while paused.
   void Deliver(uint64_t incarnation, std::function<void()> work) {
     if (!up || incarnation != this->incarnation) return;
-    if (pause != 0) {
+    if (paused) {
       held.push_back(std::move(work));
       return;
     }
@@ -188,7 +188,7 @@ class LiveClient final : public drive::ClientHost {
   std::unique_ptr<drive::ClientWorkload> workload;
   bool up = true;
   uint64_t incarnation = 0;
-  uint64_t pause = 0;  // The pause it is in (LiveRun::PauseClient's number); 0 while it runs.
+  bool paused = false;
   std::deque<std::function<void()>> held;
   std::map<locks::TimerId, EventLoop::TimerId> timers;
   std::vector<int> slots;  // Slot -> node index (the masters, in declaration order).
@@ -209,7 +209,6 @@ struct LiveRun::Impl {
   std::string server_lock_key;
   int64_t start_loop_us = 0;
   bool started = false;
-  uint64_t pauses = 0;  // Client pauses so far: the last pause's number.
   uint64_t late = 0;
   uint64_t commands = 0;
   // Work given to AtTrueTime before the run began: armed when it begins.
@@ -574,7 +573,7 @@ struct LiveRun::Impl {
     c.workload->Crash();
     for (const auto& [timer, id] : c.timers) loop.Cancel(id);
     c.timers.clear();
-    c.pause = 0;  // Its pause ends with it: no resume comes for a crashed process.
+    c.paused = false;  // Its pause ends with it: no resume comes for a crashed process.
     c.held.clear();
     // Its connections die with it: what they were waiting for is never delivered, and the
     // servers drop its subscriptions.
@@ -596,9 +595,9 @@ struct LiveRun::Impl {
   // A pause of the whole process (a GC pause, SIGSTOP) ends: it runs everything that arrived
   // meanwhile, in order.
   void Resume(LiveClient& c) {
-    c.pause = 0;
+    c.paused = false;
     // Work run while resuming may pause again: stop there.
-    while (!c.held.empty() && c.pause == 0) {
+    while (!c.held.empty() && !c.paused) {
       auto work = std::move(c.held.front());
       c.held.pop_front();
       work();
@@ -974,23 +973,17 @@ bool LiveRun::RestartClient(const std::string& name) {
   return true;
 }
 
-uint64_t LiveRun::PauseClient(const std::string& name) {
-  Impl& s = *impl_;
-  LiveClient* c = s.FindClient(name);
-  if (c == nullptr || !c->up || c->pause != 0) return 0;
-  c->pause = ++s.pauses;
-  return c->pause;
-}
-
-bool LiveRun::InPause(const std::string& name, uint64_t pause) const {
-  const LiveClient* c = impl_->FindClient(name);
-  return c != nullptr && c->up && pause != 0 && c->pause == pause;
+bool LiveRun::PauseClient(const std::string& name) {
+  LiveClient* c = impl_->FindClient(name);
+  if (c == nullptr || !c->up || c->paused) return false;
+  c->paused = true;
+  return true;
 }
 
 bool LiveRun::ResumeClient(const std::string& name) {
   Impl& s = *impl_;
   LiveClient* c = s.FindClient(name);
-  if (c == nullptr || !c->up || c->pause == 0) return false;
+  if (c == nullptr || !c->up || !c->paused) return false;
   s.Resume(*c);
   return true;
 }

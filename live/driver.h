@@ -141,13 +141,9 @@ class LiveRun {
   bool CrashClient(const std::string& name);
   bool RestartClient(const std::string& name);
   // A pause holds everything that arrives for the client and every timer that fires until
-  // ResumeClient, which runs them in arrival order. PauseClient returns the pause's number
-  // (> 0, never given twice in a run), or 0 when the client is down or paused already.
-  // InPause: the client is still in that pause; a crash ends it, so a restarted client is in
-  // none until paused again, then in a pause with another number. ResumeClient: false when
-  // the client is not paused.
-  uint64_t PauseClient(const std::string& name);
-  bool InPause(const std::string& name, uint64_t pause) const;
+  // ResumeClient, which runs them in arrival order; a crash ends it. PauseClient: false when
+  // the client is down or paused already. ResumeClient: false when it is not paused.
+  bool PauseClient(const std::string& name);
   bool ResumeClient(const std::string& name);
 
   // Failover, as the fault schedule (or the real Sentinel it watches) performs it. PromoteNode:

@@ -49,10 +49,7 @@ class ClientFaults final : public drive::FaultTarget {
   bool Down(const std::string& name) const override { return run->ClientDown(name); }
   void Crash(const std::string& name) override { CHECK(run->CrashClient(name)); }
   void Restart(const std::string& name) override { CHECK(run->RestartClient(name)); }
-  uint64_t Pause(const std::string& name) override { return run->PauseClient(name); }
-  bool InPause(const std::string& name, uint64_t pause) const override {
-    return run->InPause(name, pause);
-  }
+  bool Pause(const std::string& name) override { return run->PauseClient(name); }
   void Resume(const std::string& name) override { CHECK(run->ResumeClient(name)); }
   // Node and link faults are the replay's (live/replay.cpp), not these tests'.
   void Failover(const std::string&) override { FAIL("no failover here"); }

@@ -166,14 +166,8 @@ struct Replay::Impl final : drive::FaultTarget {
     }
   }
 
-  uint64_t Pause(const std::string& name) override {
+  bool Pause(const std::string& name) override {
     return IsNode(name) ? PauseNode(name) : run->PauseClient(name);
-  }
-
-  bool InPause(const std::string& name, uint64_t pause) const override {
-    if (!IsNode(name)) return run->InPause(name, pause);
-    auto it = node_pauses.find(name);
-    return it != node_pauses.end() && it->second == pause;
   }
 
   void Resume(const std::string& name) override {
@@ -318,14 +312,9 @@ struct Replay::Impl final : drive::FaultTarget {
 
   // --- node process faults ---
 
-  // The pause each paused node is in, by node: the number Pause gave it. A crash ends it.
-  std::map<std::string, uint64_t> node_pauses;
-  uint64_t last_node_pause = 0;
-
   void CrashNode(const std::string& node) {
     std::string error;
     if (!servers->Crash(node, &error)) notes.push_back("crash of " + node + ": " + error);
-    node_pauses.erase(node);  // SIGKILL ends a SIGSTOP too.
     for (Link& l : links) {
       if (l.b == node) proxy->CloseAll(l.id);
     }
@@ -359,21 +348,19 @@ struct Replay::Impl final : drive::FaultTarget {
     }
   }
 
-  // SIGSTOP: the pause's number, or 0 for a node that is down or paused already (which the
-  // schedule then leaves alone) or that could not be stopped (noted).
-  uint64_t PauseNode(const std::string& node) {
-    if (servers->pid(node) == 0 || servers->paused(node)) return 0;
+  // SIGSTOP; false for a node that is down or paused already (which the schedule then leaves
+  // alone) or that could not be stopped (noted).
+  bool PauseNode(const std::string& node) {
+    if (servers->pid(node) == 0 || servers->paused(node)) return false;
     std::string error;
     if (!servers->Pause(node, &error)) {
       notes.push_back("pause of " + node + ": " + error);
-      return 0;
+      return false;
     }
-    node_pauses[node] = ++last_node_pause;
-    return last_node_pause;
+    return true;
   }
 
   void ResumeNode(const std::string& node) {
-    node_pauses.erase(node);
     std::string error;
     if (!servers->Resume(node, &error)) notes.push_back("resume of " + node + ": " + error);
   }

@@ -38,17 +38,11 @@ Mailbox* SimFaultTarget::MailboxOf(const std::string& name) const {
   return nullptr;
 }
 
-uint64_t SimFaultTarget::Pause(const std::string& name) {
+bool SimFaultTarget::Pause(const std::string& name) {
   Mailbox* box = MailboxOf(name);
-  if (box == nullptr || box->paused || Down(name)) return 0;
+  if (box == nullptr || box->paused || Down(name)) return false;
   box->paused = true;
-  box->pause = ++pauses_;
-  return box->pause;
-}
-
-bool SimFaultTarget::InPause(const std::string& name, uint64_t pause) const {
-  const Mailbox* box = MailboxOf(name);
-  return box != nullptr && box->paused && box->pause == pause;
+  return true;
 }
 
 void SimFaultTarget::Resume(const std::string& name) {

@@ -25,8 +25,7 @@ class SimFaultTarget : public drive::FaultTarget {
   bool Down(const std::string& name) const override;
   void Crash(const std::string& name) override;
   void Restart(const std::string& name) override;
-  uint64_t Pause(const std::string& name) override;
-  bool InPause(const std::string& name, uint64_t pause) const override;
+  bool Pause(const std::string& name) override;
   void Resume(const std::string& name) override;
   void Failover(const std::string& name) override;
   uint64_t OpenPartition(const FaultSpec& f) override;
@@ -39,7 +38,6 @@ class SimFaultTarget : public drive::FaultTarget {
   // A process's mailbox: a node's, else a client's; null for any other name.
   Mailbox* MailboxOf(const std::string& name) const;
   World& w_;
-  uint64_t pauses_ = 0;
 };
 
 }  // namespace lockstep::sim

@@ -5,7 +5,7 @@
 #define LOCKSTEP_SIM_MAILBOX_H_
 
 #include <algorithm>
-#include <cstdint>
+#include <cstddef>
 #include <deque>
 #include <map>
 #include <utility>
@@ -26,7 +26,6 @@ struct Mailbox {
     Callback work;
   };
   bool paused = false;
-  uint64_t pause = 0;  // While paused: the pause's number (drive::FaultTarget::Pause).
   std::deque<Held> held;
 };
 

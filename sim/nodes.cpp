@@ -168,7 +168,6 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
     if (blocks) {
       n.fsync_blocked = true;
       n.mailbox.paused = true;
-      n.mailbox.pause = 0;  // No pause fault's: a pause's end does not resume it.
     }
     if (!blocks) Replicate(n, fx);
     if (w_.locks.Unchanged(n, now_ms)) {
