@@ -51,8 +51,17 @@ const char* kFuzzHelp =
     "crashes, clock jumps and drift, failovers, lost replies, latency spikes, message\n"
     "loss and duplication), client and thread counts, lease, wait and think times, as the\n"
     "base's [fuzz] table allows (docs/fuzzing.md; without one, every fault kind that\n"
-    "applies). Case I of seed S is the same on every machine. Cases run in this process\n"
-    "on --jobs threads, without a history; each is bounded in events and wall time.\n"
+    "applies). Cases run in this process on --jobs threads, without a history; each is\n"
+    "bounded in events and wall time.\n"
+    "\n"
+    "The search is guided by coverage (--strategy guided, the default): each case's\n"
+    "abstract lock states (key owners per node, thread phases, open faults) and their\n"
+    "transitions are counted; a case that reached new ones is kept, and later cases are\n"
+    "either drawn fresh or mutations of kept ones (a fault added, dropped, moved,\n"
+    "stretched or retargeted, a count or a time changed). The same command line runs the\n"
+    "same cases whatever --jobs. --until-saturated N stops once N cases in a row reached\n"
+    "nothing new. --strategy random draws every case fresh: case I of seed S is then the\n"
+    "same on every machine and in every shard.\n"
     "\n"
     "A failure is shrunk while the same property still breaks (fewer faults, a shorter\n"
     "run, fewer clients and threads, no noise, earlier, shorter and round faults) and\n"
@@ -410,7 +419,7 @@ int FuzzMain(const std::vector<std::string>& args) {
     return FuzzMergeMain(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   std::string file, out_dir, lua_dir = DefaultLuaDir(), shard_text, junit_path, json_path,
-                             corpus_dir, reference_text;
+                             corpus_dir, reference_text, strategy_text = "guided";
   uint64_t seed = 1, cases = 0, shard_count_flag = 0, until_saturated = 0;
   double time_budget = 0;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -424,6 +433,9 @@ int FuzzMain(const std::vector<std::string>& args) {
       "cases", po::value(&cases),
       "cases to run (per shard); default 1000 unless --time-budget is given")(
       "time-budget", po::value(&time_budget), "stop starting cases after S seconds of wall time")(
+      "strategy", po::value(&strategy_text)->default_value(strategy_text),
+      "guided: steer by coverage, mutating the cases that reached new ground; random: draw "
+      "every case afresh")(
       "until-saturated", po::value(&until_saturated),
       "stop once N cases in a row (in case order) added no coverage: a saturated search")(
       "keep-going", po::bool_switch(&keep_going),
@@ -520,6 +532,12 @@ int FuzzMain(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   if (!vm.count("cases") && !vm.count("time-budget") && !vm.count("until-saturated")) cases = 1000;
+  if (strategy_text != "guided" && strategy_text != "random") {
+    std::cerr << "lockstep fuzz: --strategy takes guided or random, not '" << strategy_text << "'\n";
+    return kExitBadInput;
+  }
+  const fuzz::Strategy strategy =
+      strategy_text == "random" ? fuzz::Strategy::kRandom : fuzz::Strategy::kGuided;
   if (max_shrink < 0) {
     std::cerr << "lockstep fuzz: --max-shrink must not be negative\n";
     return kExitBadInput;
@@ -635,7 +653,7 @@ int FuzzMain(const std::vector<std::string>& args) {
             << "watching   ";
   for (size_t i = 0; i < watch.size(); ++i) std::cout << (i ? ", " : "") << watch[i];
   if (reference) std::cout << "\nreference  " << reference_what;
-  std::cout << "\nsearch     seed " << seed;
+  std::cout << "\nsearch     " << strategy_text << ", seed " << seed;
   if (!corpus_dir.empty() && !keep_going) std::cout << " (unless a corpus file still fails)";
   if (shard_count > 1) std::cout << ", shard " << shard_index << "/" << shard_count;
   if (!shard_source.empty()) std::cout << " (from " << shard_source << ")";
@@ -695,6 +713,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   fuzz::SearchResult found;
   if (corpus_failing == 0 || keep_going) {
     fuzz::SearchOptions options;
+    options.strategy = strategy;
     options.fuzz_seed = seed;
     options.cases = cases;
     options.time_budget_s = time_budget;
@@ -740,6 +759,9 @@ int FuzzMain(const std::vector<std::string>& args) {
     std::cout << "coverage   " << s.coverage << " abstract transitions in " << s.coverage_cases
               << " case(s) counted in order; it last grew at case " << s.coverage_grew_at << " ("
               << CasesSinceGrowth(s, shard_index, shard_count) << " case(s) ago)"
+              << (strategy == fuzz::Strategy::kGuided
+                      ? "; " + std::to_string(s.corpus) + " case(s) kept to mutate"
+                      : "")
               << (found.saturated ? "; SATURATED: " + std::to_string(until_saturated) +
                                         " cases in a row added nothing"
                                   : "")
@@ -754,10 +776,12 @@ int FuzzMain(const std::vector<std::string>& args) {
                    "address-space limit allows about 500 in 4 GB)\n";
     }
     // Written out, so that what ran away or failed to run can be run and looked at on its own.
-    auto write_case = [&](uint64_t index, const std::string& folder, const std::string& why) {
+    auto write_case = [&](const fuzz::SetAside& aside, const std::string& folder,
+                          const std::string& why) {
+      const uint64_t index = aside.index;
       const std::string dir = out_dir + "/" + folder;
       fs::create_directories(dir, ec);
-      Scenario c = fuzz::Materialize(base, fuzz::DrawCase(base, *plan, seed, index));
+      Scenario c = fuzz::Materialize(base, aside.c);
       c.name = base.name + "-case-" + std::to_string(index);
       ScenarioWriteOptions write;
       write.header = "Case " + std::to_string(index) + " of lockstep fuzz " + file + " --seed " +
@@ -770,9 +794,9 @@ int FuzzMain(const std::vector<std::string>& args) {
     char limit[128];
     std::snprintf(limit, sizeof(limit), "ran past its limit of %lld simulator events or %g s of wall time",
                   static_cast<long long>(limits.max_events), limits.max_wall_s);
-    for (uint64_t index : found.over_limit_cases) write_case(index, "over-limit", limit);
-    for (const auto& [index, message] : found.errors) {
-      write_case(index, "errors", "could not run: " + message);
+    for (const fuzz::SetAside& aside : found.over_limit_cases) write_case(aside, "over-limit", limit);
+    for (const fuzz::SetAside& aside : found.errors) {
+      write_case(aside, "errors", "could not run: " + aside.message);
     }
   }
 
@@ -945,7 +969,11 @@ int FuzzMain(const std::vector<std::string>& args) {
   result.cases = found.status.cases_done;
   result.wall_s = found.status.wall_s;
   result.over_limit = found.status.over_limit;
-  result.over_limit_cases = found.over_limit_cases;
+  for (const fuzz::SetAside& aside : found.over_limit_cases) {
+    result.over_limit_cases.push_back(aside.index);
+  }
+  result.strategy = strategy_text;
+  result.corpus_kept = found.status.corpus;
   result.errors = found.errors.size();
   result.interrupted = found.interrupted;
   result.reference = reference ? reference_what : "";
@@ -977,7 +1005,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   }
   if (!found.errors.empty()) {
     const bool internal = std::any_of(found.errors.begin(), found.errors.end(), [](const auto& e) {
-      return e.second.rfind("internal error", 0) == 0;
+      return e.message.rfind("internal error", 0) == 0;
     });
     std::cout << "result     ERROR: " << found.errors.size() << " case(s) could not run (see above); "
               << (internal ? "an internal error is a bug in lockstep: please report it with the file above\n"

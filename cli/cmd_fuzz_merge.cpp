@@ -50,6 +50,7 @@ std::string Mismatch(const FuzzSearch& a, const FuzzSearch& b) {
     return "shard counts " + std::to_string(a.shard_count) + " and " + std::to_string(b.shard_count);
   }
   if (a.keep_going != b.keep_going) return "one with --keep-going, one without";
+  if (a.strategy != b.strategy) return "strategies " + a.strategy + " and " + b.strategy;
   if (a.reference != b.reference) return "references '" + a.reference + "' and '" + b.reference + "'";
   if (a.watched != b.watched) return "watched properties";
   return "";
@@ -150,8 +151,10 @@ int FuzzMergeMain(const std::vector<std::string>& args) {
   merged.coverage = united.size();
   merged.coverage_cases = merged.coverage_grew_at = 0;
   merged.saturated = true;
+  merged.corpus_kept = 0;
   for (const FuzzSearch& s : shards) {
     merged.coverage_cases += s.coverage_cases;
+    merged.corpus_kept += s.corpus_kept;
     merged.coverage_grew_at = std::max(merged.coverage_grew_at, s.coverage_grew_at);
     merged.saturated = merged.saturated && s.saturated;
   }

@@ -38,13 +38,13 @@ run_mode() {
   local pids=""
   for i in 0 1 2 3; do
     LOCKSTEP_SHARD_INDEX=$i LOCKSTEP_SHARD_COUNT=4 "$lockstep" fuzz "$base" --seed 3 --cases 10 \
-      --shard auto --jobs 1 --max-shrink 100 -q "$@" --out "$mode-shard-$i" >"$mode-shard-$i.txt" 2>&1 &
+      --shard auto --jobs 1 --max-shrink 100 --strategy random -q "$@" --out "$mode-shard-$i" >"$mode-shard-$i.txt" 2>&1 &
     pids="$pids $!"
   done
   for pid in $pids; do wait "$pid" || [ $? = 1 ] || fail "$mode: a shard failed to run"; done
   grep -q "shard 2/4 (from LOCKSTEP_SHARD_INDEX and LOCKSTEP_SHARD_COUNT)" "$mode-shard-2.txt" ||
     fail "$mode: --shard auto did not say where its shard came from"
-  "$lockstep" fuzz "$base" --seed 3 --cases 40 --jobs 1 --max-shrink 100 -q "$@" --out "$mode-one" \
+  "$lockstep" fuzz "$base" --seed 3 --cases 40 --jobs 1 --max-shrink 100 --strategy random -q "$@" --out "$mode-one" \
     >"$mode-one.txt" 2>&1 || [ $? = 1 ] || fail "$mode: the one process failed to run"
   set +e
   "$lockstep" fuzz merge "$mode"-shard-0 "$mode"-shard-1 "$mode"-shard-2 "$mode"-shard-3 \

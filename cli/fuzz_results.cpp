@@ -93,7 +93,7 @@ std::string FuzzJson(const FuzzSearch& s) {
   std::ostringstream j;
   j << "{\n  \"base\": " << JsonString(s.base) << ",\n  \"scenario\": " << JsonString(s.scenario)
     << ",\n  \"seed\": " << s.seed << ",\n  \"shard\": {\"index\": " << s.shard_index
-    << ", \"count\": " << s.shard_count << "},\n";
+    << ", \"count\": " << s.shard_count << "},\n  \"strategy\": " << JsonString(s.strategy) << ",\n";
   if (!s.merged_shards.empty()) {
     j << "  \"merged_shards\": [";
     for (size_t i = 0; i < s.merged_shards.size(); ++i) j << (i ? ", " : "") << s.merged_shards[i];
@@ -112,7 +112,8 @@ std::string FuzzJson(const FuzzSearch& s) {
     << ",\n  \"reference\": " << (s.reference.empty() ? "null" : JsonString(s.reference))
     << ",\n  \"shared\": " << s.shared << ",\n  \"coverage\": {\"transitions\": " << s.coverage
     << ", \"last_grew_at_case\": " << s.coverage_grew_at << ", \"cases_counted\": "
-    << s.coverage_cases << ", \"saturated\": " << (s.saturated ? "true" : "false") << "}"
+    << s.coverage_cases << ", \"saturated\": " << (s.saturated ? "true" : "false")
+    << ", \"corpus_kept\": " << s.corpus_kept << "}"
     << ",\n  \"corpus\": {\"replayed\": " << s.corpus_replayed
     << ", \"failing\": " << s.corpus_failing << "},\n  \"failures\": [";
   for (size_t i = 0; i < s.failures.size(); ++i) {
@@ -204,6 +205,8 @@ std::string FuzzResultToml(const FuzzSearch& s, const std::string& folder) {
       {"coverage_grew_at", static_cast<int64_t>(s.coverage_grew_at)},
       {"coverage_cases", static_cast<int64_t>(s.coverage_cases)},
       {"saturated", s.saturated},
+      {"strategy", s.strategy},
+      {"corpus_kept", static_cast<int64_t>(s.corpus_kept)},
   };
   toml::array failures;
   for (const FuzzFailure& w : s.failures) {
@@ -292,6 +295,8 @@ std::optional<FuzzSearch> ReadFuzzResult(const std::string& folder, std::string*
   s.coverage_grew_at = count(t["coverage_grew_at"]);
   s.coverage_cases = count(t["coverage_cases"]);
   s.saturated = t["saturated"].value_or(false);
+  s.strategy = t["strategy"].value_or(std::string("guided"));
+  s.corpus_kept = count(t["corpus_kept"]);
   if (const toml::array* a = root["failures"].as_array()) {
     for (const toml::node& n : *a) {
       const toml::table* f = n.as_table();

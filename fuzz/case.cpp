@@ -161,6 +161,57 @@ FuzzCase BaseCase(const Scenario& base) {
   return c;
 }
 
+FaultDraw DrawFault(const Scenario& base, const FuzzPlan& plan, int64_t duration_us, Prng& rng) {
+  const FuzzSpec& spec = base.fuzz;
+  FaultDraw f;
+  double pick = rng.Uniform01() * plan.total_weight;
+  f.kind = 0;
+  for (size_t k = 0; k < plan.weights.size(); ++k) {
+    if (plan.weights[k] <= 0) continue;
+    f.kind = static_cast<int>(k);
+    if (pick < plan.weights[k]) break;
+    pick -= plan.weights[k];
+  }
+  f.at_us = rng.UniformInt(0, std::max<int64_t>(0, duration_us - 1));
+  const int64_t length =
+      LogUniform(rng, spec.fault_duration_us.min, spec.fault_duration_us.max);
+  switch (f.kind) {
+    case kClockJumpForward:
+    case kClockJumpBackward:
+      f.magnitude = LogUniform(rng, spec.clock_jump_us.min, spec.clock_jump_us.max);
+      break;
+    case kClockDrift: {
+      const int64_t ppm = std::max<int64_t>(1, UniformIn(rng, spec.drift_ppm));
+      f.magnitude = rng.Bernoulli(0.5) ? ppm : -ppm;
+      f.at_us = 0;  // A drift lasts the whole run.
+      break;
+    }
+    case kFailover:
+      break;
+    case kNodeCrash:
+    case kClientCrash:
+      break;  // Never restarted.
+    case kLatencySpike:
+      f.duration_us = length;
+      f.magnitude = LogUniform(rng, spec.latency_spike_us.min, spec.latency_spike_us.max);
+      break;
+    case kMessageLoss:
+    case kMessageDuplication: {
+      const FuzzRange& r = f.kind == kMessageLoss ? spec.loss_rate : spec.duplicate_rate;
+      f.duration_us = length;
+      f.magnitude = std::clamp<int64_t>(
+          std::llround((r.min + (r.max - r.min) * rng.Uniform01()) * 1e6), 1, 1'000'000);
+      break;
+    }
+    default:
+      f.duration_us = length;
+      break;
+  }
+  f.target = rng.UniformInt(0, (1 << 30) - 1);
+  f.mask = rng.UniformInt(0, (1 << 30) - 1);
+  return f;
+}
+
 FuzzCase DrawCase(const Scenario& base, const FuzzPlan& plan, uint64_t fuzz_seed, uint64_t index) {
   const FuzzSpec& spec = base.fuzz;
   // One stream per case, from the search's seed and the case's index alone.
@@ -179,55 +230,142 @@ FuzzCase DrawCase(const Scenario& base, const FuzzPlan& plan, uint64_t fuzz_seed
         rng.UniformInt(0, static_cast<int64_t>(spec.versions.size()) - 1))];
   }
   const int64_t count = plan.total_weight > 0 ? UniformIn(rng, spec.fault_count) : 0;
-  for (int64_t i = 0; i < count; ++i) {
-    FaultDraw f;
-    double pick = rng.Uniform01() * plan.total_weight;
-    f.kind = 0;
-    for (size_t k = 0; k < plan.weights.size(); ++k) {
-      if (plan.weights[k] <= 0) continue;
-      f.kind = static_cast<int>(k);
-      if (pick < plan.weights[k]) break;
-      pick -= plan.weights[k];
+  for (int64_t i = 0; i < count; ++i) c.faults.push_back(DrawFault(base, plan, c.duration_us, rng));
+  return c;
+}
+
+namespace {
+
+// `v` scaled by a factor between 1/`spread` and `spread` (log-uniform), kept in [lo, hi].
+int64_t Scaled(Prng& rng, int64_t v, double spread, double lo, double hi) {
+  const double factor = std::exp((rng.Uniform01() * 2 - 1) * std::log(spread));
+  const double scaled = std::round(static_cast<double>(std::max<int64_t>(1, v)) * factor);
+  const double floor = std::ceil(lo);
+  const double ceiling = std::max(floor, std::floor(hi));
+  return static_cast<int64_t>(std::clamp(scaled, floor, ceiling));
+}
+
+bool HasLength(int kind) {
+  return kind != kClockJumpForward && kind != kClockJumpBackward && kind != kClockDrift &&
+         kind != kFailover && kind != kNodeCrash && kind != kClientCrash;
+}
+
+bool HasSize(int kind) {
+  return kind == kClockJumpForward || kind == kClockJumpBackward || kind == kClockDrift ||
+         kind == kLatencySpike || kind == kMessageLoss || kind == kMessageDuplication;
+}
+
+// One change to `c`; false when the change drawn does not apply to it (the caller draws again).
+bool MutateOnce(const Scenario& base, const FuzzPlan& plan, FuzzCase& c, Prng& rng) {
+  const FuzzSpec& spec = base.fuzz;
+  enum Change { kAdd, kDrop, kReplace, kMove, kStretch, kResize, kRetarget, kReseed, kCount,
+                kTime, kVersion, kChanges };
+  const auto change = static_cast<Change>(rng.UniformInt(0, kChanges - 1));
+  const auto n = static_cast<int64_t>(c.faults.size());
+  FaultDraw* fault = n > 0 ? &c.faults[static_cast<size_t>(rng.UniformInt(0, n - 1))] : nullptr;
+  switch (change) {
+    case kAdd:
+      if (plan.total_weight <= 0 || static_cast<double>(n) + 1 > spec.fault_count.max) return false;
+      c.faults.push_back(DrawFault(base, plan, c.duration_us, rng));
+      return true;
+    case kDrop:
+      if (fault == nullptr || static_cast<double>(n) - 1 < spec.fault_count.min) return false;
+      c.faults.erase(c.faults.begin() + (fault - c.faults.data()));
+      return true;
+    case kReplace:
+      if (fault == nullptr) return false;
+      *fault = DrawFault(base, plan, c.duration_us, rng);
+      return true;
+    case kMove: {
+      if (fault == nullptr || fault->kind == kClockDrift || c.duration_us <= 1) return false;
+      // Near (a shift of 1 ms up to half the run, either way) more often than far.
+      const int64_t shift = LogUniform(rng, 1000, std::max<double>(1000, c.duration_us / 2.0));
+      const int64_t at = fault->at_us + (rng.Bernoulli(0.5) ? shift : -shift);
+      fault->at_us = std::clamp<int64_t>(at, 0, c.duration_us - 1);
+      return true;
     }
-    f.at_us = rng.UniformInt(0, std::max<int64_t>(0, c.duration_us - 1));
-    const int64_t length =
-        LogUniform(rng, spec.fault_duration_us.min, spec.fault_duration_us.max);
-    switch (f.kind) {
-      case kClockJumpForward:
-      case kClockJumpBackward:
-        f.magnitude = LogUniform(rng, spec.clock_jump_us.min, spec.clock_jump_us.max);
-        break;
-      case kClockDrift: {
-        const int64_t ppm = std::max<int64_t>(1, UniformIn(rng, spec.drift_ppm));
-        f.magnitude = rng.Bernoulli(0.5) ? ppm : -ppm;
-        f.at_us = 0;  // A drift lasts the whole run.
-        break;
+    case kStretch:
+      if (fault == nullptr || !HasLength(fault->kind)) return false;
+      fault->duration_us = Scaled(rng, fault->duration_us, 4, spec.fault_duration_us.min,
+                                  spec.fault_duration_us.max);
+      return true;
+    case kResize: {
+      if (fault == nullptr || !HasSize(fault->kind)) return false;
+      FuzzRange range = spec.clock_jump_us;
+      if (fault->kind == kClockDrift) range = spec.drift_ppm;
+      if (fault->kind == kLatencySpike) range = spec.latency_spike_us;
+      if (fault->kind == kMessageLoss || fault->kind == kMessageDuplication) {
+        const FuzzRange& r = fault->kind == kMessageLoss ? spec.loss_rate : spec.duplicate_rate;
+        range = FuzzRange{std::max(1.0, r.min * 1e6), std::min(1e6, r.max * 1e6)};
       }
-      case kFailover:
-        break;
-      case kNodeCrash:
-      case kClientCrash:
-        break;  // Never restarted.
-      case kLatencySpike:
-        f.duration_us = length;
-        f.magnitude = LogUniform(rng, spec.latency_spike_us.min, spec.latency_spike_us.max);
-        break;
-      case kMessageLoss:
-      case kMessageDuplication: {
-        const FuzzRange& r = f.kind == kMessageLoss ? spec.loss_rate : spec.duplicate_rate;
-        f.duration_us = length;
-        f.magnitude = std::clamp<int64_t>(
-            std::llround((r.min + (r.max - r.min) * rng.Uniform01()) * 1e6), 1, 1'000'000);
-        break;
-      }
-      default:
-        f.duration_us = length;
-        break;
+      const int64_t sign = fault->magnitude < 0 ? -1 : 1;
+      fault->magnitude =
+          sign * Scaled(rng, std::abs(fault->magnitude), 4, std::max(1.0, range.min), range.max);
+      return true;
     }
-    f.target = rng.UniformInt(0, (1 << 30) - 1);
-    f.mask = rng.UniformInt(0, (1 << 30) - 1);
-    c.faults.push_back(f);
+    case kRetarget:
+      if (fault == nullptr) return false;
+      fault->target = rng.UniformInt(0, (1 << 30) - 1);
+      fault->mask = rng.UniformInt(0, (1 << 30) - 1);
+      return true;
+    case kReseed:
+      c.seed = rng.Next() >> 1;
+      return true;
+    case kCount: {
+      const bool clients = rng.Bernoulli(0.5);
+      const std::optional<FuzzRange>& range = clients ? spec.clients : spec.threads;
+      if (!range) return false;
+      int& count = clients ? c.clients : c.threads;
+      const int64_t step = rng.Bernoulli(0.5) ? 1 : -1;
+      const int64_t lo = static_cast<int64_t>(std::ceil(range->min));
+      const int64_t hi = std::max(lo, static_cast<int64_t>(std::floor(range->max)));
+      const int next = static_cast<int>(std::clamp<int64_t>(count + step, lo, hi));
+      if (next == count) return false;
+      count = next;
+      return true;
+    }
+    case kTime:
+      switch (rng.UniformInt(0, 4)) {
+        case 0:
+          if (!spec.lease_us) return false;
+          c.lease_us = UniformIn(rng, *spec.lease_us);
+          return true;
+        case 1:
+          if (!spec.wait_us) return false;
+          c.wait_us = UniformIn(rng, *spec.wait_us);
+          return true;
+        case 2:
+          if (!spec.critical_us) return false;
+          c.critical = DrawTime(rng, *spec.critical_us);
+          return true;
+        case 3:
+          if (!spec.think_us) return false;
+          c.think = DrawTime(rng, *spec.think_us);
+          return true;
+        default:
+          if (!spec.replication_lag_us) return false;
+          c.replication_lag_us = UniformIn(rng, *spec.replication_lag_us);
+          return true;
+      }
+    case kVersion:
+      if (spec.versions.size() < 2) return false;
+      c.version = spec.versions[static_cast<size_t>(
+          rng.UniformInt(0, static_cast<int64_t>(spec.versions.size()) - 1))];
+      return true;
+    case kChanges:
+      break;
   }
+  return false;
+}
+
+}  // namespace
+
+FuzzCase Mutate(const Scenario& base, const FuzzPlan& plan, const FuzzCase& parent, Prng& rng) {
+  FuzzCase c = parent;
+  // One change half the time, two or three otherwise (as havoc stages stack theirs). A new
+  // seed always applies, so every draw ends.
+  const int changes = rng.Bernoulli(0.5) ? 1 : static_cast<int>(rng.UniformInt(2, 3));
+  for (int i = 0; i < changes;) i += MutateOnce(base, plan, c, rng) ? 1 : 0;
   return c;
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/random.h"
 #include "model/scenario.h"
 
 namespace lockstep::fuzz {
@@ -100,6 +101,17 @@ std::optional<FuzzPlan> MakePlan(const Scenario& base, std::string* error);
 
 // The case `index` of the search `fuzz_seed` over `base`.
 FuzzCase DrawCase(const Scenario& base, const FuzzPlan& plan, uint64_t fuzz_seed, uint64_t index);
+
+// One fault as DrawCase draws it, within a run of `duration_us`: its kind by the plan's weights,
+// its start, length and size within the base's [fuzz] ranges, its target and mask.
+FaultDraw DrawFault(const Scenario& base, const FuzzPlan& plan, int64_t duration_us, Prng& rng);
+
+// A neighbour of `parent` for a guided search (fuzz/search.h): one to three changes, each
+// within what the base's [fuzz] table allows: add, drop or replace a fault; move its start;
+// stretch or shrink its length or its size (a jump, a drift, a spike, a rate); retarget it;
+// draw a new simulation seed, another count of clients or threads, another lease, wait,
+// critical-section or think time, another version.
+FuzzCase Mutate(const Scenario& base, const FuzzPlan& plan, const FuzzCase& parent, Prng& rng);
 
 // The case as the base would run it unchanged (no faults added): the starting point of a
 // search's own sanity check and of tests.

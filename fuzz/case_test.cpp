@@ -17,6 +17,7 @@
 #include "fuzz/run.h"
 #include "fuzz/shrink.h"
 #include "model/scenario_toml.h"
+#include "model/scenario_write.h"
 #include "pipeline/pipeline.h"
 #include "sim/simulation.h"
 
@@ -109,6 +110,66 @@ TEST_CASE("fuzz case: a pure function of (base, seed, index)", "[fuzz][unit]") {
   CHECK(with_faults > 25);
   // Another search seed draws other cases.
   CHECK_FALSE(DrawCase(base, plan, 12, 0) == DrawCase(base, plan, 11, 0));
+}
+
+TEST_CASE("fuzz case: a mutation stays within the base's [fuzz] table and changes the case",
+          "[fuzz][unit]") {
+  std::string toml(kBase);
+  toml +=
+      "[fuzz]\nfault_count = { min = 1, max = 3 }\nfault_duration_ms = { min = 10, max = 2000 }\n"
+      "clock_jump_ms = { min = 5, max = 500 }\ndrift_ppm = { min = 100, max = 1000 }\n"
+      "latency_spike_ms = { min = 10, max = 300 }\nloss_rate = { min = 0.2, max = 0.5 }\n"
+      "clients = { min = 2, max = 4 }\nthreads = { min = 1, max = 2 }\n"
+      "lease_ms = { min = 1000, max = 5000 }\ncritical_ms = { min = 10, max = 200 }\n"
+      "versions = [\"v3.13.6\", \"current\"]\n";
+  const Scenario base = Load(toml);
+  const FuzzPlan plan = PlanOf(base);
+  Prng rng(5);
+  int changed = 0;
+  std::set<int> kinds;
+  FuzzCase parent = DrawCase(base, plan, 2, 0);
+  constexpr int kMutations = 3000;
+  for (int i = 0; i < kMutations; ++i) {
+    const FuzzCase c = Mutate(base, plan, parent, rng);
+    changed += c == parent ? 0 : 1;
+    CHECK(c.duration_us == parent.duration_us);
+    CHECK(c.faults.size() >= 1);
+    CHECK(c.faults.size() <= 3);
+    CHECK(c.clients >= 2);
+    CHECK(c.clients <= 4);
+    CHECK(c.threads >= 1);
+    CHECK(c.threads <= 2);
+    if (c.lease_us) CHECK((*c.lease_us >= 1'000'000 && *c.lease_us <= 5'000'000));
+    for (const FaultDraw& f : c.faults) {
+      kinds.insert(f.kind);
+      CHECK(plan.weights[static_cast<size_t>(f.kind)] > 0);
+      CHECK(f.at_us >= 0);
+      CHECK(f.at_us < c.duration_us);
+      if (f.duration_us > 0) CHECK((f.duration_us >= 10'000 && f.duration_us <= 2'000'000));
+      if (f.kind == kClockJumpForward || f.kind == kClockJumpBackward) {
+        CHECK((f.magnitude >= 5'000 && f.magnitude <= 500'000));
+      }
+      if (f.kind == kClockDrift) {
+        CHECK((std::abs(f.magnitude) >= 100 && std::abs(f.magnitude) <= 1000));
+      }
+      if (f.kind == kLatencySpike) CHECK((f.magnitude >= 10'000 && f.magnitude <= 300'000));
+      if (f.kind == kMessageLoss) CHECK((f.magnitude >= 200'000 && f.magnitude <= 500'000));
+    }
+    // Written out and read back, a mutated case is the same scenario, as a drawn one is.
+    const Scenario s = Materialize(base, c);
+    ScenarioError error;
+    std::optional<Scenario> again =
+        LoadScenarioString(ScenarioToToml(s, ScenarioWriteOptions{}), "mutated.toml", &error);
+    INFO(error.ToString());
+    REQUIRE(again.has_value());
+    // Walk: the next mutation starts from this one, so that changes pile up as in a search.
+    if (i % 4 == 3) parent = c;
+  }
+  CHECK(changed > kMutations * 95 / 100);
+  CHECK(kinds.size() > 8);  // Faults of many kinds were added or replaced.
+  // The same stream gives the same mutation.
+  Prng a(9), b(9);
+  CHECK(Mutate(base, plan, parent, a) == Mutate(base, plan, parent, b));
 }
 
 TEST_CASE("fuzz case: materialized, every fault names a process the scenario has", "[fuzz][unit]") {

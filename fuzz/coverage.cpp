@@ -4,6 +4,7 @@
 
 #include "history/fault_kinds.h"
 #include "history/names.h"
+#include "history/notes.h"
 
 namespace lockstep::fuzz {
 
@@ -39,6 +40,21 @@ void CoverageSink::OnEvent(const history::Event& e) {
       break;
     case EventType::kFail: threads_[{e.process, e.thread}] = kThinking; break;
     case EventType::kInfo: threads_[{e.process, e.thread}] = kUnsure; break;
+    case EventType::kExec: {
+      // A renewal the node refused (anything but 1, or [1] from a batched script): the holder's
+      // hold is gone while it still holds.
+      if (e.op != names::kRenew || e.peer == names::kNone || e.thread < 0) return;
+      auto it = threads_.find({e.peer, e.thread});
+      if (it == threads_.end() || it->second != kHolding) return;
+      std::string scratch;
+      std::string_view reply = history::ReplyText(e, &scratch);
+      if (reply.size() >= 2 && reply.front() == '[' && reply.back() == ']') {
+        reply = reply.substr(1, reply.size() - 2);
+      }
+      if (history::IntegerReply(reply) == 1) return;
+      it->second = kLost;
+      break;
+    }
     case EventType::kLease: {
       uint8_t bucket = 0;
       if (e.op == names::kAcquired || e.op == names::kOwners) {

@@ -7,7 +7,8 @@
 //    several (a reentrant count or a TTL is not in the history's lease events);
 //  - the client threads' protocol phases, as how many threads are in each (bucketed 0, 1, 2+):
 //    thinking, waiting (an acquire invoked), holding (acquired), releasing (a release invoked),
-//    unsure (an operation that timed out: info);
+//    unsure (an operation that timed out: info), lost (holding, but a renewal of its hold was
+//    refused by the node);
 //  - which fault kinds are open (history/fault_kinds.h), as a set.
 // A case's coverage is the set of (state before, state after) pairs it went through, each as a
 // 64-bit hash; a search's is the union.
@@ -30,7 +31,7 @@ class CoverageSink : public history::EventSink {
   std::vector<uint64_t> Transitions() const;
 
  private:
-  enum Phase : uint8_t { kThinking, kWaiting, kHolding, kReleasing, kUnsure, kPhases };
+  enum Phase : uint8_t { kThinking, kWaiting, kHolding, kReleasing, kUnsure, kLost, kPhases };
   uint64_t StateHash() const;
 
   std::map<std::pair<history::Name, int>, Phase> threads_;  // By (process, thread).

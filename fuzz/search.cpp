@@ -1,10 +1,13 @@
 #include "fuzz/search.h"
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -29,20 +32,54 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   SearchResult result;
-  std::mutex mu;  // Guards result.
+  std::mutex mu;  // Guards result, the coverage and the corpus.
+  std::condition_variable counted;  // Signalled as cases are counted (and when the search ends).
   std::map<std::string, Failure> distinct;  // Keep-going: by "property/rule".
   std::atomic<uint64_t> next{0};
   std::atomic<uint64_t> stop_after{kNone};  // First-failure mode: the smallest failing k.
   std::atomic<bool> stop_all{false};
   // Coverage, counted in case order: the cases done out of order wait in `pending` until
   // every case before them is counted, so that what grew when does not depend on the jobs.
+  struct Counted {
+    std::vector<uint64_t> coverage;
+    FuzzCase c;
+    bool may_keep = false;  // It may join the corpus (judged, and not a shared failure).
+  };
   std::set<uint64_t> covered;
-  std::map<uint64_t, std::vector<uint64_t>> pending;  // By k.
+  std::map<uint64_t, Counted> pending;  // By k.
   uint64_t next_to_count = 0;
   uint64_t last_grew_k = 0;
+  // Guided: the cases that added coverage, by k, in case order.
+  std::vector<std::pair<uint64_t, FuzzCase>> corpus;
+  const bool guided = options.strategy == Strategy::kGuided;
   const int jobs = std::max(1, options.jobs);
   std::vector<std::unique_ptr<Worker>> workers;
   for (int i = 0; i < jobs; ++i) workers.push_back(std::make_unique<Worker>());
+
+  // Case k (global index `index`), or nullopt when the search ended while it waited.
+  auto case_for = [&](uint64_t k, uint64_t index) -> std::optional<FuzzCase> {
+    if (!guided || k < kGuideLag) return DrawCase(base, plan, options.fuzz_seed, index);
+    // Its own stream, apart from DrawCase's, so that a fresh case is the random search's.
+    Prng rng((options.fuzz_seed + 0x6775696465ull) ^ (index + 1) * 0xd1b54a32d192ed03ull);
+    const bool fresh = rng.Bernoulli(0.5);
+    std::unique_lock<std::mutex> lock(mu);
+    counted.wait(lock, [&] {
+      return next_to_count >= k - kGuideLag || stop_all.load() || k > stop_after.load();
+    });
+    if (next_to_count < k - kGuideLag) return std::nullopt;
+    // The entries of the cases before k - kGuideLag.
+    const auto seen = static_cast<int64_t>(
+        std::lower_bound(corpus.begin(), corpus.end(), k - kGuideLag,
+                         [](const auto& entry, uint64_t before) { return entry.first < before; }) -
+        corpus.begin());
+    if (fresh || seen == 0) {
+      lock.unlock();
+      return DrawCase(base, plan, options.fuzz_seed, index);
+    }
+    const FuzzCase parent = corpus[static_cast<size_t>(rng.UniformInt(0, seen - 1))].second;
+    lock.unlock();
+    return Mutate(base, plan, parent, rng);
+  };
 
   auto work = [&](Worker& w) {
     CaseLimits limits = options.limits;
@@ -51,9 +88,11 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
       const uint64_t k = next.fetch_add(1);
       if (options.cases > 0 && k >= options.cases) break;
       if (k > stop_after.load()) break;
-      w.k.store(k);
       const uint64_t index = options.shard_index + k * options.shard_count;
-      FuzzCase c = DrawCase(base, plan, options.fuzz_seed, index);
+      std::optional<FuzzCase> drawn = case_for(k, index);
+      if (!drawn) break;
+      FuzzCase c = std::move(*drawn);
+      w.k.store(k);
       CaseOutcome outcome =
           RunDrawnCase(base, options.reference, c, watch, options.lua_dir, limits);
       w.k.store(kNone);
@@ -62,14 +101,18 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
         continue;  // Not judged: the search no longer needs it.
       }
       std::lock_guard<std::mutex> lock(mu);
-      std::vector<uint64_t> coverage = std::move(outcome.coverage);
+      Counted done;
+      done.coverage = std::move(outcome.coverage);
+      done.may_keep = (outcome.status == CaseStatus::kPass || outcome.status == CaseStatus::kFail) &&
+                      (outcome.shared.empty() || !options.reference_steers);
+      if (guided) done.c = c;
       ++result.status.cases_done;
       if (!outcome.shared.empty()) ++result.status.shared;
       if (outcome.status == CaseStatus::kOverLimit) {
         ++result.status.over_limit;
-        if (result.over_limit_cases.size() < 20) result.over_limit_cases.push_back(index);
+        if (result.over_limit_cases.size() < 20) result.over_limit_cases.push_back({index, c, ""});
       } else if (outcome.status == CaseStatus::kError) {
-        if (result.errors.size() < 20) result.errors.emplace_back(index, outcome.error);
+        if (result.errors.size() < 20) result.errors.push_back({index, c, outcome.error});
       } else if (outcome.status == CaseStatus::kFail) {
         ++result.status.failures;
         Failure f;
@@ -92,16 +135,20 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
         }
       }
       // After a failure has set where the search stops, so that no case past it is counted.
-      pending.emplace(k, std::move(coverage));
+      pending.emplace(k, std::move(done));
       while (!pending.empty() && pending.begin()->first == next_to_count &&
              next_to_count <= stop_after.load()) {
+        Counted& head = pending.begin()->second;
         const size_t before = covered.size();
-        covered.insert(pending.begin()->second.begin(), pending.begin()->second.end());
-        if (covered.size() > before || next_to_count == 0) last_grew_k = next_to_count;
+        covered.insert(head.coverage.begin(), head.coverage.end());
+        const bool grew = covered.size() > before;
+        if (grew || next_to_count == 0) last_grew_k = next_to_count;
+        if (grew && guided && head.may_keep) corpus.emplace_back(next_to_count, std::move(head.c));
         pending.erase(pending.begin());
         result.status.coverage = covered.size();
         result.status.coverage_grew_at = options.shard_index + last_grew_k * options.shard_count;
         result.status.coverage_cases = ++next_to_count;
+        result.status.corpus = corpus.size();
         if (options.until_saturated > 0 && !result.saturated &&
             next_to_count - 1 - last_grew_k >= options.until_saturated) {
           // Saturated at this case: none after it is started, as after a failure.
@@ -112,6 +159,7 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
           }
         }
       }
+      counted.notify_all();
     }
   };
 
@@ -151,7 +199,13 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
       result.budget_spent = true;
       cancel_all = true;
     }
-    if (cancel_all) stop_all.store(true);
+    if (cancel_all) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        stop_all.store(true);
+      }
+      counted.notify_all();
+    }
     const uint64_t bound = stop_after.load();
     for (auto& w : workers) {
       const uint64_t k = w->k.load();
@@ -175,8 +229,9 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
               [](const Failure& a, const Failure& b) { return a.index < b.index; });
   }
   // In index order, not in the order the jobs finished them.
-  std::sort(result.over_limit_cases.begin(), result.over_limit_cases.end());
-  std::sort(result.errors.begin(), result.errors.end());
+  const auto by_index = [](const SetAside& a, const SetAside& b) { return a.index < b.index; };
+  std::sort(result.over_limit_cases.begin(), result.over_limit_cases.end(), by_index);
+  std::sort(result.errors.begin(), result.errors.end(), by_index);
   result.coverage.assign(covered.begin(), covered.end());
   result.status.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return result;

@@ -226,6 +226,56 @@ TEST_CASE("on a base that is safe for its stock protocol a search finds nothing"
   }
 }
 
+TEST_CASE("a guided search is the same whatever the jobs: its cases, coverage, corpus and "
+          "failures", "[fuzz]") {
+#ifdef LOCKSTEP_SANITIZED
+  constexpr uint64_t kCases = 60;  // Past kGuideLag, so that some cases are mutations.
+#else
+  constexpr uint64_t kCases = 300;
+#endif
+  const Scenario base = Load(kSource + "/property-tests/fuzz-bases/rlock.toml");
+  std::string error;
+  const std::optional<FuzzPlan> plan = MakePlan(base, &error);
+  REQUIRE(plan.has_value());
+  std::vector<SearchResult> runs;
+  for (int jobs : {1, 2, 3}) {
+    SearchOptions options;
+    options.fuzz_seed = 4;
+    options.cases = kCases;
+    options.keep_going = true;
+    options.jobs = jobs;
+    options.lua_dir = kLuaDir;
+    runs.push_back(Search(base, *plan, HoldProperties(base), options, nullptr));
+  }
+  const SearchResult& one = runs.front();
+  CHECK(one.status.cases_done == kCases);
+  CHECK(one.status.corpus > 0);  // Cases were kept to mutate ...
+  CHECK(one.status.corpus < kCases);  // ... not every one.
+  for (size_t i = 1; i < runs.size(); ++i) {
+    INFO("jobs " << i + 1);
+    CHECK(runs[i].status.cases_done == one.status.cases_done);
+    CHECK(runs[i].coverage == one.coverage);
+    CHECK(runs[i].status.corpus == one.status.corpus);
+    CHECK(runs[i].status.coverage_grew_at == one.status.coverage_grew_at);
+    REQUIRE(runs[i].failures.size() == one.failures.size());
+    for (size_t f = 0; f < one.failures.size(); ++f) {
+      CHECK(runs[i].failures[f].index == one.failures[f].index);
+      CHECK(runs[i].failures[f].c == one.failures[f].c);
+    }
+  }
+  // A random search keeps nothing to mutate, and so reaches other ground.
+  SearchOptions random;
+  random.strategy = Strategy::kRandom;
+  random.fuzz_seed = 4;
+  random.cases = kCases;
+  random.keep_going = true;
+  random.jobs = 2;
+  random.lua_dir = kLuaDir;
+  const SearchResult r = Search(base, *plan, HoldProperties(base), random, nullptr);
+  CHECK(r.status.corpus == 0);
+  CHECK(r.coverage != one.coverage);
+}
+
 TEST_CASE("the default fault mix is what can happen over TCP: a duplicated delivery only when "
           "[fuzz] names it", "[fuzz]") {
   const auto duplication = static_cast<size_t>(kMessageDuplication);
