@@ -34,6 +34,9 @@ class Checker : public history::EventSink {
   Verdict Finish();
 
   const history::FactsPass& facts() const { return facts_; }
+  // Another reader of the same facts, beside the properties (a fuzz search's coverage). Before
+  // the first event.
+  void AddObserver(history::FactsObserver* observer) { facts_.AddObserver(observer); }
 
  private:
   CheckOptions options_;

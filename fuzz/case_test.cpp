@@ -335,53 +335,78 @@ TEST_CASE("a run's moment: who held the lock then, and what was in flight", "[fu
 namespace lockstep::fuzz {
 namespace {
 
-TEST_CASE("coverage: a run's abstract transitions, each once", "[fuzz][unit][coverage]") {
-  namespace names = history::names;
-  using history::EventType;
-  history::NameTable table;
-  const history::Name c1 = table.Intern("c1"), n1 = table.Intern("n1");
-  auto event = [](EventType type, history::Name process, history::Name op, int thread = 0) {
-    history::Event e;
-    e.type = type;
-    e.process = process;
-    e.op = op;
-    e.thread = thread;
-    return e;
+// The coverage of a whole run through the pipeline, as a case's is taken.
+Coverage CoverageOf(const Scenario& s) {
+  std::string error;
+  std::unique_ptr<sim::Simulation> sim =
+      sim::Simulation::Create(s, LOCKSTEP_SOURCE_DIR "/lua", &error);
+  INFO(error);
+  REQUIRE(sim);
+  Coverage coverage(/*keep_states=*/true);
+  PipelineOptions options;
+  options.history = history::HistoryFormat::kNone;
+  options.readers_thread = false;
+  options.facts_observers = {&coverage};
+  REQUIRE(RunPipeline(*sim, s, options, &error).has_value());
+  return coverage;
+}
+
+TEST_CASE("coverage: a run's abstract states and transitions, each once",
+          "[fuzz][unit][coverage]") {
+  // c1 takes a 2 s lease and is paused for 5 s inside its 1 s critical section: its key
+  // expires under it (a stale believer), and c2 takes the lock while c1 still believes.
+  constexpr std::string_view kPaused = R"(
+name = "coverage-stale"
+seed = 3
+duration_ms = 9000
+[[nodes]]
+name = "n1"
+[[clients]]
+count = 2
+[protocol]
+kind = "rlock"
+version = "current"
+[workload]
+mode = "lock"
+lease_ms = 2000
+critical_ms = 1000
+think_ms = 100
+stagger_ms = 300
+[[faults]]
+kind = "pause"
+targets = ["c1"]
+at_ms = 500
+duration_ms = 5000
+)";
+  const Scenario paused = Load(kPaused);
+  const Coverage a = CoverageOf(paused);
+  const std::vector<std::string>& states = a.StatesText();
+  auto reached = [&](const std::string& what) {
+    return std::any_of(states.begin(), states.end(),
+                       [&](const std::string& s) { return s.find(what) != std::string::npos; });
   };
-  history::Event acquired = event(EventType::kLease, n1, names::kAcquired, -1);
-  acquired.detail = history::Owners{"uuid:1"};
-  history::Event two = event(EventType::kLease, n1, names::kOwners, -1);
-  two.detail = history::Owners{"uuid:1,uuid:2"};
-  // One lock/unlock round, with a partition open around a second owner: nine state changes.
-  const std::vector<history::Event> round = {
-      event(EventType::kInvoke, c1, names::kAcquire),
-      acquired,
-      event(EventType::kOk, c1, names::kAcquire),
-      event(EventType::kFault, table.Intern("sim"), names::kPartition, -1),
-      two,
-      event(EventType::kFault, table.Intern("sim"), names::kHeal, -1),
-      event(EventType::kInvoke, c1, names::kRelease),
-      event(EventType::kLease, n1, names::kReleased, -1),
-      event(EventType::kOk, c1, names::kRelease),
-      // A clock jump is an instant: no state of its own.
-      event(EventType::kFault, c1, names::kClockJump, -1),
-  };
-  CoverageSink once;
-  for (const history::Event& e : round) once.OnEvent(e);
-  CHECK(once.Transitions().size() == 9);
-  CoverageSink twice;
-  for (int i = 0; i < 2; ++i) {
-    for (const history::Event& e : round) twice.OnEvent(e);
-  }
-  // The second round adds two, not nine: from the first round's end to waiting with the key
-  // known to be absent (the first round began before anything was known of it), and from
-  // there to the key acquired; the rest it has been through.
-  CHECK(twice.Transitions().size() == 11);
-  // A timeout is a phase of its own.
-  CoverageSink unsure;
-  unsure.OnEvent(event(EventType::kInvoke, c1, names::kAcquire));
-  unsure.OnEvent(event(EventType::kInfo, c1, names::kAcquire));
-  CHECK(unsure.Transitions().size() == 2);
+  INFO([&] {
+    std::string all;
+    for (const std::string& s : states) all += s + "\n";
+    return all;
+  }());
+  CHECK(reached("holding=1 | node0 owners=1 stale=0 unbelieved=0"));
+  CHECK(reached("owners=0 stale=1"));  // The key expired under c1.
+  CHECK(reached("holding=2 | node0 owners=1 stale=1 unbelieved=0"));  // c2 took it.
+  CHECK(reached("| fault pause"));
+  // Each transition once, sorted; the same run gives the same coverage.
+  const std::vector<uint64_t> t = a.Transitions();
+  CHECK(std::is_sorted(t.begin(), t.end()));
+  CHECK(std::adjacent_find(t.begin(), t.end()) == t.end());
+  CHECK(t.size() >= states.size() - 1);
+  CHECK(CoverageOf(paused).Transitions() == t);
+
+  // Without the pause no holder outlives its key.
+  Scenario quiet = paused;
+  quiet.faults.clear();
+  const Coverage b = CoverageOf(quiet);
+  for (const std::string& s : b.StatesText()) CHECK(s.find("stale=1") == std::string::npos);
+  CHECK(b.Transitions() != t);
 }
 
 }  // namespace

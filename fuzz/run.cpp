@@ -31,9 +31,9 @@ CaseOutcome RunCaseOrThrow(const Scenario& s, const std::vector<std::string>& wa
     out.error = error;
     return out;
   }
-  CoverageSink coverage;
-  sim->recorder().AddSink(&coverage);
+  Coverage coverage;
   PipelineOptions options;
+  options.facts_observers = {&coverage};
   options.history = history::HistoryFormat::kNone;
   options.readers_thread = false;  // The search runs a case on every core already.
   options.progress_every_us = s.duration_us + 1;  // No progress calls.

@@ -43,6 +43,7 @@ std::optional<PipelineResult> RunPipelineWith(
     const std::function<DriveOutcome(const std::function<bool()>& should_stop)>& drive,
     std::string* error) {
   check::Checker checker(&recorder.names(), CheckOptionsOf(scenario));
+  for (history::FactsObserver* observer : options.facts_observers) checker.AddObserver(observer);
   std::unique_ptr<history::HistoryWriter> writer;
   if (options.history != history::HistoryFormat::kNone) {
     writer = history::HistoryWriter::Open(options.history_path, options.history, &recorder.names(),

@@ -36,6 +36,8 @@ struct PipelineOptions {
   // The verification mode (sim/verify.h; `--verify`): the facts pass's view of every master's
   // lock key is held against the key after every command. The simulator only.
   bool verify_keys = false;
+  // More readers of the checkers' facts pass (a fuzz search's coverage), fed beside them.
+  std::vector<history::FactsObserver*> facts_observers;
 };
 
 struct PipelineResult {
