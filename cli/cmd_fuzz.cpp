@@ -99,6 +99,15 @@ const char* kFuzzHelp =
     "Options";
 
 
+// A written scenario's name: `stem` and `suffix`, the stem cut so that the whole stays within
+// the names a scenario file may have (model/limits.h), or the file would not load again.
+std::string DerivedName(const std::string& stem, const std::string& suffix) {
+  const size_t room = static_cast<size_t>(kMaxNameLength) > suffix.size()
+                          ? static_cast<size_t>(kMaxNameLength) - suffix.size()
+                          : 1;
+  return stem.substr(0, std::min(stem.size(), room)) + suffix;
+}
+
 std::string SizeText(const fuzz::CaseSize& size, const Scenario& materialized) {
   int threads = 0;
   for (const ClientSpec& c : materialized.clients) threads += c.threads;
@@ -782,7 +791,7 @@ int FuzzMain(const std::vector<std::string>& args) {
       const std::string dir = out_dir + "/" + folder;
       fs::create_directories(dir, ec);
       Scenario c = fuzz::Materialize(base, aside.c);
-      c.name = base.name + "-case-" + std::to_string(index);
+      c.name = DerivedName(base.name, "-case-" + std::to_string(index));
       ScenarioWriteOptions write;
       write.header = "Case " + std::to_string(index) + " of lockstep fuzz " + file + " --seed " +
                      std::to_string(seed) + " " + why;
@@ -825,7 +834,7 @@ int FuzzMain(const std::vector<std::string>& args) {
             : fuzz::ShrinkResult{failure.c, failure.outcome, 0, 0};
     progress.Clear();
     Scenario result = fuzz::Materialize(base, shrunk.shrunk);
-    result.name = base.name + "-" + failure.property;
+    result.name = DerivedName(base.name, "-" + failure.property);
     result.description = "found by lockstep fuzz from " + base.name + ": " + failure.property +
                          " breaks";
     result.expect = {{failure.property, Expectation::kViolated}};
@@ -896,7 +905,7 @@ int FuzzMain(const std::vector<std::string>& args) {
       // The same shrunk case on the reference, expecting the property to hold there: the file
       // shows what differs, and `lockstep run` on it checks that it does.
       Scenario twin = fuzz::MaterializeReference(*reference, shrunk.shrunk);
-      twin.name = result.name + "-reference";
+      twin.name = DerivedName(result.name, "-reference");
       twin.description = "the reference's twin of " + result.name + ": the same case on " +
                          reference_what;
       twin.expect = {{failure.property, Expectation::kHold}};

@@ -99,6 +99,20 @@ for pair in rlock:mutual_exclusion setnx-px:mutual_exclusion rlock-unlock-lies:r
     "$out/$fixture-fuzz/$property/comparison.txt" ||
     fail "$fixture: comparison.txt does not mark $property as differing"
 done
+# A base whose name is near the 64-character limit: the shrunk file and its twin are named
+# within it, so both load again and the twin still runs.
+long="$out/long-name.toml"
+sed '0,/^name = .*/s//name = "a-base-with-a-name-that-uses-almost-all-of-the-64-characters-x"/' \
+  "$out/rlock.toml" >"$long"
+"$lockstep" fuzz "$long" --reference stock --cases 2000 --jobs 2 --out "$out/long-fuzz" \
+  --lua-dir "$source_dir/lua" -q >"$out/long-fuzz.out" 2>&1 || [ $? = 1 ] || fail "long name: exit"
+grep -q "mutual_exclusion holds on the same case" "$out/long-fuzz.out" ||
+  fail "long name: the twin did not run: $(cat "$out/long-fuzz.out")"
+for f in "$out"/long-fuzz/mutual_exclusion/*.toml; do
+  name=$(sed -n 's/^name = "\(.*\)"$/\1/p' "$f" | head -1)
+  [ "${#name}" -le 64 ] || fail "long name: $f is named with ${#name} characters"
+done
+
 # What cannot be a reference is refused with the fix, exit 2.
 refused() {
   local why=$1
