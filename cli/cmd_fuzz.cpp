@@ -54,14 +54,15 @@ const char* kFuzzHelp =
     "applies). Cases run in this process on --jobs threads, without a history; each is\n"
     "bounded in events and wall time.\n"
     "\n"
-    "The search is guided by coverage (--strategy guided, the default): each case's\n"
-    "abstract lock states (key owners per node, thread phases, open faults) and their\n"
-    "transitions are counted; a case that reached new ones is kept, and later cases are\n"
-    "either drawn fresh or mutations of kept ones (a fault added, dropped, moved,\n"
-    "stretched or retargeted, a count or a time changed). The same command line runs the\n"
-    "same cases whatever --jobs. --until-saturated N stops once N cases in a row reached\n"
-    "nothing new. --strategy random draws every case fresh: case I of seed S is then the\n"
-    "same on every machine and in every shard.\n"
+    "Each case's coverage is counted: its abstract lock states (key owners, stale\n"
+    "holders per node, thread phases, open faults) and their transitions.\n"
+    "--until-saturated N stops once N cases in a row reached nothing new. Cases are\n"
+    "drawn at random (--strategy random, the default): case I of seed S is the same on\n"
+    "every machine and in every shard. --strategy guided steers by coverage instead: a\n"
+    "case that reached new ground is kept, and later cases are either drawn fresh or\n"
+    "mutations of kept ones (a fault added, dropped, moved, stretched or retargeted, a\n"
+    "count or a time changed), the same whatever --jobs. On bench/fuzz-mutants/ it\n"
+    "finds the bugs no sooner than random draws (docs/fuzzing.md).\n"
     "\n"
     "A failure is shrunk while the same property still breaks (fewer faults, a shorter\n"
     "run, fewer clients and threads, no noise, earlier, shorter and round faults) and\n"
@@ -428,7 +429,7 @@ int FuzzMain(const std::vector<std::string>& args) {
     return FuzzMergeMain(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   std::string file, out_dir, lua_dir = DefaultLuaDir(), shard_text, junit_path, json_path,
-                             corpus_dir, reference_text, strategy_text = "guided";
+                             corpus_dir, reference_text, strategy_text = "random";
   uint64_t seed = 1, cases = 0, shard_count_flag = 0, until_saturated = 0;
   double time_budget = 0;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -443,8 +444,8 @@ int FuzzMain(const std::vector<std::string>& args) {
       "cases to run (per shard); default 1000 unless --time-budget is given")(
       "time-budget", po::value(&time_budget), "stop starting cases after S seconds of wall time")(
       "strategy", po::value(&strategy_text)->default_value(strategy_text),
-      "guided: steer by coverage, mutating the cases that reached new ground; random: draw "
-      "every case afresh")(
+      "random: draw every case afresh; guided: steer by coverage, mutating the cases that "
+      "reached new ground")(
       "until-saturated", po::value(&until_saturated),
       "stop once N cases in a row (in case order) added no coverage: a saturated search")(
       "keep-going", po::bool_switch(&keep_going),

@@ -295,7 +295,7 @@ std::optional<FuzzSearch> ReadFuzzResult(const std::string& folder, std::string*
   s.coverage_grew_at = count(t["coverage_grew_at"]);
   s.coverage_cases = count(t["coverage_cases"]);
   s.saturated = t["saturated"].value_or(false);
-  s.strategy = t["strategy"].value_or(std::string("guided"));
+  s.strategy = t["strategy"].value_or(std::string("random"));
   s.corpus_kept = count(t["corpus_kept"]);
   if (const toml::array* a = root["failures"].as_array()) {
     for (const toml::node& n : *a) {

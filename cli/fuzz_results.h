@@ -62,7 +62,7 @@ struct FuzzSearch {
   uint64_t coverage_grew_at = 0;
   uint64_t coverage_cases = 0;
   bool saturated = false;
-  std::string strategy = "guided";  // guided or random (fuzz/search.h).
+  std::string strategy = "random";  // random or guided (fuzz/search.h).
   uint64_t corpus_kept = 0;         // Guided: the cases it kept to mutate (summed by a merge).
   std::vector<FuzzFailure> failures;
 };

@@ -2,7 +2,8 @@
 # Establishes, through the command line as CI uses it, that `lockstep fuzz`:
 #   finds    finds the broken RLock unlock from a base without its slow link (exit 1), writes
 #            a shrunk file that `lockstep run` reproduces (exit 0) with its reports;
-#   same     gives byte-identical shrunk files for the same command, with 1 job or 2;
+#   same     gives byte-identical shrunk files for the same command, with 1 job or 2, drawing
+#            at random or steering by coverage (--strategy guided);
 #   ci       writes --json and --junit that say what was found, and --shard runs its part;
 #   corpus   stores the shrunk file in --corpus and replays it first on the next run;
 #   clean    exits 0 with PASS when nothing breaks;
@@ -55,17 +56,39 @@ finds)
   ;;
 same)
   make_base
-  set +e
-  "$LOCKSTEP" fuzz "$BASE" --cases 400 --jobs 1 --out "$TMP/a" -q > /dev/null
-  a=$?
-  "$LOCKSTEP" fuzz "$BASE" --cases 400 --jobs 2 --out "$TMP/b" -q > /dev/null
-  b=$?
-  set -e
-  expect_status 1 $a "first run"
-  expect_status 1 $b "second run"
-  cmp "$TMP"/a/mutual_exclusion/*.toml "$TMP"/b/mutual_exclusion/*.toml || fail "shrunk files differ"
-  cmp "$TMP"/a/mutual_exclusion/history.jsonl "$TMP"/b/mutual_exclusion/history.jsonl ||
-    fail "histories of the shrunk runs differ"
+  # The same command line finds and writes the same failure with one job or two, drawing at
+  # random and steering by coverage.
+  for strategy in random guided; do
+    set +e
+    "$LOCKSTEP" fuzz "$BASE" --cases 400 --jobs 1 --strategy $strategy --out "$TMP/a-$strategy" -q > /dev/null
+    a=$?
+    "$LOCKSTEP" fuzz "$BASE" --cases 400 --jobs 2 --strategy $strategy --out "$TMP/b-$strategy" -q > /dev/null
+    b=$?
+    set -e
+    expect_status 1 $a "first $strategy run"
+    expect_status 1 $b "second $strategy run"
+    cmp "$TMP"/a-$strategy/mutual_exclusion/*.toml "$TMP"/b-$strategy/mutual_exclusion/*.toml ||
+      fail "$strategy: shrunk files differ"
+    cmp "$TMP"/a-$strategy/mutual_exclusion/history.jsonl "$TMP"/b-$strategy/mutual_exclusion/history.jsonl ||
+      fail "$strategy: histories of the shrunk runs differ"
+  done
+  # A guided search whose failure lies past its first 32 cases, so that mutated cases are
+  # among those run: the same failure, case and shrunk file with one job or two.
+  MUTANT=$SRC/bench/fuzz-mutants/rlock-v3-renew-no-holder-check/base.toml
+  for jobs in 1 2; do
+    set +e
+    "$LOCKSTEP" fuzz "$MUTANT" --strategy guided --reference stock --seed 2 --cases 3000 \
+      --jobs $jobs --out "$TMP/m$jobs" --json "$TMP/m$jobs.json" -q > /dev/null
+    status=$?
+    set -e
+    expect_status 1 $status "guided search of the renew mutant, $jobs job(s)"
+  done
+  grep -q '"corpus_kept": [1-9]' "$TMP/m1.json" || fail "the guided search kept no case to mutate"
+  case=$(sed -n 's/.*"case": \([0-9]*\).*/\1/p' "$TMP/m1.json" | head -1)
+  [ "$case" -ge 32 ] || fail "the guided search found its failure at case $case, before any mutation"
+  grep -q "\"case\": $case," "$TMP/m2.json" || fail "two jobs found another case than $case"
+  cmp "$TMP"/m1/reentrancy/*-reentrancy.toml "$TMP"/m2/reentrancy/*-reentrancy.toml ||
+    fail "guided: shrunk files differ with one job and two"
   ;;
 ci)
   make_base
@@ -135,7 +158,7 @@ EOF
   grep -q '"result": "pass"' "$TMP/f.json" || fail "json result"
   ;;
 bad)
-  for args in "--shard 3/3" "--shard x" "--jobs 0" "--cases 0" "--time-budget -1" "--no-such-flag"; do
+  for args in "--shard 3/3" "--shard x" "--strategy smart" "--jobs 0" "--cases 0" "--time-budget -1" "--no-such-flag"; do
     set +e
     # shellcheck disable=SC2086
     "$LOCKSTEP" fuzz "$SRC/scenarios/contention-10.toml" $args --out "$TMP/out" > /dev/null 2> "$TMP/err"

@@ -1,7 +1,7 @@
 // The search: cases drawn from (base, fuzz seed, index), run on every core, until a watched
 // property breaks (or the case count, the time budget or an interrupt ends it).
 //
-// A guided search (the default) steers by coverage (fuzz/coverage.h), as greybox fuzzers do:
+// A guided search (Strategy::kGuided) steers by coverage (fuzz/coverage.h), as greybox fuzzers do:
 // a case that added coverage joins the corpus, and each later case is either drawn fresh or,
 // about half the time, a mutation (fuzz/case.h, Mutate) of a corpus entry. So that the cases
 // stay the same whatever the number of jobs, case k may use only the corpus as it stood after
@@ -37,7 +37,7 @@ enum class Strategy : uint8_t {
 };
 
 struct SearchOptions {
-  Strategy strategy = Strategy::kGuided;
+  Strategy strategy = Strategy::kRandom;
   uint64_t fuzz_seed = 1;
   uint64_t cases = 0;        // Per shard; 0: no limit (then a time budget is needed).
   double time_budget_s = 0;  // 0: none.

@@ -240,6 +240,7 @@ TEST_CASE("a guided search is the same whatever the jobs: its cases, coverage, c
   std::vector<SearchResult> runs;
   for (int jobs : {1, 2, 3}) {
     SearchOptions options;
+    options.strategy = Strategy::kGuided;
     options.fuzz_seed = 4;
     options.cases = kCases;
     options.keep_going = true;
