@@ -753,5 +753,30 @@ TEST_CASE("liveness: a lock an orphaned key keeps is not reported unobtainable t
   CHECK(live.violations[0].kind == "orphaned_lock");
 }
 
+TEST_CASE("liveness: a waiter that dies trying does not make the next one's wait unobtainable",
+          "[check]") {
+  // c1 waits in lock() while c2 holds; c2 releases at 3 s and c1 crashes 1 ms later, still
+  // waiting. Nobody tries until c2 again at 44 s, past 3 s + 30 s (the watchdog's lease) + B,
+  // and gets the lock at once: nobody was kept from a free lock.
+  Recorder r;  // Ends at 60 s; B = 5 s.
+  r.Protocol("kind=rlock version=current fencing=off permits=1 nodes=1");
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c2.t0", "acquire", "lock()");
+  r.Lease(1001_ms, "n1", "acquired", "c2.t0");
+  r.Ok(1002_ms, "c2.t0", "acquire");
+  r.Invoke(2_s, "c1.t0", "acquire", "lock()");
+  r.Invoke(3_s, "c2.t0", "release", "unlock()");
+  r.Lease(3001_ms, "n1", "released", "c2.t0");
+  r.Fault(3002_ms, "c1", "crash");
+  r.Ok(3003_ms, "c2.t0", "release", 3);
+  r.Invoke(44_s, "c2.t0", "acquire", "lock()");
+  r.Lease(44001_ms, "n1", "acquired", "c2.t0");
+  r.Ok(44002_ms, "c2.t0", "acquire");
+  const PropertyResult& live = Result(r.Check(), kLiveness);
+  for (const Violation& v : live.violations) FAIL_CHECK(v.kind << ": " << v.explanation);
+  CHECK_FALSE(live.violated);
+}
+
 }  // namespace
 }  // namespace lockstep::check

@@ -1,8 +1,10 @@
 // liveness (e) "unobtainable": nobody believes it holds the lock, someone is trying to acquire it
 // from moment T, and no acquisition succeeds by T + L + B (L: the longest lease any acquisition
 // asked for), not counting time while fewer than a majority of the lock's nodes are up (or `sim`
-// cuts everyone off), while someone still tries after that deadline. Not reported where (a) or
-// (d) already explains the same stretch, and not judged for semaphores and latches.
+// cuts everyone off), while someone still tries after that deadline. When the last acquisition
+// in flight ends in its process's crash, T restarts at the next acquisition invoked. Not
+// reported where (a) or (d) already explains the same stretch, and not judged for semaphores
+// and latches.
 //
 // Online, a lock keeps its current free gap (reused: a gap opens at every release); a gap that
 // could be one waits for the end of the run, when the longest lease is known and (a) and (d)
@@ -183,6 +185,8 @@ class Unobtainable : public Rule {
     return locks_[lock];
   }
   void StartGap(int lock);
+  // Nobody is trying any more: the next acquisition invoked starts the wait anew.
+  static void RestartDemand(Gap& g);
   void AddCandidate(std::unique_ptr<Gap> u);
   bool Unobtained(const FactsPass& f, Gap& u, int64_t lease_us, int64_t now_us) const;
   void EndGap(const FactsPass& f, int lock, int64_t to_us, bool to_run_end);
@@ -229,7 +233,18 @@ void Unobtainable::OnOpEnded(const FactsPass&, const Op& op) {
   } else if (op.invoke_us < op.end_us) {
     l.pending_at_end = true;  // Still trying when the run ended.
   }
-  if (l.gap_open) GapOpEnded(l.gap, op);
+  if (l.gap_open) {
+    GapOpEnded(l.gap, op);
+    // The last one trying died trying (its process crashed): the demand died with it. Who
+    // tries next starts the wait anew, so that a waiter that died does not count against the
+    // next one to come. (A tryLock that gave up is still a thread that wants the lock: its
+    // next try goes on with the same wait, and a wait while the lock was free is rule (a)'s.)
+    bool others = false;
+    for (const AcquireRef& r : facts_.InFlight(op.lock)) others |= r.id != op.id;
+    if (l.gap_looked && op.outcome == Outcome::kCrashed && !others) {
+      RestartDemand(l.gap);
+    }
+  }
   for (auto& u : gaps_closing_) {
     if (u->lock == op.lock) GapOpEnded(*u, op);
   }
@@ -292,6 +307,14 @@ void Unobtainable::OnFinish(const FactsPass& f) {
   }
   gap_candidates_.clear();
   gap_unsettled_.clear();
+}
+
+void Unobtainable::RestartDemand(Gap& g) {
+  g.candidates.clear();
+  g.has_trier = false;
+  g.try_us = 0;
+  g.window.Clear();
+  g.in_flight_at_end = false;
 }
 
 void Unobtainable::StartGap(int lock) {
