@@ -77,6 +77,28 @@ TEST_CASE("mutual_exclusion: a paused holder whose lease expired overlaps the ne
   CHECK_FALSE(Result(v, kResourceExclusion).violated);  // c2 never entered.
 }
 
+TEST_CASE("mutual_exclusion: a lease deleted while its acquire was in flight is named as lost",
+          "[check]") {
+  // c1's key is deleted (by someone's bare DEL) between the node granting it and c1 hearing
+  // so; c2 takes the free key while c1 starts believing it holds it.
+  Recorder r;
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1'000_ms, "c1.t0", "acquire", "tryLock(wait=3000ms, lease=1000ms)", 1000);
+  r.Lease(1'001_ms, "n1", "acquired", "c1.t0");
+  const uint64_t deleted = r.Lease(1'002_ms, "n1", "released", "c1.t0");
+  r.Invoke(1'003_ms, "c2.t0", "acquire", "tryLock(wait=3000ms, lease=1000ms)", 1000);
+  r.Lease(1'004_ms, "n1", "acquired", "c2.t0");
+  r.Ok(1'005_ms, "c1.t0", "acquire");
+  r.Ok(1'006_ms, "c2.t0", "acquire");
+  const PropertyResult& me = Result(r.Check(), kMutualExclusion);
+  REQUIRE(me.violation_count == 1);
+  const Violation& overlap = me.violations.at(0);
+  CHECK(overlap.explanation.find("c1.t0's lease was deleted on n1 at 1.002 s.") != std::string::npos);
+  CHECK(overlap.explanation.find("records no expiry or loss") == std::string::npos);
+  CHECK(Contains(overlap.events, deleted));
+}
+
 TEST_CASE("mutual_exclusion: a reentrant hold lasts until its last release", "[check]") {
   Recorder r;
   r.Client("c1");

@@ -581,6 +581,11 @@ void FactsPass::OnAcquireEnd(Op& op, const Event& e) {
       belief.token = e.value;
     }
   }
+  if (pending && hs.Count(op.shared) == 1) {
+    // The loss while the acquire was in flight is the first of the belief it starts: what an
+    // explanation of that belief says about its lease (LossesSinceBelief) includes it.
+    hs.losses[op.shared].push_back(pending_loss);
+  }
   if (pending && !(Quorum() > 0 && Alive(op.thread, op.lock) >= Quorum())) {
     // The lease was lost while the acquire was in flight: the thread starts out believing it
     // holds a lock the node (for RedLock: a quorum of nodes) no longer records for it.

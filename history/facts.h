@@ -385,7 +385,8 @@ class FactsPass : public EventSink {
   // The thread's operation in flight, if any.
   const Op* OpOf(int thread) const;
   // The losses of the thread's field since its belief on that side began (at most
-  // kLossesKept, in order).
+  // kLossesKept, in order), the first of them one while the acquire that began it was in
+  // flight, if there was one.
   const std::vector<LossRecord>& LossesSinceBelief(int thread, int lock, bool shared) const;
   // The seq of the last lease event that recorded the thread's field as there, or kOpenSeq.
   Seq LastGiven(int thread, int lock) const;
