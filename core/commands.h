@@ -26,6 +26,10 @@ Reply Get(Ctx&, const Argv&);
 Reply Set(Ctx&, const Argv&);
 Reply Setnx(Ctx&, const Argv&);
 Reply Getset(Ctx&, const Argv&);
+Reply Setex(Ctx&, const Argv&);      // SETEX and PSETEX (by argv[0])
+Reply Getdel(Ctx&, const Argv&);
+Reply Getrange(Ctx&, const Argv&);   // GETRANGE and SUBSTR
+Reply Mset(Ctx&, const Argv&);       // MSET and MSETNX (by argv[0])
 Reply Incr(Ctx&, const Argv&);       // INCR, INCRBY, DECR, DECRBY (by argv[0])
 Reply Mget(Ctx&, const Argv&);
 Reply Strlen(Ctx&, const Argv&);

@@ -104,7 +104,8 @@ void RunSteps(const std::vector<Step>& steps) {
 TEST_CASE("a Redis command the emulator lacks is 'not provided', an unknown one unknown",
           "[commands]") {
   Server s;
-  for (const char* line : {"INFO", "OBJECT ENCODING k", "CLIENT LIST", "DEBUG SLEEP 0", "GETDEL k"}) {
+  for (const char* line :
+       {"INFO", "OBJECT ENCODING k", "CLIENT LIST", "DEBUG SLEEP 0", "GETEX k"}) {
     INFO(line);
     std::string name = Split(line)[0];
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -761,6 +762,65 @@ TEST_CASE("RESP3: HGETALL is a map, scores are doubles, WITHSCORES pairs are nes
   // The RESP2 views of the same replies.
   CHECK(Run(s, "zscore z a") == "\"3.5\"");
   CHECK(Run(s, "hgetall h") == "[\"f\", \"v\", \"g\", \"w\"]");
+}
+
+// --- strings --------------------------------------------------------------------------------
+
+TEST_CASE("MSET/MSETNX: arity checked by the command, any type overwritten, NX sets all or none",
+          "[commands][strings]") {
+  RunSteps({
+      {"mset a 1 b 2", "+OK", "mset a 1 b 2"},
+      {"mset a", "-ERR wrong number of arguments for 'mset' command"},
+      {"mset a 1 b", "-ERR wrong number of arguments for 'mset' command"},
+      {"msetnx a 1 b", "-ERR wrong number of arguments for 'msetnx' command"},
+      {"msetnx a 1 c 3", "0"},
+      {"?c", "0"},
+      {"msetnx c 3 d 4", "1", "msetnx c 3 d 4"},
+      {"hset h f v", "1", "hset h f v"},
+      {"mset h x", "+OK", "mset h x"},
+      {"get h", "\"x\""},
+      {"mset k 1 k 2", "+OK", "mset k 1 k 2"},
+      {"get k", "\"2\""},
+  });
+}
+
+TEST_CASE("MSET/MSETNX look every key up: an expired one replicates its DEL first",
+          "[commands][strings][expiry]") {
+  // Live: MSET e 1 f 2 on an expired e sent MULTI / DEL e / mset e 1 f 2 / EXEC.
+  Server s;
+  CHECK(Run(s, "set e v") == "+OK");
+  CHECK(Run(s, "set g v") == "+OK");
+  s.keyspace().Find("e")->expire_at_ms = kNowMs - 1;
+  s.keyspace().Find("g")->expire_at_ms = kNowMs - 1;
+  Effects fx;
+  CHECK(Run(s, "mset e 1 f 2", &fx) == "+OK");
+  CHECK(Render(fx) == "DEL e | mset e 1 f 2");
+  Effects nx;
+  CHECK(Run(s, "msetnx g 1 h 2", &nx) == "1");
+  CHECK(Render(nx) == "DEL g | msetnx g 1 h 2");
+  CHECK(s.keyspace().Find("e")->expire_at_ms == lockstep::kNoExpiry);
+}
+
+TEST_CASE("SETEX/PSETEX replicate as SET PXAT, GETDEL as DEL, GETRANGE never",
+          "[commands][strings]") {
+  RunSteps({
+      {"setex k 10 v", "+OK", "SET k v PXAT 1010000"},
+      {"psetex k 500 v", "+OK", "SET k v PXAT 1000500"},
+      {"setex k 0 v", "-ERR invalid expire time in 'setex' command"},
+      {"PSETEX k -1 v", "-ERR invalid expire time in 'psetex' command"},
+      {"setex k x v", "-ERR value is not an integer or out of range"},
+      {"getdel k", "\"v\"", "DEL k"},
+      {"getdel k", "(nil)"},
+      {"?k", "0"},
+      {"getrange s 0 -1", "\"x\""},
+      {"getrange s -1 -2", "\"\""},
+      {"getrange nokey 0 -1", "\"\""},
+      {"getrange s a 0", "-ERR value is not an integer or out of range"},
+      {"substr s 0 0", "\"x\""},
+      {"getdel s", "\"x\"", "DEL s"},
+      {"set kk v", "+OK", "set kk v"},
+      {"set kk w exat 1 get", "\"v\"", "SET kk w PXAT 1000"},
+  });
 }
 
 // --- expiry interplay -----------------------------------------------------------------------
