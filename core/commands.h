@@ -62,6 +62,9 @@ Reply Zcard(Ctx&, const Argv&);
 Reply Zrank(Ctx&, const Argv&);
 Reply Zrange(Ctx&, const Argv&);         // ZRANGE with BYSCORE/REV/LIMIT/WITHSCORES
 Reply Zrangebyscore(Ctx&, const Argv&);
+Reply Zrevrange(Ctx&, const Argv&);
+Reply Zcount(Ctx&, const Argv&);
+Reply Zremrangebyscore(Ctx&, const Argv&);
 
 // cmd_server.cpp
 Reply Ping(Ctx&, const Argv&);

@@ -823,6 +823,33 @@ TEST_CASE("SETEX/PSETEX replicate as SET PXAT, GETDEL as DEL, GETRANGE never",
   });
 }
 
+// --- sorted-set ranges ------------------------------------------------------------------------
+
+TEST_CASE("ZCOUNT, ZREVRANGE, ZREMRANGEBYSCORE: ranges parsed first, only removals replicate",
+          "[commands][zset]") {
+  RunSteps({
+      {"zadd z 1 a 2 b 3 c", "3", "zadd z 1 a 2 b 3 c"},
+      {"zcount z (1 3", "2"},
+      {"zcount z 3 (3", "0"},
+      {"zcount nokey 0 1", "0"},
+      {"zcount s a 1", "-ERR min or max is not a float"},
+      {"zcount s 0 1", "-WRONGTYPE Operation against a key holding the wrong kind of value"},
+      {"zrevrange z 0 1 withscores", "[\"c\", \"3\", \"b\", \"2\"]"},
+      {"zrevrange z -1 -1", "[\"a\"]"},
+      {"zrevrange z 0 -1 limit 0 1",
+       "-ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"},
+      {"zrevrange z 0 -1 rev", "-ERR syntax error"},
+      {"zremrangebyscore z 5 6", "0"},
+      {"zremrangebyscore z (1 +inf", "2", "zremrangebyscore z (1 +inf"},
+      {"zremrangebyscore z x 1", "-ERR min or max is not a float"},
+      {"zremrangebyscore s 0 1",
+       "-WRONGTYPE Operation against a key holding the wrong kind of value"},
+      {"zremrangebyscore z -inf +inf", "1", "zremrangebyscore z -inf +inf"},
+      {"?z", "0"},
+      {"zremrangebyscore z -inf +inf", "0"},
+  });
+}
+
 // --- expiry interplay -----------------------------------------------------------------------
 
 TEST_CASE("a write to a lazily expired key replicates DEL first, then the command",

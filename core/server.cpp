@@ -87,6 +87,9 @@ const std::vector<CommandSpec> kCommands = {
     {"zrank", 3, R, 1, 1, 1, cmd::Zrank},
     {"zrange", -4, R, 1, 1, 1, cmd::Zrange},
     {"zrangebyscore", -4, R, 1, 1, 1, cmd::Zrangebyscore},
+    {"zrevrange", -4, R, 1, 1, 1, cmd::Zrevrange},
+    {"zcount", 4, R, 1, 1, 1, cmd::Zcount},
+    {"zremrangebyscore", 4, W, 1, 1, 1, cmd::Zremrangebyscore},
     // server, pub/sub, scripting
     {"ping", -1, 0, 0, 0, 0, cmd::Ping},
     {"echo", 2, 0, 0, 0, 0, cmd::Echo},
