@@ -66,6 +66,13 @@ Reply Zrevrange(Ctx&, const Argv&);
 Reply Zcount(Ctx&, const Argv&);
 Reply Zremrangebyscore(Ctx&, const Argv&);
 
+// cmd_set.cpp
+Reply Sadd(Ctx&, const Argv&);
+Reply Srem(Ctx&, const Argv&);
+Reply Scard(Ctx&, const Argv&);
+Reply Sismember(Ctx&, const Argv&);
+Reply Smembers(Ctx&, const Argv&);
+
 // cmd_server.cpp
 Reply Ping(Ctx&, const Argv&);
 Reply Echo(Ctx&, const Argv&);
