@@ -1,8 +1,10 @@
 // String and counter commands (Redis t_string.c).
 #include <climits>
 #include <cstring>
+#include <optional>
 #include <strings.h>
 
+#include "base/ascii.h"
 #include "core/commands.h"
 #include "core/strings.h"
 
@@ -78,6 +80,65 @@ Entry& StoreString(Ctx& ctx, Entry* existing, const std::string& key, const std:
   return ctx.db.Put(key, std::move(fresh));
 }
 
+// setGenericCommand once the options are parsed (SET's, or SETEX's and PSETEX's fixed ones):
+// the expire time is checked first, then GET, then NX/XX, then the store. A write with an
+// expire time replicates as SET key value PXAT <ms>; SET ... GET without one as the command
+// without its GET words; anything else as it came.
+Reply SetGeneric(Ctx& ctx, const Argv& argv, unsigned flags, const std::string& key,
+                 const std::string& value, const std::string* expire_arg) {
+  int64_t expire_at = 0;
+  if (expire_arg != nullptr) {
+    const auto v = ParseInt64(*expire_arg);
+    if (!v) return Reply::Error(std::string(err::kNotInteger));
+    const bool in_seconds = flags & (kEx | kExAt);
+    auto bad = [&argv] {
+      return Reply::Error("ERR invalid expire time in '" + AsciiLowered(argv[0]) + "' command");
+    };
+    if (*v <= 0 || (in_seconds && *v > LLONG_MAX / 1000)) return bad();
+    expire_at = in_seconds ? *v * 1000 : *v;
+    if (flags & (kEx | kPx)) {
+      if (expire_at > LLONG_MAX - ctx.now_ms) return bad();  // Redis would wrap and reject.
+      expire_at += ctx.now_ms;
+    }
+    if (expire_at <= 0) return bad();
+  }
+
+  // One lookup serves GET, NX/XX and the store (Redis looks the key up again; the result is
+  // the same, and an expired key is deleted by the first lookup either way).
+  Entry* old = ctx.Lookup(key);
+  Reply get_reply;
+  if (flags & kGet) {
+    if (old != nullptr && old->type() != ValueType::kString) return WrongType();
+    get_reply = old == nullptr ? Reply::Null() : Reply::Bulk(old->str());
+  }
+
+  const bool found = old != nullptr;
+  if (((flags & kNx) && found) || ((flags & kXx) && !found)) {
+    return (flags & kGet) ? get_reply : Reply::Null();
+  }
+
+  Entry& stored = StoreString(ctx, old, key, value, flags & kKeepTtl);
+  if (expire_arg != nullptr) {
+    stored.expire_at_ms = expire_at;
+    // Replicas receive an absolute time: SET key value PXAT <ms>.
+    if (ctx.effects != nullptr) {
+      ctx.Propagate({"SET", key, value, "PXAT", FormatInt64(expire_at)});
+    }
+  } else if (flags & kGet) {
+    if (ctx.effects != nullptr) {
+      Argv propagated;
+      for (size_t j = 0; j < argv.size(); ++j) {
+        if (j >= 3 && Is(argv[j], "GET")) continue;
+        propagated.push_back(argv[j]);
+      }
+      ctx.Propagate(std::move(propagated));
+    }
+  } else {
+    ctx.PropagateAsIs(argv);
+  }
+  return (flags & kGet) ? get_reply : Reply::Ok();
+}
+
 }  // namespace
 
 Reply Get(Ctx& ctx, const Argv& argv) {
@@ -121,55 +182,15 @@ Reply Set(Ctx& ctx, const Argv& argv) {
     }
   }
 
-  int64_t expire_at = 0;
-  if (expire_arg != nullptr) {
-    const auto v = ParseInt64(*expire_arg);
-    if (!v) return Reply::Error(std::string(err::kNotInteger));
-    const bool in_seconds = flags & (kEx | kExAt);
-    auto bad = [] { return Reply::Error("ERR invalid expire time in 'set' command"); };
-    if (*v <= 0 || (in_seconds && *v > LLONG_MAX / 1000)) return bad();
-    expire_at = in_seconds ? *v * 1000 : *v;
-    if (flags & (kEx | kPx)) {
-      if (expire_at > LLONG_MAX - ctx.now_ms) return bad();  // Redis would wrap and reject.
-      expire_at += ctx.now_ms;
-    }
-    if (expire_at <= 0) return bad();
-  }
+  return SetGeneric(ctx, argv, flags, argv[1], argv[2], expire_arg);
+}
 
-  // One lookup serves GET, NX/XX and the store (Redis looks the key up again; the result is
-  // the same, and an expired key is deleted by the first lookup either way).
-  Entry* old = ctx.Lookup(argv[1]);
-  Reply get_reply;
-  if (flags & kGet) {
-    if (old != nullptr && old->type() != ValueType::kString) return WrongType();
-    get_reply = old == nullptr ? Reply::Null() : Reply::Bulk(old->str());
-  }
-
-  const bool found = old != nullptr;
-  if (((flags & kNx) && found) || ((flags & kXx) && !found)) {
-    return (flags & kGet) ? get_reply : Reply::Null();
-  }
-
-  Entry& stored = StoreString(ctx, old, argv[1], argv[2], flags & kKeepTtl);
-  if (expire_arg != nullptr) {
-    stored.expire_at_ms = expire_at;
-    // Replicas receive an absolute time: SET key value PXAT <ms>.
-    if (ctx.effects != nullptr) {
-      ctx.Propagate({"SET", argv[1], argv[2], "PXAT", FormatInt64(expire_at)});
-    }
-  } else if (flags & kGet) {
-    if (ctx.effects != nullptr) {
-      Argv propagated;
-      for (size_t j = 0; j < argv.size(); ++j) {
-        if (j >= 3 && Is(argv[j], "GET")) continue;
-        propagated.push_back(argv[j]);
-      }
-      ctx.Propagate(std::move(propagated));
-    }
-  } else {
-    ctx.PropagateAsIs(argv);
-  }
-  return (flags & kGet) ? get_reply : Reply::Ok();
+// SETEX key seconds value and PSETEX key milliseconds value: SET key value EX/PX, with the
+// error texts naming the command ("invalid expire time in 'setex' command").
+Reply Setex(Ctx& ctx, const Argv& argv) {
+  // The table routes only SETEX (5 letters) and PSETEX (6) here.
+  const unsigned flags = argv[0].size() == 5 ? kEx : kPx;
+  return SetGeneric(ctx, argv, flags, argv[1], argv[3], &argv[2]);
 }
 
 Reply Setnx(Ctx& ctx, const Argv& argv) {
@@ -243,6 +264,66 @@ Reply Strlen(Ctx& ctx, const Argv& argv) {
   if (e == nullptr) return Reply::Integer(0);
   if (e->type() != ValueType::kString) return WrongType();
   return Reply::Integer(static_cast<int64_t>(e->str().size()));
+}
+
+
+// GETDEL key: GET, then the key is deleted, which replicates as DEL key.
+Reply Getdel(Ctx& ctx, const Argv& argv) {
+  Entry* e = ctx.Lookup(argv[1]);
+  if (e == nullptr) return Reply::Null();
+  if (e->type() != ValueType::kString) return WrongType();
+  Reply reply = Reply::Bulk(std::move(e->str()));
+  ctx.db.Erase(argv[1]);
+  if (ctx.effects != nullptr) ctx.Propagate({"DEL", argv[1]});
+  return reply;
+}
+
+// GETRANGE key start end (and SUBSTR, its old name): both indexes are parsed before the lookup;
+// a missing key is an empty string, not nil. The clamping is getrangeCommand's, step by step:
+// two negative indexes in the wrong order give "" before anything else.
+Reply Getrange(Ctx& ctx, const Argv& argv) {
+  const std::optional<int64_t> start_arg = ParseInt64(argv[2]);
+  if (!start_arg) return Reply::Error(std::string(err::kNotInteger));
+  const std::optional<int64_t> end_arg = ParseInt64(argv[3]);
+  if (!end_arg) return Reply::Error(std::string(err::kNotInteger));
+  Entry* e = ctx.Lookup(argv[1]);
+  if (e == nullptr) return Reply::Bulk("");
+  if (e->type() != ValueType::kString) return WrongType();
+  const std::string& str = e->str();
+  int64_t start = *start_arg;
+  int64_t end = *end_arg;
+  if (start < 0 && end < 0 && start > end) return Reply::Bulk("");
+  const auto len = static_cast<int64_t>(str.size());  // Far below 2^63: these cannot overflow.
+  if (start < 0) start += len;
+  if (end < 0) end += len;
+  if (start < 0) start = 0;
+  if (end < 0) end = 0;
+  if (end >= len) end = len - 1;
+  if (start > end || len == 0) return Reply::Bulk("");
+  return Reply::Bulk(str.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
+}
+
+// MSET key value [key value ...] and MSETNX (by argv[0]). An odd number of arguments past the
+// name is the arity error Redis's command gives itself (the table's -3 lets it through).
+// Every key is looked up as it is set (an expired one replicates its DEL first), any type is
+// overwritten and its TTL cleared. MSETNX first looks at every key and sets nothing when any
+// exists.
+Reply Mset(Ctx& ctx, const Argv& argv) {
+  const bool nx = argv[0].size() == 6;  // "msetnx"
+  if (argv.size() % 2 == 0) {
+    return Reply::Error(std::string("ERR wrong number of arguments for '") +
+                        (nx ? "msetnx" : "mset") + "' command");
+  }
+  if (nx) {
+    for (size_t j = 1; j < argv.size(); j += 2) {
+      if (ctx.Lookup(argv[j]) != nullptr) return Reply::Integer(0);
+    }
+  }
+  for (size_t j = 1; j < argv.size(); j += 2) {
+    StoreString(ctx, ctx.Lookup(argv[j]), argv[j], argv[j + 1], /*keep_ttl=*/false);
+  }
+  ctx.PropagateAsIs(argv);
+  return nx ? Reply::Integer(1) : Reply::Ok();
 }
 
 }  // namespace lockstep::cmd

@@ -331,11 +331,12 @@ void CollectRank(const ZSet& zs, int64_t start, int64_t end, bool reverse, const
 
 enum class RangeType { kAuto, kRank, kScore, kLex };
 
-// Redis zrangeGenericCommand for ZRANGE (type and direction from the options) and
-// ZRANGEBYSCORE (type and direction fixed, so REV/BYSCORE/BYLEX are syntax errors). Order of
-// checks: options (LIMIT's numbers included), option conflicts, the range, then the key.
-Reply RangeGeneric(Ctx& ctx, const Argv& argv, RangeType type, bool direction_fixed) {
-  bool reverse = false;
+// Redis zrangeGenericCommand for ZRANGE (type and direction from the options), and for
+// ZRANGEBYSCORE and ZREVRANGE (type and direction fixed, so REV/BYSCORE/BYLEX are syntax
+// errors; `reverse` is then the fixed direction). Order of checks: options (LIMIT's numbers
+// included), option conflicts, the range, then the key.
+Reply RangeGeneric(Ctx& ctx, const Argv& argv, RangeType type, bool direction_fixed,
+                   bool reverse = false) {
   bool with_scores = false;
   int64_t offset = 0;
   int64_t limit = -1;
@@ -483,6 +484,49 @@ Reply Zrange(Ctx& ctx, const Argv& argv) {
 // ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]
 Reply Zrangebyscore(Ctx& ctx, const Argv& argv) {
   return RangeGeneric(ctx, argv, RangeType::kScore, /*direction_fixed=*/true);
+}
+
+// ZREVRANGE key start stop [WITHSCORES]: ZRANGE by rank from the top. LIMIT is parsed, and
+// then refused as with any range by rank.
+Reply Zrevrange(Ctx& ctx, const Argv& argv) {
+  return RangeGeneric(ctx, argv, RangeType::kRank, /*direction_fixed=*/true, /*reverse=*/true);
+}
+
+// ZCOUNT key min max: the range is parsed before the lookup; a missing key counts 0.
+Reply Zcount(Ctx& ctx, const Argv& argv) {
+  const std::optional<ScoreRange> range = ParseScoreRange(argv[2], argv[3]);
+  if (!range) return Reply::Error("ERR min or max is not a float");
+  bool wrong_type = false;
+  Entry* e = ctx.LookupTyped(argv[1], ValueType::kZSet, &wrong_type);
+  if (wrong_type) return WrongType();
+  if (e == nullptr || range->Empty()) return Reply::Integer(0);
+  int64_t count = 0;
+  for (const Member& m : e->zset().ordered()) {
+    if (!range->LteMax(m.first)) break;
+    if (range->GteMin(m.first)) ++count;
+  }
+  return Reply::Integer(count);
+}
+
+// ZREMRANGEBYSCORE key min max -> the number removed. The range is parsed before the lookup;
+// emptying the set deletes the key; the command replicates as it came, when it removed any.
+Reply Zremrangebyscore(Ctx& ctx, const Argv& argv) {
+  const std::optional<ScoreRange> range = ParseScoreRange(argv[2], argv[3]);
+  if (!range) return Reply::Error("ERR min or max is not a float");
+  bool wrong_type = false;
+  Entry* e = ctx.LookupTyped(argv[1], ValueType::kZSet, &wrong_type);
+  if (wrong_type) return WrongType();
+  if (e == nullptr || range->Empty()) return Reply::Integer(0);
+  ZSet& zs = e->zset();
+  std::vector<std::string> doomed;
+  for (const Member& m : zs.ordered()) {
+    if (!range->LteMax(m.first)) break;
+    if (range->GteMin(m.first)) doomed.push_back(m.second);
+  }
+  for (const std::string& member : doomed) zs.Erase(member);
+  if (zs.empty()) ctx.db.Erase(argv[1]);
+  if (!doomed.empty()) ctx.PropagateAsIs(argv);
+  return Reply::Integer(static_cast<int64_t>(doomed.size()));
 }
 
 }  // namespace lockstep::cmd

@@ -26,6 +26,10 @@ Reply Get(Ctx&, const Argv&);
 Reply Set(Ctx&, const Argv&);
 Reply Setnx(Ctx&, const Argv&);
 Reply Getset(Ctx&, const Argv&);
+Reply Setex(Ctx&, const Argv&);      // SETEX and PSETEX (by argv[0])
+Reply Getdel(Ctx&, const Argv&);
+Reply Getrange(Ctx&, const Argv&);   // GETRANGE and SUBSTR
+Reply Mset(Ctx&, const Argv&);       // MSET and MSETNX (by argv[0])
 Reply Incr(Ctx&, const Argv&);       // INCR, INCRBY, DECR, DECRBY (by argv[0])
 Reply Mget(Ctx&, const Argv&);
 Reply Strlen(Ctx&, const Argv&);
@@ -58,6 +62,16 @@ Reply Zcard(Ctx&, const Argv&);
 Reply Zrank(Ctx&, const Argv&);
 Reply Zrange(Ctx&, const Argv&);         // ZRANGE with BYSCORE/REV/LIMIT/WITHSCORES
 Reply Zrangebyscore(Ctx&, const Argv&);
+Reply Zrevrange(Ctx&, const Argv&);
+Reply Zcount(Ctx&, const Argv&);
+Reply Zremrangebyscore(Ctx&, const Argv&);
+
+// cmd_set.cpp
+Reply Sadd(Ctx&, const Argv&);
+Reply Srem(Ctx&, const Argv&);
+Reply Scard(Ctx&, const Argv&);
+Reply Sismember(Ctx&, const Argv&);
+Reply Smembers(Ctx&, const Argv&);
 
 // cmd_server.cpp
 Reply Ping(Ctx&, const Argv&);

@@ -4,7 +4,10 @@
 #include <cassert>
 #include <cstddef>
 #include <iterator>
+#include <optional>
 #include <utility>
+
+#include "core/strings.h"
 
 namespace lockstep {
 
@@ -101,12 +104,71 @@ int64_t ZSet::Rank(const std::string& member) const {
   return static_cast<int64_t>(std::distance(ordered_.begin(), pos));
 }
 
+bool MemberSet::Add(std::string_view member) {
+  if (intset_) {
+    // setTypeAdd: an integer joins the intset, which becomes a hash table once it holds more
+    // than kIntsetEntriesMax; anything else makes it a hash table first.
+    if (const std::optional<int64_t> v = ParseInt64(member)) {
+      if (!ints_.insert(*v).second) return false;
+      bytes_ += member.size();
+      if (ints_.size() > kIntsetEntriesMax) ConvertToHashTable();
+      return true;
+    }
+    ConvertToHashTable();
+  }
+  if (!strs_.emplace(member).second) return false;
+  bytes_ += member.size();
+  return true;
+}
+
+bool MemberSet::Erase(std::string_view member) {
+  if (intset_) {
+    // A member that is not a canonical integer cannot be in an intset.
+    const std::optional<int64_t> v = ParseInt64(member);
+    if (!v || ints_.erase(*v) == 0) return false;
+  } else {
+    const auto it = strs_.find(member);
+    if (it == strs_.end()) return false;
+    strs_.erase(it);
+  }
+  assert(bytes_ >= member.size());
+  bytes_ -= member.size();
+  return true;
+}
+
+bool MemberSet::Contains(std::string_view member) const {
+  if (intset_) {
+    const std::optional<int64_t> v = ParseInt64(member);
+    return v && ints_.count(*v) != 0;
+  }
+  return strs_.find(member) != strs_.end();
+}
+
+std::vector<std::string> MemberSet::Members() const {
+  std::vector<std::string> out;
+  out.reserve(size());
+  if (intset_) {
+    for (const int64_t v : ints_) out.push_back(FormatInt64(v));
+  } else {
+    out.assign(strs_.begin(), strs_.end());
+  }
+  return out;
+}
+
+void MemberSet::ConvertToHashTable() {
+  assert(intset_);
+  for (const int64_t v : ints_) strs_.insert(FormatInt64(v));
+  ints_.clear();
+  intset_ = false;
+}
+
 const char* TypeName(ValueType t) {
   switch (t) {
     case ValueType::kString: return "string";
     case ValueType::kHash: return "hash";
     case ValueType::kList: return "list";
     case ValueType::kZSet: return "zset";
+    case ValueType::kSet: return "set";
   }
   return "none";
 }
@@ -143,6 +205,11 @@ size_t Keyspace::EstimateBytes(std::string_view key, const Entry& entry) {
     case ValueType::kZSet: {
       const ZSet& z = std::get<ZSet>(entry.value);
       value = z.bytes() + z.size() * kZSetElementOverheadBytes;
+      break;
+    }
+    case ValueType::kSet: {
+      const MemberSet& m = std::get<MemberSet>(entry.value);
+      value = m.bytes() + m.size() * kElementOverheadBytes;
       break;
     }
   }

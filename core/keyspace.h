@@ -1,8 +1,9 @@
-// The data-type layer of the emulated Redis: values (string, hash, list, sorted set), keys with
-// expiry times on the owning node's millisecond clock, and nothing about commands or replies.
+// The data-type layer of the emulated Redis: values (string, hash, list, sorted set, set), keys
+// with expiry times on the owning node's millisecond clock, and nothing about commands or
+// replies.
 //
 // Invariants:
-//  (1) No aggregate value is ever empty: a command that empties a hash, list or sorted set
+//  (1) No aggregate value is ever empty: a command that empties a hash, list, sorted set or set
 //      deletes the key (Redis does the same, and EXISTS is observable).
 //  (2) expire_at_ms is kNoExpiry or an absolute time on the node's clock. A key is expired when
 //      now_ms > expire_at_ms (strict, as db.c keyIsExpired): it is alive at its expiry millisecond.
@@ -172,13 +173,48 @@ class ZSet {
   size_t bytes_ = 0;
 };
 
-enum class ValueType : uint8_t { kString, kHash, kList, kZSet };
+// A set (Redis's set type; "MemberSet" because cmd::Set is the SET command), encoded as Redis
+// 7.0 encodes it, since the encoding decides the order SMEMBERS lists the members in: an
+// intset (sorted 64-bit integers) while every member is an integer in string2ll's canonical
+// form ("12", "-5"; not "012", "+5", "-0" or " 1") and there are at most kIntsetEntriesMax of
+// them (set-max-intset-entries), and a hash table from the first member that breaks either rule
+// on, never converted back (7.0 has no listpack sets; 7.2 added them). An intset lists its
+// members in numeric order, as Redis does. A hash table lists them in the order of its buckets,
+// which depends on redis-server's random hash seed, so no emulator can reproduce it: this one
+// lists them in byte order (docs/fidelity.md, "Sets").
+class MemberSet {
+ public:
+  static constexpr size_t kIntsetEntriesMax = 512;
+
+  // Returns true when the member is new.
+  bool Add(std::string_view member);
+  // Returns true when the member was there.
+  bool Erase(std::string_view member);
+  bool Contains(std::string_view member) const;
+  size_t size() const { return intset_ ? ints_.size() : strs_.size(); }
+  bool empty() const { return size() == 0; }
+  bool is_intset() const { return intset_; }
+  // Every member, in the order SMEMBERS lists them (see above).
+  std::vector<std::string> Members() const;
+  // The bytes of every member (an intset's members as their decimal text).
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void ConvertToHashTable();
+
+  bool intset_ = true;  // An empty set is an intset until its first member says otherwise.
+  std::set<int64_t> ints_;                  // While intset_.
+  std::set<std::string, std::less<>> strs_;  // Once a hash table.
+  size_t bytes_ = 0;
+};
+
+enum class ValueType : uint8_t { kString, kHash, kList, kZSet, kSet };
 
 // The name TYPE reports for each value type.
 const char* TypeName(ValueType t);
 
 struct Entry {
-  std::variant<std::string, Hash, List, ZSet> value;
+  std::variant<std::string, Hash, List, ZSet, MemberSet> value;
   int64_t expire_at_ms = kNoExpiry;
   // What this entry adds to Keyspace::used_bytes() (kept by the keyspace; see there).
   size_t charged_bytes = 0;
@@ -188,6 +224,7 @@ struct Entry {
   Hash& hash() { return std::get<Hash>(value); }
   List& list() { return std::get<List>(value); }
   ZSet& zset() { return std::get<ZSet>(value); }
+  MemberSet& set() { return std::get<MemberSet>(value); }
 };
 
 // Used memory. Redis decides "OOM command not allowed" by its allocator's count of used bytes,
@@ -195,7 +232,7 @@ struct Entry {
 // server's own buffers). The keyspace keeps an estimate instead, for keys and values only (no
 // server baseline, no client buffers, no Lua heap): per key kKeyOverheadBytes plus the key's
 // length plus the value's bytes; a string's value is its length, an aggregate's is the bytes of
-// its elements (list elements, hash fields and values, sorted-set members) plus
+// its elements (list elements, hash fields and values, sorted-set and set members) plus
 // kElementOverheadBytes per element (kZSetElementOverheadBytes for a sorted set, whose score
 // and index cost more). Each data type keeps the sum of its element lengths up to date, so the
 // estimate of any key is O(1); a command that changes a value in place is followed by

@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/keyspace.h"
 #include "core/server.h"
@@ -62,6 +63,44 @@ TEST_CASE("zset orders by score then member bytes", "[keyspace]") {
   CHECK(z.Rank("a") == 0);
   CHECK(z.Rank("x") == -1);
   CHECK(*z.Score("c") == 2);
+}
+
+TEST_CASE("a set is an intset of canonical integers up to 512 members, then a hash table",
+          "[keyspace]") {
+  lockstep::MemberSet m;
+  CHECK(m.is_intset());
+  for (int i = 512; i >= 1; --i) CHECK(m.Add(std::to_string(i)));
+  CHECK_FALSE(m.Add("7"));
+  CHECK(m.is_intset());
+  CHECK(m.size() == 512);
+  CHECK(m.Members().front() == "1");
+  CHECK(m.Members().back() == "512");
+  CHECK(m.Contains("12"));
+  CHECK_FALSE(m.Contains("012"));
+  CHECK_FALSE(m.Erase("012"));
+  CHECK(m.Add("513"));  // The 513th integer converts it.
+  CHECK_FALSE(m.is_intset());
+  CHECK(m.Members().front() == "1");
+  CHECK(m.Members()[1] == "10");  // Byte order from now on.
+  CHECK(m.Contains("513"));
+  CHECK(m.Erase("513"));
+  CHECK_FALSE(m.is_intset());  // Never converted back.
+
+  lockstep::MemberSet n;
+  for (const char* s : {"-0", "+1", " 1", "01", "1.0", "9223372036854775808"}) {
+    lockstep::MemberSet one;
+    CHECK(one.Add(s));
+    CHECK_FALSE(one.is_intset());
+  }
+  CHECK(n.Add("-9223372036854775808"));
+  CHECK(n.Add("9223372036854775807"));
+  CHECK(n.is_intset());
+  CHECK(n.bytes() == 20 + 19);
+  CHECK(n.Erase("9223372036854775807"));
+  CHECK(n.bytes() == 20);
+  CHECK(n.Add("x"));
+  CHECK(n.bytes() == 21);
+  CHECK(n.Members() == std::vector<std::string>{"-9223372036854775808", "x"});
 }
 
 TEST_CASE("a key is alive at its expiry millisecond and gone one after", "[keyspace][expiry]") {

@@ -86,6 +86,22 @@ TEST_CASE("used memory follows every type's writes and deletes", "[keyspace][max
   Run(s, {"ZREM", "z", "m1", "m22"});
   CHECK(db.used_bytes() == 0);
 
+  Run(s, {"SADD", "set", "12", "abc"});
+  const size_t set_bytes =
+      Keyspace::kKeyOverheadBytes + 3 + 5 + 2 * Keyspace::kElementOverheadBytes;
+  CHECK(db.used_bytes() == set_bytes);
+  Run(s, {"SREM", "set", "12"});
+  CHECK(db.used_bytes() == set_bytes - 2 - Keyspace::kElementOverheadBytes);
+  Run(s, {"SREM", "set", "abc"});  // Empties the set, which deletes the key.
+  CHECK(db.used_bytes() == 0);
+
+  Run(s, {"MSET", "m1", "aa", "m22", "b"});  // Each key of a multi-key write is charged.
+  CHECK(db.used_bytes() == 2 * Keyspace::kKeyOverheadBytes + 2 + 2 + 3 + 1);
+  Run(s, {"GETDEL", "m1"});
+  CHECK(db.used_bytes() == Keyspace::kKeyOverheadBytes + 3 + 1);
+  Run(s, {"DEL", "m22"});
+  CHECK(db.used_bytes() == 0);
+
   // A script's writes are charged too, and FLUSHALL clears the total.
   Run(s, {"EVAL", "redis.call('hset', KEYS[1], 'a', 'b') redis.call('set', KEYS[2], 'xy')", "2",
           "h2", "s2"});

@@ -43,6 +43,13 @@ const std::vector<CommandSpec> kCommands = {
     {"set", -3, WD, 1, 1, 1, cmd::Set},
     {"setnx", 3, WD, 1, 1, 1, cmd::Setnx},
     {"getset", 3, WD, 1, 1, 1, cmd::Getset},
+    {"setex", 4, WD, 1, 1, 1, cmd::Setex},
+    {"psetex", 4, WD, 1, 1, 1, cmd::Setex},
+    {"getdel", 2, W, 1, 1, 1, cmd::Getdel},
+    {"getrange", 4, R, 1, 1, 1, cmd::Getrange},
+    {"substr", 4, R, 1, 1, 1, cmd::Getrange},
+    {"mset", -3, WD, 1, -1, 2, cmd::Mset},
+    {"msetnx", -3, WD, 1, -1, 2, cmd::Mset},
     {"incr", 2, WD, 1, 1, 1, cmd::Incr},
     {"incrby", 3, WD, 1, 1, 1, cmd::Incr},
     {"decr", 2, WD, 1, 1, 1, cmd::Incr},
@@ -80,6 +87,15 @@ const std::vector<CommandSpec> kCommands = {
     {"zrank", 3, R, 1, 1, 1, cmd::Zrank},
     {"zrange", -4, R, 1, 1, 1, cmd::Zrange},
     {"zrangebyscore", -4, R, 1, 1, 1, cmd::Zrangebyscore},
+    {"zrevrange", -4, R, 1, 1, 1, cmd::Zrevrange},
+    {"zcount", 4, R, 1, 1, 1, cmd::Zcount},
+    {"zremrangebyscore", 4, W, 1, 1, 1, cmd::Zremrangebyscore},
+    // sets
+    {"sadd", -3, WD, 1, 1, 1, cmd::Sadd},
+    {"srem", -3, W, 1, 1, 1, cmd::Srem},
+    {"scard", 2, R, 1, 1, 1, cmd::Scard},
+    {"sismember", 3, R, 1, 1, 1, cmd::Sismember},
+    {"smembers", 2, R, 1, 1, 1, cmd::Smembers},
     // server, pub/sub, scripting
     {"ping", -1, 0, 0, 0, 0, cmd::Ping},
     {"echo", 2, 0, 0, 0, 0, cmd::Echo},
@@ -271,6 +287,12 @@ Reply Ctx::Map(std::vector<Reply> flat_pairs) const {
   assert(flat_pairs.size() % 2 == 0);
   Reply r = Reply::Array(std::move(flat_pairs));
   if (resp == 3) r.type = Reply::Type::kMap;
+  return r;
+}
+
+Reply Ctx::SetOf(std::vector<Reply> members) const {
+  Reply r = Reply::Array(std::move(members));
+  if (resp == 3) r.type = Reply::Type::kSet;
   return r;
 }
 

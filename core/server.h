@@ -87,6 +87,8 @@ class Ctx {
   // Resp-aware reply builders (Redis addReplyDouble, addReplyMapLen...).
   Reply Double(double d) const;
   Reply Map(std::vector<Reply> flat_pairs) const;
+  // An array in RESP2, a set (~n) in RESP3 (Redis setDeferredSetLen, shared.emptyset).
+  Reply SetOf(std::vector<Reply> members) const;
 };
 
 // One entry of the command table.

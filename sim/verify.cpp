@@ -20,6 +20,13 @@ std::string KeyText(const Entry* live, int64_t now_ms) {
       out += "}";
       break;
     case ValueType::kString: out = "the string \"" + std::get<std::string>(live->value) + "\""; break;
+    case ValueType::kSet:
+      out = "a set {";
+      for (const std::string& member : std::get<MemberSet>(live->value).Members()) {
+        out += (out.back() == '{' ? "" : ", ") + member;
+      }
+      out += "}";
+      break;
     default: out = std::string("a ") + TypeName(live->type()); break;
   }
   out += live->expire_at_ms == kNoExpiry

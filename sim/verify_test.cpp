@@ -71,3 +71,19 @@ TEST_CASE("the verification mode finds a key the lease events did not record, an
   CHECK(CompareKeyView(facts, n1, lock, nullptr, 3'000).empty());
   CHECK(!CompareKeyView(facts, n1, lock, &key, 3'000).empty());
 }
+
+TEST_CASE("the verification mode names a set key's members", "[sim][verify]") {
+  History h;
+  FactsPass facts(&h.names(), FactsOptions{});
+  const auto n1 = h.names().Intern("n1");
+  const auto lock = h.names().Intern("lock");
+  Entry key;
+  lockstep::MemberSet members;
+  members.Add("b");
+  members.Add("10");
+  members.Add("a");
+  key.value = std::move(members);
+  CHECK(CompareKeyView(facts, n1, lock, &key, 1'000) ==
+        "the facts pass believes, from the lease events, that the key holds nothing; the node's "
+        "key is a set {10, a, b}, no expiry");
+}
