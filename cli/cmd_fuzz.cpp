@@ -782,8 +782,9 @@ int FuzzMain(const std::vector<std::string>& args) {
     }
     if (found.jobs_started < options.jobs) {
       std::cout << "jobs       " << found.jobs_started << " of the " << options.jobs
-                << " asked for: the machine gave no more threads (each reserves its stack; an "
-                   "address-space limit allows about 500 in 4 GB)\n";
+                << " asked for: the machine gave no more than " << found.threads_made
+                << " threads (each reserves its stack; an address-space limit allows about 500 "
+                   "in 4 GB), and a quarter of them were let go to leave the cases room\n";
     }
     // Written out, so that what ran away or failed to run can be run and looked at on its own.
     auto write_case = [&](const fuzz::SetAside& aside, const std::string& folder,

@@ -165,19 +165,47 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
 
   std::vector<std::thread> threads;
   std::atomic<int> running{jobs};
+  // Every thread waits at the gate until all are made. When the machine refused some (a 4 GB
+  // address space holds about 500 stacks), the search goes on with three quarters of those it
+  // gave, or on this thread alone: the others leave at once and give their stacks back, so
+  // that the cases have room for what they allocate.
+  std::mutex gate_mu;
+  std::condition_variable gate_cv;
+  bool gate_open = false;
+  bool let_go = false;  // The threads past `active` have left and been joined.
+  int active = jobs;
+  bool refused = false;
   for (int i = 0; i < jobs; ++i) {
     try {
       threads.emplace_back([&, i] {
-        work(*workers[static_cast<size_t>(i)]);
+        {
+          std::unique_lock<std::mutex> lock(gate_mu);
+          gate_cv.wait(lock, [&] { return gate_open && (i >= active || let_go); });
+        }
+        if (i < active) work(*workers[static_cast<size_t>(i)]);
         --running;
       });
     } catch (const std::system_error&) {
-      // The machine gives no more threads (a 4 GB address space holds about 500 stacks):
-      // the search goes on with those it has, or on this thread alone.
       running -= jobs - i;
+      refused = true;
       break;
     }
   }
+  result.threads_made = static_cast<int>(threads.size());
+  {
+    std::lock_guard<std::mutex> lock(gate_mu);
+    if (refused) active = static_cast<int>(threads.size()) * 3 / 4;
+    gate_open = true;
+  }
+  gate_cv.notify_all();
+  // Their stacks are given back before any case starts.
+  for (size_t i = static_cast<size_t>(std::max(0, active)); i < threads.size(); ++i) threads[i].join();
+  threads.resize(std::min(threads.size(), static_cast<size_t>(std::max(0, active))));
+  {
+    std::lock_guard<std::mutex> lock(gate_mu);
+    let_go = true;
+  }
+  gate_cv.notify_all();
   result.jobs_started = static_cast<int>(threads.size());
   if (threads.empty()) {
     ++running;

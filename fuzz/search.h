@@ -105,6 +105,9 @@ struct SearchResult {
   // How many worker threads ran: fewer than asked when the machine refused more (an address
   // space limit: each thread reserves its stack).
   int jobs_started = 0;
+  // The threads the machine gave (jobs_started is three quarters of them when it refused
+  // more: the rest left at once, to leave the cases room).
+  int threads_made = 0;
 };
 
 // `progress` is called from the search's own thread about every `progress_every_s`.
