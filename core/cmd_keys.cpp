@@ -235,11 +235,13 @@ Reply Persist(Ctx& ctx, const Argv& argv) {
 }
 
 Reply Ttl(Ctx& ctx, const Argv& argv) {
-  const bool ms = EqualsNoCase(argv[0], "pttl");
+  // TTL and PTTL count from now; EXPIRETIME and PEXPIRETIME give the expiry itself.
+  const bool ms = EqualsNoCase(argv[0], "pttl") || EqualsNoCase(argv[0], "pexpiretime");
+  const bool absolute = EqualsNoCase(argv[0], "expiretime") || EqualsNoCase(argv[0], "pexpiretime");
   const Entry* e = ctx.Lookup(argv[1]);
   if (e == nullptr) return Reply::Integer(-2);
   if (e->expire_at_ms == kNoExpiry) return Reply::Integer(-1);
-  int64_t ttl = e->expire_at_ms - ctx.now_ms;
+  int64_t ttl = absolute ? e->expire_at_ms : e->expire_at_ms - ctx.now_ms;
   if (ttl < 0) ttl = 0;
   return Reply::Integer(ms ? ttl : (ttl + 500) / 1000);
 }

@@ -15,7 +15,7 @@ Reply Del(Ctx&, const Argv&);
 Reply Type(Ctx&, const Argv&);
 Reply Expire(Ctx&, const Argv&);     // EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (by argv[0])
 Reply Persist(Ctx&, const Argv&);
-Reply Ttl(Ctx&, const Argv&);        // TTL and PTTL
+Reply Ttl(Ctx&, const Argv&);        // TTL, PTTL, EXPIRETIME and PEXPIRETIME
 Reply Keys(Ctx&, const Argv&);
 Reply Scan(Ctx&, const Argv&);
 Reply Dbsize(Ctx&, const Argv&);

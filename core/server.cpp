@@ -33,6 +33,8 @@ const std::vector<CommandSpec> kCommands = {
     {"persist", 2, W, 1, 1, 1, cmd::Persist},
     {"ttl", 2, R, 1, 1, 1, cmd::Ttl},
     {"pttl", 2, R, 1, 1, 1, cmd::Ttl},
+    {"expiretime", 2, R, 1, 1, 1, cmd::Ttl},
+    {"pexpiretime", 2, R, 1, 1, 1, cmd::Ttl},
     {"keys", 2, R, 0, 0, 0, cmd::Keys},
     {"scan", -2, R, 0, 0, 0, cmd::Scan},
     {"dbsize", 1, R, 0, 0, 0, cmd::Dbsize},

@@ -39,8 +39,9 @@ constexpr int64_t kNoExpiryMs = INT64_MIN;  // A lock key without a TTL (or none
 constexpr const char* kExpiredChannel = "__keyevent@0__:expired";
 
 // Read-only: what the lock key is on this node right after the command before it in the same
-// transaction. Its type, its owner fields (a hash) or value (a string), its PTTL and the
-// server's clock. The owners text is built by history::JoinOwners, as the simulator builds it.
+// transaction. Its type, its owner fields (a hash) or value (a string), its PTTL, the server's
+// clock and its expiry (PEXPIRETIME). The owners text is built by history::JoinOwners, as the
+// simulator builds it.
 constexpr const char* kProbeScript = R"(local t = redis.call('TYPE', KEYS[1])['ok']
 local owners = {}
 if t == 'hash' then
@@ -49,7 +50,9 @@ elseif t == 'string' then
   owners = {redis.call('GET', KEYS[1])}
 end
 local now = redis.call('TIME')
-return {t, owners, redis.call('PTTL', KEYS[1]), now[1], now[2]})";
+local ok, at = pcall(redis.call, 'PEXPIRETIME', KEYS[1])
+if not ok then at = -3 end
+return {t, owners, redis.call('PTTL', KEYS[1]), now[1], now[2], at})";
 
 
 int64_t RealtimeMs() {
@@ -78,7 +81,7 @@ struct KeyState {
 };
 
 std::optional<KeyState> ParseProbe(const Reply& r) {
-  if (r.type != Reply::Type::kArray || r.elements.size() != 5) return std::nullopt;
+  if (r.type != Reply::Type::kArray || r.elements.size() != 6) return std::nullopt;
   const Reply& type = r.elements[0];
   const Reply& owners = r.elements[1];
   const auto pttl = IntOf(r.elements[2]);
@@ -98,7 +101,17 @@ std::optional<KeyState> ParseProbe(const Reply& r) {
   } else if (type.str != "none") {
     k.owners = type.str;  // As history::OwnersOf names a key of another type.
   }
-  if (!k.owners.empty() && *pttl >= 0) k.expire_ms = k.local_ms + *pttl;
+  // The expiry itself (PEXPIRETIME, Redis 7.0), exact. TIME + PTTL can be a millisecond late:
+  // a script sees a key until its start time passes the expiry, but PTTL counts from the real
+  // time, clamped at 0, so a key read in the millisecond it expires gives TIME = expiry + 1 and
+  // PTTL = 0, and the next owner's acquire in that millisecond would not count as after the
+  // expiry. Before 7.0 (-3: no such command) the estimate is all there is.
+  const auto at = IntOf(r.elements[5]);
+  if (!k.owners.empty() && at && *at >= 0) {
+    k.expire_ms = *at;
+  } else if (!k.owners.empty() && *pttl >= 0 && (!at || *at == -3)) {
+    k.expire_ms = k.local_ms + *pttl;
+  }
   return k;
 }
 
