@@ -317,6 +317,7 @@ int ReplayMain(const std::vector<std::string>& args) {
         return DriveOutcome{replay->commands_sent(), replay->end_us(), replay->interrupted()};
       },
       &error);
+  const std::string program_error = replay->program_error();
   const std::vector<std::string> fault_notes = replay->fault_notes();
   const int64_t timers_late_max_us = replay->timers_late_max_us();
   const std::vector<std::pair<std::string, std::string>> live_parameters = replay->derived();
@@ -328,6 +329,13 @@ int ReplayMain(const std::vector<std::string>& args) {
     std::cerr << "lockstep replay: " << error << "\n";
     for (const std::string& c : cleanup) std::cerr << "lockstep replay: " << c << "\n";
     return kExitFailed;
+  }
+  if (!program_error.empty()) {
+    // The simulated run got past the point where the live one failed: timing the live run
+    // has and the simulated one had not. Bad input all the same, as in `lockstep run`.
+    std::cerr << "lockstep replay: " << file << ": the live run stopped: " << program_error << "\n";
+    for (const std::string& c : cleanup) std::cerr << "lockstep replay: " << c << "\n";
+    return kExitBadInput;
   }
   const bool interrupted = live_run->interrupted;
   meta.parameters = live_parameters;

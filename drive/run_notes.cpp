@@ -8,7 +8,8 @@ namespace names = history::names;
 using history::EventType;
 
 void RecordRunNotes(const Scenario& scenario, int protocol_nodes, const std::string& cluster_slots,
-                    int64_t lock_slot, const std::function<void(history::Event&)>& record) {
+                    int64_t lock_slot, const std::function<void(history::Event&)>& record,
+                    const locks::ClientDeclarations* declarations) {
   history::Event run;
   run.type = EventType::kNote;
   run.process = names::kSim;
@@ -27,6 +28,10 @@ void RecordRunNotes(const Scenario& scenario, int protocol_nodes, const std::str
   note.permits = scenario.protocol.permits;
   note.nodes = protocol_nodes;
   note.fair_wait_timeout_us = scenario.protocol.fair_wait_timeout_us;
+  if (declarations != nullptr) {
+    note.layout = declarations->layout;
+    note.unlock = declarations->unlock_reply;
+  }
   protocol.detail = note;
   record(protocol);
 

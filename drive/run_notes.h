@@ -10,6 +10,7 @@
 #include <string>
 
 #include "history/event.h"
+#include "locks/client/client_program.h"
 #include "model/scenario.h"
 
 namespace lockstep::drive {
@@ -17,8 +18,10 @@ namespace lockstep::drive {
 // Records the opening notes through `record` (which stamps the time and appends).
 // protocol_nodes: how many nodes the protocol addresses. cluster_slots: "n1=0-5460 n2=..." for
 // a [cluster] (empty: no cluster note), with lock_slot the lock key's hash slot.
+// `declarations`: a client program's (the client kind), written into the protocol note.
 void RecordRunNotes(const Scenario& scenario, int protocol_nodes, const std::string& cluster_slots,
-                    int64_t lock_slot, const std::function<void(history::Event&)>& record);
+                    int64_t lock_slot, const std::function<void(history::Event&)>& record,
+                    const locks::ClientDeclarations* declarations = nullptr);
 
 }  // namespace lockstep::drive
 

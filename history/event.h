@@ -171,6 +171,11 @@ struct ProtocolNote {
   int64_t permits = 1;
   int nodes = -1;                     // -1: not written.
   int64_t fair_wait_timeout_us = -1;  // -1: not written.
+  // A client program's declarations (the client kind; "": not written): how its key names a
+  // holder ("string-token", "hash-fields") and what its unlock answers ("compare-and-delete",
+  // "redisson").
+  std::string_view layout;
+  std::string_view unlock;
 };
 
 // Note cluster: "n1=0-5460 n2=5461-10922 n3=10923-16383 lock_slot=3300".

@@ -411,6 +411,9 @@ void FactsPass::OnNote(const Event& e) {
       protocol_seen_ = true;
       ProtocolInfo& p = protocol_;
       p.SetKind(std::string(note->kind));
+      // A client program declares its unlock's answers (the built-in kinds are known by name).
+      if (note->unlock == "compare-and-delete") p.compare_and_delete = true;
+      if (note->unlock == "redisson") p.compare_and_delete = false;
       p.version = std::string(note->version);
       p.fencing = note->fencing;
       p.permits = note->permits;

@@ -114,6 +114,8 @@ void Handoff::OnEvent(const Event& e) {
           ProtocolNote n = d;
           n.kind = keep(d.kind);
           n.version = keep(d.version);
+          n.layout = keep(d.layout);
+          n.unlock = keep(d.unlock);
           return n;
         } else if constexpr (std::is_same_v<T, ClusterNote>) {
           return ClusterNote{keep(d.slots), d.lock_slot};

@@ -55,6 +55,9 @@ struct ProtocolKind {
   bool shows_permits = false;  // Its acquire invokes write "permits=<n>" (semaphores).
   bool majority = false;       // kQuorum: a majority of the masters suffices (RedLock).
   bool ttl_lease = false;      // The lease is the key's TTL (SET PX, EXPIRE): it must be > 0.
+  // Its client is a Lua program the scenario names (protocol.client; locks/client/), whose
+  // folder holds its scripts.
+  bool client_program = false;
 };
 
 inline constexpr ProtocolKind kProtocolKinds[] = {
@@ -110,6 +113,9 @@ inline constexpr ProtocolKind kProtocolKinds[] = {
      .scripts = {"try_set_count", "count_down", "delete"},
      .sources = {{{"countdownlatch", "current"}}},
      .roles = {"await", "count_down"}},
+    // A client written as a Lua program (locks/client/client_program.h): one exclusive lock
+    // whose key holds its holder's token, a string value "<uuid>:<thread + 1>".
+    {.name = "client", .client_program = true},
 };
 
 // The Redisson versions lockstep models: 3.13.6, the release the project started from, and

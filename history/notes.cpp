@@ -169,6 +169,8 @@ ProtocolNote DecodeProtocolNote(std::string_view text) {
   if (const auto wait = ParseLooseDurationUs(TextValue(text, "fair_wait_timeout="))) {
     p.fair_wait_timeout_us = *wait;
   }
+  p.layout = TextValue(text, "layout=");
+  p.unlock = TextValue(text, "unlock=");
   return p;
 }
 
@@ -326,6 +328,14 @@ struct Encoder {
       out->append(" fair_wait_timeout=");
       AppendInt(out, p.fair_wait_timeout_us / 1000);
       out->append("ms");
+    }
+    if (!p.layout.empty()) {
+      out->append(" layout=");
+      out->append(p.layout);
+    }
+    if (!p.unlock.empty()) {
+      out->append(" unlock=");
+      out->append(p.unlock);
     }
   }
   void operator()(const ClusterNote& c) const {

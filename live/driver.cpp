@@ -25,6 +25,7 @@
 #include "history/notes.h"
 #include "live/resp_connection.h"
 #include "locks/factory.h"
+#include "locks/client/client_program.h"
 #include "locks/scripts.h"
 
 namespace lockstep::live {
@@ -214,6 +215,8 @@ struct LiveRun::Impl {
   history::Recorder* recorder = nullptr;
   EventLoop loop;
   locks::ScriptSet scripts;
+  // A client program's declarations (the client kind), for the protocol note.
+  std::optional<locks::ClientDeclarations> declarations;
   Prng rng{1};
   Name lock_id = names::kNone;
   std::unique_ptr<drive::Resource> resource;  // The run's protected resource.
@@ -223,6 +226,7 @@ struct LiveRun::Impl {
   int64_t start_loop_us = 0;
   bool started = false;
   uint64_t late = 0;
+  std::string program_error;  // LiveRun::program_error().
   uint64_t commands = 0;
   // Work given to AtTrueTime before the run began: armed when it begins.
   std::vector<std::pair<TrueTime, std::function<void()>>> before_start;
@@ -646,6 +650,10 @@ class LiveOutbox final : public locks::Outbox {
   }
   void Complete(int thread, const locks::OpResult& result) override {
     c_.workload->OnComplete(thread, result);
+    if (run_.program_error.empty() && !c_.protocol_->ProgramError().empty()) {
+      run_.program_error = "client " + c_.name + "'s program failed: " + c_.protocol_->ProgramError();
+      run_.loop.Stop();
+    }
   }
 
  private:
@@ -751,7 +759,7 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
   [[maybe_unused]] Prng net_rng = s.rng.Fork();
   auto scripts = locks::LoadScripts(s.options.lua_dir, scenario.protocol.kind_name(),
                                     scenario.protocol.version, scenario.protocol.script_files,
-                                    error);
+                                    error, scenario.protocol.client);
   if (!scripts) return nullptr;
   s.scripts = std::move(*scripts);
   {
@@ -759,6 +767,11 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
     probe.version = scenario.protocol.version;
     if (locks::MakeProtocol(scenario.protocol.kind_name(), probe, s.scripts, error) == nullptr) {
       return nullptr;
+    }
+    if (scenario.protocol.kind->client_program) {
+      locks::ClientDeclarations d;
+      if (!locks::ReadClientDeclarations(probe, s.scripts, &d, error)) return nullptr;
+      s.declarations = std::move(d);
     }
   }
   if (scenario.gc.enabled && s.options.faults == nullptr) {
@@ -875,6 +888,7 @@ std::unique_ptr<LiveRun> LiveRun::Create(const Scenario& scenario, LiveOptions o
 EventLoop& LiveRun::loop() { return impl_->loop; }
 TrueTime LiveRun::NowUs() const { return impl_->Now(); }
 uint64_t LiveRun::late_results() const { return impl_->late; }
+const std::string& LiveRun::program_error() const { return impl_->program_error; }
 uint64_t LiveRun::commands_sent() const { return impl_->commands; }
 
 void LiveRun::AtTrueTime(TrueTime at_us, std::function<void()> work) {
@@ -901,7 +915,8 @@ void LiveRun::Run(const std::function<bool()>& should_stop,
     }
     drive::RecordRunNotes(s.scenario, s.clients.empty() ? 0 : s.NodeCountOf(*s.clients[0]), slots,
                           KeyHashSlot(s.scenario.protocol.lock_name),
-                          [&s](history::Event& e) { s.Record(e); });
+                          [&s](history::Event& e) { s.Record(e); },
+                          s.declarations ? &*s.declarations : nullptr);
     // The servers run on the machine's clock, not from the scenario's start date: what it
     // reads now is their base, so that a report shows their offsets from what was asked.
     const int64_t base_ms = RealtimeMs();

@@ -176,6 +176,9 @@ class LiveRun {
   // Transactions whose result was recorded out of order (their number came after a later
   // one's); 0 in a run without lost replies.
   uint64_t late_results() const;
+  // The first client program (the client kind) that failed, with its error; it stopped the
+  // run. Empty when none did.
+  const std::string& program_error() const;
   // Commands the clients sent (a transaction counts once): the live run's "events".
   uint64_t commands_sent() const;
 

@@ -640,6 +640,7 @@ void Replay::Run(const std::function<bool()>& should_stop) {
 
 int64_t Replay::end_us() const { return impl_->run->end_us(); }
 bool Replay::interrupted() const { return impl_->run->interrupted(); }
+const std::string& Replay::program_error() const { return impl_->run->program_error(); }
 uint64_t Replay::commands_sent() const { return impl_->run->commands_sent(); }
 int64_t Replay::timers_late_max_us() const { return impl_->run->loop().timers_late_max_us(); }
 const std::vector<std::string>& Replay::fault_notes() const { return impl_->notes; }

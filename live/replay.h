@@ -83,6 +83,8 @@ class Replay {
 
   int64_t end_us() const;
   bool interrupted() const;
+  // A client program that failed live (LiveRun::program_error), or empty.
+  const std::string& program_error() const;
   uint64_t commands_sent() const;
   // The most a timer of the run fired after its due time (EventLoop::timers_late_max_us).
   int64_t timers_late_max_us() const;

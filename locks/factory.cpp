@@ -1,6 +1,7 @@
 #include "locks/factory.h"
 
 #include "history/kinds.h"
+#include "locks/client/client_program.h"
 #include "locks/countdownlatch/countdownlatch.h"
 #include "locks/fairlock/fairlock.h"
 #include "locks/fencedlock/fencedlock.h"
@@ -55,6 +56,7 @@ const Registration kRegistrations[] = {
     {"semaphore", [](const std::string&, const ClientConfig& c, const ScriptSet& s,
                      std::string* e) { return CheckSemaphoreConfig(c, s, e); },
      [](const std::string&, const ClientConfig& c, const ScriptSet& s) { return MakeSemaphore(c, s); }},
+    {"client", CheckClientProgramConfig, MakeClientProgram},
     {"countdownlatch", [](const std::string&, const ClientConfig& c, const ScriptSet& s,
                           std::string* e) { return CheckCountDownLatchConfig(c, s, e); },
      [](const std::string&, const ClientConfig& c, const ScriptSet& s) {

@@ -173,6 +173,10 @@ class LockProtocol {
     (void)token;
     return false;
   }
+
+  // A client written as a program (the client kind): the first error it raised or the limit it
+  // passed, with its file, which ends the run; "" while it has none. Built-in clients never fail.
+  virtual std::string ProgramError() const { return {}; }
 };
 
 // The scripts a protocol runs, by name ("acquire", "unlock", "renew", "force_unlock"), with
@@ -180,6 +184,10 @@ class LockProtocol {
 struct ScriptSet {
   std::map<std::string, std::string> bodies;
   std::map<std::string, std::string> files;  // Where each came from (for reports).
+  // The client kind: the client program (Lua 5.4, run by the client, never by Redis) and its
+  // file; its folder's other .lua files are the scripts it sends.
+  std::string program;
+  std::string program_file;
 };
 
 // Client settings shared by every protocol (Redisson's Config).

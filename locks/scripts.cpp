@@ -117,16 +117,38 @@ bool HasScripts(const ScriptSet& scripts, const std::vector<std::string>& names,
   return false;
 }
 
+fs::path ClientProgramPath(const std::string& lua_dir, const std::string& client) {
+  if (client.find('/') == std::string::npos && fs::path(client).extension() != ".lua") {
+    return fs::path(lua_dir) / "clients" / client / "client.lua";
+  }
+  return fs::path(client);
+}
+
 std::optional<ScriptSet> LoadScripts(const std::string& lua_dir, const std::string& kind,
                                      history::ProtocolVersion version_id,
                                      const std::map<std::string, std::string>& overrides,
-                                     std::string* error) {
+                                     std::string* error, const std::string& client) {
   const std::string version(history::VersionName(version_id));
   fs::path folder = fs::path(lua_dir) / kind / version;
   ScriptSet set;
   // Kinds whose scripts are not (all) in lua/<kind>/<version>/ say where they are.
   const history::ProtocolKind* known = history::FindProtocolKind(kind);
-  if (known != nullptr && !known->sources[0].folder.empty()) {
+  if (known != nullptr && known->client_program) {
+    // The client kind: the program, and its folder's other .lua files as its scripts.
+    if (client.empty()) {
+      *error = "lock kind '" + kind + "' needs protocol.client: a client program's file, or the "
+               "name of a bundled one (lua/clients/<name>/client.lua)";
+      return std::nullopt;
+    }
+    const fs::path program = ClientProgramPath(lua_dir, client);
+    if (!ReadFile(program, &set.program, error)) return std::nullopt;
+    set.program_file = program.string();
+    folder = program.parent_path().empty() ? fs::path(".") : program.parent_path();
+    if (!ReadFolder(folder, kind, version, {}, &set, error)) return std::nullopt;
+    const std::string stem = program.stem().string();
+    set.bodies.erase(stem);
+    set.files.erase(stem);
+  } else if (known != nullptr && !known->sources[0].folder.empty()) {
     for (const history::ScriptSource& source : known->sources) {
       if (source.folder.empty()) break;
       const std::string from = source.version.empty() ? version : std::string(source.version);

@@ -22,10 +22,14 @@ namespace lockstep::locks {
 // override names a script the folder does not have (a typo would otherwise run the default
 // silently); a script the kind needs is missing (RequiredScripts); or a script does not compile
 // as redis-server compiles it (the message has its path and Redis's error).
+//
+// The client kind (a client written as a Lua program) takes its program from `client`: a path
+// (resolved by the caller), or a bundled client's name, lua_dir/clients/<name>/client.lua. Its
+// scripts are the other .lua files of the program's folder.
 std::optional<ScriptSet> LoadScripts(const std::string& lua_dir, const std::string& kind,
                                      history::ProtocolVersion version,
                                      const std::map<std::string, std::string>& overrides,
-                                     std::string* error);
+                                     std::string* error, const std::string& client = {});
 
 // The script names a protocol kind cannot run without ("rlock" -> acquire, unlock, renew,
 // force_unlock). Empty for kinds that do not declare theirs here.

@@ -154,6 +154,9 @@ struct ProtocolSpec {
   int64_t fair_wait_timeout_us = 300'000'000;
   // Semaphores: the permits set when the run starts; count-down latches: the count.
   int64_t permits = 1;
+  // The client kind: its program, a file (resolved relative to the scenario file) or the name
+  // of a bundled client (lua/clients/<name>/client.lua).
+  std::string client;
 
   bool operator==(const ProtocolSpec&) const = default;
 };

@@ -71,7 +71,7 @@ constexpr std::string_view kClusterKeys[] = {"enabled"};
 constexpr std::string_view kProtocolKeys[] = {
     "kind",       "version",        "lock_name",         "watchdog_timeout_ms",
     "timeout_ms", "retry_attempts", "retry_interval_ms", "scripts",
-    "fair_wait_timeout_ms", "permits"};
+    "fair_wait_timeout_ms", "permits", "client"};
 constexpr std::string_view kWorkloadKeys[] = {"mode",     "wait_ms", "lease_ms",      "critical_ms",
                                               "think_ms", "reentry", "ops_per_thread",
                                               "read_ratio", "stagger_ms"};
@@ -676,6 +676,8 @@ class Loader {
   void ParseNetwork(const toml::table& t, NetworkSpec* network);
   void ParseSentinel(const toml::table& t, SentinelSpec* sentinel);
   void ParseProtocol(const toml::table& t, ProtocolSpec* protocol);
+  void ParseClient(const toml::table& t, const history::ProtocolKind* kind,
+                   ProtocolSpec* protocol);
   void ParseWorkload(const toml::table& t, WorkloadSpec* workload);
   // The fields [workload] and a [[clients]] group both take.
   void ParseWorkloadFields(const toml::table& t, const std::string& path, WorkloadOverride* o);
@@ -1617,6 +1619,7 @@ void Loader::ParseProtocol(const toml::table& t, ProtocolSpec* protocol) {
     protocol->fair_wait_timeout_us = *v;
   }
   if (auto v = Integer(t, "permits", "protocol", 0, 1'000'000)) protocol->permits = *v;
+  ParseClient(t, kind, protocol);
   const toml::table* scripts = SubTable(t, "scripts", "protocol");
   if (scripts == nullptr) return;
   std::vector<std::string_view> script_names;
@@ -1628,7 +1631,8 @@ void Loader::ParseProtocol(const toml::table& t, ProtocolSpec* protocol) {
   for (auto&& [k, v] : *scripts) {
     const std::string name(k.str());
     const std::string key = Child("protocol.scripts", name);
-    if (kind != nullptr &&
+    // A client program's scripts are the files beside it: the loader checks the name then.
+    if (kind != nullptr && !kind->client_program &&
         std::find(script_names.begin(), script_names.end(), name) == script_names.end()) {
       Problem(k.source(), key,
               "unknown script '" + name + "' for protocol kind '" + std::string(kind->name) +
@@ -1660,6 +1664,54 @@ void Loader::ParseProtocol(const toml::table& t, ProtocolSpec* protocol) {
     }
     protocol->script_files[name] = resolved.string();
   }
+}
+
+// protocol.client: the client kind's program, a path relative to the scenario file (it has a
+// '/' or ends in .lua) or a bundled client's name.
+void Loader::ParseClient(const toml::table& t, const history::ProtocolKind* kind,
+                         ProtocolSpec* protocol) {
+  const toml::node* n = t.get("client");
+  const bool wants = kind != nullptr && kind->client_program;
+  if (n == nullptr) {
+    if (wants && protocol_kind_where_) {
+      Problem(*protocol_kind_where_, "protocol.client",
+              "kind = \"client\" needs client = \"<file>.lua\" (a client program, relative to "
+              "the scenario file) or the name of a bundled client");
+    }
+    return;
+  }
+  if (kind != nullptr && !wants) {
+    Problem(n->source(), "protocol.client",
+            "only kind = \"client\" takes a client program; '" + std::string(kind->name) +
+                "' has its own client");
+    return;
+  }
+  std::optional<std::string> v = String(*n, "protocol.client");
+  if (!v) return;
+  if (v->empty()) {
+    Problem(n->source(), "protocol.client", "must name a client program");
+    return;
+  }
+  if (const std::string hidden = HiddenCharacter(*v); !hidden.empty()) {
+    Problem(n->source(), "protocol.client", "'" + Shown(*v) + "' holds " + hidden +
+                                                "; write the path plainly");
+    return;
+  }
+  const bool is_path = v->find('/') != std::string::npos ||
+                       std::filesystem::path(*v).extension() == ".lua";
+  if (!is_path) {
+    protocol->client = std::move(*v);  // A bundled client: the lock loader finds it.
+    return;
+  }
+  const std::filesystem::path resolved = (directory_ / *v).lexically_normal();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(resolved, ec)) {
+    Problem(n->source(), "protocol.client",
+            "no such file: " + resolved.string() +
+                " (a client program's path is relative to the scenario file's directory)");
+    return;
+  }
+  protocol->client = resolved.string();
 }
 
 void Loader::ParseWorkload(const toml::table& t, WorkloadSpec* workload) {

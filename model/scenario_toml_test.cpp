@@ -314,7 +314,7 @@ TEST_CASE("malformed fixtures: exact file, position, key and message", "[scenari
       {"negative_duration.toml", 9, 14, "workload.stagger_ms",
        "must not be negative, got -1"},
       {"unknown_protocol.toml", 7, 8, "protocol.kind",
-       "unknown protocol kind 'rlok'; did you mean 'rlock'? known protocol kinds: rlock, fairlock, redlock, multilock, fencedlock, spinlock, setnx-px, setnx-expire, get-del, rwlock, semaphore, countdownlatch"},
+       "unknown protocol kind 'rlok'; did you mean 'rlock'? known protocol kinds: rlock, fairlock, redlock, multilock, fencedlock, spinlock, setnx-px, setnx-expire, get-del, rwlock, semaphore, countdownlatch, client"},
   };
   for (const Fixture& f : fixtures) {
     const std::string path = TestData(f.file);

@@ -476,6 +476,10 @@ void WriteProtocol(Out& out, const ProtocolSpec& p, const std::string& directory
     out.Set("fair_wait_timeout_ms", DurationText(p.fair_wait_timeout_us));
   }
   if (p.permits != defaults.permits) out.Set("permits", std::to_string(p.permits));
+  if (!p.client.empty()) {
+    const bool is_path = p.client.find('/') != std::string::npos;
+    out.Set("client", Quote(is_path ? ScriptPathText(p.client, directory) : p.client));
+  }
   if (p.script_files.empty()) return;
   Pairs scripts;
   for (const auto& [name, file] : p.script_files) {

@@ -22,9 +22,11 @@ class ClientHosting::SimOutbox : public locks::Outbox {
   int NodeCount() override { return w_.NodeCountOf(c_); }
   void ArmTimer(locks::TimerId timer, int64_t delay_us) override {
     Client* cp = &c_;
-    const Engine::EventId id = w_.hosting.Timer(c_, delay_us, [cp, timer] {
+    World* w = &w_;
+    const Engine::EventId id = w_.hosting.Timer(c_, delay_us, [cp, w, timer] {
       cp->timers.Take(timer);
       cp->protocol->OnTimer(*cp->outbox, timer);
+      w->CheckProgram(*cp);
     });
     c_.timers.Set(timer, id);
   }
@@ -33,6 +35,7 @@ class ClientHosting::SimOutbox : public locks::Outbox {
   }
   void Complete(int thread, const locks::OpResult& result) override {
     c_.workload->OnComplete(thread, result);
+    w_.CheckProgram(c_);
   }
 
  private:

@@ -63,6 +63,7 @@ class NodeService::PubSubBridge : public PubSubRegistry {
           e.detail = history::Text{msg};
           w->Record(e);
           c.protocol->OnMessage(*c.outbox, w->SlotOf(c, node_index), ch, msg);
+          w->CheckProgram(c);
         });
       });
     }
@@ -203,8 +204,9 @@ void NodeService::SendReply(Node& n, Client& c, uint64_t incarnation, locks::Req
   auto boxed = std::make_shared<const Reply>(std::move(reply));
   World* w = &w_;
   auto deliver = [w, &c, incarnation, request, boxed = std::move(boxed)]() mutable {
-    w->hosting.Receive(c, incarnation, [&c, request, boxed = std::move(boxed)] {
+    w->hosting.Receive(c, incarnation, [w, &c, request, boxed = std::move(boxed)] {
       c.protocol->OnReply(*c.outbox, request, *boxed);
+      w->CheckProgram(c);
     });
   };
   w_.network.Send(n.endpoint, c.endpoint, std::move(deliver));

@@ -61,7 +61,8 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
   s.engine.set_work_bounds(kMaxRunEvents, kMaxPendingEvents);
 
   auto scripts = locks::LoadScripts(lua_dir, scenario.protocol.kind_name(), scenario.protocol.version,
-                                    scenario.protocol.script_files, error);
+                                    scenario.protocol.script_files, error,
+                                    scenario.protocol.client);
   if (!scripts) return nullptr;
   s.scripts = std::move(*scripts);
   // Each client's own configuration (its threads, the scenario's timeouts), as StartClient will
@@ -73,6 +74,13 @@ std::unique_ptr<Simulation> Simulation::Create(const Scenario& scenario, const s
       *error = "client " + scenario.clients[i].name + ": " + *error;
       return nullptr;
     }
+  }
+  if (scenario.protocol.kind->client_program && !scenario.clients.empty()) {
+    locks::ClientDeclarations d;
+    const locks::ClientConfig probe =
+        drive::ClientConfigFor(scenario, 0, "00000000-0000-0000-0000-000000000000");
+    if (!locks::ReadClientDeclarations(probe, s.scripts, &d, error)) return nullptr;
+    s.declarations = std::move(d);
   }
 
   // Clock jumps declared as faults belong to the clocks, which are fixed before the run.
@@ -198,7 +206,8 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
     }
     drive::RecordRunNotes(s.scenario, s.clients.empty() ? 0 : s.NodeCountOf(*s.clients[0]), slots,
                           KeyHashSlot(s.scenario.protocol.lock_name),
-                          [&s](history::Event& e) { s.Record(e); });
+                          [&s](history::Event& e) { s.Record(e); },
+                          s.declarations ? &*s.declarations : nullptr);
   }
   for (auto& c : s.clients) s.hosting.Start(*c, /*restart=*/false);
   for (const FaultSpec& f : s.scenario.faults) {
@@ -217,11 +226,15 @@ void Simulation::Run(const std::function<void(TrueTime)>& progress, int64_t prog
 
   const TrueTime end = s.scenario.duration_us;
   TrueTime next_report = progress_every_us;
+  // A client program (the client kind) that raised an error or passed its limits ends the run
+  // where it failed (World::CheckProgram), as a stall does.
   while (s.engine.now() < end) {
     const TrueTime until = std::min(end, next_report);
     if (!s.engine.RunUntil(until, should_stop ? &should_stop : nullptr)) {
       // A runaway script has said why already (stalled); else the watchdog, else a stop.
-      if (s.stalled.empty() && s.engine.over_bound() != 0) {
+      if (s.stalled.empty() && !s.program_error.empty()) {
+        s.stalled = "the run stopped at " + Ms(s.engine.now()) + " of true time: " + s.program_error;
+      } else if (s.stalled.empty() && s.engine.over_bound() != 0) {
         s.stalled = "the run stopped at " + Ms(s.engine.now()) + " of true time: " +
                     (s.engine.over_bound() == 1
                          ? "more than " + std::to_string(kMaxRunEvents) +

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,7 @@
 #include "drive/resource.h"
 #include "history/history.h"
 #include "history/names.h"
+#include "locks/client/client_program.h"
 #include "locks/scripts.h"
 #include "model/scenario.h"
 #include "sim/clients.h"
@@ -41,6 +43,8 @@ struct World {
   Scenario scenario;
   std::string lua_dir;
   locks::ScriptSet scripts;
+  // A client program's declarations (the client kind), for the protocol note.
+  std::optional<locks::ClientDeclarations> declarations;
   Engine engine;
   Prng rng{1};
   Prng net_rng{2};
@@ -50,6 +54,18 @@ struct World {
   // Why the run stopped early as bad input, or empty: a script ran past its step budget, or
   // the progress watchdog found a loop that never lets time advance.
   std::string stalled;
+  // The first client program (the client kind) that failed, with its error: it stops the run.
+  std::string program_error;
+  // Stops the run if c's program has failed (an error, a limit passed); true if it has.
+  bool CheckProgram(const Client& c) {
+    if (!program_error.empty()) return true;
+    if (c.protocol == nullptr) return false;
+    std::string e = c.protocol->ProgramError();
+    if (e.empty()) return false;
+    program_error = "client " + c.name + "'s program failed: " + e;
+    engine.Stop();
+    return true;
+  }
   TrueTime end_us = 0;
   std::vector<std::pair<std::string, std::string>> derived;
   std::vector<std::unique_ptr<Node>> nodes;
