@@ -265,7 +265,7 @@ Reply Bpop(Ctx& ctx, const Argv& argv) {
   }
   if (!Server::MayBlock(ctx)) return Reply::NullArray();
   // The deadline on the node's clock; Redis adds its own clock's now the same way, with no
-  // care for overflow (here it wraps, as there).
+  // care for overflow (here it wraps, as there, and such a deadline has passed at once).
   const int64_t deadline_ms =
       *timeout_ms == 0 ? Session::kNoDeadline
                        : static_cast<int64_t>(static_cast<uint64_t>(*timeout_ms) +

@@ -394,16 +394,18 @@ Reply Server::Execute(const Argv& argv, int64_t now_ms, Effects* effects) {
 
 std::optional<Reply> Server::Execute(Session& session, const Argv& argv, int64_t now_ms,
                                      Effects* effects) {
-  assert(!session.blocked_);  // A blocked connection sends nothing until it is served.
+  // A blocked connection sends nothing until it is served, timed out or closed.
+  assert(!session.blocked_);
+  if (session.blocked_) [[unlikely]] {
+    return Reply::Error("ERR lockstep: a command for a session blocked in BLPOP/BRPOP (the "
+                        "driver must wait for TakeWoken, TimeOut or Disconnect)");
+  }
   Bind(session);
   Reply reply = Dispatch(&session, argv, now_ms, effects);
   // processCommand: after the command (a whole EXEC or EVAL included), serve the sessions
   // blocked on keys it made non-empty.
   if (!ready_keys_.empty()) ServeBlockedSessions(now_ms, effects);
-  if (session.blocked_) {
-    assert(!session.woken_pending_);
-    return std::nullopt;
-  }
+  if (session.blocked_) return std::nullopt;
   return reply;
 }
 
@@ -728,7 +730,7 @@ bool Server::MayBlock(const Ctx& ctx) {
 }
 
 void Server::Block(Session& session, const Argv& argv, bool from_head, int64_t deadline_ms) {
-  assert(!session.blocked_ && !session.in_multi_ && !session.woken_pending_);
+  assert(!session.blocked_ && !session.in_multi_);
   session.blocked_ = true;
   session.block_from_head_ = from_head;
   session.deadline_ms_ = deadline_ms;

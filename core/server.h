@@ -179,7 +179,8 @@ class Server {
   // The sessions served since the last call, with their replies, in the order Redis serves
   // them (handleClientsBlockedOnKeys: keys in the order they became ready, the sessions of
   // one key in the order they blocked). Each served pop also went to the *effects of the
-  // command that woke it, as the LPOP or RPOP Redis propagates. At most one entry per session.
+  // command that woke it, as the LPOP or RPOP Redis propagates. A driver drains it after
+  // every command, before it delivers anything else to a woken session.
   struct Woken {
     Session* session;
     Reply reply;
@@ -234,9 +235,9 @@ class Server {
   Keyspace& keyspace() { return db_; }
   const Keyspace& keyspace() const { return db_; }
   // How many write commands (kCmdWrite) this server has run, from clients, scripts or its
-  // master, whether or not they changed anything. While it stays the same, no command has
-  // written to the keyspace; a key may still have expired, and whoever writes to keyspace()
-  // directly must say so itself.
+  // master, whether or not they changed anything, plus the blocked pops it served. While it
+  // stays the same, no command has written to the keyspace; a key may still have expired, and
+  // whoever writes to keyspace() directly must say so itself.
   uint64_t write_commands_run() const { return write_commands_run_; }
   ScriptHost& scripts() { return *scripts_; }
   const ServerOptions& options() const { return options_; }

@@ -36,8 +36,9 @@ struct CommandSpec;
 
 class Session {
  public:
-  // A BLPOP with timeout 0 waits for ever.
-  static constexpr int64_t kNoDeadline = 0;
+  // The deadline of a BLPOP with timeout 0, which waits for ever. (Redis stores 0 for it; a
+  // value no clock reaches keeps a real deadline that happens to be 0 ms apart from it.)
+  static constexpr int64_t kNoDeadline = INT64_MAX;
   // lockstep's limits on what one connection may pile up (Redis bounds them only by its
   // client output and query buffer limits): commands queued in one MULTI, keys watched.
   static constexpr size_t kQueuedCommandsMax = 100'000;
@@ -70,9 +71,7 @@ class Session {
   int64_t block_deadline_ms() const { return deadline_ms_; }
   // True when the session is blocked and its deadline has passed at now_ms (Redis times a
   // client out once its timeout is strictly in the past).
-  bool TimedOut(int64_t now_ms) const {
-    return blocked_ && deadline_ms_ != kNoDeadline && now_ms > deadline_ms_;
-  }
+  bool TimedOut(int64_t now_ms) const { return blocked_ && now_ms > deadline_ms_; }
 
  private:
   friend class Server;
@@ -112,7 +111,7 @@ class Session {
   bool block_from_head_ = true;  // BLPOP; false for BRPOP.
   std::vector<std::string> blocked_keys_;
   int64_t deadline_ms_ = kNoDeadline;
-  bool woken_pending_ = false;  // Named by a reply in the Server's woken queue.
+  bool woken_pending_ = false;  // May be named in the Server's woken queue.
 };
 
 }  // namespace lockstep

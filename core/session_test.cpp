@@ -320,3 +320,43 @@ TEST_CASE("a transaction's effects are its commands' effects, in order", "[sessi
   CHECK(effects.commands[2] == Argv{"LPOP", "l"});
   CHECK_FALSE(s.in_multi());
 }
+
+TEST_CASE("inside MULTI, memory and a replica's READONLY refuse commands as Redis does",
+          "[session][multi]") {
+  lockstep::ServerOptions options;
+  options.maxmemory_bytes = 400;
+  Server server(options);
+  Session s, other;
+  const std::string big(500, 'x');
+
+  // Queued while there was room; out of memory by EXEC: EXEC is refused and aborts.
+  REQUIRE(Run(server, s, {"MULTI"}) == Reply::Ok());
+  REQUIRE(Run(server, s, {"SET", "a", "1"}) == Reply::Status("QUEUED"));
+  REQUIRE(Run(server, other, {"SET", "big", big}) == Reply::Ok());
+  REQUIRE(server.OutOfMemory());
+  CHECK(Run(server, s, {"EXEC"}) ==
+        Reply::Error("EXECABORT Transaction discarded because of: OOM command not allowed when "
+                     "used memory > 'maxmemory'."));
+  CHECK_FALSE(s.in_multi());
+
+  // Out of memory, every command but EXEC and DISCARD is refused inside MULTI, reads too.
+  REQUIRE(Run(server, s, {"MULTI"}) == Reply::Ok());
+  CHECK(Run(server, s, {"GET", "a"}) ==
+        Reply::Error("OOM command not allowed when used memory > 'maxmemory'."));
+  CHECK(s.exec_doomed());
+  CHECK(Run(server, s, {"DISCARD"}) == Reply::Ok());
+  // A transaction of reads still runs.
+  REQUIRE(Run(server, s, {"MULTI"}) == Reply::Ok());
+  CHECK(Run(server, s, {"EXEC"}) == Reply::Array());
+
+  lockstep::ServerOptions replica_options;
+  replica_options.replica = true;
+  Server replica(replica_options);
+  Session r;
+  REQUIRE(Run(replica, r, {"MULTI"}) == Reply::Ok());
+  CHECK(Run(replica, r, {"SET", "a", "1"}) ==
+        Reply::Error("READONLY You can't write against a read only replica."));
+  CHECK(Run(replica, r, {"GET", "a"}) == Reply::Status("QUEUED"));
+  CHECK(Run(replica, r, {"EXEC"}) ==
+        Reply::Error("EXECABORT Transaction discarded because of previous errors."));
+}
