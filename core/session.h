@@ -36,8 +36,9 @@ struct CommandSpec;
 
 class Session {
  public:
-  // The deadline of a BLPOP with timeout 0, which waits for ever. (Redis stores 0 for it; a
-  // value no clock reaches keeps a real deadline that happens to be 0 ms apart from it.)
+  // The deadline of a BLPOP with timeout 0, which waits for ever. Redis stores 0 for it; here
+  // 0 can be a real deadline on a simulated clock that starts at 0, so the marker is a time
+  // no clock reaches.
   static constexpr int64_t kNoDeadline = INT64_MAX;
   // lockstep's limits on what one connection may pile up (Redis bounds them only by its
   // client output and query buffer limits): commands queued in one MULTI, keys watched.
