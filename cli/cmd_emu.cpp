@@ -38,7 +38,9 @@ constexpr const char* kUsage =
     "    diff <(redis-cli -p 6390 --no-raw < commands.txt) <(lockstep emu < commands.txt)\n"
     "shows where the emulator and a real server disagree. Lines are split and quoted as\n"
     "redis-cli splits them (\"a b\", 'c', \"\\x00\"); \"3 ping\" runs PING three times; \"quit\"\n"
-    "ends the input. Errors print as \"(error) ...\" and the run goes on.\n\n"
+    "ends the input. Errors print as \"(error) ...\" and the run goes on. The input is one\n"
+    "client connection: MULTI/EXEC and WATCH span lines; a BLPOP or BRPOP that would block\n"
+    "answers nil when its timeout has passed, at once for timeout 0 (nothing can wake it).\n\n"
     "example:\n"
     "    printf 'set k v px 5000\\nget k\\npttl k\\n' | lockstep emu --clock-ms 1000\n\n"
     "options";
