@@ -360,3 +360,22 @@ TEST_CASE("inside MULTI, memory and a replica's READONLY refuse commands as Redi
   CHECK(Run(replica, r, {"EXEC"}) ==
         Reply::Error("EXECABORT Transaction discarded because of previous errors."));
 }
+
+TEST_CASE("touchWatchedKey stops at a watcher that watched the key already expired",
+          "[session][watch]") {
+  // 7.0.15's loop has "break" where "continue" was probably meant: when the key still exists,
+  // neither that watcher nor any later one is marked. Reached here through a direct touch of
+  // a key that is expired but not yet deleted (a command would delete it first).
+  Server server;
+  Session alive_watcher, expired_watcher, later_watcher, other;
+  REQUIRE(Run(server, other, {"SET", "k", "v", "PX", "100"}, kNow) == Reply::Ok());
+  REQUIRE(Run(server, alive_watcher, {"WATCH", "k"}, kNow) == Reply::Ok());
+  REQUIRE(Run(server, expired_watcher, {"WATCH", "k"}, kNow + 200) == Reply::Ok());
+  REQUIRE(Run(server, later_watcher, {"WATCH", "k"}, kNow + 200) == Reply::Ok());
+  server.TouchWatchedKey("k");
+  CHECK(alive_watcher.watch_touched());
+  CHECK(alive_watcher.watched_key_count() == 0);  // Unwatched once touched.
+  CHECK_FALSE(expired_watcher.watch_touched());
+  CHECK_FALSE(later_watcher.watch_touched());
+  CHECK(later_watcher.watched_key_count() == 1);
+}
