@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include "cli/subcommands.h"
 #include "core/cli_format.h"
 #include "core/server.h"
+#include "core/session.h"
 
 namespace lockstep::cli {
 namespace {
@@ -35,7 +38,9 @@ constexpr const char* kUsage =
     "    diff <(redis-cli -p 6390 --no-raw < commands.txt) <(lockstep emu < commands.txt)\n"
     "shows where the emulator and a real server disagree. Lines are split and quoted as\n"
     "redis-cli splits them (\"a b\", 'c', \"\\x00\"); \"3 ping\" runs PING three times; \"quit\"\n"
-    "ends the input. Errors print as \"(error) ...\" and the run goes on.\n\n"
+    "ends the input. Errors print as \"(error) ...\" and the run goes on. The input is one\n"
+    "client connection: MULTI/EXEC and WATCH span lines; a BLPOP or BRPOP that would block\n"
+    "answers nil when its timeout has passed, at once for timeout 0 (nothing can wake it).\n\n"
     "example:\n"
     "    printf 'set k v px 5000\\nget k\\npttl k\\n' | lockstep emu --clock-ms 1000\n\n"
     "options";
@@ -87,6 +92,8 @@ int EmuMain(const std::vector<std::string>& args) {
   ServerOptions server_options;
   server_options.script_step_budget = static_cast<uint64_t>(budget);
   Server server(server_options);
+  // One client connection, as redis-cli has: MULTI/EXEC and WATCH work across lines.
+  Session session;
   std::string line;
   int64_t line_number = 0;
   // On a terminal, a prompt as redis-cli shows one (on stderr, so that what stdout carries is
@@ -117,7 +124,25 @@ int EmuMain(const std::vector<std::string>& args) {
         for (long i = 0; i < parsed.repeat; ++i) {
           Reply reply;
           try {
-            reply = server.Execute(parsed.argv, now_ms());
+            std::optional<Reply> answered = server.Execute(session, parsed.argv, now_ms());
+            if (!answered) {
+              // A BLPOP/BRPOP on empty keys: stdin is the only client, so nothing can wake it.
+              // With a timeout it ends as redis-cli's would: after the wait (on the wall
+              // clock; at once on a frozen one), with the timeout's reply. Without one,
+              // redis-cli would wait for ever; this answers as a timeout at once and says so.
+              if (session.block_deadline_ms() == Session::kNoDeadline) {
+                std::cerr << "lockstep emu: line " << line_number
+                          << ": the command blocks for ever and no other client can wake it "
+                             "here; answered as a timeout (see docs/fidelity.md)\n";
+              } else {
+                while (!frozen && !session.TimedOut(now_ms())) {
+                  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
+              }
+              answered = server.TimeOut(session);
+            }
+            reply = std::move(*answered);
+            (void)server.TakeWoken();  // Only this session could be woken, and it was not.
           } catch (const std::exception& e) {
             std::cerr << "lockstep emu: line " << line_number << ": internal error: " << e.what()
                       << "\n";

@@ -213,11 +213,11 @@ Reply Expire(Ctx& ctx, const Argv& argv) {
   // which waits for its master's DEL.
   if (when <= ctx.now_ms && !ctx.server.is_replica()) {
     ctx.db.Erase(argv[1]);
-    if (ctx.effects != nullptr) ctx.Propagate({"DEL", argv[1]});
+    if (ctx.wants_effects()) ctx.Propagate({"DEL", argv[1]});
     return Reply::Integer(1);
   }
   e->expire_at_ms = when;
-  if (ctx.effects != nullptr) {  // Build the rewritten command only when somebody records it.
+  if (ctx.wants_effects()) {  // Build the rewritten command only when somebody records it.
     Argv propagated = argv;
     propagated[0] = "PEXPIREAT";
     propagated[2] = FormatInt64(when);
@@ -319,6 +319,8 @@ Reply Flush(Ctx& ctx, const Argv& argv) {
       (argv.size() == 2 && !EqualsNoCase(argv[1], "sync") && !EqualsNoCase(argv[1], "async"))) {
     return Reply::Error(std::string(err::kSyntax));
   }
+  // signalFlushedDb comes before the keys go: it tells the watchers of keys that exist.
+  ctx.server.TouchAllWatchedKeys();
   ctx.db.Clear();
   ctx.PropagateAsIs(argv);
   return Reply::Ok();

@@ -2,7 +2,11 @@
 // checked against redis-server 7.0.15; the cases are in commands_test.cpp.
 #include <algorithm>
 #include <cassert>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <string>
@@ -192,6 +196,82 @@ Reply Llen(Ctx& ctx, const Argv& argv) {
   Entry* e = ctx.LookupTyped(argv[1], ValueType::kList, &wrong_type);
   if (wrong_type) return WrongType();
   return Reply::Integer(e == nullptr ? 0 : static_cast<int64_t>(e->list().size()));
+}
+
+}  // namespace lockstep::cmd
+
+namespace lockstep::cmd {
+
+namespace {
+
+// getTimeoutFromObjectOrReply(UNIT_SECONDS): the timeout as Redis reads it, a long double
+// (string2ld: strtold over the whole argument, no leading space, no NaN, no overflow), in
+// whole milliseconds rounded up. Returns the error reply's text on failure.
+std::optional<int64_t> ParseBlockTimeoutMs(const std::string& arg, Reply* error) {
+  constexpr size_t kMaxLongDoubleChars = 5 * 1024;  // Redis's MAX_LONG_DOUBLE_CHARS
+  bool ok = !arg.empty() && arg.size() < kMaxLongDoubleChars &&
+            std::isspace(static_cast<unsigned char>(arg[0])) == 0;
+  long double seconds = 0;
+  if (ok) {
+    errno = 0;
+    char* end = nullptr;
+    seconds = std::strtold(arg.c_str(), &end);
+    ok = static_cast<size_t>(end - arg.c_str()) == arg.size() && errno != EINVAL &&
+         !std::isnan(seconds) &&
+         !(errno == ERANGE && (seconds == HUGE_VALL || seconds == -HUGE_VALL ||
+                               std::fpclassify(seconds) == FP_ZERO));
+  }
+  if (!ok) {
+    *error = Reply::Error("ERR timeout is not a float or out of range");
+    return std::nullopt;
+  }
+  const long double ms = std::ceil(seconds * 1000.0L);
+  // Redis converts with a plain (long long) cast; on x86-64 a value out of its range (an
+  // infinity, 1e30) becomes INT64_MIN, which then reads as negative.
+  constexpr long double kTwo63 = 9223372036854775808.0L;
+  const int64_t timeout_ms =
+      (ms >= -kTwo63 && ms < kTwo63) ? static_cast<int64_t>(ms) : INT64_MIN;
+  if (timeout_ms < 0) {
+    *error = Reply::Error("ERR timeout is negative");
+    return std::nullopt;
+  }
+  return timeout_ms;
+}
+
+}  // namespace
+
+// BLPOP/BRPOP key [key ...] timeout (blockingPopGenericCommand). The timeout is parsed first;
+// then the keys in order: a missing key is skipped, a non-list is WRONGTYPE at once, and the
+// first list gives up one element, replied as [key, element] and propagated as LPOP/RPOP. When
+// every key is empty the connection blocks (Server::Block; Execute returns no reply), unless
+// it may not: inside EXEC (or without a connection) the reply is the timeout's null array.
+Reply Bpop(Ctx& ctx, const Argv& argv) {
+  const bool head = EqualsIgnoreCase(argv[0], "blpop");
+  Reply error;
+  const std::optional<int64_t> timeout_ms = ParseBlockTimeoutMs(argv.back(), &error);
+  if (!timeout_ms) return error;
+  for (size_t i = 1; i + 1 < argv.size(); ++i) {
+    const std::string& key = argv[i];
+    bool wrong_type = false;
+    Entry* e = ctx.LookupTyped(key, ValueType::kList, &wrong_type);
+    if (wrong_type) return WrongType();
+    if (e == nullptr) continue;
+    List& list = e->list();
+    assert(!list.empty());
+    std::string value = head ? list.take_front() : list.take_back();
+    if (list.empty()) ctx.db.Erase(key);
+    ctx.Propagate({head ? "LPOP" : "RPOP", key});
+    return Reply::Array({Reply::Bulk(key), Reply::Bulk(std::move(value))});
+  }
+  if (!Server::MayBlock(ctx)) return Reply::NullArray();
+  // The deadline on the node's clock; Redis adds its own clock's now the same way, with no
+  // care for overflow (here it wraps, as there, and such a deadline has passed at once).
+  const int64_t deadline_ms =
+      *timeout_ms == 0 ? Session::kNoDeadline
+                       : static_cast<int64_t>(static_cast<uint64_t>(*timeout_ms) +
+                                              static_cast<uint64_t>(ctx.now_ms));
+  ctx.server.Block(*ctx.session, argv, head, deadline_ms);
+  return Reply::NullArray();  // Not sent: Execute answers "blocked" instead.
 }
 
 }  // namespace lockstep::cmd

@@ -121,11 +121,11 @@ Reply SetGeneric(Ctx& ctx, const Argv& argv, unsigned flags, const std::string& 
   if (expire_arg != nullptr) {
     stored.expire_at_ms = expire_at;
     // Replicas receive an absolute time: SET key value PXAT <ms>.
-    if (ctx.effects != nullptr) {
+    if (ctx.wants_effects()) {
       ctx.Propagate({"SET", key, value, "PXAT", FormatInt64(expire_at)});
     }
   } else if (flags & kGet) {
-    if (ctx.effects != nullptr) {
+    if (ctx.wants_effects()) {
       Argv propagated;
       for (size_t j = 0; j < argv.size(); ++j) {
         if (j >= 3 && Is(argv[j], "GET")) continue;
@@ -205,7 +205,7 @@ Reply Getset(Ctx& ctx, const Argv& argv) {
   if (old != nullptr && old->type() != ValueType::kString) return WrongType();
   Reply reply = old == nullptr ? Reply::Null() : Reply::Bulk(old->str());
   StoreString(ctx, old, argv[1], argv[2], false);
-  if (ctx.effects != nullptr) ctx.Propagate({"SET", argv[1], argv[2]});
+  if (ctx.wants_effects()) ctx.Propagate({"SET", argv[1], argv[2]});
   return reply;
 }
 
@@ -274,7 +274,7 @@ Reply Getdel(Ctx& ctx, const Argv& argv) {
   if (e->type() != ValueType::kString) return WrongType();
   Reply reply = Reply::Bulk(std::move(e->str()));
   ctx.db.Erase(argv[1]);
-  if (ctx.effects != nullptr) ctx.Propagate({"DEL", argv[1]});
+  if (ctx.wants_effects()) ctx.Propagate({"DEL", argv[1]});
   return reply;
 }
 

@@ -52,6 +52,7 @@ Reply Lindex(Ctx&, const Argv&);
 Reply Lrange(Ctx&, const Argv&);
 Reply Lrem(Ctx&, const Argv&);
 Reply Llen(Ctx&, const Argv&);
+Reply Bpop(Ctx&, const Argv&);       // BLPOP and BRPOP (by argv[0])
 
 // cmd_zset.cpp
 Reply Zadd(Ctx&, const Argv&);
@@ -83,6 +84,12 @@ Reply Script(Ctx&, const Argv&);         // SCRIPT LOAD/EXISTS/FLUSH/KILL
 Reply Cluster(Ctx&, const Argv&);        // CLUSTER KEYSLOT (cluster mode); the rest refused
 Reply NotEmulated(Ctx&, const Argv&);    // Known to Redis, deliberately not emulated.
 Reply Select(Ctx&, const Argv&);         // SELECT 0 (the one database); errors as Redis's
+// cmd_multi.cpp (Redis multi.c): they need the client connection, ctx.session.
+Reply Multi(Ctx&, const Argv&);
+Reply Exec(Ctx&, const Argv&);
+Reply Discard(Ctx&, const Argv&);
+Reply Watch(Ctx&, const Argv&);
+Reply Unwatch(Ctx&, const Argv&);
 
 }  // namespace lockstep::cmd
 

@@ -17,6 +17,18 @@
 // on both). The two servers see the same command sequence from the first case to the last, so
 // state that survives the flush (the rand48 generator) stays in step.
 //
+// A case may use a second client connection (for WATCH touched by another client, or a
+// blocked BLPOP that another client wakes):
+//   2> <command>     runs on connection 2 ("> " is connection 1)
+//   (blocked)        as a command's expected output: the command blocks (the emulator's
+//                    Execute returns no reply; the live server shows one more blocked client)
+//   <  or  2<        the reply connection 1 or 2 gets when its blocked command is served or
+//                    times out (the emulator's session is timed out once its deadline has
+//                    passed on the wall clock, as redis-server's would); expected text follows
+// Each case runs on fresh emulator sessions; on the live server each connection is sent
+// DISCARD and UNWATCH first (replies ignored), and a case must not end with a blocked
+// connection.
+//
 // The files in core/testdata/conformance/cluster/ run on a cluster node instead: the first
 // node of a live two-node Redis Cluster (slots 0-8191 here, 8192-16383 on the other node),
 // against an emulated node configured the same way. In their expected text $OTHER_NODE stands
@@ -24,6 +36,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <deque>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -43,6 +57,8 @@ using lockstep::Reply;
 
 struct Step {
   int line = 0;
+  int connection = 0;    // 0 or 1: the case's first or second client connection.
+  bool collect = false;  // "<": read the blocked command's reply instead of sending one.
   std::string command;
   Argv argv;
   std::string expected;
@@ -70,12 +86,19 @@ std::vector<Case> LoadCases(const std::filesystem::path& path) {
     if (text.empty() || text[0] == '#') continue;
     if (text.rfind("=== ", 0) == 0) {
       cases.push_back({path.filename().string(), line_no, text.substr(4), {}});
-    } else if (text.rfind("> ", 0) == 0) {
+    } else if (text.rfind("> ", 0) == 0 || text.rfind("2> ", 0) == 0) {
       INFO(path.string() << ":" << line_no);
       REQUIRE(!cases.empty());
-      auto argv = lockstep::SplitArgs(text.substr(2));
+      const int connection = text[0] == '2' ? 1 : 0;
+      const std::string command = text.substr(connection == 1 ? 3 : 2);
+      auto argv = lockstep::SplitArgs(command);
       REQUIRE(argv.has_value());
-      cases.back().steps.push_back({line_no, text.substr(2), *argv, "", ""});
+      cases.back().steps.push_back({line_no, connection, false, command, *argv, "", ""});
+    } else if (text == "<" || text == "2<") {
+      INFO(path.string() << ":" << line_no);
+      REQUIRE(!cases.empty());
+      const int connection = text[0] == '2' ? 1 : 0;
+      cases.back().steps.push_back({line_no, connection, true, text, {}, "", ""});
     } else if (text.rfind("| ", 0) == 0 && !cases.empty() && !cases.back().steps.empty()) {
       INFO(path.string() << ":" << line_no);
       REQUIRE(cases.back().name.find("[differs]") != std::string::npos);
@@ -115,17 +138,91 @@ struct Totals {
   int steps = 0;
 };
 
-// Runs every case of `files` on both servers. `other_node`, when not empty, replaces
-// $OTHER_NODE in the expected text.
-Totals RunCases(const std::vector<std::filesystem::path>& files, lockstep::RedisClient& live,
+constexpr const char* kBlocked = "(blocked)\n";
+
+// How many clients the live server has blocked (INFO clients), asked on a connection of its
+// own so that the case's connections see only the case's commands.
+int64_t LiveBlockedClients(lockstep::RedisClient& probe) {
+  const Reply info = probe.Command({"INFO", "clients"});
+  REQUIRE(info.type == Reply::Type::kBulk);
+  const std::string field = "blocked_clients:";
+  const size_t at = info.str.find(field);
+  REQUIRE(at != std::string::npos);
+  return std::stoll(info.str.substr(at + field.size()));
+}
+
+// Sends a command that should block, and waits until the live server shows it blocked (or
+// gives up after 5 s: the command answered, or is stuck before blocking).
+std::string SendBlocking(lockstep::RedisClient& live, lockstep::RedisClient& probe,
+                         const Argv& argv, int64_t blocked_before) {
+  live.Append(argv);
+  live.Flush();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (LiveBlockedClients(probe) <= blocked_before) {
+    if (std::chrono::steady_clock::now() > deadline) return "(did not block)\n";
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return kBlocked;
+}
+
+// The emulator's side of one case: a session per connection, and the replies its blocked
+// sessions got, in the order the server handed them out.
+struct EmuClients {
+  lockstep::Session sessions[2];
+  std::deque<Reply> woken[2];
+
+  void Drain(lockstep::Server& emu) {
+    for (lockstep::Server::Woken& w : emu.TakeWoken()) {
+      const int i = w.session == &sessions[0] ? 0 : 1;
+      REQUIRE(w.session == &sessions[i]);
+      woken[i].push_back(std::move(w.reply));
+    }
+  }
+
+  std::string Run(lockstep::Server& emu, const Step& step) {
+    lockstep::Session& session = sessions[step.connection];
+    std::deque<Reply>& replies = woken[step.connection];
+    if (!step.collect) {
+      if (session.blocked()) return "(the connection is blocked)\n";
+      const std::optional<Reply> reply = emu.Execute(session, step.argv, WallMs());
+      Drain(emu);
+      return reply ? lockstep::FormatCli(reply->AsSeenByResp2Client()) : kBlocked;
+    }
+    if (replies.empty() && session.blocked() &&
+        session.block_deadline_ms() != lockstep::Session::kNoDeadline) {
+      // Nobody served it: it times out once its deadline has passed, as a live one does.
+      while (!session.TimedOut(WallMs())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      replies.push_back(emu.TimeOut(session));
+    }
+    if (replies.empty()) return session.blocked() ? "(still blocked)\n" : "(nothing to read)\n";
+    Reply reply = std::move(replies.front());
+    replies.pop_front();
+    return lockstep::FormatCli(reply.AsSeenByResp2Client());
+  }
+};
+
+// Runs every case of `files` on both servers (the live one at 127.0.0.1:live_port). `other_node`,
+// when not empty, replaces $OTHER_NODE in the expected text.
+Totals RunCases(const std::vector<std::filesystem::path>& files, int live_port,
                 lockstep::Server& emu, const std::string& other_node = "") {
+  lockstep::RedisClient live1("127.0.0.1", live_port);
+  lockstep::RedisClient live2("127.0.0.1", live_port);
+  lockstep::RedisClient probe("127.0.0.1", live_port);
+  lockstep::RedisClient* live[2] = {&live1, &live2};
   Totals totals;
   for (const auto& file : files) {
     for (const Case& c : LoadCases(file)) {
+      INFO("case '" << c.name << "' (" << c.file << ":" << c.line << ")");
+      for (lockstep::RedisClient* connection : live) {
+        connection->Command({"DISCARD"});
+        connection->Command({"UNWATCH"});
+      }
       for (const Argv& reset : {Argv{"FLUSHALL"}, Argv{"SCRIPT", "FLUSH"}}) {
-        REQUIRE(live.Command(reset) == Reply::Ok());
+        REQUIRE(live1.Command(reset) == Reply::Ok());
         REQUIRE(emu.Execute(reset, WallMs()) == Reply::Ok());
       }
+      EmuClients emu_clients;
+      bool live_blocked[2] = {false, false};
       for (const Step& step : c.steps) {
         std::string expected = step.expected;
         std::string emulator_expected = step.emulator_expected;
@@ -133,11 +230,25 @@ Totals RunCases(const std::vector<std::filesystem::path>& files, lockstep::Redis
           expected = ReplaceAll(expected, "$OTHER_NODE", other_node);
           emulator_expected = ReplaceAll(emulator_expected, "$OTHER_NODE", other_node);
         }
-        const std::string from_live = lockstep::FormatCli(live.Command(step.argv));
-        const std::string from_emu =
-            lockstep::FormatCli(emu.Execute(step.argv, WallMs()).AsSeenByResp2Client());
-        INFO("case '" << c.name << "' (" << c.file << ":" << step.line << ")\n> "
+        INFO("case '" << c.name << "' (" << c.file << ":" << step.line << ")\n"
+                      << (step.connection == 1 ? "2" : "") << (step.collect ? "" : "> ")
                       << step.command);
+        lockstep::RedisClient& connection = *live[step.connection];
+        std::string from_live;
+        if (step.collect) {
+          REQUIRE(live_blocked[step.connection]);
+          from_live = lockstep::FormatCli(connection.ReadReply());
+          live_blocked[step.connection] = false;
+        } else if (expected == kBlocked) {
+          REQUIRE(!live_blocked[step.connection]);
+          from_live = SendBlocking(connection, probe, step.argv,
+                                   (live_blocked[0] ? 1 : 0) + (live_blocked[1] ? 1 : 0));
+          live_blocked[step.connection] = from_live == kBlocked;
+        } else {
+          REQUIRE(!live_blocked[step.connection]);
+          from_live = lockstep::FormatCli(connection.Command(step.argv));
+        }
+        const std::string from_emu = emu_clients.Run(emu, step);
         CHECK(from_live == expected);  // The golden text is what Redis says ...
         if (emulator_expected.empty()) {
           CHECK(from_emu == expected);  // ... and the emulator says the same.
@@ -146,6 +257,9 @@ Totals RunCases(const std::vector<std::filesystem::path>& files, lockstep::Redis
         }
         ++totals.steps;
       }
+      // A live connection still blocked would answer some later case's command.
+      REQUIRE(!live_blocked[0]);
+      REQUIRE(!live_blocked[1]);
       ++totals.cases;
     }
   }
@@ -193,10 +307,9 @@ TEST_CASE("conformance: golden cases agree with the emulator and with redis-serv
   REQUIRE(!files.empty());
 
   auto redis = lockstep::RedisProcess::StartOrThrow();
-  lockstep::RedisClient live("127.0.0.1", redis->port());
   lockstep::Server emu;
 
-  const Totals totals = RunCases(files, live, emu);
+  const Totals totals = RunCases(files, redis->port(), emu);
   WARN("conformance: " << totals.cases << " cases, " << totals.steps << " commands, "
                        << files.size() << " files");
   CHECK(totals.cases >= 100);
@@ -224,7 +337,7 @@ TEST_CASE("conformance: a cluster node agrees with a node of a live redis-server
                                       "testdata" / "conformance" / "cluster";
     const std::vector<std::filesystem::path> files = CaseFiles(dir);
     REQUIRE(!files.empty());
-    const Totals totals = RunCases(files, live, emu, other_node);
+    const Totals totals = RunCases(files, cluster.a->port(), emu, other_node);
     WARN("conformance (cluster): " << totals.cases << " cases, " << totals.steps << " commands");
     CHECK(totals.cases >= 15);
   }

@@ -120,20 +120,22 @@ const std::vector<CommandSpec> kCommands = {
     // CLUSTER: one entry, whose handler checks the subcommand's name and arity itself, so
     // that looking up every other command stays as fast as it was.
     {"cluster", -2, 0, 0, 0, 0, cmd::Cluster},
+    // Blocking pops and transactions: they need the client connection (Ctx::session), and
+    // a script may not call them (NOSCRIPT).
+    {"blpop", -3, W | NS, 1, -2, 1, cmd::Bpop},
+    {"brpop", -3, W | NS, 1, -2, 1, cmd::Bpop},
+    {"multi", 1, NS, 0, 0, 0, cmd::Multi},
+    {"exec", 1, NS, 0, 0, 0, cmd::Exec},
+    {"discard", 1, NS, 0, 0, 0, cmd::Discard},
+    {"watch", -2, NS, 1, -1, 1, cmd::Watch},
+    {"unwatch", 1, NS, 0, 0, 0, cmd::Unwatch},
     // Commands Redis refuses inside scripts (NOSCRIPT). They are in the table so that a
     // script calling them gets Redis's "not allowed" error rather than "unknown command";
     // called directly they answer that the emulator does not provide them.
-    {"blpop", -3, W | NS, 1, -2, 1, cmd::NotEmulated},
-    {"brpop", -3, W | NS, 1, -2, 1, cmd::NotEmulated},
     {"brpoplpush", 4, W | NS, 1, 2, 1, cmd::NotEmulated},
     {"blmove", 6, W | NS, 1, 2, 1, cmd::NotEmulated},
     {"bzpopmin", -3, W | NS, 1, -2, 1, cmd::NotEmulated},
     {"bzpopmax", -3, W | NS, 1, -2, 1, cmd::NotEmulated},
-    {"multi", 1, NS, 0, 0, 0, cmd::NotEmulated},
-    {"exec", 1, NS, 0, 0, 0, cmd::NotEmulated},
-    {"discard", 1, NS, 0, 0, 0, cmd::NotEmulated},
-    {"watch", -2, NS, 1, -1, 1, cmd::NotEmulated},
-    {"unwatch", 1, NS, 0, 0, 0, cmd::NotEmulated},
     {"subscribe", -2, NS, 0, 0, 0, cmd::NotEmulated},
     {"psubscribe", -2, NS, 0, 0, 0, cmd::NotEmulated},
     {"unsubscribe", -1, NS, 0, 0, 0, cmd::NotEmulated},
@@ -260,8 +262,11 @@ Entry* Ctx::Lookup(std::string_view key) {
   if (e == nullptr || !Keyspace::IsExpired(*e, now_ms)) return e;
   // Redis expireIfNeeded: a replica only hides the key and waits for its master's DEL.
   if (server.is_replica()) return nullptr;
-  Propagate({"DEL", std::string(key)});
-  db.Erase(key);
+  // Deleted first, then propagated: the DEL touches the key's watchers, and a watcher that
+  // saw the key already expired must find it gone (touchWatchedKey).
+  std::string name(key);
+  db.Erase(name);
+  Propagate({"DEL", std::move(name)});
   return nullptr;
 }
 
@@ -273,6 +278,7 @@ Entry* Ctx::LookupTyped(std::string_view key, ValueType type, bool* wrong_type) 
 
 void Ctx::Propagate(Argv argv) {
   assert(!argv.empty());
+  if (server.has_watched_keys()) [[unlikely]] server.TouchKeysOf(argv);
   if (effects != nullptr) effects->commands.push_back(std::move(argv));
 }
 
@@ -309,7 +315,24 @@ Server::Server(ServerOptions options)
          (options_.cluster_node >= 0 && options_.cluster_node < options_.cluster->node_count()));
 }
 
-Server::~Server() = default;
+Server::~Server() {
+  // Sessions that outlive their server become fresh connections, bound to nothing.
+  for (Session* session : bound_) {
+    session->server_ = nullptr;
+    session->ResetMulti();
+    session->watched_.clear();
+    session->blocked_ = false;
+    session->blocked_keys_.clear();
+    session->woken_pending_ = false;
+  }
+}
+
+Session::~Session() {
+  if (server_ != nullptr) {
+    server_->Disconnect(*this);
+    server_->bound_.erase(this);
+  }
+}
 
 const std::vector<CommandSpec>& Server::Table() { return kCommands; }
 
@@ -341,53 +364,117 @@ static bool ArityOk(const CommandSpec& spec, size_t argc) {
   return spec.arity > 0 ? n == spec.arity : n >= -spec.arity;
 }
 
+// processCommand's refusal of a name it does not know.
+static Reply UnknownCommand(const Argv& argv) {
+  const std::string name = Lower(argv[0]);
+  if (IsContainer(name) && argv.size() >= 2) {
+    std::string upper = argv[0];
+    for (char& c : upper) {
+      if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    }
+    return Reject("unknown subcommand '" + argv[1].substr(0, 128) + "'. Try " + upper +
+                  " HELP.");
+  }
+  if (IsRedis70Command(name)) {
+    return Reject("'" + name + "' is not provided by the lockstep emulator (see docs/fidelity.md)");
+  }
+  std::string args;
+  for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
+    args += "'" + argv[i].substr(0, 128 - args.size()) + "' ";
+  }
+  return Reject("unknown command '" + argv[0].substr(0, 128) +
+                "', with args beginning with: " + args);
+}
+
 Reply Server::Execute(const Argv& argv, int64_t now_ms, Effects* effects) {
-  if (argv.empty()) return Reject("empty command");
-  const CommandSpec* spec = Lookup(argv);
-  if (spec == nullptr) {
-    const std::string name = Lower(argv[0]);
-    if (IsContainer(name) && argv.size() >= 2) {
-      std::string upper = argv[0];
-      for (char& c : upper) {
-        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-      }
-      return Reject("unknown subcommand '" + argv[1].substr(0, 128) + "'. Try " + upper +
-                    " HELP.");
-    }
-    if (IsRedis70Command(name)) {
-      return Reject("'" + name + "' is not provided by the lockstep emulator (see docs/fidelity.md)");
-    }
-    std::string args;
-    for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
-      args += "'" + argv[i].substr(0, 128 - args.size()) + "' ";
-    }
-    return Reject("unknown command '" + argv[0].substr(0, 128) +
-                  "', with args beginning with: " + args);
+  Reply reply = Dispatch(nullptr, argv, now_ms, effects);
+  if (!ready_keys_.empty()) ServeBlockedSessions(now_ms, effects);
+  return reply;
+}
+
+std::optional<Reply> Server::Execute(Session& session, const Argv& argv, int64_t now_ms,
+                                     Effects* effects) {
+  // A blocked connection sends nothing until it is served, timed out or closed.
+  assert(!session.blocked_);
+  if (session.blocked_) [[unlikely]] {
+    return Reply::Error("ERR lockstep: a command for a session blocked in BLPOP/BRPOP (the "
+                        "driver must wait for TakeWoken, TimeOut or Disconnect)");
   }
+  Bind(session);
+  Reply reply = Dispatch(&session, argv, now_ms, effects);
+  // processCommand: after the command (a whole EXEC or EVAL included), serve the sessions
+  // blocked on keys it made non-empty.
+  if (!ready_keys_.empty()) ServeBlockedSessions(now_ms, effects);
+  if (session.blocked_) return std::nullopt;
+  return reply;
+}
+
+Reply Server::Dispatch(Session* session, const Argv& argv, int64_t now_ms, Effects* effects) {
+  const bool in_multi = session != nullptr && session->in_multi_;
+  // rejectCommand's flagTransaction: a command refused inside MULTI dooms the EXEC.
+  const CommandSpec* spec = nullptr;
+  const auto refuse = [&](Reply refusal) {
+    if (in_multi) session->dirty_exec_ = true;
+    // A refused EXEC aborts the transaction, and its error says why (execCommandAbort;
+    // it unwatches the keys even outside MULTI).
+    if (spec != nullptr && spec->handler == cmd::Exec && session != nullptr) {
+      DiscardTransaction(*session);
+      std::string_view why = refusal.str;
+      if (why.rfind("ERR ", 0) == 0) why.remove_prefix(4);
+      return Reply::Error("EXECABORT Transaction discarded because of: " + std::string(why));
+    }
+    return refusal;
+  };
+  if (argv.empty()) return refuse(Reject("empty command"));
+  spec = Lookup(argv);
+  if (spec == nullptr) return refuse(UnknownCommand(argv));
   if (!ArityOk(*spec, argv.size())) {
-    return Reject(std::string("wrong number of arguments for '") + spec->name + "' command");
+    return refuse(Reject(std::string("wrong number of arguments for '") + spec->name + "' command"));
   }
+  const bool is_exec = spec->handler == cmd::Exec;
+  int slot = -1;
   if (options_.cluster != nullptr) [[unlikely]] {
     // processCommand redirects after the arity check and before the OOM check and the
-    // replica's READONLY.
-    int slot = -1;
+    // replica's READONLY. EXEC is checked with the keys of every queued command, and a
+    // refused EXEC discards the transaction.
     Reply refusal;
-    if (!ClusterAdmits(*spec, argv, &slot, &refusal)) return refusal;
-    if (OomRefuses(*spec, argv, &refusal)) return refusal;
-    if (is_replica() && (spec->flags & kCmdWrite)) {
-      return Reply::Error("READONLY You can't write against a read only replica.");
+    if (is_exec && in_multi) {
+      if (!TransactionClusterAdmits(*session, &refusal)) {
+        DiscardTransaction(*session);
+        return refusal;
+      }
+    } else if (!ClusterAdmits(*spec, argv, &slot, &refusal)) {
+      return refuse(std::move(refusal));
     }
-    Ctx ctx(*this, now_ms, 2, /*from_script=*/false, effects);
-    ctx.cluster_checked = true;
-    ctx.cluster_slot = slot;
-    return Run(*spec, ctx, argv);
   }
+  // Inside MULTI every command but EXEC and DISCARD is refused when out of memory (queueing
+  // could grow without end); EXEC is refused when a queued command is denyoom.
+  const bool is_discard = spec->handler == cmd::Discard;
+  const bool deny_any = in_multi && (is_exec ? session->queued_denyoom_ : !is_discard);
   Reply refusal;
-  if (OomRefuses(*spec, argv, &refusal)) return refusal;
+  if (OomRefuses(*spec, argv, deny_any, &refusal)) return refuse(std::move(refusal));
   if (is_replica() && (spec->flags & kCmdWrite)) {
-    return Reply::Error("READONLY You can't write against a read only replica.");
+    return refuse(Reply::Error("READONLY You can't write against a read only replica."));
+  }
+  if (in_multi && !is_exec && !is_discard && spec->handler != cmd::Multi &&
+      spec->handler != cmd::Watch) {
+    // queueMultiCommand: once the transaction is doomed, nothing more is kept.
+    if (!session->dirty_exec_ && !session->dirty_cas_) {
+      if (session->queued_.size() >= Session::kQueuedCommandsMax) {
+        session->dirty_exec_ = true;
+        return Reply::Error("ERR lockstep's limit of " +
+                            std::to_string(Session::kQueuedCommandsMax) +
+                            " commands queued in one MULTI was reached (see docs/fidelity.md)");
+      }
+      session->queued_.push_back({argv, spec, slot});
+      if (spec->flags & kCmdDenyOom) session->queued_denyoom_ = true;
+    }
+    return Reply::Status("QUEUED");
   }
   Ctx ctx(*this, now_ms, 2, /*from_script=*/false, effects);
+  ctx.session = session;
+  ctx.cluster_checked = options_.cluster != nullptr;
+  ctx.cluster_slot = slot;
   return Run(*spec, ctx, argv);
 }
 
@@ -400,7 +487,9 @@ Reply Server::ExecuteReplicated(const Argv& argv, int64_t now_ms, Effects* effec
   // them is never refused for OOM either.
   if (spec->handler == cmd::Eval) script_oom_ = {false, true, false};
   Ctx ctx(*this, now_ms, 2, /*from_script=*/false, effects);
-  return Run(*spec, ctx, argv);
+  Reply reply = Run(*spec, ctx, argv);
+  if (!ready_keys_.empty()) ServeBlockedSessions(now_ms, effects);
+  return reply;
 }
 
 Reply Server::Run(const CommandSpec& spec, Ctx& ctx, const Argv& argv) {
@@ -413,6 +502,7 @@ Reply Server::Run(const CommandSpec& spec, Ctx& ctx, const Argv& argv) {
     if (!keys.empty()) {
       for (size_t i = keys.first; i <= keys.last; i += keys.step) db_.Recharge(argv[i]);
     }
+    if (!blocking_keys_.empty()) [[unlikely]] SignalReadyKeys(spec, argv);
   }
   return reply;
 }
@@ -427,8 +517,13 @@ bool IsEvalSha(const std::string& name) {
 
 }  // namespace
 
-bool Server::OomRefuses(const CommandSpec& spec, const Argv& argv, Reply* refusal) {
+bool Server::OomRefuses(const CommandSpec& spec, const Argv& argv, bool deny_any,
+                        Reply* refusal) {
   const bool oom = OutOfMemory();
+  if (oom && deny_any) [[unlikely]] {
+    *refusal = Reply::Error(std::string(kOomError));
+    return true;
+  }
   if (spec.handler == cmd::Eval) [[unlikely]] {
     script_oom_ = {oom, false, false};
     if (!oom) return false;
@@ -607,6 +702,136 @@ const ScriptClusterFlags* Server::ScriptFlagsBySha(std::string_view sha) const {
   }
   const auto it = script_flags_.find(lower);
   return it == script_flags_.end() ? nullptr : &it->second;
+}
+
+// --- connections and blocking pops -----------------------------------------------------------
+
+void Server::Bind(Session& session) {
+  if (session.server_ == this) return;
+  assert(session.server_ == nullptr);  // A session talks to one server for its life.
+  session.server_ = this;
+  bound_.insert(&session);
+}
+
+void Server::Disconnect(Session& session) {
+  if (session.server_ != this) return;
+  if (session.blocked_) Unblock(session);
+  DiscardTransaction(session);
+  if (session.woken_pending_) {
+    woken_.erase(std::remove_if(woken_.begin(), woken_.end(),
+                                [&](const Woken& w) { return w.session == &session; }),
+                 woken_.end());
+    session.woken_pending_ = false;
+  }
+}
+
+bool Server::MayBlock(const Ctx& ctx) {
+  return ctx.session != nullptr && !ctx.from_script && !ctx.session->deny_blocking_;
+}
+
+void Server::Block(Session& session, const Argv& argv, bool from_head, int64_t deadline_ms) {
+  assert(!session.blocked_ && !session.in_multi_);
+  session.blocked_ = true;
+  session.block_from_head_ = from_head;
+  session.deadline_ms_ = deadline_ms;
+  session.blocked_keys_.clear();
+  // blockForKeys: every key but the timeout, each once.
+  for (size_t i = 1; i + 1 < argv.size(); ++i) {
+    const std::string& key = argv[i];
+    if (std::find(session.blocked_keys_.begin(), session.blocked_keys_.end(), key) !=
+        session.blocked_keys_.end()) {
+      continue;
+    }
+    session.blocked_keys_.push_back(key);
+    blocking_keys_[key].push_back(&session);
+  }
+  ++blocked_count_;
+}
+
+void Server::Unblock(Session& session) {
+  assert(session.blocked_);
+  for (const std::string& key : session.blocked_keys_) {
+    const auto it = blocking_keys_.find(key);
+    assert(it != blocking_keys_.end());
+    std::vector<Session*>& sessions = it->second;
+    const auto at = std::find(sessions.begin(), sessions.end(), &session);
+    assert(at != sessions.end());
+    sessions.erase(at);
+    if (sessions.empty()) blocking_keys_.erase(it);
+  }
+  session.blocked_keys_.clear();
+  session.blocked_ = false;
+  session.deadline_ms_ = Session::kNoDeadline;
+  assert(blocked_count_ > 0);
+  --blocked_count_;
+}
+
+Reply Server::TimeOut(Session& session) {
+  assert(session.server_ == this && session.blocked_);
+  if (session.server_ != this || !session.blocked_) {
+    return Reply::Error("ERR lockstep: TimeOut for a session that is not blocked");
+  }
+  Unblock(session);
+  return Reply::NullArray();  // replyToBlockedClientTimedOut: the null array.
+}
+
+std::vector<Server::Woken> Server::TakeWoken() {
+  std::vector<Woken> woken;
+  woken.swap(woken_);
+  for (const Woken& w : woken) w.session->woken_pending_ = false;
+  return woken;
+}
+
+void Server::SignalReadyKeys(const CommandSpec& spec, const Argv& argv) {
+  // Redis signals a key as it is created as a list (dbAdd); a blocked key is always missing
+  // or of another type, so "names a key that now holds a list" is the same moment, one
+  // command later at most.
+  const KeyPositions keys = CommandKeyPositions(spec, argv);
+  if (keys.empty()) return;
+  for (size_t i = keys.first; i <= keys.last; i += keys.step) {
+    const std::string& key = argv[i];
+    if (blocking_keys_.find(key) == blocking_keys_.end()) continue;
+    const Entry* e = db_.Find(key);
+    if (e == nullptr || e->type() != ValueType::kList) continue;
+    if (std::find(ready_keys_.begin(), ready_keys_.end(), key) != ready_keys_.end()) continue;
+    ready_keys_.push_back(key);
+  }
+}
+
+void Server::ServeBlockedSessions(int64_t now_ms, Effects* effects) {
+  while (!ready_keys_.empty()) {
+    std::vector<std::string> ready;
+    ready.swap(ready_keys_);
+    for (const std::string& key : ready) {
+      Ctx ctx(*this, now_ms, 2, /*from_script=*/false, effects);
+      // lookupKeyRead: a key that expired meanwhile is deleted, and serves nobody.
+      Entry* e = ctx.Lookup(key);
+      if (e == nullptr || e->type() != ValueType::kList) continue;
+      // serveClientsBlockedOnListKey: first blocked, first served, one element each, until
+      // the list is gone.
+      while (true) {
+        const auto it = blocking_keys_.find(key);
+        if (it == blocking_keys_.end()) break;
+        Session* session = it->second.front();
+        List& list = e->list();
+        assert(!list.empty());
+        std::string value = session->block_from_head_ ? list.take_front() : list.take_back();
+        const bool deleted = list.empty();
+        if (deleted) {
+          db_.Erase(key);
+        } else {
+          db_.Recharge(key);
+        }
+        ++write_commands_run_;
+        // Propagated as the pop it is (serveClientBlockedOnList), not as BLPOP.
+        ctx.Propagate({session->block_from_head_ ? "LPOP" : "RPOP", key});
+        Unblock(*session);
+        session->woken_pending_ = true;
+        woken_.push_back({session, Reply::Array({Reply::Bulk(key), Reply::Bulk(std::move(value))})});
+        if (deleted) break;
+      }
+    }
+  }
 }
 
 }  // namespace lockstep

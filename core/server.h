@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +22,7 @@
 #include "core/cluster.h"
 #include "core/keyspace.h"
 #include "core/reply.h"
+#include "core/session.h"
 
 namespace lockstep {
 
@@ -51,6 +54,15 @@ enum CommandFlag : uint32_t {
 
 class Server;
 class ScriptHost;
+class Ctx;
+namespace cmd {
+Reply Multi(Ctx&, const Argv&);
+Reply Exec(Ctx&, const Argv&);
+Reply Discard(Ctx&, const Argv&);
+Reply Watch(Ctx&, const Argv&);
+Reply Unwatch(Ctx&, const Argv&);
+Reply Bpop(Ctx&, const Argv&);
+}  // namespace cmd
 struct ScriptLimits;
 
 // Everything a command function needs for one call.
@@ -69,6 +81,9 @@ class Ctx {
   // set for the replication stream, which Redis obeys without checks.
   bool cluster_checked = false;
   int cluster_slot = -1;
+  // The client connection the command came from: null for a script's redis.call, the
+  // replication stream and Server::Execute without a session.
+  Session* session = nullptr;
 
   // Looks a key up the way Redis's lookupKey does: an expired key is deleted (and DEL is
   // propagated) on a master, and only hidden on a replica. Null when missing or expired.
@@ -77,12 +92,15 @@ class Ctx {
   // Lookup plus a type check. On a type mismatch returns null and sets *wrong_type.
   Entry* LookupTyped(std::string_view key, ValueType type, bool* wrong_type);
 
-  // Records a write effect.
+  // Records a write effect. Every write that changes a key passes here, so this is also where
+  // the keys it names are "touched" for WATCH (Redis's signalModifiedKey): a command that
+  // changes nothing propagates nothing and touches nothing, as in Redis.
   void Propagate(Argv argv);
   // Records the command as it came in, unchanged.
-  void PropagateAsIs(const Argv& argv) {
-    if (effects != nullptr) Propagate(argv);  // No copy of argv when nobody records effects.
-  }
+  inline void PropagateAsIs(const Argv& argv);
+  // Whether a write's effect is wanted (recorded, or needed to touch watched keys): a command
+  // may skip building a rewritten command when not.
+  inline bool wants_effects() const;
 
   // Resp-aware reply builders (Redis addReplyDouble, addReplyMapLen...).
   Reply Double(double d) const;
@@ -144,8 +162,49 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Runs one command from a RESP2 client at now_ms on this node's clock. Write effects are
-  // appended to *effects when it is given.
+  // appended to *effects when it is given. This is a command without a connection: MULTI,
+  // EXEC, DISCARD, WATCH and UNWATCH answer that they need one (a Session), and a BLPOP or
+  // BRPOP on empty keys answers at once with the timeout's null array, as inside MULTI.
   Reply Execute(const Argv& argv, int64_t now_ms, Effects* effects = nullptr);
+
+  // Runs one command from the client connection `session` (core/session.h), with the
+  // connection's MULTI/EXEC and WATCH state. Returns the reply, or std::nullopt when the
+  // command blocked the session (BLPOP/BRPOP on keys that are all empty): session.blocked()
+  // is then true, and its reply comes later from TakeWoken() or TimeOut(). Must not be called
+  // for a blocked session (its connection sends nothing until it is served). After every
+  // call, any session this command's writes woke is in TakeWoken().
+  std::optional<Reply> Execute(Session& session, const Argv& argv, int64_t now_ms,
+                               Effects* effects = nullptr);
+
+  // The sessions served since the last call, with their replies, in the order Redis serves
+  // them (handleClientsBlockedOnKeys: keys in the order they became ready, the sessions of
+  // one key in the order they blocked). Each served pop also went to the *effects of the
+  // command that woke it, as the LPOP or RPOP Redis propagates. A driver drains it after
+  // every command, before it delivers anything else to a woken session.
+  struct Woken {
+    Session* session;
+    Reply reply;
+  };
+  std::vector<Woken> TakeWoken();
+
+  // Ends a blocked session's wait because its deadline passed (the caller checks
+  // Session::TimedOut on its clock): returns the reply Redis sends then, a null array.
+  Reply TimeOut(Session& session);
+
+  // The connection closed (Redis freeClient): a blocked session stops waiting, a MULTI is
+  // discarded, watched keys are unwatched and a queued wake-up reply is dropped. The session
+  // may be used again afterwards, as a new connection.
+  void Disconnect(Session& session);
+
+  // How many sessions wait in BLPOP/BRPOP (Redis's blocked_clients).
+  size_t blocked_session_count() const { return blocked_count_; }
+
+  // For whoever writes to keyspace() directly (a fault that loses or rewrites a key): tells
+  // the watchers of the key, as a command's write would (touchWatchedKey), or of every key,
+  // as FLUSHALL does (touchAllWatchedKeysInDb).
+  void TouchWatchedKey(std::string_view key);
+  void TouchAllWatchedKeys();
+  bool has_watched_keys() const { return !watchers_.empty(); }
 
   // Applies a command from this node's master (the replication stream) or from an AOF being
   // replayed: no READONLY refusal on a replica; write effects go to *effects when given (a
@@ -176,9 +235,9 @@ class Server {
   Keyspace& keyspace() { return db_; }
   const Keyspace& keyspace() const { return db_; }
   // How many write commands (kCmdWrite) this server has run, from clients, scripts or its
-  // master, whether or not they changed anything. While it stays the same, no command has
-  // written to the keyspace; a key may still have expired, and whoever writes to keyspace()
-  // directly must say so itself.
+  // master, whether or not they changed anything, plus the blocked pops it served. While it
+  // stays the same, no command has written to the keyspace; a key may still have expired, and
+  // whoever writes to keyspace() directly must say so itself.
   uint64_t write_commands_run() const { return write_commands_run_; }
   ScriptHost& scripts() { return *scripts_; }
   const ServerOptions& options() const { return options_; }
@@ -223,9 +282,50 @@ class Server {
 
   // Runs the command and brings the used-memory charge of the keys it names up to date.
   Reply Run(const CommandSpec& spec, Ctx& ctx, const Argv& argv);
+  // processCommand for one client command, with or without a connection: the refusals
+  // (unknown command, arity, cluster, OOM, READONLY), then queueing inside MULTI, then Run.
+  Reply Dispatch(Session* session, const Argv& argv, int64_t now_ms, Effects* effects);
+
+  // --- MULTI/EXEC and WATCH (multi.c) ---
+  friend Reply cmd::Multi(Ctx&, const Argv&);
+  friend Reply cmd::Exec(Ctx&, const Argv&);
+  friend Reply cmd::Discard(Ctx&, const Argv&);
+  friend Reply cmd::Watch(Ctx&, const Argv&);
+  friend Reply cmd::Unwatch(Ctx&, const Argv&);
+  friend Reply cmd::Bpop(Ctx&, const Argv&);
+  friend class Session;
+  friend class Ctx;
+  // Binds the session to this server on its first command.
+  void Bind(Session& session);
+  // The commands' bodies (cmd_multi.cpp forwards to them once it has a session).
+  Reply MultiCommand(Session& session);
+  Reply ExecCommand(Session& session, int64_t now_ms, Effects* effects);
+  Reply DiscardCommand(Session& session);
+  Reply WatchCommand(Session& session, const Argv& argv, int64_t now_ms);
+  Reply UnwatchCommand(Session& session);
+  // discardTransaction: the MULTI state goes, and so do the watched keys.
+  void DiscardTransaction(Session& session);
+  void UnwatchAll(Session& session);
+  // getNodeByQuery for EXEC: the keys of every queued command must share one slot.
+  bool TransactionClusterAdmits(const Session& session, Reply* refusal) const;
+  // Touches the keys a propagated write command names (Ctx::Propagate).
+  void TouchKeysOf(const Argv& propagated);
+
+  // --- blocking pops (blocked.c, t_list.c) ---
+  // False inside EXEC, a script, or without a connection (CLIENT_DENY_BLOCKING).
+  static bool MayBlock(const Ctx& ctx);
+  void Block(Session& session, const Argv& argv, bool from_head, int64_t deadline_ms);
+  void Unblock(Session& session);
+  // signalKeyAsReady, for the keys a write command names that now hold a list and have
+  // sessions blocked on them.
+  void SignalReadyKeys(const CommandSpec& spec, const Argv& argv);
+  // handleClientsBlockedOnKeys: serves the blocked sessions of every ready key.
+  void ServeBlockedSessions(int64_t now_ms, Effects* effects);
   // processCommand's OOM check: true (with the OOM reply) when a client's command is refused.
   // Records the state for the script the command may start (Redis's pre_command_oom_state).
-  bool OomRefuses(const CommandSpec& spec, const Argv& argv, Reply* refusal);
+  // deny_any: refuse any command, not only denyoom ones (inside MULTI, every command but
+  // EXEC and DISCARD; EXEC itself when a queued command is denyoom).
+  bool OomRefuses(const CommandSpec& spec, const Argv& argv, bool deny_any, Reply* refusal);
   // scriptVerifyOOM, for one redis.call (lockstep's own cap on writes inside a script is
   // CallFromScript's last check, after the cluster's).
   bool ScriptOomRefuses(const CommandSpec& spec, Reply* refusal);
@@ -246,7 +346,27 @@ class Server {
   PubSubRegistry* pubsub_ = nullptr;
   ScriptClusterState script_cluster_;
   std::map<std::string, ScriptClusterFlags, std::less<>> script_flags_;
+
+  // Every session bound to this server, to unbind them if it goes first. Only ever searched
+  // or visited to clear the sessions' back pointers, so its pointer order reaches no output.
+  std::set<Session*> bound_;
+  // db->watched_keys: the sessions watching each key, in the order they watched it.
+  std::map<std::string, std::vector<Session*>, std::less<>> watchers_;
+  // db->blocking_keys: the sessions blocked on each key, first blocked first.
+  std::map<std::string, std::vector<Session*>, std::less<>> blocking_keys_;
+  size_t blocked_count_ = 0;
+  // server.ready_keys: keys that became lists with sessions blocked on them, in that order.
+  std::vector<std::string> ready_keys_;
+  std::vector<Woken> woken_;
 };
+
+inline bool Ctx::wants_effects() const {
+  return effects != nullptr || server.has_watched_keys();
+}
+
+inline void Ctx::PropagateAsIs(const Argv& argv) {
+  if (wants_effects()) Propagate(argv);  // No copy of argv when nobody wants it.
+}
 
 }  // namespace lockstep
 

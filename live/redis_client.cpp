@@ -100,6 +100,16 @@ void RedisClient::Append(const Argv& argv) {
   }
 }
 
+void RedisClient::Flush() {
+  assert(ctx_ != nullptr);
+  int written = 0;
+  do {
+    if (redisBufferWrite(ctx_, &written) != REDIS_OK) {
+      throw std::runtime_error(std::string("redis: I/O error: ") + ctx_->errstr);
+    }
+  } while (!written);
+}
+
 Reply RedisClient::ReadReply() {
   assert(ctx_ != nullptr);
   void* raw = nullptr;

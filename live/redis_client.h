@@ -43,6 +43,9 @@ class RedisClient {
   // Pipelining: Append queues a command; ReadReply returns the replies in order.
   void Append(const Argv& argv);
   Reply ReadReply();
+  // Sends what Append queued without waiting for a reply (a blocking command whose reply
+  // comes later; ReadReply reads it then).
+  void Flush();
 
  private:
   redisContext* ctx_ = nullptr;
