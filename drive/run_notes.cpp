@@ -31,6 +31,7 @@ void RecordRunNotes(const Scenario& scenario, int protocol_nodes, const std::str
   if (declarations != nullptr) {
     note.layout = declarations->layout;
     note.unlock = declarations->unlock_reply;
+    note.quorum = declarations->quorum;
   }
   protocol.detail = note;
   record(protocol);

@@ -176,6 +176,9 @@ struct ProtocolNote {
   // "redisson").
   std::string_view layout;
   std::string_view unlock;
+  // "majority" or "all": the lock is the key on every master, held with a majority of them
+  // (Redlock) or all; "": one lock.
+  std::string_view quorum;
 };
 
 // Note cluster: "n1=0-5460 n2=5461-10922 n3=10923-16383 lock_slot=3300".

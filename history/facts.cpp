@@ -414,6 +414,11 @@ void FactsPass::OnNote(const Event& e) {
       // A client program declares its unlock's answers (the built-in kinds are known by name).
       if (note->unlock == "compare-and-delete") p.compare_and_delete = true;
       if (note->unlock == "redisson") p.compare_and_delete = false;
+      // And whether its lock is the key on every master (Redlock's majority, or all of them).
+      if (note->quorum == "majority" || note->quorum == "all") {
+        p.cls = KindClass::kQuorum;
+        p.majority = note->quorum == "majority";
+      }
       p.version = std::string(note->version);
       p.fencing = note->fencing;
       p.permits = note->permits;

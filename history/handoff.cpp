@@ -116,6 +116,7 @@ void Handoff::OnEvent(const Event& e) {
           n.version = keep(d.version);
           n.layout = keep(d.layout);
           n.unlock = keep(d.unlock);
+          n.quorum = keep(d.quorum);
           return n;
         } else if constexpr (std::is_same_v<T, ClusterNote>) {
           return ClusterNote{keep(d.slots), d.lock_slot};

@@ -66,7 +66,7 @@ std::vector<Event> EveryDetail(NameTable& names, std::string& scratch, const Rep
       at(EventType::kFault, names::kLoseReplies, LoseRepliesFault{t}),
       at(EventType::kFault, names::kLatency, NetworkFault{200, 0, t, t.substr(3)}),
       at(EventType::kNote, names::kRun, RunNote{60, 7, t}),
-      at(EventType::kNote, names::kProtocol, ProtocolNote{t, t.substr(1), true, 2, 3, 4, t.substr(2), t.substr(3)}),
+      at(EventType::kNote, names::kProtocol, ProtocolNote{t, t.substr(1), true, 2, 3, 4, t.substr(2), t.substr(3), t.substr(1)}),
       at(EventType::kNote, names::kCluster, ClusterNote{t, 3300}),
       at(EventType::kNote, names::kClient, ClientNote{t}),
       at(EventType::kNote, names::kRole, RoleNote{RoleNote::Role::kAwait, 3}),

@@ -171,6 +171,7 @@ ProtocolNote DecodeProtocolNote(std::string_view text) {
   }
   p.layout = TextValue(text, "layout=");
   p.unlock = TextValue(text, "unlock=");
+  p.quorum = TextValue(text, "quorum=");
   return p;
 }
 
@@ -336,6 +337,10 @@ struct Encoder {
     if (!p.unlock.empty()) {
       out->append(" unlock=");
       out->append(p.unlock);
+    }
+    if (!p.quorum.empty()) {
+      out->append(" quorum=");
+      out->append(p.quorum);
     }
   }
   void operator()(const ClusterNote& c) const {

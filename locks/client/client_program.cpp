@@ -262,6 +262,16 @@ class ClientProgram final : public LockProtocol {
                "\"redisson\" (nil: not held, 0: still held, 1: released)" + fix;
       return false;
     }
+    if (!text("quorum", &d.quorum)) {
+      *error = ProgramName() + ": quorum must be a string" + fix;
+      return false;
+    }
+    if (!d.quorum.empty() && d.quorum != "majority" && d.quorum != "all") {
+      *error = ProgramName() + ": quorum = \"" + d.quorum + "\" is not one lockstep knows; write "
+               "\"majority\" (held with more than half the masters, as Redlock) or \"all\", or "
+               "leave it out for a lock on one node" + fix;
+      return false;
+    }
     declarations_ = std::move(d);
     return true;
   }

@@ -13,6 +13,7 @@
 //   function lock.force_unlock(op) ... end            -- optional
 //   lock.layout = "string-token"                      -- required: how the key names a holder
 //   lock.unlock_reply = "compare-and-delete"          -- optional: what its unlock answers
+//   lock.quorum = "majority"                          -- optional: a lock on every master
 //   return lock
 //
 // The lock key is the lock name (lockstep.config.lock_name); its holder is named by op.token,
@@ -66,6 +67,9 @@ struct ClientProgramLimits {
 struct ClientDeclarations {
   std::string layout;        // "string-token" or "hash-fields".
   std::string unlock_reply;  // "compare-and-delete" or "redisson".
+  // "majority" or "all": the lock is its key on every master (lockstep.node_count() of them),
+  // held with a majority of them (Redlock) or all; "": one lock, on node 0.
+  std::string quorum;
 };
 
 // The declarations of the script set's program; false with *error when it does not load.

@@ -24,15 +24,17 @@ local lock = {
   unlock_reply = "compare-and-delete",  -- release.lua answers 1 (deleted) or 0 (not the caller's)
 }
 
+local tokens = {}  -- Each thread's current token (Lock.local.token).
+
 local function timeout_error(what)
   return "unknown", "TimeoutError: no reply to " .. what .. " within " .. socket_timeout_ms .. " ms"
 end
 
 -- One SET NX: true (acquired), false (held by another), or nil, reason.
-local function do_acquire(op)
+local function do_acquire(op, token)
   local timeout_ms = lockstep.config.watchdog_timeout_us // 1000
   if op.lease_us > 0 then timeout_ms = op.lease_us // 1000 end  -- int(timeout * 1000)
-  local argv = {"SET", name, op.token, "NX", "PX", timeout_ms}
+  local argv = {"SET", name, token, "NX", "PX", timeout_ms}
   local reply = lockstep.call(0, argv, {label = "acquire"})
   if reply == nil then return nil, "timeout" end
   if type(reply) == "table" and reply.err then return nil, reply.err end
@@ -40,13 +42,19 @@ local function do_acquire(op)
 end
 
 function lock.acquire(op)
+  -- redis-py writes uuid1().hex, fresh for every acquire(); lockstep writes the thread's
+  -- token, which the history names its holder by (README.md, "Not modelled").
+  local token = op.token
   local stop_trying_at = nil
   if op.mode == "try" then stop_trying_at = lockstep.now_us() + op.wait_us end
   while true do
-    local acquired, problem = do_acquire(op)
+    local acquired, problem = do_acquire(op, token)
     if problem == "timeout" then return timeout_error("SET NX") end
     if problem then return "fail", "ResponseError: " .. problem end
-    if acquired then return "ok", "acquired" end
+    if acquired then
+      tokens[op.thread] = token
+      return "ok", "acquired"
+    end
     if op.mode == "try-no-wait" then return "fail", "not acquired (blocking=False)" end
     local next_try_at = lockstep.now_us() + SLEEP_US
     if stop_trying_at ~= nil and next_try_at > stop_trying_at then
@@ -57,7 +65,10 @@ function lock.acquire(op)
 end
 
 function lock.release(op)
-  local reply = lockstep.evalsha(0, "release", {name}, {op.token}, {label = "unlock"})
+  local token = tokens[op.thread]
+  tokens[op.thread] = nil
+  if token == nil then return "fail", "LockError: Cannot release an unlocked lock" end
+  local reply = lockstep.evalsha(0, "release", {name}, {token}, {label = "unlock"})
   if reply == nil then return timeout_error("the release script") end
   if type(reply) == "table" and reply.err then return "fail", "ResponseError: " .. reply.err end
   if reply == 1 then return "ok", "released", 1 end
