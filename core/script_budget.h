@@ -90,6 +90,14 @@ class ScriptBudget {
   // the total exceeds the budget, raises the script's stop and does not return.
   static void Charge(lua_State* L, uint64_t units);
 
+  // Another host of lua_States of its own (lockstep's client programs, locks/client/) whose
+  // budget the same charges should reach: the VM's charges for long strings, and any library
+  // function that charges through here. Its states are the ones whose allocator is `alloc`;
+  // `charge` gets the allocator's ud. Register once, before such a state runs; the VM's charge
+  // hook is installed with it.
+  using ForeignCharge = void (*)(lua_State* L, void* ud, uint64_t units);
+  static void RegisterForeignHost(lua_Alloc alloc, ForeignCharge charge);
+
   // Charge for bulk bytes, or for characters handled one at a time. Rounded down per call, so
   // charge a large piece of work once (or through a ScriptWorkMeter) rather than piece by piece.
   static void ChargeBytes(lua_State* L, uint64_t bytes) { Charge(L, bytes / kBytesPerUnit); }

@@ -33,6 +33,7 @@
 #include "core/script_host.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <charconv>
 #include <cmath>
@@ -826,18 +827,23 @@ int LuaPanic(lua_State* L) {
   std::abort();
 }
 
+// The VM's charges go to ChargeVmBytes: one pointer for the whole process (the patch's hook is
+// a global), set once, thread-safely, by whichever host comes first.
+void InstallVmCharge() {
+  static const bool installed = [] {
+    lockstep_lua_charge = &ChargeVmBytes;
+    return true;
+  }();
+  (void)installed;
+}
+
 void HostState::CreateVm() {
   assert(L_ == nullptr);
   L_ = lua_newstate(&HostState::Alloc, this);
   if (L_ == nullptr) throw std::bad_alloc();
   *static_cast<HostState**>(lua_getextraspace(L_)) = this;
   lua_atpanic(L_, LuaPanic);
-  // One pointer for the whole process (the patch's hook is a global); set once, thread-safely.
-  static const bool vm_charge_installed = [] {
-    lockstep_lua_charge = &ChargeVmBytes;
-    return true;
-  }();
-  (void)vm_charge_installed;
+  InstallVmCharge();
   hook_count_ = static_cast<int>(std::min<uint64_t>(kHookInterval, step_budget_));
   BuildSandbox();
   table_layout_known_ = TableLayoutMatches(L_);
@@ -3632,9 +3638,28 @@ Reply HostState::Script(Ctx&, const Argv& argv) {
 
 }  // namespace
 
+namespace {
+std::atomic<lua_Alloc> foreign_alloc{nullptr};
+std::atomic<ScriptBudget::ForeignCharge> foreign_charge{nullptr};
+}  // namespace
+
 void ScriptBudget::Charge(lua_State* L, uint64_t units) {
   HostState* host = HostState::OfAnyState(L);
-  if (host != nullptr) host->Charge(L, units);
+  if (host != nullptr) {
+    host->Charge(L, units);
+    return;
+  }
+  void* ud = nullptr;
+  const lua_Alloc alloc = lua_getallocf(L, &ud);
+  if (alloc != nullptr && alloc == foreign_alloc.load(std::memory_order_acquire)) {
+    foreign_charge.load(std::memory_order_acquire)(L, ud, units);
+  }
+}
+
+void ScriptBudget::RegisterForeignHost(lua_Alloc alloc, ForeignCharge charge) {
+  foreign_charge.store(charge, std::memory_order_release);
+  foreign_alloc.store(alloc, std::memory_order_release);
+  InstallVmCharge();
 }
 
 // ---------------------------------------------------------------------------------------------

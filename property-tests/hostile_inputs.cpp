@@ -536,6 +536,81 @@ Named MutateHistory(const std::string& base, uint64_t seed) {
   return {m.name, Renumbered(lines)};
 }
 
+std::vector<Named> HostileClientPrograms() {
+  // An operation's body inside a program that declares what it must, and releases at once.
+  const auto with_acquire = [](const std::string& body) {
+    return "local lock = {layout = 'string-token'}\n"
+           "function lock.acquire(op)\n" + body + "\nend\n"
+           "function lock.release(op) return 'ok', 'released', 1 end\n"
+           "return lock\n";
+  };
+  std::vector<Named> out = {
+      {"endless loop in acquire", with_acquire("while true do end")},
+      {"endless loop under pcall", with_acquire("while true do pcall(function() while true do end end) end")},
+      {"endless loop under xpcall",
+       with_acquire("while true do xpcall(function() while true do end end, function(e) return e end) end")},
+      {"endless recursion", with_acquire("local function f(n) return f(n + 1) + 1 end return f(1)")},
+      {"allocation without bound",
+       with_acquire("local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1000) .. i end")},
+      {"one huge string", with_acquire("local s = string.rep('x', 1e10) return 'ok'")},
+      {"concatenation doubling", with_acquire("local s = 'x' while true do s = s .. s end")},
+      {"huge send", with_acquire("local t = {'SET'} for i = 2, 3e6 do t[i] = 'x' end "
+                                  "return lockstep.call(0, t)")},
+      {"huge value", with_acquire("return lockstep.call(0, {'SET', 'k', string.rep('v', 5e7)})")},
+      {"a node that does not exist", with_acquire("return lockstep.call(7, {'PING'})")},
+      {"a negative node", with_acquire("return lockstep.call(-1, {'PING'})")},
+      {"an empty command", with_acquire("return lockstep.call(0, {})")},
+      {"a table argument", with_acquire("return lockstep.call(0, {'SET', {}, 1})")},
+      {"an unknown script", with_acquire("return lockstep.eval(0, 'nope', {}, {})")},
+      {"never completes: sleeps for ever", with_acquire("while true do lockstep.sleep(1000000) end")},
+      {"never completes: one long sleep", with_acquire("lockstep.sleep(9223372036854775807) return 'ok'")},
+      {"a negative sleep", with_acquire("lockstep.sleep(-5) return 'ok'")},
+      {"returns nothing", with_acquire("")},
+      {"returns a table", with_acquire("return {}")},
+      {"returns odd values", with_acquire("return 'ok', {}, 'x'")},
+      {"raises a table", with_acquire("error({})")},
+      {"raises nil", with_acquire("error()")},
+      {"spawn storm", with_acquire("for i = 1, 1e7 do lockstep.spawn(function() end) end return 'ok'")},
+      {"a task that loops", with_acquire("lockstep.spawn(function() while true do end end) return 'ok'")},
+      {"a task that sleeps for ever",
+       with_acquire("lockstep.spawn(function() while true do lockstep.sleep(1000) end end) return 'ok'")},
+      {"cancel itself", with_acquire("local t t = lockstep.spawn(function() lockstep.sleep(1) "
+                                     "lockstep.cancel(t) end) lockstep.sleep(10) return 'ok'")},
+      {"too many calls at once", with_acquire("local c = {} for i = 1, 5000 do c[i] = {0, {'PING'}} end "
+                                              "return lockstep.call_all(c)")},
+      {"a batch read after a sleep", with_acquire("local b = lockstep.send_all({{0, {'PING'}}}) "
+                                                  "lockstep.sleep(10) return b:next()")},
+      {"a batch from nowhere", with_acquire("local b = lockstep.send_all({{0, {'PING'}}}) "
+                                            "return b.next({batch = 99})")},
+      {"a finalizer", with_acquire("setmetatable({}, {__gc = function() end}) return 'ok'")},
+      {"an address", with_acquire("return 'ok', string.format('%p', {})")},
+      {"a pattern", with_acquire("return 'ok', string.find(string.rep('a', 40), string.rep('a-', 30) .. 'b')")},
+      {"io", with_acquire("io.write('x') return 'ok'")},
+      {"os", with_acquire("return 'ok', tostring(os.time())")},
+      {"coroutines", with_acquire("local co = coroutine.create(function() end) return 'ok'")},
+      {"load", with_acquire("return load('return 1')()")},
+      {"a huge random hex", with_acquire("return 'ok', lockstep.random_hex(1e9)")},
+      {"an empty random range", with_acquire("return 'ok', tostring(lockstep.random(5, 1))")},
+      {"loops at load", "while true do end"},
+      {"allocates at load", "local t = {} while true do t[#t + 1] = {} end"},
+      {"calls at load", "lockstep.call(0, {'PING'}) return {}"},
+      {"no table", "return 42"},
+      {"no layout", "return {acquire = function() end, release = function() end}"},
+      {"a looping metamethod",
+       "return setmetatable({layout = 'string-token'}, {__index = function() while true do end end})"},
+      {"operations that are not functions", "return {layout = 'string-token', acquire = 1, release = 2}"},
+      {"not Lua", "this is not Lua"},
+      {"empty", ""},
+  };
+  // Every hostile Redis script as an acquire: most of them use what a client program does not
+  // have (redis.call, KEYS), some loop or allocate.
+  const std::vector<Named> scripts = HostileScripts();
+  for (size_t i = 0; i < scripts.size(); i += 7) {
+    out.push_back({"script as acquire: " + scripts[i].name, with_acquire(scripts[i].text)});
+  }
+  return out;
+}
+
 std::vector<Named> HostileScripts() {
   std::vector<Named> v;
   auto add = [&](const std::string& name, const std::string& body) { v.push_back({name, body}); };

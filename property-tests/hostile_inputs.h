@@ -31,6 +31,12 @@ std::vector<Named> KnownBadScenarios(const std::string& not_lua_script);
 // cjson, cmsgpack and replies, odd error objects, sandbox escapes. At least 200.
 std::vector<Named> HostileScripts();
 
+// Client programs (kind = "client", locks/client/client_program.h), whole files: endless loops
+// in an operation, a task and the chunk, recursion, unbounded allocation, huge sends, sends to a
+// node that does not exist, operations that never complete, odd results, misuse of the API, a
+// table whose metamethods loop. At least 30.
+std::vector<Named> HostileClientPrograms();
+
 // Input for `lockstep emu`: command lines with hostile arguments (globs, cursors, counts,
 // sizes, scripts, quoting). At least 30.
 std::vector<Named> HostileEmuInputs();

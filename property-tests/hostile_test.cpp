@@ -197,6 +197,35 @@ TEST_CASE("hostile scripts as a lock's script override are refused or run, never
   CHECK(s.exits_by_code[2] * 4 < s.cases);
 }
 
+TEST_CASE("hostile client programs are refused, stopped or judged, never crash or hang",
+          "[hostile]") {
+  Scratch scratch;
+  std::vector<Case> cases;
+  for (const Named& program : HostileClientPrograms()) {
+    const size_t index = cases.size();
+    const std::string folder = scratch.path() + "/client" + std::to_string(index);
+    const std::string text =
+        "name = \"client\"\nduration_ms = 5000\n[[nodes]]\nname = \"n1\"\n[[clients]]\n"
+        "count = 2\n[workload]\nwait_ms = 1000\nlease_ms = 500\n[expect]\n"
+        "mutual_exclusion = \"hold\"\n[protocol]\nkind = \"client\"\nclient = \"" +
+        folder + "/client.lua\"\n";
+    Case c = ScenarioCase("client program: " + program.name, text, scratch.path(), index, {0, 1, 2});
+    c.input_for_failure = program.text;
+    c.body = [folder, body = c.body, lua_text = program.text] {
+      fs::create_directories(folder);
+      Write(folder + "/client.lua", lua_text);
+      return body();
+    };
+    cases.push_back(std::move(c));
+  }
+  const Summary s = RunCases(cases, Jobs(), kCpuBoundSeconds, scratch.path() + "/run",
+                             FailureDir("clients"));
+  Report("hostile client programs", s);
+  CHECK(s.cases >= 30);
+  // Most of them are bad input: refused before the run, or stopped with their reason.
+  CHECK(s.exits_by_code[2] * 2 > s.cases);
+}
+
 TEST_CASE("mutated histories given to report are refused or judged, never crash or hang",
           "[hostile]") {
   // 48 of 800 mutated library histories once crashed `report` (a second protocol

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
 #include <utility>
@@ -24,6 +25,7 @@
 #include <lua.hpp>
 
 #include "core/lua_libs.h"
+#include "core/script_budget.h"
 #include "core/script_host.h"
 
 namespace lockstep::locks {
@@ -34,6 +36,7 @@ constexpr int kHookInterval = 1000;
 constexpr int kReplyDepthMax = 64;  // Nesting of an array reply converted to Lua.
 constexpr size_t kArgvMax = 1 << 20;  // Arguments in one command a program builds.
 constexpr const char* kTimeoutKey = "timeout";  // lockstep.timeout: call_all's "no reply".
+constexpr const char* kBatchMeta = "lockstep.batch";  // send_all's batches' metatable.
 
 struct Pending {
   RequestId request = 0;
@@ -48,13 +51,18 @@ struct Pending {
 };
 
 struct Task {
-  enum class Wait : uint8_t { kNone, kCalls, kSleep };
+  enum class Wait : uint8_t { kNone, kCalls, kSleep, kNext };
   int ref = LUA_NOREF;  // The coroutine, in the registry.
   lua_State* co = nullptr;
   int thread = -1;      // Its sends are this thread's (an operation's, or its spawner's).
   bool is_op = false;   // An operation (its return ends the thread's operation).
   Wait wait = Wait::kNone;
   bool all = false;     // call_all: resume with a table when every call is done.
+  // send_all: the calls are a batch whose replies batch:next() hands over one at a time, in
+  // the order they came (`ready`: settled, not handed over yet).
+  bool stream = false;
+  uint64_t batch = 0;
+  std::deque<size_t> ready;
   std::vector<Pending> calls;
   size_t outstanding = 0;
   TimerId sleep_timer = 0;
@@ -67,7 +75,14 @@ class ClientProgram final : public LockProtocol {
  public:
   ClientProgram(const ClientConfig& config, const ScriptSet& scripts,
                 const ClientProgramLimits& limits)
-      : config_(config), scripts_(scripts), limits_(limits) {}
+      : config_(config), scripts_(scripts), limits_(limits) {
+    // The VM's charges for work on long strings (core/script_budget.h) reach this budget too.
+    static const bool registered = [] {
+      ScriptBudget::RegisterForeignHost(&ClientProgram::Alloc, &ClientProgram::ForeignCharge);
+      return true;
+    }();
+    (void)registered;
+  }
 
   ~ClientProgram() override { CloseState(); }
 
@@ -104,7 +119,7 @@ class ClientProgram final : public LockProtocol {
       return false;
     }
     for (const char* op : {"acquire", "release"}) {
-      lua_getfield(L_, -1, op);
+      RawField(L_, op);
       const bool ok = lua_isfunction(L_, -1);
       lua_pop(L_, 1);
       if (!ok) {
@@ -169,7 +184,7 @@ class ClientProgram final : public LockProtocol {
     }
     p.done = true;
     p.reply = reply;
-    Settled(task_id);
+    Settled(task_id, index);
   }
 
   void OnMessage(Outbox& out, int node, const std::string& channel,
@@ -198,7 +213,7 @@ class ClientProgram final : public LockProtocol {
     requests_.erase(p.request);  // Its reply, if it comes, is ignored from now on.
     p.done = true;
     p.timed_out = true;
-    Settled(task_id);
+    Settled(task_id, static_cast<size_t>(index));
   }
 
   void OnCrash() override {
@@ -232,7 +247,7 @@ class ClientProgram final : public LockProtocol {
   bool ReadDeclarations(std::string* error) {
     const std::string fix = " (docs/clients.md, \"What a program declares\")";
     const auto text = [this](const char* field, std::string* out) {
-      const int t = lua_getfield(L_, -1, field);
+      const int t = RawField(L_, field);
       if (t == LUA_TSTRING) *out = lua_tostring(L_, -1);
       lua_pop(L_, 1);
       return t == LUA_TNIL || t == LUA_TSTRING;
@@ -304,11 +319,25 @@ class ClientProgram final : public LockProtocol {
     return p;
   }
 
+  static void ForeignCharge(lua_State* L, void* ud, uint64_t units) {
+    auto* self = static_cast<ClientProgram*>(ud);
+    if (self->enforce_memory_) self->Charge(L, units);  // Only while the program runs.
+  }
+
   static int Panic(lua_State* L) {
     const char* msg = lua_tostring(L, -1);
     std::fprintf(stderr, "lockstep: unprotected Lua error in a client program: %s\n",
                  msg != nullptr ? msg : "?");
     std::abort();
+  }
+
+  // Raises the stop as a plain string: luaL_error would build its message with a concatenation,
+  // which the VM charges, which would raise again.
+  [[noreturn]] void RaiseStop(lua_State* L) {
+    const std::string text = "lockstep: client program stopped: " + stop_;
+    lua_pushlstring(L, text.data(), text.size());
+    lua_error(L);
+    std::abort();  // lua_error does not return.
   }
 
   static void CountHook(lua_State* L, lua_Debug*) {
@@ -322,7 +351,7 @@ class ClientProgram final : public LockProtocol {
       // From now on the hook fires on every instruction, so that a pcall which catches the
       // stop cannot keep the program running.
       lua_sethook(L, &ClientProgram::CountHook, LUA_MASKCOUNT, 1);
-      luaL_error(L, "lockstep: client program stopped: %s", self->stop_.c_str());
+      self->RaiseStop(L);
     }
   }
 
@@ -331,6 +360,13 @@ class ClientProgram final : public LockProtocol {
     L_ = nullptr;
     program_ref_ = LUA_NOREF;
     memory_used_ = 0;
+  }
+
+  // t[name] for the table at the top, without metamethods: the host reads the program's table
+  // outside any protected call, where a metamethod's error would have nowhere to go.
+  static int RawField(lua_State* L, const char* name) {
+    lua_pushstring(L, name);
+    return lua_rawget(L, -2);
   }
 
   static std::string ErrorText(lua_State* L, int idx) {
@@ -360,8 +396,23 @@ class ClientProgram final : public LockProtocol {
       lua_setfield(L_, -2, name);
     }
     lua_pop(L_, 1);
+    // Library functions whose work is in C, which no instruction count sees: each call is
+    // charged by what it returns (ChargedCall).
+    const auto charge = [this](const char* lib, std::initializer_list<const char*> names) {
+      lua_getglobal(L_, lib);
+      for (const char* name : names) {
+        lua_getfield(L_, -1, name);
+        lua_pushcclosure(L_, &ClientProgram::ChargedCall, 1);
+        lua_setfield(L_, -2, name);
+      }
+      lua_pop(L_, 1);
+    };
+    charge("string", {"rep", "upper", "lower", "reverse", "sub", "char", "byte", "format", "find",
+                      "len"});
+    charge("table", {"concat", "unpack", "insert", "remove", "move", "sort"});
+    charge("utf8", {"char", "codepoint", "len", "offset"});
     lua_getglobal(L_, "string");
-    for (const char* name : {"match", "gmatch", "gsub", "dump"}) {
+    for (const char* name : {"match", "gmatch", "gsub", "dump", "pack", "unpack", "packsize"}) {
       lua_pushnil(L_);
       lua_setfield(L_, -2, name);
     }
@@ -382,11 +433,18 @@ class ClientProgram final : public LockProtocol {
     static const luaL_Reg kApi[] = {
         {"call", &ClientProgram::ApiCall},       {"eval", &ClientProgram::ApiEval},
         {"evalsha", &ClientProgram::ApiEvalsha}, {"call_all", &ClientProgram::ApiCallAll},
+        {"send_all", &ClientProgram::ApiSendAll},
         {"sleep", &ClientProgram::ApiSleep},     {"now_us", &ClientProgram::ApiNowUs},
         {"wall_ms", &ClientProgram::ApiWallMs},  {"random", &ClientProgram::ApiRandom},
         {"random_hex", &ClientProgram::ApiRandomHex}, {"node_count", &ClientProgram::ApiNodeCount},
         {"spawn", &ClientProgram::ApiSpawn},     {"cancel", &ClientProgram::ApiCancel},
         {nullptr, nullptr}};
+    luaL_newmetatable(L_, kBatchMeta);
+    lua_createtable(L_, 0, 1);
+    lua_pushcfunction(L_, &ClientProgram::ApiBatchNext);
+    lua_setfield(L_, -2, "next");
+    lua_setfield(L_, -2, "__index");
+    lua_pop(L_, 1);
     luaL_newlib(L_, kApi);
     lua_newtable(L_);  // lockstep.timeout: a value no reply converts to.
     lua_setfield(L_, -2, kTimeoutKey);
@@ -413,6 +471,28 @@ class ClientProgram final : public LockProtocol {
   }
 
   // --- the sandbox's replacements ---
+
+  // Calls upvalue 1 with the arguments, then charges the work by its results: a unit per 8
+  // bytes of the strings it returns and per value, and a unit per 8 elements of a table
+  // argument (table.concat, sort, unpack walk them).
+  static int ChargedCall(lua_State* L) {
+    const int nargs = lua_gettop(L);
+    uint64_t units = 1;
+    for (int i = 1; i <= nargs; ++i) {
+      if (lua_type(L, i) == LUA_TTABLE) units += static_cast<uint64_t>(lua_rawlen(L, i)) / 8;
+    }
+    HostOf(L)->Charge(L, units);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, nargs, LUA_MULTRET);
+    const int nresults = lua_gettop(L);
+    uint64_t result_units = static_cast<uint64_t>(nresults);
+    for (int i = 1; i <= nresults; ++i) {
+      if (lua_type(L, i) == LUA_TSTRING) result_units += static_cast<uint64_t>(lua_rawlen(L, i)) / 8;
+    }
+    HostOf(L)->Charge(L, result_units);
+    return nresults;
+  }
 
   // string.find without patterns: a pattern's backtracking is work no budget would see.
   static int PlainFind(lua_State* L) {
@@ -539,7 +619,7 @@ class ClientProgram final : public LockProtocol {
       stop_ = "it ran " + std::to_string(limits_.steps_per_slice) +
               " Lua instructions without waiting (an endless loop?)";
     }
-    if (!stop_.empty()) luaL_error(L, "lockstep: client program stopped: %s", stop_.c_str());
+    if (!stop_.empty()) RaiseStop(L);
   }
 
   // --- the API ---
@@ -670,7 +750,7 @@ class ClientProgram final : public LockProtocol {
     ReadOpts(L, kind == 0 ? 3 : 5, &label, &timeout_us);
     SharedArgv fallback;
     SharedArgv argv = BuildCommand(L, 2, kind, &label, &fallback);
-    task.calls.clear();
+    AbandonCalls(task);
     task.calls.push_back(Pending{});
     Pending& p = task.calls.back();
     p.node = node;
@@ -688,8 +768,9 @@ class ClientProgram final : public LockProtocol {
   static int ApiEvalsha(lua_State* L) { return HostOf(L)->SendOne(L, 2); }
 
   // call_all({ {node, argv} | {node, script = name, keys = {...}, args = {...}, sha = bool}, ...}
-  //          [, opts]): every command at once, in order; waits for all.
-  int CallAll(lua_State* L) {
+  //          [, opts]): every command at once, in order; waits for all (or, for send_all,
+  // returns at once).
+  int CallAll(lua_State* L, bool stream) {
     uint64_t id = 0;
     Task& task = CurrentTask(L, &id);
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -725,15 +806,75 @@ class ClientProgram final : public LockProtocol {
       }
       built.emplace_back(std::move(p), std::move(argv));
     }
-    task.calls.clear();
+    AbandonCalls(task);
     for (auto& [p, argv] : built) task.calls.push_back(std::move(p));
-    task.all = true;
+    task.all = !stream;
+    task.stream = stream;
+    if (stream) task.batch = ++last_batch_;
     task.outstanding = task.calls.size();
-    task.wait = Task::Wait::kCalls;
+    task.wait = stream ? Task::Wait::kNone : Task::Wait::kCalls;
     for (size_t i = 0; i < built.size(); ++i) SendPending(id, task, i, std::move(built[i].second));
+    if (stream) return 0;
     return lua_yield(L, 0);
   }
-  static int ApiCallAll(lua_State* L) { return HostOf(L)->CallAll(L); }
+  static int ApiCallAll(lua_State* L) { return HostOf(L)->CallAll(L, /*stream=*/false); }
+
+  // The task waits for something new: what it sent before and has not heard back from (a
+  // batch it stopped reading) is forgotten, its replies ignored.
+  void AbandonCalls(Task& task) {
+    for (Pending& p : task.calls) {
+      if (p.done) continue;
+      requests_.erase(p.request);
+      DisarmTimer(&p.timer);
+    }
+    task.calls.clear();
+    task.ready.clear();
+    task.stream = false;
+    task.outstanding = 0;
+  }
+
+  // send_all(calls [, opts]): sends every call as call_all does and returns at once with a
+  // batch; batch:next() waits for the next reply to come and returns its call's number and
+  // the reply (or the number, nil and "timeout"), and nil once every reply has been handed
+  // over. Waiting for anything else abandons the batch.
+  int SendAll(lua_State* L) {
+    uint64_t id = 0;
+    CallAll(L, /*stream=*/true);
+    Task& task = CurrentTask(L, &id);
+    lua_createtable(L, 0, 1);
+    lua_pushinteger(L, static_cast<lua_Integer>(task.batch));
+    lua_setfield(L, -2, "batch");
+    luaL_setmetatable(L, kBatchMeta);
+    return 1;
+  }
+  static int ApiSendAll(lua_State* L) { return HostOf(L)->SendAll(L); }
+
+  int BatchNext(lua_State* L) {
+    uint64_t id = 0;
+    Task& task = CurrentTask(L, &id);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "batch");
+    const lua_Integer batch = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (!task.stream || static_cast<uint64_t>(batch) != task.batch) {
+      return luaL_error(L, "lockstep: batch:next() of a batch this task no longer waits for "
+                           "(it has sent or slept since)");
+    }
+    if (!task.ready.empty()) {
+      const size_t next = task.ready.front();
+      task.ready.pop_front();
+      const int n = PushNext(L, task.calls[next], next);
+      if (n == 0) return luaL_error(L, "lockstep: a reply too deeply nested");
+      return n;
+    }
+    if (task.outstanding == 0) {
+      lua_pushnil(L);
+      return 1;
+    }
+    task.wait = Task::Wait::kNext;
+    return lua_yield(L, 0);
+  }
+  static int ApiBatchNext(lua_State* L) { return HostOf(L)->BatchNext(L); }
 
   void SendPending(uint64_t task_id, Task& task, size_t index, SharedArgv argv) {
     Pending& p = task.calls[index];
@@ -750,6 +891,7 @@ class ClientProgram final : public LockProtocol {
     Task& task = CurrentTask(L, &id);
     const lua_Integer us = luaL_checkinteger(L, 1);
     if (us < 0) return luaL_error(L, "lockstep.sleep: a negative time (%d us)", static_cast<int>(us));
+    AbandonCalls(task);
     task.wait = Task::Wait::kSleep;
     task.sleep_timer = out_->NewTimerId();
     timers_[task.sleep_timer] = {id, -1};
@@ -890,7 +1032,7 @@ class ClientProgram final : public LockProtocol {
       return;
     }
     lua_rawgeti(L_, LUA_REGISTRYINDEX, program_ref_);
-    lua_getfield(L_, -1, op);
+    RawField(L_, op);
     if (!lua_isfunction(L_, -1)) {
       lua_pop(L_, 2);
       completions_.emplace_back(
@@ -915,11 +1057,37 @@ class ClientProgram final : public LockProtocol {
     Resume(id, 1);
   }
 
-  // A call finished (a reply or its timeout): the task goes on when all it waits for is done.
-  void Settled(uint64_t task_id) {
+  // Pushes a settled call's result for batch:next(): its number, then its reply or nil and
+  // "timeout". Returns how many values, or 0 when the reply cannot be converted.
+  int PushNext(lua_State* co, const Pending& p, size_t index) {
+    lua_pushinteger(co, static_cast<lua_Integer>(index + 1));
+    if (p.timed_out) {
+      lua_pushnil(co);
+      lua_pushstring(co, "timeout");
+      return 3;
+    }
+    return PushReply(co, p.reply, 0) ? 2 : 0;
+  }
+
+  // A call finished (a reply or its timeout): the task goes on when all it waits for is done,
+  // or, for a batch, when it waits in batch:next().
+  void Settled(uint64_t task_id, size_t index) {
     Task& task = tasks_.at(task_id);
     assert(task.outstanding > 0);
-    if (--task.outstanding > 0) return;
+    --task.outstanding;
+    if (task.stream) {
+      task.ready.push_back(index);
+      if (task.wait != Task::Wait::kNext) return;
+      task.wait = Task::Wait::kNone;
+      const size_t next = task.ready.front();
+      task.ready.pop_front();
+      if (!lua_checkstack(task.co, 4)) return Fail(task_id, "out of stack");
+      const int n = PushNext(task.co, task.calls[next], next);
+      if (n == 0) return Fail(task_id, "a reply too deeply nested");
+      Resume(task_id, n);
+      return;
+    }
+    if (task.outstanding > 0) return;
     task.wait = Task::Wait::kNone;
     lua_State* co = task.co;
     if (!lua_checkstack(co, 4)) return Fail(task_id, "out of stack");
@@ -1120,6 +1288,7 @@ class ClientProgram final : public LockProtocol {
   Outbox* out_ = nullptr;  // During an entry point.
 
   uint64_t last_task_ = 0;
+  uint64_t last_batch_ = 0;
   std::map<uint64_t, Task> tasks_;
   std::map<lua_State*, uint64_t> task_of_;  // Lookups only; never iterated.
   std::map<int, uint64_t> op_task_;         // Thread -> its operation's task.
