@@ -79,17 +79,26 @@ std::string WriteProgram(const std::string& name, const std::string& body) {
 
 }  // namespace
 
-TEST_CASE("a client program written as the setnx-px client writes its history", "[sim][client]") {
-  // Every scenario of the library and the fixtures that runs setnx-px, with its own faults.
+TEST_CASE("client programs written as the plain kinds' clients write their histories",
+          "[sim][client]") {
+  // Every scenario of the library and the fixtures that runs a plain kind, with its own
+  // faults, run by the built-in client and by lua/clients/<kind>/.
   const char* files[] = {
       "property-tests/fuzz-bases/setnx-px.toml",
       "scenarios/testdata/broken-scripts/setnx-px/broken.toml",
       "scenarios/testdata/broken-scripts/setnx-px-global/broken.toml",
+      "property-tests/fuzz-bases/setnx-expire.toml",
+      "scenarios/testdata/broken-scripts/setnx-expire/broken.toml",
+      "scenarios/setnx-expire-crash.toml",
+      "scenarios/setnx-expire-lost-reply.toml",
+      "property-tests/fuzz-bases/get-del.toml",
+      "scenarios/get-del-race.toml",
   };
   for (const char* file : files) {
     for (const char* mode : {"as written", "lock", "trylock without a wait"}) {
       Scenario builtin = Load(file);
-      REQUIRE(builtin.protocol.kind_name() == "setnx-px");
+      const std::string kind = builtin.protocol.kind_name();
+      REQUIRE((kind == "setnx-px" || kind == "setnx-expire" || kind == "get-del"));
       if (std::string(mode) == "lock") builtin.workload.mode = lockstep::WorkloadSpec::Mode::kLock;
       if (std::string(mode) == "trylock without a wait") {
         builtin.workload.mode = lockstep::WorkloadSpec::Mode::kTryLock;
@@ -97,7 +106,7 @@ TEST_CASE("a client program written as the setnx-px client writes its history", 
       }
       INFO(file << " (" << mode << ")");
       const auto a = RunOf(builtin);
-      const auto b = RunOf(AsProgram(builtin, "setnx-px"));
+      const auto b = RunOf(AsProgram(builtin, kind));
       REQUIRE(a->lines.size() == b->lines.size());
       size_t notes_differing = 0;
       for (size_t i = 0; i < a->lines.size(); ++i) {
