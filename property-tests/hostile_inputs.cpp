@@ -565,6 +565,7 @@ std::vector<Named> HostileClientPrograms() {
       {"never completes: sleeps for ever", with_acquire("while true do lockstep.sleep(1000000) end")},
       {"never completes: one long sleep", with_acquire("lockstep.sleep(9223372036854775807) return 'ok'")},
       {"a negative sleep", with_acquire("lockstep.sleep(-5) return 'ok'")},
+      {"the longest timeout", with_acquire("return lockstep.call(0, {'PING'}, {timeout_us = 9223372036854775807})")},
       {"returns nothing", with_acquire("")},
       {"returns a table", with_acquire("return {}")},
       {"returns odd values", with_acquire("return 'ok', {}, 'x'")},

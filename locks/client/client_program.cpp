@@ -35,6 +35,9 @@ constexpr int kThreadsMax = 1 << 16;
 constexpr int kHookInterval = 1000;
 constexpr int kReplyDepthMax = 64;  // Nesting of an array reply converted to Lua.
 constexpr size_t kArgvMax = 1 << 20;  // Arguments in one command a program builds.
+// The longest sleep or response timeout a program gets (about 35 years): a longer one waits as
+// long, past any run's end, without overflowing a clock that adds it.
+constexpr int64_t kDelayMaxUs = int64_t{1} << 50;
 constexpr const char* kTimeoutKey = "timeout";  // lockstep.timeout: call_all's "no reply".
 constexpr const char* kBatchMeta = "lockstep.batch";  // send_all's batches' metatable.
 
@@ -687,7 +690,7 @@ class ClientProgram final : public LockProtocol {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1) {
         luaL_error(L, "lockstep: timeout_us must be a positive integer");
       }
-      *timeout_us = lua_tointeger(L, -1);
+      *timeout_us = std::min<int64_t>(lua_tointeger(L, -1), kDelayMaxUs);
     }
     lua_pop(L, 1);
   }
@@ -895,7 +898,7 @@ class ClientProgram final : public LockProtocol {
     task.wait = Task::Wait::kSleep;
     task.sleep_timer = out_->NewTimerId();
     timers_[task.sleep_timer] = {id, -1};
-    out_->ArmTimer(task.sleep_timer, us);
+    out_->ArmTimer(task.sleep_timer, std::min<int64_t>(us, kDelayMaxUs));
     return lua_yield(L, 0);
   }
   static int ApiSleep(lua_State* L) { return HostOf(L)->Sleep(L); }
