@@ -57,7 +57,10 @@ struct World {
   // The first client program (the client kind) that failed, with its error: it stops the run.
   std::string program_error;
   // Stops the run if c's program has failed (an error, a limit passed); true if it has.
+  // Called after every delivery to a client: a run of a built-in kind (no declarations) never
+  // asks its protocol.
   bool CheckProgram(const Client& c) {
+    if (!declarations) return false;
     if (!program_error.empty()) return true;
     if (c.protocol == nullptr) return false;
     std::string e = c.protocol->ProgramError();
