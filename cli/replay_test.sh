@@ -155,14 +155,7 @@ TOML
     lease=$9
     name=$(basename "$scenario" .toml)
     dir="$out/lost-exec-$name"
-    rm -rf "$dir" "$dir.out"
     mkdir -p "$out"
-    set +e
-    "$lockstep" replay "$src/$scenario" --time-scale "$scale" --quiet --out "$dir" >"$dir.out" 2>&1
-    code=$?
-    set -e
-    cat "$dir.out"
-    [ "$code" -eq 0 ] || { echo "FAIL: lockstep replay $scenario exited $code"; exit 1; }
     # The events between lose_replies and lose_replies_end, one a line (a history's lines
     # are written with the keys in a fixed order: seq, t, type, process, ..., op, ...).
     window() {
@@ -178,10 +171,27 @@ TOML
           if (index($0, lease node "\"") && index($0, lop)) found = 1; want = 0 }
         END { exit found ? 0 : 1 }'
     }
-    has_lost_exec "$dir/sim/history.jsonl" ||
-      { echo "FAIL: the simulated history has no $op exec ($detail) then $lease lease while replies are lost"; exit 1; }
-    has_lost_exec "$dir/history.jsonl" ||
-      { echo "FAIL: the live history has no $op exec ($detail) then $lease lease while replies are lost"; exit 1; }
+    # On real time the window may open a little after the command it is meant to catch has
+    # been answered (scheduling on a busy machine); as in the agree mode, such a miss is tried
+    # once more at twice the time scale before it counts as a failure.
+    for attempt in 1 2; do
+      rm -rf "$dir" "$dir.out"
+      set +e
+      "$lockstep" replay "$src/$scenario" --time-scale "$scale" --quiet --out "$dir" >"$dir.out" 2>&1
+      code=$?
+      set -e
+      cat "$dir.out"
+      [ "$code" -eq 0 ] || { echo "FAIL: lockstep replay $scenario exited $code"; exit 1; }
+      has_lost_exec "$dir/sim/history.jsonl" ||
+        { echo "FAIL: the simulated history has no $op exec ($detail) then $lease lease while replies are lost"; exit 1; }
+      if has_lost_exec "$dir/history.jsonl"; then break; fi
+      if [ "$attempt" -eq 2 ]; then
+        echo "FAIL: the live history has no $op exec ($detail) then $lease lease while replies are lost"
+        exit 1
+      fi
+      scale=$(awk -v s="$scale" 'BEGIN { print s * 2 }')
+      echo "== the live window missed the $op; once more at --time-scale $scale"
+    done
     echo "ok: both histories record the $op ($detail) whose reply was lost, and its $lease lease"
     ;;
   *)
