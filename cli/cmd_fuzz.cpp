@@ -699,7 +699,7 @@ int FuzzMain(const std::vector<std::string>& args) {
       fuzz::CaseOutcome outcome = fuzz::RunCase(*c, expected, lua_dir, limits);
       if (outcome.status == fuzz::CaseStatus::kOverLimit) {
         std::cerr << "lockstep fuzz: corpus file " << path.string()
-                  << " ran past its limit and was not judged\n";
+                  << " ran past its limit or stopped" << (outcome.error.empty() ? std::string() : " (" + outcome.error + ")") << " and was not judged\n";
       } else if (outcome.status == fuzz::CaseStatus::kError) {
         std::cerr << "lockstep fuzz: corpus file " << path.string() << " could not run: "
                   << outcome.error << "\n";
@@ -744,7 +744,7 @@ int FuzzMain(const std::vector<std::string>& args) {
                       static_cast<unsigned long long>(s.shared));
       }
       std::snprintf(line, sizeof(line),
-                    "[fuzz %llu cases, %.1f/s, %llu failing%s, %llu over limit, coverage %llu "
+                    "[fuzz %llu cases, %.1f/s, %llu failing%s, %llu over limit or stopped, coverage %llu "
                     "(grew %llu cases ago), %.0f s]",
                     static_cast<unsigned long long>(s.cases_done),
                     s.wall_s > 0 ? static_cast<double>(s.cases_done) / s.wall_s : 0.0,
@@ -759,7 +759,7 @@ int FuzzMain(const std::vector<std::string>& args) {
     const fuzz::SearchStatus& s = found.status;
     char line[256];
     std::snprintf(line, sizeof(line),
-                  "cases      %llu in %.2f s wall (%.1f per s), %llu failing, %llu over their limit%s\n",
+                  "cases      %llu in %.2f s wall (%.1f per s), %llu failing, %llu over their limit or stopped%s\n",
                   static_cast<unsigned long long>(s.cases_done), s.wall_s,
                   s.wall_s > 0 ? static_cast<double>(s.cases_done) / s.wall_s : 0.0,
                   static_cast<unsigned long long>(s.failures),
@@ -805,7 +805,9 @@ int FuzzMain(const std::vector<std::string>& args) {
     char limit[128];
     std::snprintf(limit, sizeof(limit), "ran past its limit of %lld simulator events or %g s of wall time",
                   static_cast<long long>(limits.max_events), limits.max_wall_s);
-    for (const fuzz::SetAside& aside : found.over_limit_cases) write_case(aside, "over-limit", limit);
+    for (const fuzz::SetAside& aside : found.over_limit_cases) {
+      write_case(aside, "over-limit", aside.message.empty() ? std::string(limit) : "stopped: " + aside.message);
+    }
     for (const fuzz::SetAside& aside : found.errors) {
       write_case(aside, "errors", "could not run: " + aside.message);
     }

@@ -69,9 +69,11 @@ CaseOutcome RunCaseOrThrow(const Scenario& s, const std::vector<std::string>& wa
     out.error = "internal error: " + result->verify_failure;
     return out;
   }
-  // A case that stalls (no time passes) would have run until its event limit.
+  // A case that stalls (no time passes) would have run until its event limit; a case whose
+  // run stopped early (a script past its step budget, a client program that failed) says why.
   if (over || out.cancelled || !result->stalled.empty()) {
     out.status = CaseStatus::kOverLimit;
+    if (!over && !out.cancelled) out.error = result->stalled;
     return out;
   }
   for (const check::PropertyResult& r : result->verdict.results) {

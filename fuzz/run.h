@@ -26,7 +26,9 @@ struct CaseLimits {
 enum class CaseStatus : uint8_t {
   kPass,       // No watched property broke.
   kFail,       // At least one did.
-  kOverLimit,  // Stopped at its event or time limit (or cancelled); not judged.
+  // Stopped at its event or time limit, cancelled, or stopped by the run itself (`error` then
+  // says why: a script past its step budget, a client program that failed); not judged.
+  kOverLimit,
   kError,      // Could not be set up (a script that does not load, say).
 };
 

@@ -110,7 +110,7 @@ SearchResult Search(const Scenario& base, const FuzzPlan& plan,
       if (!outcome.shared.empty()) ++result.status.shared;
       if (outcome.status == CaseStatus::kOverLimit) {
         ++result.status.over_limit;
-        if (result.over_limit_cases.size() < 20) result.over_limit_cases.push_back({index, c, ""});
+        if (result.over_limit_cases.size() < 20) result.over_limit_cases.push_back({index, c, outcome.error});
       } else if (outcome.status == CaseStatus::kError) {
         if (result.errors.size() < 20) result.errors.push_back({index, c, outcome.error});
       } else if (outcome.status == CaseStatus::kFail) {

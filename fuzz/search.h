@@ -87,7 +87,7 @@ struct Failure {
 struct SetAside {
   uint64_t index = 0;
   FuzzCase c;
-  std::string message;
+  std::string message;  // Why it could not run, or why its run stopped ("" past its limit).
 };
 
 struct SearchResult {

@@ -255,3 +255,86 @@ TEST_CASE("a client program that cannot be run is refused before the run", "[sim
     CHECK(error.find("client.lua") != std::string::npos);
   }
 }
+
+TEST_CASE("a client program's transactions and blocking pops have a connection per thread",
+          "[sim][client][session]") {
+  // The lock of libraries that take it optimistically: WATCH the key, GET it, and if it is free
+  // SET it in MULTI..EXEC, which a change since WATCH aborts (a null reply); a waiter blocks in
+  // BLPOP on a signal list that the release pushes to, for at most 200 ms. Two threads a
+  // process, so that each thread's transaction and wait must stay on a connection of its own.
+  const std::string program = WriteProgram("sessions", R"lua(
+local key = lockstep.config.lock_name
+local signal = key .. ":signal"
+local lock = {layout = "string-token", unlock_reply = "compare-and-delete"}
+local function call(argv, label)
+  local r = lockstep.call(0, argv, {label = label})
+  if r == nil then error("no reply to " .. label) end
+  if type(r) == "table" and r.err then error(label .. ": " .. r.err) end
+  return r
+end
+function lock.acquire(op)
+  local start = lockstep.now_us()
+  while true do
+    assert(call({"WATCH", key}, "watch").ok == "OK")
+    if call({"GET", key}, "get") == false then
+      assert(call({"MULTI"}, "multi").ok == "OK")
+      assert(call({"SET", key, op.token, "PX", 2000}, "set").ok == "QUEUED")
+      local done = call({"EXEC"}, "exec")
+      if done ~= false then
+        assert(#done == 1 and done[1].ok == "OK")
+        return "ok", "acquired"
+      end
+    else
+      call({"UNWATCH"}, "unwatch")
+    end
+    if lockstep.now_us() - start > op.wait_us then return "fail", "wait time elapsed" end
+    local woken = call({"BLPOP", signal, "0.2"}, "blpop")
+    assert(woken == false or (woken[1] == signal and woken[2] == "1"))
+  end
+end
+function lock.release(op)
+  call({"WATCH", key}, "watch")
+  if call({"GET", key}, "get") ~= op.token then
+    call({"UNWATCH"}, "unwatch")
+    return "fail", "not the holder"
+  end
+  call({"MULTI"}, "multi")
+  call({"DEL", key}, "del")  -- queued: "unlock" would be judged by its QUEUED reply
+  call({"RPUSH", signal, "1"}, "signal")
+  local done = call({"EXEC"}, "exec")
+  if done == false then return "fail", "changed since WATCH" end
+  return "ok", "released", done[1]
+end
+return lock
+)lua");
+  Scenario s = AsProgram(Load("property-tests/fuzz-bases/setnx-px.toml"), program);
+  s.duration_us = 20'000'000;
+  for (auto& c : s.clients) c.threads = 2;
+  const auto run = RunOf(s);
+  INFO(run->sim->stalled());
+  REQUIRE(run->sim->stalled().empty());
+  auto count = [&](const std::string& a, const std::string& b) {
+    size_t n = 0;
+    for (const std::string& line : run->lines) {
+      if (line.find(a) != std::string::npos && line.find(b) != std::string::npos) ++n;
+    }
+    return n;
+  };
+  const std::string exec = "\"type\":\"exec\"";
+  // Transactions ran, and some were aborted by a change of a watched key.
+  CHECK(count(exec, "\"op\":\"exec\"") > 20);
+  CHECK(count(exec, "\"op\":\"set\"") > 20);
+  CHECK(count("\"op\":\"exec\"", "(nil array)") > 5);
+  // Waiters were served by a release's push, and others timed out after 200 ms.
+  const size_t blpops = count(exec, "\"op\":\"blpop\"");
+  const size_t served = count("\"op\":\"blpop\"", "lock:signal");
+  CHECK(served > 5);
+  CHECK(blpops > served);
+  for (const auto& result : run->verdict.results) {
+    INFO(result.property << (result.violations.empty() ? "" : ": " + result.violations[0].explanation));
+    CHECK(!result.violated);
+  }
+  CHECK(run->verdict.warnings.empty());
+  // The same seed, the same bytes.
+  CHECK(RunOf(s)->lines == run->lines);
+}

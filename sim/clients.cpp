@@ -114,6 +114,7 @@ void ClientHosting::Crash(Client& c) {
       subs.erase(std::remove(subs.begin(), subs.end(), c.index), subs.end());
     }
   }
+  w_.servers.ClientGone(c);
 }
 
 void ClientHosting::ScheduleGc(Client& c) {

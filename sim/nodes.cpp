@@ -32,6 +32,15 @@ int ConnectionOf(const Client& c, const Argv& argv) {
   return 2 * c.index + (pubsub ? 1 : 0);
 }
 
+// Commands that give a client thread's connection a session (core/session.h): they have a
+// state on the server (a transaction, watched keys) or may wait there (a blocking pop).
+bool NeedsSession(std::string_view command) {
+  for (std::string_view name : {"MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "BLPOP", "BRPOP"}) {
+    if (EqualsIgnoreCase(command, name)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // PUBLISH from a command or script on node n: delivers to the node's subscribers.
@@ -131,24 +140,37 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
     } else {
       PubSubBridge bridge(w_, n);
       n.server->set_pubsub(&bridge);
-      reply = n.server->Execute(argv, now_ms, &fx);
+      Node::ClientSession* cs = SessionFor(n, c, thread, command);
+      if (cs == nullptr) {
+        reply = n.server->Execute(argv, now_ms, &fx);
+      } else {
+        if (cs->session.blocked()) {
+          // The thread sends again while its last command still waits: its client gave up on
+          // that one (a response timeout) and, as client libraries do, closed the connection.
+          n.server->Disconnect(cs->session);
+          cs->generation = ++n.session_generations;
+        }
+        std::optional<Reply> answer = n.server->Execute(cs->session, argv, now_ms, &fx);
+        if (!answer) {
+          // Blocked: the exec is recorded when a push serves it or its timeout ends it.
+          n.server->set_pubsub(nullptr);
+          cs->generation = ++n.session_generations;
+          cs->incarnation = incarnation;
+          cs->request = request;
+          cs->label = label;
+          ArmBlockTimeout(n, {c.index, thread}, cs->generation, now_ms);
+          return;
+        }
+        reply = std::move(*answer);
+      }
       n.server->set_pubsub(nullptr);
       ran_out = reply.is_error() && command.size() >= 4 &&
                 EqualsIgnoreCase(command.substr(0, 4), "eval") &&
                 n.server->scripts().last_script_ran_out();
     }
-    history::Event e;
-    e.type = EventType::kExec;
-    e.process = n.id;
-    e.thread = thread;  // The client thread whose operation sent it, or -1.
-    e.peer = c.id;
-    e.op = label;
-    e.lock = w_.lock_id;
-    e.local_ms = now_ms;
-    e.has_value = true;
-    e.value = static_cast<int64_t>(request);
-    e.detail = history::ReplyDetail{&reply};
-    w_.Record(e);
+    RecordExec(n, c, thread, label, request, now_ms, reply);
+    // Blocked pops this command's writes served, in Redis's order, after the command.
+    std::vector<Woken> woken = TakeWoken(n, now_ms);
     if (ran_out && w_.stalled.empty()) {
       // A script past its step budget would keep redis-server busy until SCRIPT KILL: the
       // lock service is down from here on, and each retry would burn another budget.
@@ -181,18 +203,136 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
     }
     const bool lost = n.faults.on(history::FaultKind::kLoseReplies);
     if (blocks) {
-      // The stream and the reply go out first when the fsync returns.
+      // The stream and the replies go out first when the fsync returns.
       Deliver(n.mailbox, [this, &n, &c, incarnation, request, fx = std::move(fx), lost,
-                          reply = std::move(reply)]() mutable {
+                          reply = std::move(reply), woken = std::move(woken)]() mutable {
         Replicate(n, fx);
-        if (!lost) SendReply(n, c, incarnation, request, std::move(reply));
+        if (lost) return;
+        SendReply(n, c, incarnation, request, std::move(reply));
+        SendWoken(n, std::move(woken));
       }, source);
       return;
     }
-    if (wait_replicas >= 0) return;  // WAIT answers later, by itself.
     if (lost) return;
-    SendReply(n, c, incarnation, request, std::move(reply));
+    if (wait_replicas < 0) SendReply(n, c, incarnation, request, std::move(reply));  // WAIT answers later, by itself.
+    SendWoken(n, std::move(woken));
   }, source);
+}
+
+void NodeService::RecordExec(const Node& n, const Client& c, int thread, Name label,
+                             locks::RequestId request, int64_t now_ms, const Reply& reply) {
+  history::Event e;
+  e.type = EventType::kExec;
+  e.process = n.id;
+  e.thread = thread;  // The client thread whose operation sent it, or -1.
+  e.peer = c.id;
+  e.op = label;
+  e.lock = w_.lock_id;
+  e.local_ms = now_ms;
+  e.has_value = true;
+  e.value = static_cast<int64_t>(request);
+  e.detail = history::ReplyDetail{&reply};
+  w_.Record(e);
+}
+
+Node::ClientSession* NodeService::SessionFor(Node& n, const Client& c, int thread,
+                                             std::string_view command) {
+  if (n.sessions.empty() && !NeedsSession(command)) return nullptr;
+  const Node::SessionKey key{c.index, thread};
+  auto it = n.sessions.find(key);
+  if (it == n.sessions.end()) {
+    if (!NeedsSession(command)) return nullptr;
+    it = n.sessions.emplace(key, std::make_unique<Node::ClientSession>()).first;
+  }
+  return it->second.get();
+}
+
+// The sessions the last command's writes served, each with its exec recorded (as the pop it
+// is, at the time of the command that served it) and its client, for SendWoken.
+std::vector<NodeService::Woken> NodeService::TakeWoken(Node& n, int64_t now_ms) {
+  std::vector<Woken> out;
+  if (n.sessions.empty()) return out;
+  for (Server::Woken& w : n.server->TakeWoken()) {
+    for (auto& [key, cs] : n.sessions) {
+      if (&cs->session != w.session) continue;
+      Client& c = *w_.clients[static_cast<size_t>(key.client)];
+      cs->generation = ++n.session_generations;  // Its timeout check is void.
+      RecordExec(n, c, key.thread, cs->label, cs->request, now_ms, w.reply);
+      out.push_back({&c, cs->incarnation, cs->request, std::move(w.reply)});
+      break;
+    }
+  }
+  return out;
+}
+
+void NodeService::SendWoken(Node& n, std::vector<Woken> woken) {
+  for (Woken& w : woken) SendReply(n, *w.client, w.incarnation, w.request, std::move(w.reply));
+}
+
+// A blocked session's timeout: checked when the node's clock should have passed the deadline
+// (Redis answers a client whose timeout is strictly in the past), through the node's mailbox,
+// so that a paused node answers when it resumes; again later if the clock was slow.
+void NodeService::ArmBlockTimeout(Node& n, Node::SessionKey key, uint64_t generation,
+                                  int64_t now_ms) {
+  const auto it = n.sessions.find(key);
+  if (it == n.sessions.end()) return;
+  const int64_t deadline_ms = it->second->session.block_deadline_ms();
+  if (deadline_ms == Session::kNoDeadline) return;
+  const int64_t delay_us = std::max<int64_t>(1, deadline_ms + 1 - now_ms) * 1000;
+  Node* np = &n;
+  w_.engine.After(delay_us, [this, np, key, generation] {
+    Node& n = *np;
+    if (!n.up) return;
+    Deliver(n.mailbox, [this, np, key, generation] {
+      Node& n = *np;
+      const auto it = n.sessions.find(key);
+      if (!n.up || it == n.sessions.end() || it->second->generation != generation) return;
+      Node::ClientSession& cs = *it->second;
+      const int64_t now_ms = n.clock->WallMs(w_.engine.now());
+      if (!cs.session.TimedOut(now_ms)) {
+        ArmBlockTimeout(n, key, generation, now_ms);
+        return;
+      }
+      const Reply reply = n.server->TimeOut(cs.session);
+      cs.generation = ++n.session_generations;
+      Client& c = *w_.clients[static_cast<size_t>(key.client)];
+      RecordExec(n, c, key.thread, cs.label, cs.request, now_ms, reply);
+      if (n.faults.on(history::FaultKind::kLoseReplies)) return;
+      SendReply(n, c, cs.incarnation, cs.request, reply);
+    }, 2 * key.client);
+  });
+}
+
+void NodeService::Demoted(Node& n) {
+  if (!n.up) return;
+  const int64_t now_ms = n.clock->WallMs(w_.engine.now());
+  for (auto& [key, cs] : n.sessions) {
+    if (!cs->session.blocked()) continue;
+    n.server->TimeOut(cs->session);  // Ends the wait; Redis answers this instead:
+    const Reply reply = Reply::Error(
+        "UNBLOCKED force unblock from blocking operation, instance state changed (master -> "
+        "replica?)");
+    n.server->Disconnect(cs->session);  // CLIENT_CLOSE_AFTER_REPLY.
+    cs->generation = ++n.session_generations;
+    Client& c = *w_.clients[static_cast<size_t>(key.client)];
+    RecordExec(n, c, key.thread, cs->label, cs->request, now_ms, reply);
+    if (!n.faults.on(history::FaultKind::kLoseReplies)) {
+      SendReply(n, c, cs->incarnation, cs->request, reply);
+    }
+  }
+}
+
+void NodeService::ClientGone(const Client& c) {
+  for (auto& np : w_.nodes) {
+    Node& n = *np;
+    for (auto it = n.sessions.begin(); it != n.sessions.end();) {
+      if (it->first.client == c.index) {
+        it = n.sessions.erase(it);  // ~Session: the server forgets the connection.
+      } else {
+        ++it;
+      }
+    }
+  }
 }
 
 // Sends node n's reply to `request` back to client c's process as it was at `incarnation`.
@@ -336,6 +476,7 @@ void NodeService::Crash(Node& n) {
   n.mailbox = Mailbox{};
   n.fsync_blocked = false;
   n.subscribers.clear();     // Connections die with the process.
+  n.sessions.clear();
   n.replica_owners.clear();  // A restarted replica's first resync says what it has.
 }
 

@@ -5,6 +5,8 @@
 #define LOCKSTEP_SIM_NODES_H_
 
 #include <cstdint>
+#include <string_view>
+#include <vector>
 
 #include "base/argv.h"
 #include "base/clock_spec.h"
@@ -12,6 +14,7 @@
 #include "history/fault_kinds.h"
 #include "history/names.h"
 #include "locks/protocol.h"
+#include "sim/processes.h"
 
 namespace lockstep::sim {
 
@@ -39,6 +42,12 @@ class NodeService {
   // A switched fault kind (history/fault_kinds.h) on node n goes on or off.
   void Switched(Node& n, history::FaultKind kind, bool on);
 
+  // Node n became a replica (replicaof): as Redis's disconnectAllBlockedClients, its clients
+  // blocked in a pop are answered -UNBLOCKED and their connections closed.
+  void Demoted(Node& n);
+  // Client c's process died: its connections (and their sessions) close on every node.
+  void ClientGone(const Client& c);
+
   void Crash(Node& n);
   void Restart(Node& n);
   // AOF everysec: from now on, what each such node has written is on disk once a second.
@@ -46,6 +55,18 @@ class NodeService {
 
  private:
   class PubSubBridge;
+  struct Woken {
+    Client* client;
+    uint64_t incarnation;
+    locks::RequestId request;
+    Reply reply;
+  };
+  void RecordExec(const Node& n, const Client& c, int thread, history::Name label,
+                  locks::RequestId request, int64_t now_ms, const Reply& reply);
+  Node::ClientSession* SessionFor(Node& n, const Client& c, int thread, std::string_view command);
+  std::vector<Woken> TakeWoken(Node& n, int64_t now_ms);
+  void SendWoken(Node& n, std::vector<Woken> woken);
+  void ArmBlockTimeout(Node& n, Node::SessionKey key, uint64_t generation, int64_t now_ms);
   void SendReply(Node& n, Client& c, uint64_t incarnation, locks::RequestId request, Reply reply);
   int64_t Acked(const Node& n, uint64_t offset) const;
   void Wait(Node& n, Client& c, uint64_t incarnation, locks::RequestId request, uint64_t offset,

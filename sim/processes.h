@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/random.h"
 #include "core/server.h"
+#include "core/session.h"
 #include "drive/workload.h"
 #include "history/fault_kinds.h"
 #include "history/names.h"
@@ -90,6 +91,30 @@ struct Node {
     bool in_flight = false;
   };
   std::map<int, Stream> streams;
+
+  // Client connections with a state of their own on the server (core/session.h): a client
+  // thread's connection to this node gets one with its first MULTI, EXEC, DISCARD, WATCH,
+  // UNWATCH, BLPOP or BRPOP, and keeps it until the node or the client process dies. Declared
+  // after `server`, so that they are gone before it is.
+  struct SessionKey {
+    int client = 0;
+    int thread = -1;  // The client thread whose operations (and their tasks) send on it.
+    bool operator<(const SessionKey& o) const {
+      return client != o.client ? client < o.client : thread < o.thread;
+    }
+  };
+  struct ClientSession {
+    Session session;
+    // Changes whenever a wait ends or a new one starts: a timeout check armed for an older
+    // wait finds another number and does nothing.
+    uint64_t generation = 0;
+    // While session.blocked(): the command that waits, to answer when it is served.
+    uint64_t incarnation = 0;
+    locks::RequestId request = 0;
+    history::Name label = history::names::kNone;
+  };
+  std::map<SessionKey, std::unique_ptr<ClientSession>> sessions;
+  uint64_t session_generations = 0;  // The last generation given out on this node.
 };
 
 // The engine events of a client's armed protocol timers. A client has a handful armed at once

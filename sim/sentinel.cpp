@@ -69,6 +69,7 @@ void Sentinel::Promote(Node& r, const std::string& why) {
     Node& f = *w_.nodes[static_cast<size_t>(x)];
     f.master = r.index;
     f.server->set_replica(true);
+    w_.servers.Demoted(f);
     f.lock_owners.clear();
     f.lock_expire_ms = kNoExpiry;
     r.replicas.push_back(x);
