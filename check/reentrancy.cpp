@@ -344,6 +344,8 @@ class Reentrancy : public PropertyChecker {
   // Whether `field` is the caller's on the side its unlock releases: "<uuid>:<n>:write" for a
   // read-write lock's writer, "<uuid>:<n>" otherwise (a plain lock's value is that too).
   static bool IsCallers(const FactsPass& f, std::string_view field, int thread, bool write_side) {
+    // A process's uuid (a client that writes one for all its threads) names each of them.
+    if (f.OwnerProcess(field) != history::kNone) return !write_side && f.FieldNames(field, thread);
     const auto parsed = history::AsOwnerField(field);
     if (!parsed || f.OwnerThread(field) != thread) return false;
     return write_side ? parsed->suffix == ":write" : parsed->suffix.empty();
@@ -379,6 +381,10 @@ class Reentrancy : public PropertyChecker {
     const auto integer = history::IntegerReply(reply);
     if (f.protocol().compare_and_delete) {
       return integer == 1 ? Claim::kReleased : Claim::kNotHeld;
+    }
+    if (f.protocol().zero_released) {
+      if (!integer) return Claim::kNone;
+      return integer == 0 ? Claim::kReleased : Claim::kNotHeld;
     }
     if (history::IsNilReply(reply)) return Claim::kNotHeld;
     if (!integer) return Claim::kNone;  // The client fails it as an unexpected reply.
@@ -430,7 +436,7 @@ class Reentrancy : public PropertyChecker {
     // A renew extends whatever the thread holds there (either side of a read-write lock).
     x.held = renew ? std::any_of(state.fields.begin(), state.fields.end(),
                                  [&](const std::string& field) {
-                                   return f.OwnerThread(field) == thread;
+                                   return f.FieldNames(field, thread);
                                  })
                    : Holds(f, state.fields, thread, WriteSide(f, x.shared));
     x.state_seq = state.seq;
@@ -520,6 +526,10 @@ class Reentrancy : public PropertyChecker {
                             std::vector<std::string>* threads) {
     std::string out;
     for (const std::string& field : fields) {
+      if (const int p = n.facts().OwnerProcess(field); p != history::kNone) {
+        out += (out.empty() ? "" : ", ") + n.ProcessName(p) + " (its process's id)";
+        continue;
+      }
       if (!history::AsOwnerField(field)) continue;  // "mode".
       const int t = n.facts().OwnerThread(field);
       std::string who = t == history::kNone ? field : n.Thread(t);

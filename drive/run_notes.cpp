@@ -32,6 +32,7 @@ void RecordRunNotes(const Scenario& scenario, int protocol_nodes, const std::str
     note.layout = declarations->layout;
     note.unlock = declarations->unlock_reply;
     note.quorum = declarations->quorum;
+    note.owner = declarations->owner;
   }
   protocol.detail = note;
   record(protocol);

@@ -179,6 +179,9 @@ struct ProtocolNote {
   // "majority" or "all": the lock is the key on every master, held with a majority of them
   // (Redlock) or all; "": one lock.
   std::string_view quorum;
+  // "process": a holder's value or field is its process's uuid, one for all its threads;
+  // "": its thread's "<uuid>:<thread + 1>".
+  std::string_view owner;
 };
 
 // Note cluster: "n1=0-5460 n2=5461-10922 n3=10923-16383 lock_slot=3300".

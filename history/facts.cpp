@@ -45,6 +45,8 @@ void ProtocolInfo::SetKind(std::string k) {
   const ProtocolKind* known = FindProtocolKind(kind);
   majority = known != nullptr && known->majority;
   compare_and_delete = false;
+  zero_released = false;
+  process_owners = false;
   if (known != nullptr) {
     for (std::string_view script : known->scripts) {
       if (script == "unlock_compare_and_delete") compare_and_delete = true;
@@ -242,6 +244,17 @@ int FactsPass::OwnerThread(std::string_view field) const {
   return static_cast<size_t>(*number - 1) < threads.size() ? threads[*number - 1] : kNone;
 }
 
+int FactsPass::OwnerProcess(std::string_view field) const {
+  if (!protocol_.process_owners || field.find(':') != std::string_view::npos) return kNone;
+  const auto it = uuid_process_.find(field);
+  return it == uuid_process_.end() ? kNone : it->second;
+}
+
+bool FactsPass::FieldNames(std::string_view field, int thread) const {
+  if (const int p = OwnerProcess(field); p != kNone) return Contains(processes_[p].threads, thread);
+  return OwnerThread(field) == thread;
+}
+
 bool FactsPass::Inside(int thread, int lock) const {
   if (const HoldState* hs = FindHold(thread, lock); hs && hs->access_depth > 0) return true;
   if (empty_lock_ == kNone) return false;
@@ -414,6 +427,8 @@ void FactsPass::OnNote(const Event& e) {
       // A client program declares its unlock's answers (the built-in kinds are known by name).
       if (note->unlock == "compare-and-delete") p.compare_and_delete = true;
       if (note->unlock == "redisson") p.compare_and_delete = false;
+      if (note->unlock == "zero-released") p.zero_released = true;
+      if (note->owner == "process") p.process_owners = true;
       // And whether its lock is the key on every master (Redlock's majority, or all of them).
       if (note->quorum == "majority" || note->quorum == "all") {
         p.cls = KindClass::kQuorum;
@@ -726,8 +741,9 @@ void FactsPass::OnLeaseEvent(const Event& e, int resizing_node) {
   le.removed.clear();
   le.resized = 0;
   ForEachOwnerField(le.detail, [&](std::string_view field) {
-    const int owner = OwnerThread(field);
-    if (owner != kNone && !Contains(le.owners, owner)) le.owners.push_back(owner);
+    ForEachOwnerThread(field, [&](int owner) {
+      if (!Contains(le.owners, owner)) le.owners.push_back(owner);
+    });
   });
   if (!Contains(lease_nodes_, le.node)) lease_nodes_.push_back(le.node);
   if (!Contains(lock_nodes_[lock], le.node)) lock_nodes_[lock].push_back(le.node);

@@ -89,6 +89,12 @@ struct ProtocolInfo {
   // The kind unlocks with the plain compare-and-delete script (1: deleted, 0: not the
   // caller's key), not with a Redisson unlock script (nil / 0 / 1).
   bool compare_and_delete = false;
+  // A client program's unlock answers 0 when it deleted the caller's key and 1 when the key
+  // was not the caller's (python-redis-lock's).
+  bool zero_released = false;
+  // A client program whose holders write their process's uuid, one for all its threads
+  // (Spring's RedisLockRegistry): such a value names every thread of that process.
+  bool process_owners = false;
 };
 
 // n/2 + 1: RedLock's quorum, and how many of its nodes a multi-node lock should be obtainable
@@ -394,6 +400,21 @@ class FactsPass : public EventSink {
   // this is, by the uuid its client announces now, or kNone (another client, a dead
   // incarnation, a hash's other fields such as "mode").
   int OwnerThread(std::string_view field) const;
+  // A process-level owner (ProtocolInfo::process_owners): the process whose uuid `field` is,
+  // or kNone (a thread's field, another client, a dead incarnation).
+  int OwnerProcess(std::string_view field) const;
+  // Whether `field` names `thread`: its own field, or its process's uuid where holders write
+  // that.
+  bool FieldNames(std::string_view field, int thread) const;
+  // The threads `field` names: its thread, or every thread of its process.
+  template <typename Fn>
+  void ForEachOwnerThread(std::string_view field, Fn fn) const {
+    if (const int p = OwnerProcess(field); p != kNone) {
+      for (int t : processes_[p].threads) fn(t);
+    } else if (const int t = OwnerThread(field); t != kNone) {
+      fn(t);
+    }
+  }
   // The lock's nodes seen so far in lease events, in the order they appeared.
   const std::vector<int>& NodesOfLock(int lock) const { return lock_nodes_[lock]; }
   // Semaphores: the permits the lock allows now, the protocol's plus those addPermits scripts

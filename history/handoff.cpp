@@ -117,6 +117,7 @@ void Handoff::OnEvent(const Event& e) {
           n.layout = keep(d.layout);
           n.unlock = keep(d.unlock);
           n.quorum = keep(d.quorum);
+          n.owner = keep(d.owner);
           return n;
         } else if constexpr (std::is_same_v<T, ClusterNote>) {
           return ClusterNote{keep(d.slots), d.lock_slot};

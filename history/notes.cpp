@@ -172,6 +172,7 @@ ProtocolNote DecodeProtocolNote(std::string_view text) {
   p.layout = TextValue(text, "layout=");
   p.unlock = TextValue(text, "unlock=");
   p.quorum = TextValue(text, "quorum=");
+  p.owner = TextValue(text, "owner=");
   return p;
 }
 
@@ -341,6 +342,10 @@ struct Encoder {
     if (!p.quorum.empty()) {
       out->append(" quorum=");
       out->append(p.quorum);
+    }
+    if (!p.owner.empty()) {
+      out->append(" owner=");
+      out->append(p.owner);
     }
   }
   void operator()(const ClusterNote& c) const {

@@ -671,7 +671,8 @@ class TimelineBuilder::Impl {
     if (l->ttl.size() < kMaxTtlPoints) l->ttl.push_back(p);
   }
 
-  // "uuid:2" -> "c1.t1" when the uuid is a known client's; otherwise the field itself.
+  // "uuid:2" -> "c1.t1" when the uuid is a known client's, "uuid" -> "c1"; otherwise the field
+  // itself.
   std::string OwnerName(std::string_view field, int* thread) const {
     if (const auto owner = history::AsOwnerField(field)) {
       const auto it = uuid_client_.find(owner->uuid);
@@ -680,6 +681,12 @@ class TimelineBuilder::Impl {
         if (*thread == kNone) *thread = FactsThread(it->second, index);
         return Str(it->second) + ".t" + std::to_string(index) + std::string(owner->suffix);
       }
+    }
+    // A client that writes its process's uuid for all its threads (a client program that
+    // declares owner = "process"): the process's name.
+    if (field.find(':') == std::string_view::npos) {
+      const auto it = uuid_client_.find(field);
+      if (it != uuid_client_.end()) return Str(it->second);
     }
     return std::string(field);
   }

@@ -239,6 +239,10 @@ TEST_CASE("a client program that cannot be run is refused before the run", "[sim
        "return {layout = 'string-token', quorum = 'most', acquire = function() end, "
        "release = function() end}",
        "quorum = \"most\" is not one lockstep knows"},
+      {"odd-owner",
+       "return {layout = 'string-token', owner = 'host', acquire = function() end, "
+       "release = function() end}",
+       "owner = \"host\" is not one lockstep knows"},
       {"top-loop", "while true do end", "without waiting"},
       {"top-call", "lockstep.call(0, {'PING'}) return {}", "only be called from an operation"},
       {"io", "io.write('x') return {}", "io"},

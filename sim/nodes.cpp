@@ -169,8 +169,10 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
                 n.server->scripts().last_script_ran_out();
     }
     RecordExec(n, c, thread, label, request, now_ms, reply);
-    // Blocked pops this command's writes served, in Redis's order, after the command.
-    std::vector<Woken> woken = TakeWoken(n, now_ms);
+    // Blocked pops this command's writes served, in Redis's order, after the command; their
+    // execs follow the command's own lease event (a checker reads the lease event right
+    // after an exec as what that exec did to the lock key).
+    std::vector<Woken> woken = TakeWoken(n);
     if (ran_out && w_.stalled.empty()) {
       // A script past its step budget would keep redis-server busy until SCRIPT KILL: the
       // lock service is down from here on, and each retry would burn another budget.
@@ -201,6 +203,7 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
     if (w_.locks.verifying()) {
       w_.locks.Verify(n, [&] { return c.name + "'s " + std::string(w_.recorder.names().Str(label)); });
     }
+    for (const Woken& w : woken) RecordExec(n, *w.client, w.thread, w.label, w.request, now_ms, w.reply);
     const bool lost = n.faults.on(history::FaultKind::kLoseReplies);
     if (blocks) {
       // The stream and the replies go out first when the fsync returns.
@@ -247,9 +250,9 @@ Node::ClientSession* NodeService::SessionFor(Node& n, const Client& c, int threa
   return it->second.get();
 }
 
-// The sessions the last command's writes served, each with its exec recorded (as the pop it
-// is, at the time of the command that served it) and its client, for SendWoken.
-std::vector<NodeService::Woken> NodeService::TakeWoken(Node& n, int64_t now_ms) {
+// The sessions the last command's writes served, with their clients and replies: each exec is
+// recorded (as the pop it is, at the time of the command that served it) and sent by SendWoken.
+std::vector<NodeService::Woken> NodeService::TakeWoken(Node& n) {
   std::vector<Woken> out;
   if (n.sessions.empty()) return out;
   for (Server::Woken& w : n.server->TakeWoken()) {
@@ -257,8 +260,7 @@ std::vector<NodeService::Woken> NodeService::TakeWoken(Node& n, int64_t now_ms) 
       if (&cs->session != w.session) continue;
       Client& c = *w_.clients[static_cast<size_t>(key.client)];
       cs->generation = ++n.session_generations;  // Its timeout check is void.
-      RecordExec(n, c, key.thread, cs->label, cs->request, now_ms, w.reply);
-      out.push_back({&c, cs->incarnation, cs->request, std::move(w.reply)});
+      out.push_back({&c, key.thread, cs->label, cs->incarnation, cs->request, std::move(w.reply)});
       break;
     }
   }

@@ -57,6 +57,8 @@ class NodeService {
   class PubSubBridge;
   struct Woken {
     Client* client;
+    int thread;
+    history::Name label;
     uint64_t incarnation;
     locks::RequestId request;
     Reply reply;
@@ -64,7 +66,7 @@ class NodeService {
   void RecordExec(const Node& n, const Client& c, int thread, history::Name label,
                   locks::RequestId request, int64_t now_ms, const Reply& reply);
   Node::ClientSession* SessionFor(Node& n, const Client& c, int thread, std::string_view command);
-  std::vector<Woken> TakeWoken(Node& n, int64_t now_ms);
+  std::vector<Woken> TakeWoken(Node& n);
   void SendWoken(Node& n, std::vector<Woken> woken);
   void ArmBlockTimeout(Node& n, Node::SessionKey key, uint64_t generation, int64_t now_ms);
   void SendReply(Node& n, Client& c, uint64_t incarnation, locks::RequestId request, Reply reply);

@@ -274,12 +274,25 @@ class ClientProgram final : public LockProtocol {
     if (d.unlock_reply.empty()) {
       d.unlock_reply = d.layout == "string-token" ? "compare-and-delete" : "redisson";
     }
-    if (d.unlock_reply != "compare-and-delete" && d.unlock_reply != "redisson") {
+    if (d.unlock_reply != "compare-and-delete" && d.unlock_reply != "zero-released" &&
+        d.unlock_reply != "redisson") {
       *error = ProgramName() + ": unlock_reply = \"" + d.unlock_reply + "\" is not one lockstep "
-               "knows; write \"compare-and-delete\" (1: deleted, 0: not the caller's) or "
-               "\"redisson\" (nil: not held, 0: still held, 1: released)" + fix;
+               "knows; write \"compare-and-delete\" (1: deleted, 0: not the caller's), "
+               "\"zero-released\" (0: deleted, 1: not the caller's) or \"redisson\" (nil: not "
+               "held, 0: still held, 1: released)" + fix;
       return false;
     }
+    if (!text("owner", &d.owner)) {
+      *error = ProgramName() + ": owner must be a string" + fix;
+      return false;
+    }
+    if (!d.owner.empty() && d.owner != "thread" && d.owner != "process") {
+      *error = ProgramName() + ": owner = \"" + d.owner + "\" is not one lockstep knows; write "
+               "\"thread\" (a holder writes its op.token, the default) or \"process\" (every "
+               "thread of a process writes lockstep.config.uuid)" + fix;
+      return false;
+    }
+    if (d.owner == "thread") d.owner.clear();
     if (!text("quorum", &d.quorum)) {
       *error = ProgramName() + ": quorum must be a string" + fix;
       return false;

@@ -66,10 +66,15 @@ struct ClientProgramLimits {
 // What a program declares for the checkers (its table's fields `layout` and `unlock_reply`).
 struct ClientDeclarations {
   std::string layout;        // "string-token" or "hash-fields".
-  std::string unlock_reply;  // "compare-and-delete" or "redisson".
+  // "compare-and-delete" (1: deleted, 0: not the caller's), "zero-released" (0: deleted, 1: not
+  // the caller's) or "redisson" (nil: not held, 0: still held, 1: released).
+  std::string unlock_reply;
   // "majority" or "all": the lock is its key on every master (lockstep.node_count() of them),
   // held with a majority of them (Redlock) or all; "": one lock, on node 0.
   std::string quorum;
+  // "thread" (the default): a holder's value or field is its op.token, "<uuid>:<thread + 1>";
+  // "process": it is the process's uuid (lockstep.config.uuid), one for all its threads.
+  std::string owner;
 };
 
 // The declarations of the script set's program; false with *error when it does not load.
