@@ -347,6 +347,8 @@ class Reentrancy : public PropertyChecker {
     // A process's uuid (a client that writes one for all its threads) names each of them.
     if (f.OwnerProcess(field) != history::kNone) return !write_side && f.FieldNames(field, thread);
     const auto parsed = history::AsOwnerField(field);
+    // A value the thread announced (a client program's value per acquisition).
+    if (!parsed) return !write_side && f.OwnerThread(field) == thread;
     if (!parsed || f.OwnerThread(field) != thread) return false;
     return write_side ? parsed->suffix == ":write" : parsed->suffix.empty();
   }
@@ -530,11 +532,13 @@ class Reentrancy : public PropertyChecker {
         out += (out.empty() ? "" : ", ") + n.ProcessName(p) + " (its process's id)";
         continue;
       }
-      if (!history::AsOwnerField(field)) continue;  // "mode".
       const int t = n.facts().OwnerThread(field);
+      if (!history::AsOwnerField(field) && t == history::kNone) continue;  // "mode".
       std::string who = t == history::kNone ? field : n.Thread(t);
       const auto parsed = history::AsOwnerField(field);
-      if (t != history::kNone && !parsed->suffix.empty()) who += " (" + std::string(parsed->suffix.substr(1)) + ")";
+      if (t != history::kNone && parsed && !parsed->suffix.empty()) {
+        who += " (" + std::string(parsed->suffix.substr(1)) + ")";
+      }
       if (t != history::kNone && threads != nullptr &&
           std::find(threads->begin(), threads->end(), n.Thread(t)) == threads->end()) {
         threads->push_back(n.Thread(t));

@@ -215,10 +215,16 @@ struct RediscoverNote {
   std::string_view node;
 };
 
+// Note holder_value: "value=<v>": the value the note's thread writes as its holder from now on.
+struct HolderNote {
+  std::string_view value;
+};
+
 using Detail = std::variant<NoDetail, Text, StockText, AcquireCall, ReplyDetail, Owners, Access,
                             Write, PauseFault, PartitionFault, ClockJumpFault, FailoverFault,
                             PromoteFault, LoseRepliesFault, NetworkFault, RunNote, ProtocolNote,
-                            ClusterNote, ClientNote, RoleNote, DoneNote, RediscoverNote>;
+                            ClusterNote, ClientNote, RoleNote, DoneNote, RediscoverNote,
+                            HolderNote>;
 
 // --- the event -------------------------------------------------------------------------------
 

@@ -197,6 +197,7 @@ int FactsPass::ThreadOf(int process, int index) {
     t.index = index;
     t.name = std::string(ProcessName(process)) + ".t" + std::to_string(index);
     thread_states_.emplace_back();
+    if (protocol_.process_owners) JoinProcessKeys(process, by_index[index]);
   }
   return by_index[index];
 }
@@ -232,6 +233,7 @@ void FactsPass::Warn(const Event& e, const std::string& what) {
 // The thread whose owner field ("<uuid>:<thread+1>", perhaps with a suffix such as ":write")
 // this is, or kNone for a client or thread the history does not know.
 int FactsPass::OwnerThread(std::string_view field) const {
+  if (const auto announced = holder_values_.Find(field)) return static_cast<int>(*announced);
   const size_t colon = field.find(':');
   if (colon == std::string_view::npos) return kNone;
   const auto it = uuid_process_.find(field.substr(0, colon));
@@ -242,6 +244,23 @@ int FactsPass::OwnerThread(std::string_view field) const {
   if (!number || *number < 1) return kNone;
   const std::vector<int>& threads = processes_[it->second].threads;
   return static_cast<size_t>(*number - 1) < threads.size() ? threads[*number - 1] : kNone;
+}
+
+// A thread first seen in a process whose uuid is a key's owner (owner=process): the keys its
+// process holds name it too, as they name its process's other threads.
+void FactsPass::JoinProcessKeys(int process, int thread) {
+  const std::vector<int>& siblings = processes_[process].threads;
+  for (auto& [key, owners] : node_owners_) {
+    const bool held = std::any_of(owners.begin(), owners.end(), [&](int t) {
+      return t != thread && Contains(siblings, t);
+    });
+    if (!held || Contains(owners, thread)) continue;
+    owners.push_back(thread);
+    const int node = static_cast<int>(key >> 32);
+    const int lock = static_cast<int>(key & 0xffffffffu);
+    std::vector<int>& alive = Hold(thread, lock).alive_nodes;
+    if (!Contains(alive, node)) alive.push_back(node);
+  }
 }
 
 int FactsPass::OwnerProcess(std::string_view field) const {
@@ -409,6 +428,19 @@ void FactsPass::OnNote(const Event& e) {
           return std::find(threads.begin(), threads.end(), t) != threads.end();
         });
       }
+      for (int thread : threads) {
+        if (thread != kNone) holder_values_.Forget(thread);
+      }
+      return;
+    }
+    case names::kHolderValue: {
+      const auto note = AsHolderNote(e);
+      const int thread = e.thread >= 0 ? ThreadOf(process, e.thread) : kNone;
+      if (!note || thread == kNone) {
+        Warn(e, "holder_value note without a thread or value=");
+        return;
+      }
+      holder_values_.Announce(note->value, thread);
       return;
     }
     case names::kRun:

@@ -38,6 +38,7 @@
 
 #include "history/event.h"
 #include "history/fault_kinds.h"
+#include "history/holder_values.h"
 #include "history/kinds.h"
 #include "history/notes.h"
 
@@ -397,8 +398,8 @@ class FactsPass : public EventSink {
   // The seq of the last lease event that recorded the thread's field as there, or kOpenSeq.
   Seq LastGiven(int thread, int lock) const;
   // The thread whose owner field ("<uuid>:<thread+1>", perhaps with a suffix such as ":write")
-  // this is, by the uuid its client announces now, or kNone (another client, a dead
-  // incarnation, a hash's other fields such as "mode").
+  // this is, by the uuid its client announces now, or whose announced holder value it is, or
+  // kNone (another client, a dead incarnation, a hash's other fields such as "mode").
   int OwnerThread(std::string_view field) const;
   // A process-level owner (ProtocolInfo::process_owners): the process whose uuid `field` is,
   // or kNone (a thread's field, another client, a dead incarnation).
@@ -410,7 +411,9 @@ class FactsPass : public EventSink {
   template <typename Fn>
   void ForEachOwnerThread(std::string_view field, Fn fn) const {
     if (const int p = OwnerProcess(field); p != kNone) {
-      for (int t : processes_[p].threads) fn(t);
+      for (int t : processes_[p].threads) {
+        if (t != kNone) fn(t);
+      }
     } else if (const int t = OwnerThread(field); t != kNone) {
       fn(t);
     }
@@ -443,6 +446,8 @@ class FactsPass : public EventSink {
   int LockId(Name name);
   int ThreadOf(int process, int index);
   HoldState& Hold(int thread, int lock);
+  // owner=process: adds a thread first seen now to the keys its process holds.
+  void JoinProcessKeys(int process, int thread);
   const HoldState* FindHold(int thread, int lock) const;
   void Warn(const Event& e, const std::string& what);
   void TouchLock(int thread, int lock);
@@ -509,6 +514,8 @@ class FactsPass : public EventSink {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
   std::unordered_map<std::string, int, StringHash, std::equal_to<>> uuid_process_;
+  // Values client programs announced as their threads' (holder_value notes), by thread.
+  HolderValues holder_values_;
   std::vector<std::string> process_uuid_;  // By process.
   // (node, lock) -> threads whose fields the node's key held at its last lease event.
   std::unordered_map<uint64_t, std::vector<int>> node_owners_;

@@ -207,6 +207,72 @@ TEST_CASE("facts: an expiry under a holder opens a lease gap, closed when it sto
   CHECK(at == want_in_order.size());
 }
 
+TEST_CASE("facts: a value a client program announced names its thread, as long as it is kept",
+          "[facts]") {
+  Recorder r(60_s);
+  r.Client("c1");
+  r.Client("c2");
+  // c1.t0 announces a value per acquisition; the key holding the first one is c1.t0's.
+  r.HolderValue(1_s, "c1.t0", "aa01");
+  r.Invoke(1_s, "c1.t0", "acquire", "lock()");
+  r.LeaseFields(1001_ms, "n1", "acquired", "aa01");
+  r.Ok(1002_ms, "c1.t0", "acquire");
+  r.Invoke(2_s, "c1.t0", "release");
+  r.LeaseFields(2001_ms, "n1", "released", "aa01");
+  r.Ok(2002_ms, "c1.t0", "release", 1);
+  // c2.t0's value, then a value nobody announced.
+  r.HolderValue(3_s, "c2.t0", "bb01");
+  r.LeaseFields(3001_ms, "n1", "acquired", "bb01");
+  r.LeaseFields(4001_ms, "n1", "owners", "cc01");
+  // c1.t0 announces nine more: ten in all, of which the last eight are kept.
+  for (int i = 2; i <= 10; ++i) {
+    r.HolderValue(5_s + i * 1000, "c1.t0", "aa0" + std::to_string(i));
+  }
+  Log log;
+  const std::unique_ptr<FactsPass> f = Pass(r, &log);
+  CHECK(std::find(log.lines.begin(), log.lines.end(), "lease0 acquired on n1 owners c1.t0 believers") !=
+        log.lines.end());
+  CHECK(std::find(log.lines.begin(), log.lines.end(), "lease2 acquired on n1 owners c2.t0 believers") !=
+        log.lines.end());
+  CHECK(std::find(log.lines.begin(), log.lines.end(), "lease3 owners on n1 owners believers") !=
+        log.lines.end());
+  const int c1t0 = f->processes()[f->ProcessNamed(f->names().Find("c1"))].threads[0];
+  CHECK(f->OwnerThread("aa010") == c1t0);
+  CHECK(f->OwnerThread("aa03") == c1t0);
+  CHECK(f->OwnerThread("aa02") == kNone);
+  CHECK(f->OwnerThread("aa01") == kNone);
+  CHECK(f->OwnerThread("cc01") == kNone);
+}
+
+TEST_CASE("facts: with owner=process a process's uuid names every thread of that process",
+          "[facts]") {
+  Recorder r(20_s);
+  r.Protocol("kind=client layout=string-token unlock=compare-and-delete owner=process");
+  r.Client("c1");
+  r.Client("c2");
+  r.Invoke(1_s, "c1.t1", "acquire", "lock()");
+  r.LeaseFields(1001_ms, "n1", "acquired", Recorder::Uuid("c1"));
+  r.Ok(1002_ms, "c1.t1", "acquire");
+  r.Invoke(1100_ms, "c2.t0", "acquire", "lock()");
+  // c1.t0 first appears while its process holds the key: the key names it too, so that its
+  // expiry is a loss for it as for c1.t1.
+  r.Invoke(1200_ms, "c1.t0", "acquire", "lock()");
+  r.LeaseFields(5_s, "n1", "expired", Recorder::Uuid("c1"));
+  Log log;
+  const std::unique_ptr<FactsPass> f = Pass(r, &log);
+  CHECK(std::find(log.lines.begin(), log.lines.end(),
+                  "lease0 acquired on n1 owners c1.t1 believers") != log.lines.end());
+  CHECK(std::find(log.lines.begin(), log.lines.end(),
+                  "lease1 expired on n1 owners c1.t0 c1.t1 believers c1.t1") != log.lines.end());
+  const int c1 = f->ProcessNamed(f->names().Find("c1"));
+  const int c2 = f->ProcessNamed(f->names().Find("c2"));
+  CHECK(f->OwnerProcess(Recorder::Uuid("c1")) == c1);
+  CHECK(f->OwnerProcess(Recorder::Uuid("c2")) == c2);
+  CHECK(f->OwnerProcess(Recorder::Owner("c1.t0")) == kNone);  // A thread's field is no process's.
+  CHECK(f->FieldNames(Recorder::Uuid("c1"), f->processes()[c1].threads[1]));
+  CHECK(!f->FieldNames(Recorder::Uuid("c1"), f->processes()[c2].threads[0]));
+}
+
 TEST_CASE("facts: a client crash ends its beliefs, and the pass says how many", "[facts]") {
   Recorder r(20_s);
   r.Client("c1");

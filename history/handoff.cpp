@@ -125,6 +125,8 @@ void Handoff::OnEvent(const Event& e) {
           return ClientNote{keep(d.uuid)};
         } else if constexpr (std::is_same_v<T, RediscoverNote>) {
           return RediscoverNote{keep(d.node)};
+        } else if constexpr (std::is_same_v<T, HolderNote>) {
+          return HolderNote{keep(d.value)};
         } else {
           static_assert(sizeof(T) == 0, "Handoff: say how this detail's texts are copied");
         }

@@ -66,12 +66,13 @@ std::vector<Event> EveryDetail(NameTable& names, std::string& scratch, const Rep
       at(EventType::kFault, names::kLoseReplies, LoseRepliesFault{t}),
       at(EventType::kFault, names::kLatency, NetworkFault{200, 0, t, t.substr(3)}),
       at(EventType::kNote, names::kRun, RunNote{60, 7, t}),
-      at(EventType::kNote, names::kProtocol, ProtocolNote{t, t.substr(1), true, 2, 3, 4, t.substr(2), t.substr(3), t.substr(1)}),
+      at(EventType::kNote, names::kProtocol, ProtocolNote{t, t.substr(1), true, 2, 3, 4, t.substr(2), t.substr(3), t.substr(1), t.substr(2)}),
       at(EventType::kNote, names::kCluster, ClusterNote{t, 3300}),
       at(EventType::kNote, names::kClient, ClientNote{t}),
       at(EventType::kNote, names::kRole, RoleNote{RoleNote::Role::kAwait, 3}),
       at(EventType::kNote, names::kDone, DoneNote{5}),
       at(EventType::kNote, names::kRediscover, RediscoverNote{t}),
+      at(EventType::kNote, names::kHolderValue, HolderNote{t}),
   };
   // An event read from a file keeps its detail's text as written.
   Event sourced = at(EventType::kOk, names::kAcquire, Text{});
@@ -108,7 +109,7 @@ TEST_CASE("a handoff gives its sinks every event as appended, on a thread of its
   }
   handoff.Finish();
 
-  REQUIRE(appended == static_cast<size_t>(rounds) * 23 + rounds / 500);
+  REQUIRE(appended == static_cast<size_t>(rounds) * 24 + rounds / 500);
   REQUIRE(inline_sink.lines.size() == appended);
   CHECK(names.size() > 2 * 1024);  // Names past the first segments were read on the thread.
   CHECK(first.lines == inline_sink.lines);

@@ -108,7 +108,7 @@ TEST_CASE("every typed detail writes the simulator's text and reads back to the 
       {Typed(EventType::kNote, names::kRun, RunNote{60'000'000, 7, "contention-10"}),
        "end_us=60000000 seed=7 scenario=contention-10"},
       {Typed(EventType::kNote, names::kProtocol,
-             ProtocolNote{"fairlock", "current", false, 1, 1, 300'000'000, {}, {}, {}}),
+             ProtocolNote{"fairlock", "current", false, 1, 1, 300'000'000, {}, {}, {}, {}}),
        "kind=fairlock version=current fencing=off permits=1 nodes=1 fair_wait_timeout=300000ms"},
       {Typed(EventType::kNote, names::kCluster, ClusterNote{"n1=0-8191 n2=8192-16383", 3300}),
        "n1=0-8191 n2=8192-16383 lock_slot=3300"},

@@ -92,6 +92,9 @@ enum : Name {
   // offset the scenario asked for, when that is not the scenario's start_unix_ms (a live
   // replay's servers run on the machine's real clock).
   kClockBase,
+  // Note holder_value (thread: the writer): "value=<v>": from now on this thread's acquisitions
+  // write <v> as their holder value (a client program that draws a value per acquisition).
+  kHolderValue,
   kVocabularySize
 };
 
@@ -146,6 +149,7 @@ inline constexpr std::array<std::string_view, kVocabularySize> kVocabulary = {
     "applied",
     "resynced",
     "clock_base",
+    "holder_value",
 };
 // Every id has its own text (a word left out above would leave the last ids empty).
 constexpr bool VocabularyComplete() {

@@ -371,6 +371,10 @@ struct Encoder {
     out->append("clients now send to ");
     out->append(r.node);
   }
+  void operator()(const HolderNote& h) const {
+    out->append("value=");
+    out->append(h.value);
+  }
 };
 
 Detail DecodeFault(Name op, std::string_view text) {
@@ -526,6 +530,11 @@ Detail DecodeNote(Name op, std::string_view text) {
       std::string_view rest = text;
       if (!Eat(&rest, "clients now send to ")) break;
       return RediscoverNote{rest};
+    }
+    case names::kHolderValue: {
+      std::string_view rest = text;
+      if (!Eat(&rest, "value=") || rest.empty()) break;
+      return HolderNote{rest};
     }
     default: break;
   }
@@ -753,6 +762,14 @@ std::optional<ClientNote> AsClientNote(const Event& note) {
   if (note.type != EventType::kNote || note.op != names::kClient) return std::nullopt;
   if (const ClientNote* c = std::get_if<ClientNote>(&note.detail)) return *c;
   return ClientNote{TextValue(FreeText(note), "uuid=")};
+}
+
+std::optional<HolderNote> AsHolderNote(const Event& note) {
+  if (note.type != EventType::kNote || note.op != names::kHolderValue) return std::nullopt;
+  if (const HolderNote* h = std::get_if<HolderNote>(&note.detail)) return *h;
+  std::string_view rest = FreeText(note);
+  if (!Eat(&rest, "value=") || rest.empty()) return std::nullopt;
+  return HolderNote{rest};
 }
 
 std::optional<RoleNote> AsRoleNote(const Event& note) {

@@ -87,6 +87,7 @@ std::optional<ClientNote> AsClientNote(const Event& note);
 // A role note whose role is not one of worker, await, count_down, add_permits, reduce_permits,
 // try_set_permits, drain_permits yields nullopt.
 std::optional<RoleNote> AsRoleNote(const Event& note);
+std::optional<HolderNote> AsHolderNote(const Event& note);
 // A role as the role note writes it: "worker", "await", "add_permits" ...
 const char* RoleName(RoleNote::Role role);
 

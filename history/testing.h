@@ -132,6 +132,10 @@ class Recorder {
   void Role(const std::string& process, const std::string& role, int threads = 1) {
     Note(process, "role", "role=" + role + " threads=" + std::to_string(threads));
   }
+  // A client program's thread announcing the value its acquisitions write from now on.
+  uint64_t HolderValue(int64_t t, const std::string& thread, const std::string& value) {
+    return Op(t, EventType::kNote, thread, "holder_value", "value=" + value, std::nullopt);
+  }
   // A counting-down thread that did its ops_per_thread.
   uint64_t Done(int64_t t, const std::string& thread) {
     return Op(t, EventType::kNote, thread, "done", "ops_per_thread=1", std::nullopt);

@@ -655,6 +655,16 @@ class LiveOutbox final : public locks::Outbox {
       run_.loop.Stop();
     }
   }
+  void HolderValue(int thread, std::string_view value) override {
+    history::Event e;
+    e.type = history::EventType::kNote;
+    e.process = c_.id;
+    e.thread = thread;
+    e.op = names::kHolderValue;
+    e.local_ms = WallMs();
+    e.detail = history::HolderNote{value};
+    c_.Record(e);
+  }
 
  private:
   void DoSend(int slot, locks::RequestId request, SharedArgv argv, const std::string& label,

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -101,6 +102,14 @@ class Outbox {
 
   // Ends the current operation of `thread`.
   virtual void Complete(int thread, const OpResult& result) = 0;
+
+  // From now on `thread`'s acquisitions write `value` as their holder (a client program that
+  // draws a value per acquisition, as most lock libraries do): the driver records it, so that
+  // the checkers know whose a lock key holding it is. Built-in clients write their token.
+  virtual void HolderValue(int thread, std::string_view value) {
+    (void)thread;
+    (void)value;
+  }
 
  protected:
   // What Send does; a driver or an adapter supplies it.

@@ -671,8 +671,8 @@ class TimelineBuilder::Impl {
     if (l->ttl.size() < kMaxTtlPoints) l->ttl.push_back(p);
   }
 
-  // "uuid:2" -> "c1.t1" when the uuid is a known client's, "uuid" -> "c1"; otherwise the field
-  // itself.
+  // "uuid:2" -> "c1.t1" when the uuid is a known client's, an announced holder value -> its
+  // thread, "uuid" -> "c1"; otherwise the field itself.
   std::string OwnerName(std::string_view field, int* thread) const {
     if (const auto owner = history::AsOwnerField(field)) {
       const auto it = uuid_client_.find(owner->uuid);
@@ -681,6 +681,11 @@ class TimelineBuilder::Impl {
         if (*thread == kNone) *thread = FactsThread(it->second, index);
         return Str(it->second) + ".t" + std::to_string(index) + std::string(owner->suffix);
       }
+    }
+    // A value a client program announced for its thread's acquisitions.
+    if (const int t = pass_->OwnerThread(field); t != kNone) {
+      if (*thread == kNone) *thread = t;
+      return pass_->ThreadName(t);
     }
     // A client that writes its process's uuid for all its threads (a client program that
     // declares owner = "process"): the process's name.
@@ -731,12 +736,15 @@ class TimelineBuilder::Impl {
   // read-write lock's "mode"), which are shown only when nothing looks like an owner.
   std::string OwnersShown(std::string_view list, int* owner_thread) const {
     bool any_owner = false;
+    auto is_owner = [&](std::string_view field) {
+      return history::AsOwnerField(field).has_value() || pass_->OwnerThread(field) != kNone;
+    };
     history::ForEachOwnerField(list, [&](std::string_view field) {
-      any_owner = any_owner || history::AsOwnerField(field).has_value();
+      any_owner = any_owner || is_owner(field);
     });
     std::string owners;
     history::ForEachOwnerField(list, [&](std::string_view field) {
-      if (any_owner && !history::AsOwnerField(field)) return;
+      if (any_owner && !is_owner(field)) return;
       if (!owners.empty()) owners += ", ";
       owners += OwnerName(field, owner_thread);
     });

@@ -198,6 +198,8 @@ TEST_CASE("a hostile client program ends the run with its reason", "[sim][client
       {"bad-result", "return 42", "must return"},
       {"no-script", "return lockstep.eval(0, 'nope', {}, {})", "no script named 'nope'"},
       {"pattern", "return string.find('aaa', 'a-a-b')", "patterns are not available"},
+      {"holder-comma", "lockstep.holder_value('a,b')", "no spaces, commas"},
+      {"holder-empty", "lockstep.holder_value('')", "a value of 1 to 256 bytes"},
   };
   for (const Case& c : cases) {
     INFO(c.name);

@@ -37,6 +37,16 @@ class ClientHosting::SimOutbox : public locks::Outbox {
     c_.workload->OnComplete(thread, result);
     w_.CheckProgram(c_);
   }
+  void HolderValue(int thread, std::string_view value) override {
+    history::Event e;
+    e.type = history::EventType::kNote;
+    e.process = c_.id;
+    e.thread = thread;
+    e.op = history::names::kHolderValue;
+    e.local_ms = WallMs();
+    e.detail = history::HolderNote{value};
+    w_.Record(e);
+  }
 
  private:
   void DoSend(int slot, locks::RequestId request, SharedArgv argv, const std::string& label,

@@ -35,6 +35,7 @@ constexpr int kThreadsMax = 1 << 16;
 constexpr int kHookInterval = 1000;
 constexpr int kReplyDepthMax = 64;  // Nesting of an array reply converted to Lua.
 constexpr size_t kArgvMax = 1 << 20;  // Arguments in one command a program builds.
+constexpr size_t kHolderValueMax = 256;  // Bytes of a holder value (lockstep.holder_value).
 // The longest sleep or response timeout a program gets (about 35 years): a longer one waits as
 // long, past any run's end, without overflowing a clock that adds it.
 constexpr int64_t kDelayMaxUs = int64_t{1} << 50;
@@ -454,6 +455,7 @@ class ClientProgram final : public LockProtocol {
         {"wall_ms", &ClientProgram::ApiWallMs},  {"random", &ClientProgram::ApiRandom},
         {"random_hex", &ClientProgram::ApiRandomHex}, {"node_count", &ClientProgram::ApiNodeCount},
         {"spawn", &ClientProgram::ApiSpawn},     {"cancel", &ClientProgram::ApiCancel},
+        {"holder_value", &ClientProgram::ApiHolderValue},
         {nullptr, nullptr}};
     luaL_newmetatable(L_, kBatchMeta);
     lua_createtable(L_, 0, 1);
@@ -963,6 +965,31 @@ class ClientProgram final : public LockProtocol {
     lua_pushlstring(L, s.data(), s.size());
     return 1;
   }
+
+  // holder_value(value): from now on the calling thread's acquisitions write `value` as their
+  // holder; the history records it, so that the checkers know whose a key holding it is.
+  int HolderValue(lua_State* L) {
+    uint64_t id = 0;
+    const Task& task = CurrentTask(L, &id);
+    size_t len = 0;
+    const char* s = luaL_checklstring(L, 1, &len);
+    if (task.thread < 0) {
+      return luaL_error(L, "lockstep.holder_value: call it from an operation (or a task it spawned)");
+    }
+    if (len == 0 || len > kHolderValueMax) {
+      return luaL_error(L, "lockstep.holder_value: a value of 1 to %d bytes", static_cast<int>(kHolderValueMax));
+    }
+    for (size_t i = 0; i < len; ++i) {
+      const unsigned char c = static_cast<unsigned char>(s[i]);
+      if (c <= ' ' || c == ',' || c == 0x7f) {
+        return luaL_error(L, "lockstep.holder_value: the value may hold no spaces, commas or control "
+                             "characters (a key's owners are listed comma-separated)");
+      }
+    }
+    Out(L).HolderValue(task.thread, std::string_view(s, len));
+    return 0;
+  }
+  static int ApiHolderValue(lua_State* L) { return HostOf(L)->HolderValue(L); }
 
   // spawn(fn, ...): a background task, started at once; returns its number.
   int Spawn(lua_State* L) {

@@ -39,9 +39,10 @@ local function try_once(op, owner)
 end
 
 function lock.acquire(op)
-  -- Cache::lock() makes a new lock with Str::random(16) as its owner; lockstep writes the
-  -- thread's token, which the history names its holder by (README.md, "Not modelled").
-  local owner = op.token
+  -- Cache::lock() makes a new lock with Str::random(16) as its owner: 16 characters, hex
+  -- digits from the process's PRNG here, announced so that the history knows whose it is.
+  local owner = lockstep.random_hex(8)
+  lockstep.holder_value(owner)
   local starting = lockstep.wall_ms()
   while true do
     local acquired, problem = try_once(op, owner)

@@ -71,7 +71,10 @@ function lock.acquire(op)
   if op.mode == "lock" then retry_count = -1 end
   if op.mode == "try-no-wait" then retry_count = 0 end
   if op.mode == "try" then retry_count = op.wait_us // (RETRY_DELAY_MS * 1000) end
-  local value = op.token
+  -- 16 random bytes as hex for every acquire(), from the process's PRNG, announced so that
+  -- the history knows whose it is.
+  local value = lockstep.random_hex(16)
+  lockstep.holder_value(value)
   local ok, attempts = execute("acquire", {value, duration_ms(op)}, "acquire", retry_count)
   if ok then
     values[op.thread] = value

@@ -17,7 +17,8 @@
 -- no lease -> Lock(expire=watchdog timeout in whole seconds, auto_renewal=True) (the library's
 -- default expire=None, no TTL at all, is not modelled: README.md). op.mode "lock" ->
 -- acquire(); "try" -> acquire(timeout=int(wait in s)); "try-no-wait" -> acquire(blocking=False).
--- Each acquisition is a new Lock(..., id=op.token): the thread's token is the Lock's id.
+-- Each acquisition is a new Lock(...) with its own random id (18 bytes from the process's PRNG,
+-- as hex; the library base64-encodes urandom(18)), announced with lockstep.holder_value.
 
 local SIGNAL_EXPIRE_MS = 1000  -- Lock(signal_expire=1000)
 
@@ -67,9 +68,9 @@ local function renewer(id, expire, interval_us)
 end
 
 function lock.acquire(op)
-  -- Lock(redis, name, expire=..., id=op.token, auto_renewal=...): with id= given, every
-  -- acquisition by the thread writes its token, as lockstep's history names holders.
-  local id = op.token
+  -- Lock(redis, name, expire=..., auto_renewal=...): a new Lock, a new random id.
+  local id = lockstep.random_hex(18)
+  lockstep.holder_value(id)
   local expire = expire_seconds(op)
   local auto_renewal = op.lease_us <= 0
 
@@ -126,8 +127,8 @@ function lock.release(op)
   local current = locks[op.thread]
   locks[op.thread] = nil
   -- release() has no local check: a thread that holds nothing still runs the script with its
-  -- Lock's id (and gets NotAcquired).
-  local id = op.token
+  -- Lock's id (and gets NotAcquired); a Lock never acquired has an id nobody wrote.
+  local id = lockstep.random_hex(18)
   if current ~= nil then
     id = current.id
     -- _stop_lock_renewer: the library also join()s the thread, waiting for an extend in flight;

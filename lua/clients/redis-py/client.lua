@@ -42,9 +42,10 @@ local function do_acquire(op, token)
 end
 
 function lock.acquire(op)
-  -- redis-py writes uuid1().hex, fresh for every acquire(); lockstep writes the thread's
-  -- token, which the history names its holder by (README.md, "Not modelled").
-  local token = op.token
+  -- redis-py writes uuid1().hex, fresh for every acquire(): 32 hex digits, from the process's
+  -- PRNG here, announced so that the history knows whose it is.
+  local token = lockstep.random_hex(16)
+  lockstep.holder_value(token)
   local stop_trying_at = nil
   if op.mode == "try" then stop_trying_at = lockstep.now_us() + op.wait_us end
   while true do

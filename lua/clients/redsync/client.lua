@@ -62,9 +62,10 @@ function lock.acquire(op)
   if op.mode == "try-no-wait" then tries = 1 end
   local deadline = nil
   if op.mode == "try" then deadline = lockstep.now_us() + op.wait_us end
-  -- genValueFunc: 16 random bytes per Lock; lockstep writes the thread's token, which the
-  -- history names its holder by (README.md, "Not modelled").
-  local value = op.token
+  -- genValueFunc: 16 random bytes per Lock (base64 in the library, hex here), from the
+  -- process's PRNG, announced so that the history knows whose it is.
+  local value = lockstep.random_hex(16)
+  lockstep.holder_value(value)
   for i = 0, tries - 1 do
     if i ~= 0 then
       local delay = lockstep.random(MIN_DELAY_US, MAX_DELAY_US - 1)
