@@ -108,8 +108,10 @@ void LockWatch::ExpireCheck(Node& n, int64_t expire_ms) {
     Entry* e = n.server->keyspace().Find(key);
     const int64_t now_ms = n.clock->WallMs(w_.engine.now());
     if (e == nullptr || e->expire_at_ms != expire_ms || !Keyspace::IsExpired(*e, now_ms)) return;
-    // Redis's active expiry: delete and replicate the DEL.
+    // Redis's active expiry: delete, tell the key's watchers (signalModifiedKey), replicate the
+    // DEL.
     n.server->keyspace().Erase(key);
+    if (n.server->has_watched_keys()) n.server->TouchWatchedKey(key);
     Effects fx;
     fx.commands.push_back({"DEL", key});
     ++n.offset;

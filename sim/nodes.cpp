@@ -436,6 +436,8 @@ void NodeService::Pump(Node& master, int replica_index) {
 
 void NodeService::FullSync(Node& master, Node& replica) {
   replica.server->keyspace() = master.server->keyspace();
+  // The replica's old data is flushed (signalFlushedDb): its watchers see every key touched.
+  if (replica.server->has_watched_keys()) replica.server->TouchAllWatchedKeys();
   replica.offset = master.offset;
   master.streams[replica.index] = {};
   TrackReplica(replica, names::kResynced, 0);
