@@ -592,6 +592,18 @@ std::vector<Named> HostileClientPrograms() {
       {"load", with_acquire("return load('return 1')()")},
       {"a huge random hex", with_acquire("return 'ok', lockstep.random_hex(1e9)")},
       {"an empty random range", with_acquire("return 'ok', tostring(lockstep.random(5, 1))")},
+      {"a holder value storm", with_acquire("for i = 1, 1e9 do lockstep.holder_value('v' .. i) end return 'ok'")},
+      {"a huge holder value", with_acquire("lockstep.holder_value(string.rep('v', 1e8)) return 'ok'")},
+      {"a holder value with a comma", with_acquire("lockstep.holder_value('a,b') return 'ok'")},
+      {"a holder value from a task",
+       with_acquire("lockstep.spawn(function() for i = 1, 100 do lockstep.holder_value('t' .. i) "
+                    "lockstep.sleep(1) end end) return 'ok'")},
+      {"blocks on a list for ever", with_acquire("return lockstep.call(0, {'BLPOP', 'q', '0'})")},
+      {"a transaction never ended", with_acquire("lockstep.call(0, {'MULTI'}) "
+                                                 "for i = 1, 200000 do lockstep.call(0, {'SET', 'k' .. i, 'v'}) end "
+                                                 "return 'ok'")},
+      {"watches without end", with_acquire("for i = 1, 200000 do lockstep.call(0, {'WATCH', 'k' .. i}) end "
+                                           "return 'ok'")},
       {"loops at load", "while true do end"},
       {"allocates at load", "local t = {} while true do t[#t + 1] = {} end"},
       {"calls at load", "lockstep.call(0, {'PING'}) return {}"},

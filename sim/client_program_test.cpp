@@ -200,6 +200,7 @@ TEST_CASE("a hostile client program ends the run with its reason", "[sim][client
       {"pattern", "return string.find('aaa', 'a-a-b')", "patterns are not available"},
       {"holder-comma", "lockstep.holder_value('a,b')", "no spaces, commas"},
       {"holder-empty", "lockstep.holder_value('')", "a value of 1 to 256 bytes"},
+      {"holder-storm", "for i = 1, 1e9 do lockstep.holder_value('v' .. i) end", "more than 16 values"},
   };
   for (const Case& c : cases) {
     INFO(c.name);

@@ -36,6 +36,9 @@ constexpr int kHookInterval = 1000;
 constexpr int kReplyDepthMax = 64;  // Nesting of an array reply converted to Lua.
 constexpr size_t kArgvMax = 1 << 20;  // Arguments in one command a program builds.
 constexpr size_t kHolderValueMax = 256;  // Bytes of a holder value (lockstep.holder_value).
+// holder_value calls one operation or task may make: each is an event in the history, and an
+// acquisition announces one value.
+constexpr int kHolderValuesPerTask = 16;
 // The longest sleep or response timeout a program gets (about 35 years): a longer one waits as
 // long, past any run's end, without overflowing a clock that adds it.
 constexpr int64_t kDelayMaxUs = int64_t{1} << 50;
@@ -70,6 +73,7 @@ struct Task {
   std::vector<Pending> calls;
   size_t outstanding = 0;
   TimerId sleep_timer = 0;
+  int holder_values = 0;  // lockstep.holder_value calls so far (kHolderValuesPerTask at most).
 };
 
 class ClientProgram;
@@ -970,9 +974,13 @@ class ClientProgram final : public LockProtocol {
   // holder; the history records it, so that the checkers know whose a key holding it is.
   int HolderValue(lua_State* L) {
     uint64_t id = 0;
-    const Task& task = CurrentTask(L, &id);
+    Task& task = CurrentTask(L, &id);
     size_t len = 0;
     const char* s = luaL_checklstring(L, 1, &len);
+    if (++task.holder_values > kHolderValuesPerTask) {
+      return luaL_error(L, "lockstep.holder_value: more than %d values in one operation or task",
+                        kHolderValuesPerTask);
+    }
     if (task.thread < 0) {
       return luaL_error(L, "lockstep.holder_value: call it from an operation (or a task it spawned)");
     }
