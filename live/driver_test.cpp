@@ -81,6 +81,7 @@ struct LiveResult {
   std::map<std::string, int> counts;  // "invoke acquire", "ok release", "lease acquired", "exec".
   std::vector<std::string> keys_left;  // On the servers after the run.
   uint64_t late = 0;  // Transaction results recorded after a later number (LiveRun::late_results).
+  std::string program_error;  // LiveRun::program_error().
 };
 
 Scenario Load(const std::string& toml) {
@@ -162,7 +163,7 @@ LiveResult RunLive(const Scenario& scenario,
   REQUIRE(run != nullptr);
   client_faults.run = run.get();
 
-  LiveResult result{check::Verdict{}, check::Verdict{}, history::History(recorder.shared_names()), {}, {}};
+  LiveResult result{check::Verdict{}, check::Verdict{}, history::History(recorder.shared_names()), {}, {}, 0, {}};
   recorder.AddSink(&result.history);
   if (faults) faults(*run, recorder);
   // The pipeline `lockstep run` uses: the checkers and the history file as sinks.
@@ -185,6 +186,7 @@ LiveResult RunLive(const Scenario& scenario,
     for (const Reply& k : c.Command({"KEYS", "*"}).elements) result.keys_left.push_back(k.str);
   }
   result.late = run->late_results();
+  result.program_error = run->program_error();
   CHECK_FALSE(out->interrupted);
   CHECK(out->history_written);
   CHECK(out->end_us == scenario.duration_us);
@@ -607,6 +609,103 @@ TEST_CASE("LiveRun: on servers without expiry notifications, a probe at the PTTL
   // name was never written.
   REQUIRE_FALSE(r.keys_left.empty());
   for (const std::string& k : r.keys_left) CHECK(k.rfind(prefix, 0) == 0);
+}
+
+}  // namespace
+}  // namespace lockstep::live
+
+namespace lockstep::live {
+namespace {
+
+// A client program whose threads take a lock with WATCH / GET / MULTI / SET / EXEC and wait for
+// it in BLPOP on a list the release pushes to (scenarios/testdata/live/watch-blpop/): each
+// thread's transactions and blocking pops go on a connection of its own. The program checks
+// every reply and stops the run on a wrong one (a MULTI refused as nested, an EXEC holding
+// another thread's commands, a BLPOP answered from another list, a reply that never came);
+// thread 0 of each process blocks in BLPOP until thread 1 has released three times, which it
+// could not do were its commands stuck behind that BLPOP; and the transactions' exec and lease
+// events are recorded from the probe the driver queues in them, in the node's order.
+TEST_CASE("LiveRun: a client program's threads each have a connection of their own for WATCH, MULTI and BLPOP") {
+  ScenarioError error;
+  auto loaded = LoadScenarioFile(
+      std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/testdata/live/watch-blpop.toml", &error);
+  INFO(error.ToString());
+  REQUIRE(loaded.has_value());
+  LiveResult r = RunLive(*loaded);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  INFO(r.program_error);
+  REQUIRE(r.program_error.empty());
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  CHECK(Holds(r.streamed, "resource_exclusion"));
+  CHECK(Holds(r.streamed, "lease_safety"));
+  CHECK(Holds(r.streamed, "reentrancy"));
+  CHECK(Holds(r.from_file, "mutual_exclusion"));
+  CHECK(r.counts["ok acquire"] >= 20);
+  CHECK(r.counts["ok release"] >= 20);
+  CHECK(r.counts["lease acquired"] >= r.counts["ok acquire"] - 2);
+  CHECK(r.counts["lease released"] >= r.counts["ok release"] - 2);
+
+  const history::History& h = r.history;
+  std::string scratch;
+  auto reply_of = [&h, &scratch](const history::Event& e) {
+    return std::string(history::ReplyText(e, &scratch));
+  };
+  // By client: thread 1's ok releases before thread 0's first ok acquire, and thread 0's gate.
+  std::map<std::string, int> releases_before_gate;
+  std::map<std::string, bool> thread0_acquired;
+  std::map<std::string, std::string> gate_reply;
+  int queued_set_execs = 0;
+  int exec_arrays = 0;
+  int waits = 0;
+  const std::vector<history::Event>& events = h.events();
+  for (size_t i = 0; i < events.size(); ++i) {
+    const history::Event& e = events[i];
+    const std::string op = h.Str(e.op);
+    if (e.type == EventType::kOk && e.thread == 1 && e.op == names::kRelease &&
+        !thread0_acquired[h.Str(e.process)]) {
+      ++releases_before_gate[h.Str(e.process)];
+    }
+    if (e.type == EventType::kOk && e.thread == 0 && e.op == names::kAcquire) {
+      thread0_acquired[h.Str(e.process)] = true;
+    }
+    if (e.type == EventType::kExec) {
+      const std::string reply = reply_of(e);
+      INFO(h.Str(e.peer) << ".t" << e.thread << " " << op << " -> " << reply);
+      // No command was refused: no MULTI inside another thread's MULTI, no EXEC without one.
+      CHECK(reply.rfind('-', 0) != 0);
+      if (op == "gate") gate_reply[h.Str(e.peer)] = reply;
+      if (op == "wait") ++waits;
+      if (op == "exec" && reply.rfind('[', 0) == 0) ++exec_arrays;
+      if (op == "acquire") {
+        // The SET of a transaction that ran, recorded from EXEC's reply (a +QUEUED is no exec),
+        // after EXEC's own exec and right before the lease event the probe in it showed.
+        CHECK(reply == "+OK");
+        ++queued_set_execs;
+        if (r.late > 0) continue;  // A late result records no lease change.
+        REQUIRE(i > 0);
+        CHECK(h.Str(events[i - 1].op) == "exec");
+        REQUIRE(i + 1 < events.size());
+        CHECK(events[i + 1].type == EventType::kLease);
+        CHECK(events[i + 1].op == names::kAcquired);
+      }
+      if (op == "unlock") {
+        CHECK(reply == "1");
+        if (r.late > 0) continue;
+        REQUIRE(i + 1 < events.size());
+        CHECK(events[i + 1].type == EventType::kLease);
+        CHECK(events[i + 1].op == names::kReleased);
+      }
+    }
+  }
+  CHECK(queued_set_execs >= r.counts["ok acquire"]);
+  CHECK(exec_arrays >= r.counts["ok acquire"] + r.counts["ok release"]);
+  CHECK(waits >= 1);  // Threads did wait in BLPOP for a release's signal.
+  for (const std::string client : {"c1", "c2"}) {
+    INFO(client);
+    CHECK(thread0_acquired[client]);
+    CHECK(releases_before_gate[client] >= 3);
+    CHECK(gate_reply[client].find("go") != std::string::npos);
+  }
 }
 
 }  // namespace
