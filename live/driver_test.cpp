@@ -625,13 +625,30 @@ namespace {
 // thread 0 of each process blocks in BLPOP until thread 1 has released three times, which it
 // could not do were its commands stuck behind that BLPOP; and the transactions' exec and lease
 // events are recorded from the probe the driver queues in them, in the node's order.
-TEST_CASE("LiveRun: a client program's threads each have a connection of their own for WATCH, MULTI and BLPOP") {
+Scenario WatchBlpop() {
   ScenarioError error;
   auto loaded = LoadScenarioFile(
       std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/testdata/live/watch-blpop.toml", &error);
   INFO(error.ToString());
   REQUIRE(loaded.has_value());
-  LiveResult r = RunLive(*loaded);
+  return *loaded;
+}
+
+// What every run of watch-blpop shows: the program met no reply it did not expect (it would
+// have stopped the run), the lock held, and its holders came and went.
+void CheckWatchBlpopRan(const LiveResult& r) {
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  INFO(r.program_error);
+  REQUIRE(r.program_error.empty());
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  CHECK(Holds(r.streamed, "resource_exclusion"));
+  CHECK(Holds(r.from_file, "mutual_exclusion"));
+  CHECK(r.counts.at("ok acquire") >= 10);
+  CHECK(r.counts.at("ok release") >= 10);
+}
+
+TEST_CASE("LiveRun: a client program's threads each have a connection of their own for WATCH, MULTI and BLPOP") {
+  LiveResult r = RunLive(WatchBlpop());
   for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
   INFO(r.program_error);
   REQUIRE(r.program_error.empty());
@@ -706,6 +723,145 @@ TEST_CASE("LiveRun: a client program's threads each have a connection of their o
     CHECK(releases_before_gate[client] >= 3);
     CHECK(gate_reply[client].find("go") != std::string::npos);
   }
+}
+
+// Does `action` once, the first time thread `thread` of `client` completes a release.
+class OnFirstRelease : public history::EventSink {
+ public:
+  OnFirstRelease(std::string client, int thread, std::function<void(LiveRun&)> action)
+      : client_name_(std::move(client)), thread_(thread), action_(std::move(action)) {}
+  void Attach(LiveRun& run, history::Recorder& recorder) {
+    run_ = &run;
+    client_ = recorder.names().Intern(client_name_);
+    recorder.AddSink(this);
+  }
+  void OnEvent(const history::Event& e) override {
+    if (done_ || e.process != client_ || e.thread != thread_ || e.type != EventType::kOk ||
+        e.op != names::kRelease) {
+      return;
+    }
+    done_ = true;
+    run_->loop().After(0, [this] { action_(*run_); });
+  }
+  bool done_ = false;
+
+ private:
+  std::string client_name_;
+  int thread_ = 0;
+  std::function<void(LiveRun&)> action_;
+  LiveRun* run_ = nullptr;
+  history::Name client_ = names::kNone;
+};
+
+// c1 crashes while its thread 0 is blocked in BLPOP on its gate (thread 1 has released once of
+// the three times that open it) and while its other threads may be inside MULTI or blocked
+// on the signal: the crash closes those session connections, and the restarted c1 (a new
+// UUID, so a new gate) gets connections of its own: its thread 0 blocks on the new gate and
+// passes it once the new thread 1 has released three times, which it could not do were its
+// BLPOP queued behind the old one on an old connection, or were the old reply delivered to it
+// (the program checks that the gate it passes is its own).
+TEST_CASE("LiveRun: a crash closes a client program's session connections, its blocked BLPOP with them") {
+  Scenario scenario = WatchBlpop();
+  scenario.name = "live-watch-blpop-crash";
+  scenario.duration_us = 5'000'000;
+  scenario.workload.lease_us = 400'000;  // A holder's crash stalls the others this long.
+  OnFirstRelease crash("c1", 1, [](LiveRun&) {
+    drive::ApplyFault(ClientFault(FaultSpec::Kind::kCrash, "c1", 200'000), *client_faults_);
+  });
+  LiveResult r = RunLive(scenario, [&crash](LiveRun& run, history::Recorder& recorder) {
+    crash.Attach(run, recorder);
+  });
+  REQUIRE(crash.done_);
+  CheckWatchBlpopRan(r);
+  CHECK(r.counts["fault crash"] == 1);
+  CHECK(r.counts["fault restart"] == 1);
+  const history::History& h = r.history;
+  std::vector<std::string> c1_faults;
+  bool t0_acquired_before_crash = false;
+  bool t0_acquired_after_restart = false;
+  for (const history::Event& e : h.events()) {
+    const bool c1 = h.Str(e.process) == "c1" || (e.type == EventType::kExec && h.Str(e.peer) == "c1");
+    if (!c1) continue;
+    if (e.type == EventType::kFault) {
+      c1_faults.push_back(h.Str(e.op));
+      continue;
+    }
+    // Nothing of c1 between its crash and its restart: a reply to the old process's pending
+    // commands reaches nobody. (The exec of a transaction whose result was on its way may
+    // still be recorded: the server ran it.)
+    if (c1_faults.size() == 1 && e.type != EventType::kExec) {
+      FAIL_CHECK("c1 did something while down: " << history::TypeName(e.type) << " " << h.Str(e.op));
+    }
+    if (e.type == EventType::kOk && e.thread == 0 && e.op == names::kAcquire) {
+      (c1_faults.empty() ? t0_acquired_before_crash : t0_acquired_after_restart) = true;
+    }
+  }
+  CHECK(c1_faults == std::vector<std::string>{"crash", "restart"});
+  CHECK_FALSE(t0_acquired_before_crash);  // It was at its gate when c1 crashed.
+  CHECK(t0_acquired_after_restart);
+}
+
+// The user's servers (--redis): every key under the run's prefix, no keyspace notifications.
+// The program's UNWATCH goes to the server (it names no key, and touches no data), and a
+// BLPOP's reply names the list without the prefix: the program checks that the list it got
+// an element from is the one it named, and stops the run otherwise.
+TEST_CASE("LiveRun: on the user's servers a client program's UNWATCH is sent and BLPOP's key comes back unprefixed") {
+  Scenario scenario = WatchBlpop();
+  scenario.name = "live-watch-blpop-prefixed";
+  const std::string prefix = "lockstep:11:driver-test:";
+  LiveResult r = RunLive(scenario, nullptr, false, [&](LiveOptions& o, const std::vector<int>&) {
+    o.watch_expiry = false;
+    o.probe_at_expiry = true;
+    o.keyspace = std::make_shared<const RunKeyspace>(prefix);
+  });
+  CheckWatchBlpopRan(r);
+  CHECK(r.counts["lease acquired"] >= r.counts["ok acquire"] - 2);
+  REQUIRE_FALSE(r.keys_left.empty());
+  for (const std::string& k : r.keys_left) CHECK(k.rfind(prefix, 0) == 0);
+}
+
+// c1's connections go through a fault proxy link with a latency each way: its session
+// connections too (the link accepts more than the command connection), and the program's
+// own MULTI .. EXEC, sent one command per reply, passes the proxy's transaction grouping
+// with the probe the driver queues before its EXEC.
+TEST_CASE("LiveRun: a client program's session connections go through the fault proxy as its command connection does") {
+  Scenario scenario = WatchBlpop();
+  scenario.name = "live-watch-blpop-proxy";
+  FaultProxy proxy(/*seed=*/5);
+  int link = -1;
+  LiveResult r = RunLive(scenario, nullptr, false, [&proxy, &link](LiveOptions& o, const std::vector<int>& ports) {
+    std::string proxy_error;
+    const FaultProxy::Endpoint slow =
+        proxy.AddLink("c1->n1", "127.0.0.1", ports[0], ProxyLinkKind::kCommands, &proxy_error);
+    INFO(proxy_error);
+    REQUIRE(slow.link >= 0);
+    link = slow.link;
+    for (ProxyDirection d : {ProxyDirection::kToServer, ProxyDirection::kToClient}) {
+      proxy.SetLatency(slow.link, d, Distribution{Distribution::Kind::kUniform, 200, 2'000, 0});
+    }
+    const std::map<std::string, NodeAddress> direct = o.nodes;
+    o.client_address = [direct, slow](const std::string& client, const std::string& node, bool pubsub) {
+      if (client == "c1" && !pubsub) return NodeAddress{"127.0.0.1", slow.port};
+      return direct.at(node);
+    };
+    o.watch_expiry = false;
+    o.probe_at_expiry = true;
+  });
+  CheckWatchBlpopRan(r);
+  const ProxyLinkStats stats = proxy.Stats(link);
+  // The command connection and a session per thread (three).
+  CHECK(stats.connections >= 4);
+  CHECK(stats.dropped == 0);
+  // A transaction's messages share one draw: fewer draws than messages.
+  CHECK(stats.latency_draws < stats.forwarded);
+  // c1's transactions ran and were probed through the proxy.
+  int c1_acquire_execs = 0;
+  for (const history::Event& e : r.history.events()) {
+    if (e.type == EventType::kExec && r.history.Str(e.peer) == "c1" && r.history.Str(e.op) == "acquire") {
+      ++c1_acquire_execs;
+    }
+  }
+  CHECK(c1_acquire_execs >= 3);
 }
 
 }  // namespace
