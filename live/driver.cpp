@@ -652,9 +652,10 @@ struct LiveRun::Impl {
     const bool runs_now = name == "multi" || name == "watch" || name == "exec" || name == "discard";
     std::shared_ptr<LiveSession::Transaction> tx = s.in_multi && !runs_now ? s.tx : nullptr;
     const size_t at = tx != nullptr ? tx->queued.size() : 0;
-    // A MULTI that opens a transaction: the server refused it (an ACL, say) if it answers an
-    // error, and then nothing is queued.
-    const bool opens = name == "multi" && !s.in_multi;
+    // The transaction a MULTI opens: if the server answers it with an error (an ACL refused
+    // it, say), none is open and nothing is queued (the watches stay).
+    const std::shared_ptr<LiveSession::Transaction> opens =
+        name == "multi" && !s.in_multi ? std::make_shared<LiveSession::Transaction>() : nullptr;
     LiveClient* cp = &c;
     LiveNode* np = &n;
     LiveSession* sp = &s;
@@ -665,7 +666,10 @@ struct LiveRun::Impl {
           r.str == "QUEUED") {
         tx->queued[at].accepted = true;
       }
-      if (opens && r.is_error() && sp->in_multi) sp->Reset();
+      if (opens != nullptr && r.is_error() && sp->tx == opens) {
+        sp->in_multi = false;
+        sp->tx.reset();
+      }
       // A queued command runs at EXEC, and its exec comes from EXEC's reply; the +QUEUED itself
       // is no exec (the checkers would read an unlock's +QUEUED as its answer).
       const bool queued = tx != nullptr && r.type == Reply::Type::kStatus && r.str == "QUEUED";
@@ -676,11 +680,9 @@ struct LiveRun::Impl {
         *argv, [on_reply](const Reply& r) { on_reply(r, /*lost=*/false); },
         [on_reply](const Reply& r) { on_reply(r, /*lost=*/true); });
     if (index < 0) return;  // The server never gets it: its state stays.
-    if (name == "multi") {
-      if (!s.in_multi) {
-        s.in_multi = true;
-        s.tx = std::make_shared<LiveSession::Transaction>();
-      }
+    if (opens != nullptr) {
+      s.in_multi = true;
+      s.tx = opens;
     } else if (name == "discard") {
       if (s.in_multi) s.Reset();
     } else if (name == "watch") {
