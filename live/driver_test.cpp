@@ -6,9 +6,12 @@
 // fault schedule (drive/faults.h) on the driver's client primitives.
 #include "live/driver.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <thread>
@@ -862,6 +865,157 @@ TEST_CASE("LiveRun: a client program's session connections go through the fault 
     }
   }
   CHECK(c1_acquire_execs >= 3);
+}
+
+// A program that, before its first acquire, walks each thread through the ways a transaction
+// ends on its session connection, checking every reply (a wrong one stops the run): a watched
+// key the thread itself changed (EXEC answers nil), a command refused when queued (EXECABORT),
+// DISCARD, a nested MULTI (refused; the open transaction goes on), and UNWATCH. Its lock is a
+// plain SET NX on the command connection.
+constexpr const char* kSessionEdgesProgram = R"lua(
+local key = lockstep.config.lock_name
+local lock = { layout = "string-token", unlock_reply = "compare-and-delete" }
+local walked = {}
+
+local function show(reply)
+  if reply == nil then return "no reply" end
+  if reply == false then return "(nil)" end
+  if type(reply) ~= "table" then return tostring(reply) end
+  if reply.ok then return "+" .. reply.ok end
+  if reply.err then return "-" .. reply.err end
+  local parts = {}
+  for i = 1, #reply do parts[i] = show(reply[i]) end
+  return "[" .. table.concat(parts, ", ") .. "]"
+end
+
+local function expect(argv, label, want)
+  local got = show(lockstep.call(0, argv, {label = label}))
+  if got ~= want then error(label .. ": expected " .. want .. ", got " .. got) end
+end
+
+local function walk(t)
+  local k = key .. ":edge:" .. lockstep.config.uuid .. ":" .. t
+  -- The thread's own write to a key it watches: EXEC runs nothing and answers nil.
+  expect({"WATCH", k}, "watch", "+OK")
+  expect({"SET", k, "mine"}, "touch", "+OK")
+  expect({"MULTI"}, "multi", "+OK")
+  expect({"SET", k, "never"}, "never_set", "+QUEUED")
+  expect({"EXEC"}, "exec_nil", "(nil)")
+  expect({"GET", k}, "get", "mine")
+  -- A command refused when queued: EXECABORT, nothing runs.
+  expect({"MULTI"}, "multi", "+OK")
+  expect({"SET", k}, "refused", "-ERR wrong number of arguments for 'set' command")
+  expect({"SET", k, "aborted"}, "aborted_set", "+QUEUED")
+  expect({"EXEC"}, "exec_abort", "-EXECABORT Transaction discarded because of previous errors.")
+  -- DISCARD: nothing runs.
+  expect({"MULTI"}, "multi", "+OK")
+  expect({"SET", k, "discarded"}, "discarded_set", "+QUEUED")
+  expect({"DISCARD"}, "discard", "+OK")
+  expect({"GET", k}, "get", "mine")
+  -- A nested MULTI is refused and the open transaction goes on.
+  expect({"MULTI"}, "multi", "+OK")
+  expect({"MULTI"}, "nested_multi", "-ERR MULTI calls can not be nested")
+  expect({"SET", k, "ran"}, "ran_set", "+QUEUED")
+  expect({"GET", k}, "ran_get", "+QUEUED")
+  expect({"EXEC"}, "exec_ran", "[+OK, ran]")
+  -- UNWATCH ends the watch: the next EXEC runs although the key changed.
+  expect({"WATCH", k}, "watch", "+OK")
+  expect({"UNWATCH"}, "unwatch", "+OK")
+  expect({"SET", k, "again"}, "touch", "+OK")
+  expect({"MULTI"}, "multi", "+OK")
+  expect({"GET", k}, "after_unwatch_get", "+QUEUED")
+  expect({"EXEC"}, "exec_after_unwatch", "[again]")
+  -- EXEC without MULTI, on the session as every EXEC goes.
+  expect({"EXEC"}, "exec_alone", "-ERR EXEC without MULTI")
+end
+
+function lock.acquire(op)
+  if not walked[op.thread] then
+    walk(op.thread)
+    walked[op.thread] = true
+  end
+  while true do
+    local r = lockstep.call(0, {"SET", key, op.token, "NX", "PX", 2000}, {label = "acquire"})
+    if r == nil then return "unknown", "no reply" end
+    if type(r) == "table" and r.ok then return "ok", "acquired" end
+    lockstep.sleep(20000)
+  end
+end
+
+function lock.release(op)
+  local r = lockstep.call(0, {"DEL", key}, {label = "unlock"})
+  if r == 1 then return "ok", "released", 1 end
+  return "fail", "not released: " .. show(r)
+end
+
+return lock
+)lua";
+
+TEST_CASE("LiveRun: a client program's transaction that runs nothing records only its EXEC, estimated") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("lockstep-live-session-edges-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream program(dir / "client.lua");
+    program << kSessionEdgesProgram;
+    std::ofstream toml(dir / "edges.toml");
+    toml << "name = \"live-session-edges\"\nseed = 4\nduration_ms = 1500\n\n"
+            "[[nodes]]\nname = \"n1\"\n\n[[clients]]\ncount = 2\nthreads = 2\n\n"
+            "[protocol]\nkind = \"client\"\nclient = \"client.lua\"\ntimeout_ms = 1000\n\n"
+            "[workload]\nmode = \"lock\"\nlease_ms = 2000\ncritical_ms = 20\nthink_ms = 20\n";
+  }
+  ScenarioError error;
+  auto loaded = LoadScenarioFile((dir / "edges.toml").string(), &error);
+  INFO(error.ToString());
+  REQUIRE(loaded.has_value());
+  LiveResult r = RunLive(*loaded);
+  fs::remove_all(dir);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  INFO(r.program_error);
+  REQUIRE(r.program_error.empty());
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  CHECK(r.counts["ok acquire"] >= 4);  // Each thread walked through and took the lock.
+
+  const history::History& h = r.history;
+  std::string scratch;
+  std::map<std::string, std::vector<std::string>> replies;  // Exec replies by label.
+  const std::vector<history::Event>& events = h.events();
+  for (size_t i = 0; i < events.size(); ++i) {
+    const history::Event& e = events[i];
+    if (e.type != EventType::kExec) continue;
+    const std::string op = h.Str(e.op);
+    replies[op].push_back(std::string(history::ReplyText(e, &scratch)));
+    // A transaction that ran: EXEC's exec, then its commands' in order, at the same local_ms.
+    if (op == "exec_ran" && r.late == 0) {
+      REQUIRE(i + 2 < events.size());
+      CHECK(h.Str(events[i + 1].op) == "ran_set");
+      CHECK(h.Str(events[i + 2].op) == "ran_get");
+      CHECK(events[i + 1].local_ms == e.local_ms);
+      CHECK(events[i + 2].local_ms == e.local_ms);
+    }
+  }
+  const size_t threads = 4;
+  // Commands queued in a transaction that ran nothing have no exec; the transaction's EXEC
+  // (or DISCARD) has its own, with the reply the program got.
+  CHECK(replies["never_set"].empty());
+  CHECK(replies["aborted_set"].empty());
+  CHECK(replies["discarded_set"].empty());
+  CHECK(replies["exec_nil"] == std::vector<std::string>(threads, "(nil)"));
+  REQUIRE(replies["exec_abort"].size() == threads);
+  CHECK(replies["exec_abort"][0].rfind("-EXECABORT", 0) == 0);
+  CHECK(replies["discard"].size() == threads);
+  // A command refused when queued has its exec: the server answered it.
+  REQUIRE(replies["refused"].size() == threads);
+  CHECK(replies["refused"][0].rfind("-ERR wrong number of arguments", 0) == 0);
+  CHECK(replies["nested_multi"].size() == threads);
+  // A transaction that ran: each command's exec with its own element.
+  CHECK(replies["ran_set"] == std::vector<std::string>(threads, "+OK"));
+  CHECK(replies["ran_get"].size() == threads);
+  CHECK(replies["exec_ran"].size() == threads);
+  CHECK(replies["after_unwatch_get"].size() == threads);
+  CHECK(replies["exec_alone"].size() == threads);
+  CHECK(replies["unwatch"].size() == threads);
 }
 
 }  // namespace
