@@ -708,7 +708,9 @@ struct LiveRun::Impl {
   // a lease change is recorded after the transaction's last command, which readers that take
   // the exec right before a lease event as its cause (the reentrancy checker) credit with it.
   // A null reply (a watched key changed), EXECABORT or another error: nothing ran, and only
-  // EXEC's exec is recorded, with an estimated local_ms.
+  // EXEC's exec is recorded, with an estimated local_ms. A transaction without the probe (in a
+  // [cluster], one with keys on other slots than the lock key's) records the same execs at an
+  // estimated local_ms, and no lease change.
   void SessionExec(LiveClient& c, LiveSession& s, LiveNode& n, int thread,
                    locks::RequestId request, Name label, const SharedArgv& argv,
                    const Deliverer& deliver) {
@@ -725,25 +727,28 @@ struct LiveRun::Impl {
     LiveNode* np = &n;
     auto finish = [this, np, cp, thread, label, request, deliver, tx, probed](const Reply& exec,
                                                                              bool lost) {
-      const size_t size = exec.elements.size();
-      std::optional<KeyState> key;
-      std::optional<int64_t> seq;
-      if (probed && exec.type == Reply::Type::kArray && size >= 2) {
-        key = ParseProbe(exec.elements[size - 2]);
-        seq = IntOf(exec.elements[size - 1]);
-      }
-      if (!key || !seq) {
+      // A transaction that ran answers an array; a null one (a watched key changed), EXECABORT
+      // and other errors say nothing ran.
+      if (exec.type != Reply::Type::kArray) {
         Exec(*np, *cp, thread, label, request, exec, EstimatedLocalMs(*np));
         if (!lost) deliver(exec);
         return;
       }
+      const size_t size = exec.elements.size();
+      std::optional<KeyState> key;
+      std::optional<int64_t> seq;
+      if (probed && size >= 2) {
+        key = ParseProbe(exec.elements[size - 2]);
+        seq = IntOf(exec.elements[size - 1]);
+      }
+      const bool exact = key && seq;
+      Reply own = exec;
+      if (exact) own.elements.resize(size - 2);
       // The program's elements, in the order of the commands the server queued.
       std::vector<const LiveSession::Queued*> ran;
       for (const LiveSession::Queued& q : tx->queued) {
         if (q.accepted) ran.push_back(&q);
       }
-      Reply own = exec;
-      own.elements.resize(size - 2);
       if (ran.size() != own.elements.size()) {
         // A +QUEUED the driver did not see (a proxy dropped it with no bytes): pair by position.
         ran.clear();
@@ -752,13 +757,22 @@ struct LiveRun::Impl {
       for (size_t i = 0; i < own.elements.size() && i < ran.size(); ++i) {
         own.elements[i] = FromServer(*ran[i]->argv, own.elements[i]);
       }
+      // EXEC's exec, then its commands' (tx keeps what `ran` points to alive).
+      auto record = [this, np, cp, thread, label, request, tx, ran, own](int64_t local_ms) {
+        Exec(*np, *cp, thread, label, request, own, local_ms);
+        for (size_t i = 0; i < own.elements.size() && i < ran.size(); ++i) {
+          Exec(*np, *cp, thread, ran[i]->label, ran[i]->request, own.elements[i], local_ms);
+        }
+      };
+      if (!exact) {
+        // Without the probe (a [cluster] transaction on other slots): estimated, untracked.
+        record(EstimatedLocalMs(*np));
+        if (!lost) deliver(own);
+        return;
+      }
       Ready(*np, *seq, std::move(*key),
-            [this, np, cp, thread, label, request, deliver, tx, ran, own, lost](const KeyState& k,
-                                                                               bool late) {
-              Exec(*np, *cp, thread, label, request, own, k.local_ms);
-              for (size_t i = 0; i < own.elements.size() && i < ran.size(); ++i) {
-                Exec(*np, *cp, thread, ran[i]->label, ran[i]->request, own.elements[i], k.local_ms);
-              }
+            [this, np, record, deliver, own, lost](const KeyState& k, bool late) {
+              record(k.local_ms);
               TrackLock(*np, k, names::kReleased, late);
               if (!lost) deliver(own);
             });
