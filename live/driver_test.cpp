@@ -1018,5 +1018,27 @@ TEST_CASE("LiveRun: a client program's transaction that runs nothing records onl
   CHECK(replies["unwatch"].size() == threads);
 }
 
+// watch-blpop on a three-master Redis Cluster, its keys under one hash tag: a thread's WATCH
+// goes to the master of the lock's slot, and so do its MULTI, EXEC and UNWATCH, which name no
+// key (routed by slot alone they would go to the first master, where no transaction is open:
+// EXEC without MULTI); the probe joins the transactions there, so their lease events appear.
+TEST_CASE("LiveRun: in a cluster a client program's keyless MULTI and EXEC follow its WATCH to its node") {
+  Scenario scenario = WatchBlpop();
+  scenario.name = "live-watch-blpop-cluster";
+  scenario.protocol.lock_name = "{inventory}";  // Slot 14370: served by n3.
+  for (const char* name : {"n2", "n3"}) {
+    NodeSpec node;
+    node.name = name;
+    scenario.nodes.push_back(node);
+  }
+  scenario.cluster.enabled = true;
+  LiveResult r = RunLive(scenario, nullptr, /*cluster=*/true);
+  CheckWatchBlpopRan(r);
+  CHECK(r.counts["lease acquired"] >= r.counts["ok acquire"] - 2);
+  for (const history::Event& e : r.history.events()) {
+    if (e.type == EventType::kExec || e.type == EventType::kLease) CHECK(r.history.Str(e.process) == "n3");
+  }
+}
+
 }  // namespace
 }  // namespace lockstep::live
