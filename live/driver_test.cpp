@@ -1040,5 +1040,122 @@ TEST_CASE("LiveRun: in a cluster a client program's keyless MULTI and EXEC follo
   }
 }
 
+// A program that sends its transaction at once (MULTI, SET NX PX, EXEC by call_all), on its
+// thread's session, and takes a missing reply as an unknown outcome.
+constexpr const char* kPipelinedProgram = R"lua(
+local key = lockstep.config.lock_name
+local lock = { layout = "string-token", unlock_reply = "compare-and-delete" }
+
+function lock.acquire(op)
+  while true do
+    local r = lockstep.call_all({{0, {"MULTI"}}, {0, {"SET", key, op.token, "NX", "PX", 300}},
+                                 {0, {"EXEC"}}})
+    if r[3] == lockstep.timeout then return "unknown", "no reply to EXEC" end
+    if type(r[3]) == "table" and type(r[3][1]) == "table" and r[3][1].ok then
+      return "ok", "acquired"
+    end
+    lockstep.sleep(20000)
+  end
+end
+
+function lock.release(op)
+  local r = lockstep.call(0, {"DEL", key}, {label = "unlock"})
+  if r == 1 then return "ok", "released", 1 end
+  return "fail", "not released"
+end
+
+return lock
+)lua";
+
+// c1's link loses every reply: the proxy hands over the replies of c1's transactions, sent
+// on c1's session, and EXEC's records its exec, its SET's and the lease c1 took, in the node's
+// order, though c1 itself sees no reply and never believes it holds the lock.
+TEST_CASE("LiveRun: a client program's EXEC whose reply a proxy drops still records its execs and lease") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("lockstep-live-session-lost-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream program(dir / "client.lua");
+    program << kPipelinedProgram;
+    std::ofstream toml(dir / "lost.toml");
+    toml << "name = \"live-session-lost-exec\"\nseed = 6\nduration_ms = 1500\n\n"
+            "[[nodes]]\nname = \"n1\"\n\n[[clients]]\ncount = 2\n\n"
+            "[protocol]\nkind = \"client\"\nclient = \"client.lua\"\ntimeout_ms = 100\n\n"
+            "[workload]\nmode = \"lock\"\nlease_ms = 300\ncritical_ms = 20\nthink_ms = 50\n";
+  }
+  ScenarioError error;
+  auto loaded = LoadScenarioFile((dir / "lost.toml").string(), &error);
+  INFO(error.ToString());
+  REQUIRE(loaded.has_value());
+  FaultProxy proxy(/*seed=*/9);
+  LiveRun* running = nullptr;
+  auto take_drops = [&proxy, &running] {
+    for (const ProxyDrop& d : proxy.TakeDrops()) {
+      running->NoReplyFor(d.client_port, static_cast<int64_t>(d.request_index), d.reply);
+    }
+  };
+  LiveResult r = RunLive(
+      *loaded,
+      [&proxy, &running, &take_drops](LiveRun& run, history::Recorder&) {
+        running = &run;
+        run.loop().Watch(proxy.drop_fd(), true, false, [&take_drops](short) { take_drops(); });
+      },
+      false,
+      [&proxy, &take_drops](LiveOptions& o, const std::vector<int>& ports) {
+        std::string proxy_error;
+        const FaultProxy::Endpoint lossy =
+            proxy.AddLink("c1->n1", "127.0.0.1", ports[0], ProxyLinkKind::kCommands, &proxy_error);
+        INFO(proxy_error);
+        REQUIRE(lossy.link >= 0);
+        proxy.SetLoseReplies(lossy.link, true);
+        const std::map<std::string, NodeAddress> direct = o.nodes;
+        o.client_address = [direct, lossy](const std::string& client, const std::string& node, bool pubsub) {
+          if (client == "c1" && !pubsub) return NodeAddress{"127.0.0.1", lossy.port};
+          return direct.at(node);
+        };
+        o.before_pairing = take_drops;
+        o.watch_expiry = false;
+        o.probe_at_expiry = true;
+      });
+  fs::remove_all(dir);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  INFO(r.program_error);
+  REQUIRE(r.program_error.empty());
+  const history::History& h = r.history;
+  std::string c1_uuid;
+  for (const history::Event& e : h.events()) {
+    if (e.type == EventType::kNote && e.op == names::kClient && h.Str(e.process) == "c1") {
+      c1_uuid = std::string(history::AsClientNote(e)->uuid);
+    }
+  }
+  REQUIRE_FALSE(c1_uuid.empty());
+  int c1_ok = 0, c1_exec_arrays = 0, c1_sets = 0, c1_leases = 0;
+  std::string scratch;
+  const std::vector<history::Event>& events = h.events();
+  for (size_t i = 0; i < events.size(); ++i) {
+    const history::Event& e = events[i];
+    if (e.type == EventType::kOk && e.op == names::kAcquire && h.Str(e.process) == "c1") ++c1_ok;
+    if (e.type == EventType::kLease && e.op == names::kAcquired &&
+        h.DetailOf(e).find(c1_uuid) != std::string::npos) {
+      ++c1_leases;
+      // Taken by c1's transaction: its EXEC's exec, then its SET's, right before.
+      if (r.late == 0) {
+        REQUIRE(i >= 2);
+        CHECK(h.Str(events[i - 1].op) == "set");
+        CHECK(h.Str(events[i - 2].op) == "exec");
+      }
+    }
+    if (e.type != EventType::kExec || h.Str(e.peer) != "c1") continue;
+    const std::string reply(history::ReplyText(e, &scratch));
+    if (h.Str(e.op) == "exec" && reply == "[+OK]") ++c1_exec_arrays;
+    if (h.Str(e.op) == "set" && reply == "+OK") ++c1_sets;
+  }
+  CHECK(c1_ok == 0);  // c1 saw no reply at all.
+  CHECK(c1_leases >= 1);
+  CHECK(c1_exec_arrays >= c1_leases);
+  CHECK(c1_sets >= c1_leases);
+}
+
 }  // namespace
 }  // namespace lockstep::live
