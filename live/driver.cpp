@@ -646,6 +646,8 @@ struct LiveRun::Impl {
   void SendOnSession(LiveClient& c, LiveSession& s, LiveNode& n, int thread,
                      locks::RequestId request, Name label, const SharedArgv& argv,
                      const Deliverer& deliver) {
+    assert(s.in_multi == (s.tx != nullptr));
+    assert(s.conn != nullptr);
     const std::string name = AsciiLowered((*argv)[0]);
     if (s.in_multi && name == "exec") return SessionExec(c, s, n, thread, request, label, argv, deliver);
     // Inside a MULTI, redis-server runs these at once (multi.c); anything else it queues.
