@@ -30,10 +30,10 @@
 // BLMOVE, BRPOPLPUSH, BZPOPMIN, BZPOPMAX, BLMPOP, BZMPOP). On the process's shared command
 // connection one thread's MULTI would capture the other threads' commands, a blocked BLPOP
 // would stall them, and the driver's own MULTI would break the program's. So those commands,
-// and every command of that thread to that node while it is inside MULTI or watches keys (as
-// the driver follows redis-server's state from the commands and the replies: EXEC, DISCARD,
-// UNWATCH, a refused MULTI and a lost connection end it), go on a session connection of that
-// (thread, node), opened when first needed; thread -1 (the process's own commands) has its own.
+// and every command of that thread to that node while it is inside MULTI or watches keys (the
+// driver follows redis-server's state for the connection from the commands, the replies and
+// the connection itself: LiveSession), go on a session connection of that (thread, node),
+// opened when first needed; thread -1 (the process's own commands) has its own.
 // They go bare, and their exec is recorded when the reply comes with an estimated local_ms,
 // as WAIT's is; a command queued in a MULTI gets its exec from EXEC's reply instead (its
 // +QUEUED is none). The program's EXEC carries the probe: EVAL <probe> and INCR <seq key> are
@@ -45,8 +45,9 @@
 // WATCH and MULTI, MULTI, BLPOP, an EXEC that ran nothing: a null reply when a watched key
 // changed, EXECABORT); a bare command that changes the lock key (a SET between WATCH and
 // MULTI) shows only in the node's next probe, credited to that later transaction. In a
-// [cluster] the probe joins only a transaction whose keys are all in the lock key's slot on
-// the node serving it. A crash closes the sessions with the process's other connections (the
+// [cluster] a keyless command (MULTI, EXEC) of a thread with a transaction or watches open
+// goes to their node, and the probe joins only a transaction whose keys are all in the lock
+// key's slot on the node serving it (another's execs are estimated). A crash closes the sessions with the process's other connections (the
 // server then drops their transactions and watches, and a blocked pop takes nothing), and no
 // reply of an old incarnation reaches the new one. Sessions go where the command connection
 // goes (LiveOptions::client_address), and a fault proxy sees each as one more connection of
