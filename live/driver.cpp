@@ -501,7 +501,8 @@ struct LiveRun::Impl {
 
   // A reply as the protocol sees it: on the user's servers, a pop's key without the run's prefix.
   Reply FromServer(const Argv& server_argv, const Reply& reply) const {
-    return options.keyspace != nullptr ? options.keyspace->ReplyFromServer(server_argv, reply) : reply;
+    if (options.keyspace == nullptr) return reply;
+    return options.keyspace->ReplyFromServer(server_argv, reply);
   }
 
   void Send(LiveClient& c, int slot, locks::RequestId request, SharedArgv argv,
@@ -649,7 +650,9 @@ struct LiveRun::Impl {
     assert(s.in_multi == (s.tx != nullptr));
     assert(s.conn != nullptr);
     const std::string name = AsciiLowered((*argv)[0]);
-    if (s.in_multi && name == "exec") return SessionExec(c, s, n, thread, request, label, argv, deliver);
+    if (s.in_multi && name == "exec") {
+      return SessionExec(c, s, n, thread, request, label, argv, deliver);
+    }
     // Inside a MULTI, redis-server runs these at once (multi.c); anything else it queues.
     const bool runs_now = name == "multi" || name == "watch" || name == "exec" || name == "discard";
     std::shared_ptr<LiveSession::Transaction> tx = s.in_multi && !runs_now ? s.tx : nullptr;

@@ -233,8 +233,9 @@ Reply RunKeyspace::ReplyFromServer(const Argv& server_argv, const Reply& reply) 
       reply.elements[0].type != Reply::Type::kBulk) {
     return reply;
   }
-  const bool pop = std::any_of(std::begin(kPopsNamingTheirKey), std::end(kPopsNamingTheirKey),
-                               [&](std::string_view name) { return EqualsIgnoreCase(server_argv[0], name); });
+  const bool pop =
+      std::any_of(std::begin(kPopsNamingTheirKey), std::end(kPopsNamingTheirKey),
+                  [&](std::string_view name) { return EqualsIgnoreCase(server_argv[0], name); });
   if (!pop) return reply;
   Reply out = reply;
   out.elements[0].str = FromServer(reply.elements[0].str);

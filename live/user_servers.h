@@ -71,8 +71,8 @@ class RunKeyspace {
   // The command as it goes to the server: every key (the command table's key positions, EVAL's
   // KEYS) and every channel (SUBSCRIBE, UNSUBSCRIBE, PUBLISH) under the prefix. Null with *why
   // for a command that names no key (but PING, WAIT, MULTI, EXEC, DISCARD, UNWATCH, which
-  // touch no data), a command lockstep's emulator does not know (it cannot tell where its keys are), or
-  // one that reaches past its keys (another database, a pattern).
+  // touch no data), a command lockstep's emulator does not know (it cannot tell where its keys
+  // are), or one that reaches past its keys (another database, a pattern).
   std::optional<Argv> ToServer(const Argv& argv, std::string* why) const;
 
   // A channel as the server names it (a pushed message, a SUBSCRIBE confirmation), back to the
