@@ -154,6 +154,46 @@ struct LiveNode {
   std::unique_ptr<RespConnection> observer;  // __keyevent@0__:expired.
 };
 
+// What a thread of a client program has open on one node, on a connection of its own. A real
+// library's WATCH .. EXEC and its blocking pops hold a connection for the thread that sent
+// them, so the driver gives each (thread, node) that needs one its own session connection,
+// apart from the process's shared command connection, where one thread's MULTI would capture
+// the other threads' commands and a blocked BLPOP would stall them. The server's state for the
+// connection is followed from the commands sent on it, as redis-server moves a client
+// (multi.c): MULTI opens a transaction (a nested one is refused and the open one stays), EXEC
+// and DISCARD end it and every watch, WATCH (refused inside MULTI) and UNWATCH set and clear the
+// watches, and a lost connection ends both, as the server drops them with its client.
+struct LiveSession {
+  // A command queued in the open MULTI: its exec is recorded from EXEC's reply.
+  struct Queued {
+    Name label = names::kNone;
+    locks::RequestId request = 0;
+    SharedArgv argv;  // As sent to the server.
+    bool accepted = false;  // It was answered +QUEUED (a refused one is not in EXEC's reply).
+  };
+  struct Transaction {
+    std::vector<Queued> queued;
+    // In a [cluster], the probe joins the transaction only while every key of it is in the lock
+    // key's slot (a transaction's keys must share one).
+    bool probe_fits = true;
+  };
+  // Past this many queued commands the rest get no exec event from EXEC's reply.
+  static constexpr size_t kQueuedMax = 1 << 16;
+
+  std::unique_ptr<RespConnection> conn;
+  bool in_multi = false;
+  bool watching = false;
+  std::shared_ptr<Transaction> tx;  // Exactly while in_multi.
+
+  // Everything the thread sends to the node goes here while this holds.
+  bool active() const { return in_multi || watching; }
+  void Reset() {
+    in_multi = false;
+    watching = false;
+    tx.reset();
+  }
+};
+
 class LiveOutbox;
 
 // A client process: what drive::ClientWorkload gets from the live driver (its host), and the
@@ -187,6 +227,7 @@ class LiveClient final : public drive::ClientHost {
   void DropConnections() {
     for (auto& c : command) c.reset();
     for (auto& c : pubsub) c.reset();
+    sessions.clear();
   }
 
   LiveRun::Impl& run_;
@@ -207,6 +248,8 @@ class LiveClient final : public drive::ClientHost {
   std::map<locks::TimerId, EventLoop::TimerId> timers;
   std::vector<int> slots;  // Slot -> node index (the masters, in declaration order).
   std::vector<std::unique_ptr<RespConnection>> command, pubsub;  // By node index.
+  // By (thread, node index); thread -1 is the process's own. At most one per thread and node.
+  std::map<std::pair<int, int>, std::unique_ptr<LiveSession>> sessions;
 };
 
 struct LiveRun::Impl {
@@ -446,10 +489,20 @@ struct LiveRun::Impl {
         [finish](const Reply& exec) { finish(exec, /*lost=*/true); });
   }
 
-  // Whether a command can go inside MULTI..EXEC.
+  // Whether a command can go inside MULTI..EXEC. (WATCH, MULTI and EXEC go on a session and
+  // never come here; a protocol of the built-in kinds sends none of them.)
   static bool Wrappable(const Argv& argv) {
     return !EqualsIgnoreCase(argv[0], "WAIT") && !EqualsIgnoreCase(argv[0], "MULTI") &&
            !EqualsIgnoreCase(argv[0], "EXEC") && !EqualsIgnoreCase(argv[0], "WATCH");
+  }
+
+  // Hands a reply to the protocol that sent the command (if its process still runs).
+  using Deliverer = std::function<void(const Reply&)>;
+
+  // A reply as the protocol sees it: on the user's servers, a pop's key without the run's prefix.
+  Reply FromServer(const Argv& server_argv, const Reply& reply) const {
+    if (options.keyspace == nullptr) return reply;
+    return options.keyspace->ReplyFromServer(server_argv, reply);
   }
 
   void Send(LiveClient& c, int slot, locks::RequestId request, SharedArgv argv,
@@ -457,13 +510,13 @@ struct LiveRun::Impl {
     assert(slot >= 0 && slot < NodeCountOf(c));
     assert(argv != nullptr && !argv->empty());
     ++commands;
-    LiveNode& n = Route(c, slot, *argv);
+    LiveNode& n = RouteOf(c, slot, thread, *argv);
     const Name label_id = Intern(label);
     LiveClient* cp = &c;
     LiveNode* np = &n;
     const uint64_t incarnation = c.incarnation;
     // The protocol's reply, after its exec (and lease events) are recorded.
-    auto deliver = [cp, incarnation, request](const Reply& reply) {
+    Deliverer deliver = [cp, incarnation, request](const Reply& reply) {
       cp->Deliver(incarnation, [cp, request, reply] {
         cp->protocol_->OnReply(cp->outbox(), request, reply);
       });
@@ -484,8 +537,8 @@ struct LiveRun::Impl {
     const std::string_view command = (*argv)[0];
     // A reply a fault proxy dropped, handed over: the server ran the command, so its exec is
     // recorded, as the simulator records it; the protocol never sees the reply.
-    auto lost = [this, np, cp, thread, label_id, request](const Reply& r) {
-      Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
+    auto lost = [this, np, cp, thread, label_id, request, argv](const Reply& r) {
+      Exec(*np, *cp, thread, label_id, request, FromServer(*argv, r), EstimatedLocalMs(*np));
     };
     if (EqualsIgnoreCase(command, "SUBSCRIBE") || EqualsIgnoreCase(command, "UNSUBSCRIBE")) {
       c.PubSub(n.index).Send(*argv, [this, np, cp, thread, label_id, request, deliver](const Reply& server_reply) {
@@ -497,13 +550,18 @@ struct LiveRun::Impl {
       });
       return;
     }
+    if (LiveSession* s = SessionFor(c, thread, n, *argv)) {
+      SendOnSession(c, *s, n, thread, request, label_id, argv, deliver);
+      return;
+    }
     RespConnection& conn = c.Command(n.index);
     // In a cluster a transaction's keys must share one slot: a command on another slot than
     // the lock's goes alone.
     if (!Wrappable(*argv) || (cluster != nullptr && ClientRouteSlot(*argv) != KeyHashSlot(server_lock_key))) {
       conn.Send(
           *argv,
-          [this, np, cp, thread, label_id, request, deliver](const Reply& r) {
+          [this, np, cp, thread, label_id, request, deliver, argv](const Reply& server_reply) {
+            const Reply r = FromServer(*argv, server_reply);
             Exec(*np, *cp, thread, label_id, request, r, EstimatedLocalMs(*np));
             deliver(r);
           },
@@ -511,9 +569,10 @@ struct LiveRun::Impl {
       return;
     }
     Transaction(conn, argv.get(),
-                [this, np, cp, thread, label_id, request, deliver](
-                    const Reply& reply, std::optional<int64_t> seq, std::optional<KeyState> key,
-                    bool lost) {
+                [this, np, cp, thread, label_id, request, deliver, argv](
+                    const Reply& server_reply, std::optional<int64_t> seq,
+                    std::optional<KeyState> key, bool lost) {
+                  const Reply reply = FromServer(*argv, server_reply);
                   if (!seq || !key) {
                     Exec(*np, *cp, thread, label_id, request, reply, EstimatedLocalMs(*np));
                     if (!lost) deliver(reply);
@@ -527,6 +586,205 @@ struct LiveRun::Impl {
                           if (!lost) deliver(reply);
                         });
                 });
+  }
+
+  // --- session connections (LiveSession) ---
+
+  // Whether redis-server keeps state for the connection a command came on (a transaction,
+  // watched keys) or may block that connection: such a command goes on its thread's session.
+  // (BLPOP inside MULTI does not block; it goes there anyway, as everything in a MULTI does.)
+  static bool NeedsSession(const Argv& argv) {
+    static constexpr std::string_view kSessionCommands[] = {
+        "watch", "unwatch", "multi", "exec", "discard", "blpop", "brpop", "blmove",
+        "brpoplpush", "bzpopmin", "bzpopmax", "blmpop", "bzmpop"};
+    return std::any_of(std::begin(kSessionCommands), std::end(kSessionCommands),
+                       [&argv](std::string_view name) { return EqualsIgnoreCase(argv[0], name); });
+  }
+
+  // The node a command goes to: the protocol's slot's (Route), except that in a [cluster] a
+  // command without a key (MULTI, EXEC, DISCARD, UNWATCH) of a thread with a transaction or
+  // watches open goes where they are, as a cluster client keeps a transaction on one node.
+  LiveNode& RouteOf(const LiveClient& c, int slot, int thread, const Argv& argv) {
+    if (cluster != nullptr && ClientRouteSlot(argv) < 0) {
+      for (const auto& [at, s] : c.sessions) {
+        if (at.first == thread && s->active()) return *nodes[static_cast<size_t>(at.second)];
+      }
+    }
+    return Route(c, slot, argv);
+  }
+
+  // The session `argv` goes on, created when first needed; null: the command connection.
+  LiveSession* SessionFor(LiveClient& c, int thread, const LiveNode& n, const Argv& argv) {
+    const auto at = std::make_pair(thread, n.index);
+    auto it = c.sessions.find(at);
+    if (it != c.sessions.end() && it->second->active()) return it->second.get();
+    if (!NeedsSession(argv)) return nullptr;
+    if (it == c.sessions.end()) {
+      auto s = std::make_unique<LiveSession>();
+      LiveSession* sp = s.get();
+      RespConnection::Handlers h;
+      // The server dropped the transaction and the watches with the connection.
+      h.on_down = [sp](const std::string&) { sp->Reset(); };
+      s->conn = std::make_unique<RespConnection>(loop, ConnectionTo(n, false, &c.name),
+                                                 WithHooks(std::move(h)));
+      it = c.sessions.emplace(at, std::move(s)).first;
+    }
+    return it->second.get();
+  }
+
+  // Whether the probe of the lock key may run on `n` inside a transaction of a [cluster]: the
+  // node serves the lock key's slot.
+  bool ServesLockKey(const LiveNode& n) const {
+    if (cluster == nullptr) return true;
+    const int owner = cluster->owner(KeyHashSlot(server_lock_key));
+    return owner >= 0 && cluster_nodes[static_cast<size_t>(owner)] == n.index;
+  }
+
+  // A command on a session goes bare, and its exec is recorded when its reply comes, with an
+  // estimated local_ms, as any command sent alone; but the EXEC of an open transaction carries
+  // the probe (SessionExec). A command queued in a MULTI gets its +QUEUED (or the error that
+  // refused it, which is recorded as its exec) as its reply.
+  void SendOnSession(LiveClient& c, LiveSession& s, LiveNode& n, int thread,
+                     locks::RequestId request, Name label, const SharedArgv& argv,
+                     const Deliverer& deliver) {
+    assert(s.in_multi == (s.tx != nullptr));
+    assert(s.conn != nullptr);
+    const std::string name = AsciiLowered((*argv)[0]);
+    if (s.in_multi && name == "exec") {
+      return SessionExec(c, s, n, thread, request, label, argv, deliver);
+    }
+    // Inside a MULTI, redis-server runs these at once (multi.c); anything else it queues.
+    const bool runs_now = name == "multi" || name == "watch" || name == "exec" || name == "discard";
+    std::shared_ptr<LiveSession::Transaction> tx = s.in_multi && !runs_now ? s.tx : nullptr;
+    const size_t at = tx != nullptr ? tx->queued.size() : 0;
+    // The transaction a MULTI opens: if the server answers it with an error (an ACL refused
+    // it, say), none is open and nothing is queued (the watches stay).
+    const std::shared_ptr<LiveSession::Transaction> opens =
+        name == "multi" && !s.in_multi ? std::make_shared<LiveSession::Transaction>() : nullptr;
+    LiveClient* cp = &c;
+    LiveNode* np = &n;
+    LiveSession* sp = &s;
+    auto on_reply = [this, np, cp, sp, thread, label, request, argv, deliver, tx, at,
+                     opens](const Reply& server_reply, bool lost) {
+      const Reply r = FromServer(*argv, server_reply);
+      if (tx != nullptr && at < tx->queued.size() && r.type == Reply::Type::kStatus &&
+          r.str == "QUEUED") {
+        tx->queued[at].accepted = true;
+      }
+      if (opens != nullptr && r.is_error() && sp->tx == opens) {
+        sp->in_multi = false;
+        sp->tx.reset();
+      }
+      // A queued command runs at EXEC, and its exec comes from EXEC's reply; the +QUEUED itself
+      // is no exec (the checkers would read an unlock's +QUEUED as its answer).
+      const bool queued = tx != nullptr && r.type == Reply::Type::kStatus && r.str == "QUEUED";
+      if (!queued) Exec(*np, *cp, thread, label, request, r, EstimatedLocalMs(*np));
+      if (!lost) deliver(r);
+    };
+    const int64_t index = s.conn->Send(
+        *argv, [on_reply](const Reply& r) { on_reply(r, /*lost=*/false); },
+        [on_reply](const Reply& r) { on_reply(r, /*lost=*/true); });
+    if (index < 0) return;  // The server never gets it: its state stays.
+    if (opens != nullptr) {
+      s.in_multi = true;
+      s.tx = opens;
+    } else if (name == "discard") {
+      if (s.in_multi) s.Reset();
+    } else if (name == "watch") {
+      if (!s.in_multi) s.watching = true;
+    } else if (name == "unwatch" && !s.in_multi) {
+      s.watching = false;
+    } else if (tx != nullptr) {
+      if (tx->queued.size() < LiveSession::kQueuedMax) {
+        tx->queued.push_back(LiveSession::Queued{label, request, argv, false});
+      }
+      const int key_slot = ClientRouteSlot(*argv);
+      if (cluster != nullptr && key_slot >= 0 && key_slot != KeyHashSlot(server_lock_key)) {
+        tx->probe_fits = false;
+      }
+    }
+  }
+
+  // The program's EXEC of its open transaction: the probe and the sequence number are queued
+  // last in it (their +QUEUED replies swallowed), so that the transaction's exec and lease
+  // events are ordered with the node's others, as Transaction's are. From EXEC's reply the
+  // program gets its own elements only; EXEC gets its exec, then each command it ran gets its
+  // own with its element, at the node's TIME inside the transaction, then the lease events:
+  // a lease change is recorded after the transaction's last command, which readers that take
+  // the exec right before a lease event as its cause (the reentrancy checker) credit with it.
+  // A null reply (a watched key changed), EXECABORT or another error: nothing ran, and only
+  // EXEC's exec is recorded, with an estimated local_ms. A transaction without the probe (in a
+  // [cluster], one with keys on other slots than the lock key's) records the same execs at an
+  // estimated local_ms, and no lease change.
+  void SessionExec(LiveClient& c, LiveSession& s, LiveNode& n, int thread,
+                   locks::RequestId request, Name label, const SharedArgv& argv,
+                   const Deliverer& deliver) {
+    assert(s.in_multi && s.tx != nullptr);
+    const std::shared_ptr<const LiveSession::Transaction> tx = std::move(s.tx);
+    s.Reset();  // EXEC ends the transaction and every watch, whatever it answers.
+    RespConnection& conn = *s.conn;
+    bool probed = tx->probe_fits && ServesLockKey(n);
+    if (probed) {
+      probed = conn.Send({"EVAL", kProbeScript, "1", server_lock_key}, nullptr) >= 0 &&
+               conn.Send({"INCR", seq_key}, nullptr) >= 0;
+    }
+    LiveClient* cp = &c;
+    LiveNode* np = &n;
+    auto finish = [this, np, cp, thread, label, request, deliver, tx, probed](const Reply& exec,
+                                                                             bool lost) {
+      // A transaction that ran answers an array; a null one (a watched key changed), EXECABORT
+      // and other errors say nothing ran.
+      if (exec.type != Reply::Type::kArray) {
+        Exec(*np, *cp, thread, label, request, exec, EstimatedLocalMs(*np));
+        if (!lost) deliver(exec);
+        return;
+      }
+      const size_t size = exec.elements.size();
+      std::optional<KeyState> key;
+      std::optional<int64_t> seq;
+      if (probed && size >= 2) {
+        key = ParseProbe(exec.elements[size - 2]);
+        seq = IntOf(exec.elements[size - 1]);
+      }
+      const bool exact = key && seq;
+      Reply own = exec;
+      if (exact) own.elements.resize(size - 2);
+      // The program's elements, in the order of the commands the server queued.
+      std::vector<const LiveSession::Queued*> ran;
+      for (const LiveSession::Queued& q : tx->queued) {
+        if (q.accepted) ran.push_back(&q);
+      }
+      if (ran.size() != own.elements.size()) {
+        // A +QUEUED the driver did not see (a proxy dropped it with no bytes): pair by position.
+        ran.clear();
+        for (const LiveSession::Queued& q : tx->queued) ran.push_back(&q);
+      }
+      for (size_t i = 0; i < own.elements.size() && i < ran.size(); ++i) {
+        own.elements[i] = FromServer(*ran[i]->argv, own.elements[i]);
+      }
+      // EXEC's exec, then its commands' (tx keeps what `ran` points to alive).
+      auto record = [this, np, cp, thread, label, request, tx, ran, own](int64_t local_ms) {
+        Exec(*np, *cp, thread, label, request, own, local_ms);
+        for (size_t i = 0; i < own.elements.size() && i < ran.size(); ++i) {
+          Exec(*np, *cp, thread, ran[i]->label, ran[i]->request, own.elements[i], local_ms);
+        }
+      };
+      if (!exact) {
+        // Without the probe (a [cluster] transaction on other slots): estimated, untracked.
+        record(EstimatedLocalMs(*np));
+        if (!lost) deliver(own);
+        return;
+      }
+      Ready(*np, *seq, std::move(*key),
+            [this, np, record, deliver, own, lost](const KeyState& k, bool late) {
+              record(k.local_ms);
+              TrackLock(*np, k, names::kReleased, late);
+              if (!lost) deliver(own);
+            });
+    };
+    conn.Send(
+        *argv, [finish](const Reply& exec) { finish(exec, /*lost=*/false); },
+        [finish](const Reply& exec) { finish(exec, /*lost=*/true); });
   }
 
   // --- expiry ---
@@ -1097,6 +1355,9 @@ bool LiveRun::NoReplyFor(int local_port, int64_t index, std::string_view lost_re
     }
     for (auto& conn : c->pubsub) {
       if (apply(conn.get())) return true;
+    }
+    for (auto& [at, session] : c->sessions) {
+      if (apply(session->conn.get())) return true;
     }
   }
   for (auto& n : s.nodes) {

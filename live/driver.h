@@ -25,6 +25,33 @@
 // it or none, and the same for its replies. When it drops the replies, it hands EXEC's reply
 // over (NoReplyFor): the exec and lease events are recorded from it, the protocol sees none.
 //
+// Session connections. A client program's thread (a client library's connection from its pool) may
+// hold a connection's state: WATCH, MULTI .. EXEC, or a blocking pop (BLPOP, BRPOP, BLMOVE,
+// BRPOPLPUSH, BZPOPMIN, BZPOPMAX, BLMPOP, BZMPOP). On the process's shared command connection one
+// thread's MULTI would capture the other threads' commands, a blocked BLPOP would stall them, and
+// the driver's own MULTI would break the program's. So those commands, and every command of that
+// thread to that node while it is inside MULTI or watches keys (the driver follows redis-server's
+// state for the connection from the commands, the replies and the connection itself: LiveSession),
+// go on a session connection of that (thread, node), opened when first needed; thread -1 (the
+// process's own commands) has its own. They go bare, and their exec is recorded when the reply
+// comes with an estimated local_ms, as WAIT's is; a command queued in a MULTI gets its exec from
+// EXEC's reply instead (its +QUEUED is none). The program's EXEC carries the probe: EVAL <probe>
+// and INCR <seq key> are queued just before it (their +QUEUED swallowed), EXEC's reply gives the
+// program its own elements only, and the exec of EXEC, then of each command it ran, then the lease
+// events are recorded in the node's order at the node's TIME, as for a wrapped command. Exact
+// therefore: what a transaction that ran did to the lock key, and where it stands among the node's
+// transactions. Estimated: the time and order of the bare commands (WATCH, the GET between WATCH
+// and MULTI, MULTI, BLPOP, an EXEC that ran nothing: a null reply when a watched key changed,
+// EXECABORT); a bare command that changes the lock key (a SET between WATCH and MULTI) shows only
+// in the node's next probe, credited to that later transaction. In a [cluster] a keyless command
+// (MULTI, EXEC) of a thread with a transaction or watches open goes to their node, and the probe
+// joins only a transaction whose keys are all in the lock key's slot on the node serving it
+// (another's execs are estimated). A crash closes the sessions with the process's other connections
+// (the server then drops their transactions and watches, and a blocked pop takes nothing), and no
+// reply of an old incarnation reaches the new one. Sessions go where the command connection goes
+// (LiveOptions::client_address), and a fault proxy sees each as one more connection of that
+// client's link: a program's own MULTI .. EXEC, probe included, is one unit there.
+//
 // Expiry: on servers the harness started with notify-keyspace-events Ex, an observer
 // connection per master subscribes to __keyevent@0__:expired; an expiry of the lock key sends
 // a probe transaction on the node's probe connection, which records `lease expired` in the

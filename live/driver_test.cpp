@@ -6,9 +6,12 @@
 // fault schedule (drive/faults.h) on the driver's client primitives.
 #include "live/driver.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <thread>
@@ -81,6 +84,7 @@ struct LiveResult {
   std::map<std::string, int> counts;  // "invoke acquire", "ok release", "lease acquired", "exec".
   std::vector<std::string> keys_left;  // On the servers after the run.
   uint64_t late = 0;  // Transaction results recorded after a later number (LiveRun::late_results).
+  std::string program_error;  // LiveRun::program_error().
 };
 
 Scenario Load(const std::string& toml) {
@@ -162,7 +166,7 @@ LiveResult RunLive(const Scenario& scenario,
   REQUIRE(run != nullptr);
   client_faults.run = run.get();
 
-  LiveResult result{check::Verdict{}, check::Verdict{}, history::History(recorder.shared_names()), {}, {}};
+  LiveResult result{check::Verdict{}, check::Verdict{}, history::History(recorder.shared_names()), {}, {}, 0, {}};
   recorder.AddSink(&result.history);
   if (faults) faults(*run, recorder);
   // The pipeline `lockstep run` uses: the checkers and the history file as sinks.
@@ -185,6 +189,7 @@ LiveResult RunLive(const Scenario& scenario,
     for (const Reply& k : c.Command({"KEYS", "*"}).elements) result.keys_left.push_back(k.str);
   }
   result.late = run->late_results();
+  result.program_error = run->program_error();
   CHECK_FALSE(out->interrupted);
   CHECK(out->history_written);
   CHECK(out->end_us == scenario.duration_us);
@@ -607,6 +612,553 @@ TEST_CASE("LiveRun: on servers without expiry notifications, a probe at the PTTL
   // name was never written.
   REQUIRE_FALSE(r.keys_left.empty());
   for (const std::string& k : r.keys_left) CHECK(k.rfind(prefix, 0) == 0);
+}
+
+}  // namespace
+}  // namespace lockstep::live
+
+namespace lockstep::live {
+namespace {
+
+// A client program whose threads take a lock with WATCH / GET / MULTI / SET / EXEC and wait for
+// it in BLPOP on a list the release pushes to (scenarios/testdata/live/watch-blpop/): each
+// thread's transactions and blocking pops go on a connection of its own. The program checks
+// every reply and stops the run on a wrong one (a MULTI refused as nested, an EXEC holding
+// another thread's commands, a BLPOP answered from another list, a reply that never came);
+// thread 0 of each process blocks in BLPOP until thread 1 has released three times, which it
+// could not do were its commands stuck behind that BLPOP; and the transactions' exec and lease
+// events are recorded from the probe the driver queues in them, in the node's order.
+Scenario WatchBlpop() {
+  ScenarioError error;
+  auto loaded = LoadScenarioFile(
+      std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/testdata/live/watch-blpop.toml", &error);
+  INFO(error.ToString());
+  REQUIRE(loaded.has_value());
+  return *loaded;
+}
+
+// What every run of watch-blpop shows: the program met no reply it did not expect (it would
+// have stopped the run), the lock held, and its holders came and went.
+void CheckWatchBlpopRan(const LiveResult& r) {
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  INFO(r.program_error);
+  REQUIRE(r.program_error.empty());
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  CHECK(Holds(r.streamed, "resource_exclusion"));
+  CHECK(Holds(r.from_file, "mutual_exclusion"));
+  CHECK(r.counts.at("ok acquire") >= 10);
+  CHECK(r.counts.at("ok release") >= 10);
+}
+
+TEST_CASE("LiveRun: a client program's threads each have a connection of their own for WATCH, MULTI and BLPOP") {
+  LiveResult r = RunLive(WatchBlpop());
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  INFO(r.program_error);
+  REQUIRE(r.program_error.empty());
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  CHECK(Holds(r.streamed, "resource_exclusion"));
+  CHECK(Holds(r.streamed, "lease_safety"));
+  CHECK(Holds(r.streamed, "reentrancy"));
+  CHECK(Holds(r.from_file, "mutual_exclusion"));
+  CHECK(r.counts["ok acquire"] >= 20);
+  CHECK(r.counts["ok release"] >= 20);
+  CHECK(r.counts["lease acquired"] >= r.counts["ok acquire"] - 2);
+  CHECK(r.counts["lease released"] >= r.counts["ok release"] - 2);
+
+  const history::History& h = r.history;
+  std::string scratch;
+  auto reply_of = [&h, &scratch](const history::Event& e) {
+    return std::string(history::ReplyText(e, &scratch));
+  };
+  // By client: thread 1's ok releases before thread 0's first ok acquire, and thread 0's gate.
+  std::map<std::string, int> releases_before_gate;
+  std::map<std::string, bool> thread0_acquired;
+  std::map<std::string, std::string> gate_reply;
+  int queued_set_execs = 0;
+  int exec_arrays = 0;
+  int waits = 0;
+  const std::vector<history::Event>& events = h.events();
+  for (size_t i = 0; i < events.size(); ++i) {
+    const history::Event& e = events[i];
+    const std::string op = h.Str(e.op);
+    if (e.type == EventType::kOk && e.thread == 1 && e.op == names::kRelease &&
+        !thread0_acquired[h.Str(e.process)]) {
+      ++releases_before_gate[h.Str(e.process)];
+    }
+    if (e.type == EventType::kOk && e.thread == 0 && e.op == names::kAcquire) {
+      thread0_acquired[h.Str(e.process)] = true;
+    }
+    if (e.type == EventType::kExec) {
+      const std::string reply = reply_of(e);
+      INFO(h.Str(e.peer) << ".t" << e.thread << " " << op << " -> " << reply);
+      // No command was refused: no MULTI inside another thread's MULTI, no EXEC without one.
+      CHECK(reply.rfind('-', 0) != 0);
+      if (op == "gate") gate_reply[h.Str(e.peer)] = reply;
+      if (op == "wait") ++waits;
+      if (op == "exec" && reply.rfind('[', 0) == 0) ++exec_arrays;
+      if (op == "acquire") {
+        // The SET of a transaction that ran, recorded from EXEC's reply (a +QUEUED is no exec),
+        // after EXEC's own exec and right before the lease event the probe in it showed.
+        CHECK(reply == "+OK");
+        ++queued_set_execs;
+        if (r.late > 0) continue;  // A late result records no lease change.
+        REQUIRE(i > 0);
+        CHECK(h.Str(events[i - 1].op) == "exec");
+        REQUIRE(i + 1 < events.size());
+        CHECK(events[i + 1].type == EventType::kLease);
+        CHECK(events[i + 1].op == names::kAcquired);
+      }
+      if (op == "unlock") {
+        CHECK(reply == "1");
+        if (r.late > 0) continue;
+        REQUIRE(i + 1 < events.size());
+        CHECK(events[i + 1].type == EventType::kLease);
+        CHECK(events[i + 1].op == names::kReleased);
+      }
+    }
+  }
+  CHECK(queued_set_execs >= r.counts["ok acquire"]);
+  CHECK(exec_arrays >= r.counts["ok acquire"] + r.counts["ok release"]);
+  CHECK(waits >= 1);  // Threads did wait in BLPOP for a release's signal.
+  for (const std::string client : {"c1", "c2"}) {
+    INFO(client);
+    CHECK(thread0_acquired[client]);
+    CHECK(releases_before_gate[client] >= 3);
+    CHECK(gate_reply[client].find("go") != std::string::npos);
+  }
+}
+
+// Does `action` once, the first time thread `thread` of `client` completes a release.
+class OnFirstRelease : public history::EventSink {
+ public:
+  OnFirstRelease(std::string client, int thread, std::function<void(LiveRun&)> action)
+      : client_name_(std::move(client)), thread_(thread), action_(std::move(action)) {}
+  void Attach(LiveRun& run, history::Recorder& recorder) {
+    run_ = &run;
+    client_ = recorder.names().Intern(client_name_);
+    recorder.AddSink(this);
+  }
+  void OnEvent(const history::Event& e) override {
+    if (done_ || e.process != client_ || e.thread != thread_ || e.type != EventType::kOk ||
+        e.op != names::kRelease) {
+      return;
+    }
+    done_ = true;
+    run_->loop().After(0, [this] { action_(*run_); });
+  }
+  bool done_ = false;
+
+ private:
+  std::string client_name_;
+  int thread_ = 0;
+  std::function<void(LiveRun&)> action_;
+  LiveRun* run_ = nullptr;
+  history::Name client_ = names::kNone;
+};
+
+// c1 crashes while its thread 0 is blocked in BLPOP on its gate (thread 1 has released once of
+// the three times that open it) and while its other threads may be inside MULTI or blocked
+// on the signal: the crash closes those session connections, and the restarted c1 (a new
+// UUID, so a new gate) gets connections of its own: its thread 0 blocks on the new gate and
+// passes it once the new thread 1 has released three times, which it could not do were its
+// BLPOP queued behind the old one on an old connection, or were the old reply delivered to it
+// (the program checks that the gate it passes is its own).
+TEST_CASE("LiveRun: a crash closes a client program's session connections, its blocked BLPOP with them") {
+  Scenario scenario = WatchBlpop();
+  scenario.name = "live-watch-blpop-crash";
+  scenario.duration_us = 5'000'000;
+  scenario.workload.lease_us = 400'000;  // A holder's crash stalls the others this long.
+  OnFirstRelease crash("c1", 1, [](LiveRun&) {
+    drive::ApplyFault(ClientFault(FaultSpec::Kind::kCrash, "c1", 200'000), *client_faults_);
+  });
+  LiveResult r = RunLive(scenario, [&crash](LiveRun& run, history::Recorder& recorder) {
+    crash.Attach(run, recorder);
+  });
+  REQUIRE(crash.done_);
+  CheckWatchBlpopRan(r);
+  CHECK(r.counts["fault crash"] == 1);
+  CHECK(r.counts["fault restart"] == 1);
+  const history::History& h = r.history;
+  std::vector<std::string> c1_faults;
+  bool t0_acquired_before_crash = false;
+  bool t0_acquired_after_restart = false;
+  for (const history::Event& e : h.events()) {
+    const bool c1 = h.Str(e.process) == "c1" || (e.type == EventType::kExec && h.Str(e.peer) == "c1");
+    if (!c1) continue;
+    if (e.type == EventType::kFault) {
+      c1_faults.push_back(h.Str(e.op));
+      continue;
+    }
+    // Nothing of c1 between its crash and its restart: a reply to the old process's pending
+    // commands reaches nobody. (The exec of a transaction whose result was on its way may
+    // still be recorded: the server ran it.)
+    if (c1_faults.size() == 1 && e.type != EventType::kExec) {
+      FAIL_CHECK("c1 did something while down: " << history::TypeName(e.type) << " " << h.Str(e.op));
+    }
+    if (e.type == EventType::kOk && e.thread == 0 && e.op == names::kAcquire) {
+      (c1_faults.empty() ? t0_acquired_before_crash : t0_acquired_after_restart) = true;
+    }
+  }
+  CHECK(c1_faults == std::vector<std::string>{"crash", "restart"});
+  CHECK_FALSE(t0_acquired_before_crash);  // It was at its gate when c1 crashed.
+  CHECK(t0_acquired_after_restart);
+}
+
+// The user's servers (--redis): every key under the run's prefix, no keyspace notifications.
+// The program's UNWATCH goes to the server (it names no key, and touches no data), and a
+// BLPOP's reply names the list without the prefix: the program checks that the list it got
+// an element from is the one it named, and stops the run otherwise.
+TEST_CASE("LiveRun: on the user's servers a client program's UNWATCH is sent and BLPOP's key comes back unprefixed") {
+  Scenario scenario = WatchBlpop();
+  scenario.name = "live-watch-blpop-prefixed";
+  const std::string prefix = "lockstep:11:driver-test:";
+  LiveResult r = RunLive(scenario, nullptr, false, [&](LiveOptions& o, const std::vector<int>&) {
+    o.watch_expiry = false;
+    o.probe_at_expiry = true;
+    o.keyspace = std::make_shared<const RunKeyspace>(prefix);
+  });
+  CheckWatchBlpopRan(r);
+  CHECK(r.counts["lease acquired"] >= r.counts["ok acquire"] - 2);
+  REQUIRE_FALSE(r.keys_left.empty());
+  for (const std::string& k : r.keys_left) CHECK(k.rfind(prefix, 0) == 0);
+}
+
+// c1's connections go through a fault proxy link with a latency each way: its session
+// connections too (the link accepts more than the command connection), and the program's
+// own MULTI .. EXEC, sent one command per reply, passes the proxy's transaction grouping
+// with the probe the driver queues before its EXEC.
+TEST_CASE("LiveRun: a client program's session connections go through the fault proxy as its command connection does") {
+  Scenario scenario = WatchBlpop();
+  scenario.name = "live-watch-blpop-proxy";
+  // c1 alone: a client behind the slower link would lose most WATCH races to a direct one, and
+  // might not release three times (its gate) within the run.
+  scenario.clients.resize(1);
+  FaultProxy proxy(/*seed=*/5);
+  int link = -1;
+  LiveResult r = RunLive(scenario, nullptr, false, [&proxy, &link](LiveOptions& o, const std::vector<int>& ports) {
+    std::string proxy_error;
+    const FaultProxy::Endpoint slow =
+        proxy.AddLink("c1->n1", "127.0.0.1", ports[0], ProxyLinkKind::kCommands, &proxy_error);
+    INFO(proxy_error);
+    REQUIRE(slow.link >= 0);
+    link = slow.link;
+    for (ProxyDirection d : {ProxyDirection::kToServer, ProxyDirection::kToClient}) {
+      proxy.SetLatency(slow.link, d, Distribution{Distribution::Kind::kUniform, 200, 2'000, 0});
+    }
+    const std::map<std::string, NodeAddress> direct = o.nodes;
+    o.client_address = [direct, slow](const std::string& client, const std::string& node, bool pubsub) {
+      if (client == "c1" && !pubsub) return NodeAddress{"127.0.0.1", slow.port};
+      return direct.at(node);
+    };
+    o.watch_expiry = false;
+    o.probe_at_expiry = true;
+  });
+  CheckWatchBlpopRan(r);
+  const ProxyLinkStats stats = proxy.Stats(link);
+  // The command connection and a session per thread (three).
+  CHECK(stats.connections >= 4);
+  CHECK(stats.dropped == 0);
+  // A transaction's messages share one draw: fewer draws than messages.
+  CHECK(stats.latency_draws < stats.forwarded);
+  // c1's transactions ran and were probed through the proxy.
+  int c1_acquire_execs = 0;
+  for (const history::Event& e : r.history.events()) {
+    if (e.type == EventType::kExec && r.history.Str(e.peer) == "c1" && r.history.Str(e.op) == "acquire") {
+      ++c1_acquire_execs;
+    }
+  }
+  CHECK(c1_acquire_execs >= 3);
+}
+
+// A program that, before its first acquire, walks each thread through the ways a transaction
+// ends on its session connection, checking every reply (a wrong one stops the run): a watched
+// key the thread itself changed (EXEC answers nil), a command refused when queued (EXECABORT),
+// DISCARD, a nested MULTI (refused; the open transaction goes on), and UNWATCH. Its lock is a
+// plain SET NX on the command connection.
+constexpr const char* kSessionEdgesProgram = R"lua(
+local key = lockstep.config.lock_name
+local lock = { layout = "string-token", unlock_reply = "compare-and-delete" }
+local walked = {}
+
+local function show(reply)
+  if reply == nil then return "no reply" end
+  if reply == false then return "(nil)" end
+  if type(reply) ~= "table" then return tostring(reply) end
+  if reply.ok then return "+" .. reply.ok end
+  if reply.err then return "-" .. reply.err end
+  local parts = {}
+  for i = 1, #reply do parts[i] = show(reply[i]) end
+  return "[" .. table.concat(parts, ", ") .. "]"
+end
+
+local function expect(argv, label, want)
+  local got = show(lockstep.call(0, argv, {label = label}))
+  if got ~= want then error(label .. ": expected " .. want .. ", got " .. got) end
+end
+
+local function walk(t)
+  local k = key .. ":edge:" .. lockstep.config.uuid .. ":" .. t
+  -- The thread's own write to a key it watches: EXEC runs nothing and answers nil.
+  expect({"WATCH", k}, "watch", "+OK")
+  expect({"SET", k, "mine"}, "touch", "+OK")
+  expect({"MULTI"}, "multi", "+OK")
+  expect({"SET", k, "never"}, "never_set", "+QUEUED")
+  expect({"EXEC"}, "exec_nil", "(nil)")
+  expect({"GET", k}, "get", "mine")
+  -- A command refused when queued: EXECABORT, nothing runs.
+  expect({"MULTI"}, "multi", "+OK")
+  expect({"SET", k}, "refused", "-ERR wrong number of arguments for 'set' command")
+  expect({"SET", k, "aborted"}, "aborted_set", "+QUEUED")
+  expect({"EXEC"}, "exec_abort", "-EXECABORT Transaction discarded because of previous errors.")
+  -- DISCARD: nothing runs.
+  expect({"MULTI"}, "multi", "+OK")
+  expect({"SET", k, "discarded"}, "discarded_set", "+QUEUED")
+  expect({"DISCARD"}, "discard", "+OK")
+  expect({"GET", k}, "get", "mine")
+  -- A nested MULTI is refused and the open transaction goes on.
+  expect({"MULTI"}, "multi", "+OK")
+  expect({"MULTI"}, "nested_multi", "-ERR MULTI calls can not be nested")
+  expect({"SET", k, "ran"}, "ran_set", "+QUEUED")
+  expect({"GET", k}, "ran_get", "+QUEUED")
+  expect({"EXEC"}, "exec_ran", "[+OK, ran]")
+  -- UNWATCH ends the watch: the next EXEC runs although the key changed.
+  expect({"WATCH", k}, "watch", "+OK")
+  expect({"UNWATCH"}, "unwatch", "+OK")
+  expect({"SET", k, "again"}, "touch", "+OK")
+  expect({"MULTI"}, "multi", "+OK")
+  expect({"GET", k}, "after_unwatch_get", "+QUEUED")
+  expect({"EXEC"}, "exec_after_unwatch", "[again]")
+  -- EXEC without MULTI, on the session as every EXEC goes.
+  expect({"EXEC"}, "exec_alone", "-ERR EXEC without MULTI")
+end
+
+function lock.acquire(op)
+  if not walked[op.thread] then
+    walk(op.thread)
+    walked[op.thread] = true
+  end
+  while true do
+    local r = lockstep.call(0, {"SET", key, op.token, "NX", "PX", 2000}, {label = "acquire"})
+    if r == nil then return "unknown", "no reply" end
+    if type(r) == "table" and r.ok then return "ok", "acquired" end
+    lockstep.sleep(20000)
+  end
+end
+
+function lock.release(op)
+  local r = lockstep.call(0, {"DEL", key}, {label = "unlock"})
+  if r == 1 then return "ok", "released", 1 end
+  return "fail", "not released: " .. show(r)
+end
+
+return lock
+)lua";
+
+TEST_CASE("LiveRun: a client program's transaction that runs nothing records only its EXEC, estimated") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("lockstep-live-session-edges-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream program(dir / "client.lua");
+    program << kSessionEdgesProgram;
+    std::ofstream toml(dir / "edges.toml");
+    toml << "name = \"live-session-edges\"\nseed = 4\nduration_ms = 1500\n\n"
+            "[[nodes]]\nname = \"n1\"\n\n[[clients]]\ncount = 2\nthreads = 2\n\n"
+            "[protocol]\nkind = \"client\"\nclient = \"client.lua\"\ntimeout_ms = 1000\n\n"
+            "[workload]\nmode = \"lock\"\nlease_ms = 2000\ncritical_ms = 20\nthink_ms = 20\n";
+  }
+  ScenarioError error;
+  auto loaded = LoadScenarioFile((dir / "edges.toml").string(), &error);
+  INFO(error.ToString());
+  REQUIRE(loaded.has_value());
+  LiveResult r = RunLive(*loaded);
+  fs::remove_all(dir);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  INFO(r.program_error);
+  REQUIRE(r.program_error.empty());
+  CHECK(Holds(r.streamed, "mutual_exclusion"));
+  CHECK(r.counts["ok acquire"] >= 4);  // Each thread walked through and took the lock.
+
+  const history::History& h = r.history;
+  std::string scratch;
+  std::map<std::string, std::vector<std::string>> replies;  // Exec replies by label.
+  const std::vector<history::Event>& events = h.events();
+  for (size_t i = 0; i < events.size(); ++i) {
+    const history::Event& e = events[i];
+    if (e.type != EventType::kExec) continue;
+    const std::string op = h.Str(e.op);
+    replies[op].push_back(std::string(history::ReplyText(e, &scratch)));
+    // A transaction that ran: EXEC's exec, then its commands' in order, at the same local_ms.
+    if (op == "exec_ran" && r.late == 0) {
+      REQUIRE(i + 2 < events.size());
+      CHECK(h.Str(events[i + 1].op) == "ran_set");
+      CHECK(h.Str(events[i + 2].op) == "ran_get");
+      CHECK(events[i + 1].local_ms == e.local_ms);
+      CHECK(events[i + 2].local_ms == e.local_ms);
+    }
+  }
+  const size_t threads = 4;
+  // Commands queued in a transaction that ran nothing have no exec; the transaction's EXEC
+  // (or DISCARD) has its own, with the reply the program got.
+  CHECK(replies["never_set"].empty());
+  CHECK(replies["aborted_set"].empty());
+  CHECK(replies["discarded_set"].empty());
+  CHECK(replies["exec_nil"] == std::vector<std::string>(threads, "(nil)"));
+  REQUIRE(replies["exec_abort"].size() == threads);
+  CHECK(replies["exec_abort"][0].rfind("-EXECABORT", 0) == 0);
+  CHECK(replies["discard"].size() == threads);
+  // A command refused when queued has its exec: the server answered it.
+  REQUIRE(replies["refused"].size() == threads);
+  CHECK(replies["refused"][0].rfind("-ERR wrong number of arguments", 0) == 0);
+  CHECK(replies["nested_multi"].size() == threads);
+  // A transaction that ran: each command's exec with its own element.
+  CHECK(replies["ran_set"] == std::vector<std::string>(threads, "+OK"));
+  CHECK(replies["ran_get"].size() == threads);
+  CHECK(replies["exec_ran"].size() == threads);
+  CHECK(replies["after_unwatch_get"].size() == threads);
+  CHECK(replies["exec_alone"].size() == threads);
+  CHECK(replies["unwatch"].size() == threads);
+}
+
+// watch-blpop on a three-master Redis Cluster, its keys under one hash tag: a thread's WATCH
+// goes to the master of the lock's slot, and so do its MULTI, EXEC and UNWATCH, which name no
+// key (routed by slot alone they would go to the first master, where no transaction is open:
+// EXEC without MULTI); the probe joins the transactions there, so their lease events appear.
+TEST_CASE("LiveRun: in a cluster a client program's keyless MULTI and EXEC follow its WATCH to its node") {
+  Scenario scenario = WatchBlpop();
+  scenario.name = "live-watch-blpop-cluster";
+  scenario.protocol.lock_name = "{inventory}";  // Slot 14370: served by n3.
+  for (const char* name : {"n2", "n3"}) {
+    NodeSpec node;
+    node.name = name;
+    scenario.nodes.push_back(node);
+  }
+  scenario.cluster.enabled = true;
+  LiveResult r = RunLive(scenario, nullptr, /*cluster=*/true);
+  CheckWatchBlpopRan(r);
+  CHECK(r.counts["lease acquired"] >= r.counts["ok acquire"] - 2);
+  for (const history::Event& e : r.history.events()) {
+    if (e.type == EventType::kExec || e.type == EventType::kLease) CHECK(r.history.Str(e.process) == "n3");
+  }
+}
+
+// A program that sends its transaction at once (MULTI, SET NX PX, EXEC by call_all), on its
+// thread's session, and takes a missing reply as an unknown outcome.
+constexpr const char* kPipelinedProgram = R"lua(
+local key = lockstep.config.lock_name
+local lock = { layout = "string-token", unlock_reply = "compare-and-delete" }
+
+function lock.acquire(op)
+  while true do
+    local r = lockstep.call_all({{0, {"MULTI"}}, {0, {"SET", key, op.token, "NX", "PX", 300}},
+                                 {0, {"EXEC"}}})
+    if r[3] == lockstep.timeout then return "unknown", "no reply to EXEC" end
+    if type(r[3]) == "table" and type(r[3][1]) == "table" and r[3][1].ok then
+      return "ok", "acquired"
+    end
+    lockstep.sleep(20000)
+  end
+end
+
+function lock.release(op)
+  local r = lockstep.call(0, {"DEL", key}, {label = "unlock"})
+  if r == 1 then return "ok", "released", 1 end
+  return "fail", "not released"
+end
+
+return lock
+)lua";
+
+// c1 (alone, so that its first attempt takes the lock) on a link that loses every reply: the
+// proxy hands over the replies of c1's transactions, sent on c1's session, and EXEC's records
+// its exec, its SET's and the lease c1 took, in the node's order, though c1 itself sees no
+// reply and never believes it holds the lock.
+TEST_CASE("LiveRun: a client program's EXEC whose reply a proxy drops still records its execs and lease") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("lockstep-live-session-lost-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream program(dir / "client.lua");
+    program << kPipelinedProgram;
+    std::ofstream toml(dir / "lost.toml");
+    toml << "name = \"live-session-lost-exec\"\nseed = 6\nduration_ms = 1500\n\n"
+            "[[nodes]]\nname = \"n1\"\n\n[[clients]]\ncount = 1\n\n"
+            "[protocol]\nkind = \"client\"\nclient = \"client.lua\"\ntimeout_ms = 100\n\n"
+            "[workload]\nmode = \"lock\"\nlease_ms = 300\ncritical_ms = 20\nthink_ms = 50\n";
+  }
+  ScenarioError error;
+  auto loaded = LoadScenarioFile((dir / "lost.toml").string(), &error);
+  INFO(error.ToString());
+  REQUIRE(loaded.has_value());
+  FaultProxy proxy(/*seed=*/9);
+  LiveRun* running = nullptr;
+  auto take_drops = [&proxy, &running] {
+    for (const ProxyDrop& d : proxy.TakeDrops()) {
+      running->NoReplyFor(d.client_port, static_cast<int64_t>(d.request_index), d.reply);
+    }
+  };
+  LiveResult r = RunLive(
+      *loaded,
+      [&proxy, &running, &take_drops](LiveRun& run, history::Recorder&) {
+        running = &run;
+        run.loop().Watch(proxy.drop_fd(), true, false, [&take_drops](short) { take_drops(); });
+      },
+      false,
+      [&proxy, &take_drops](LiveOptions& o, const std::vector<int>& ports) {
+        std::string proxy_error;
+        const FaultProxy::Endpoint lossy =
+            proxy.AddLink("c1->n1", "127.0.0.1", ports[0], ProxyLinkKind::kCommands, &proxy_error);
+        INFO(proxy_error);
+        REQUIRE(lossy.link >= 0);
+        proxy.SetLoseReplies(lossy.link, true);
+        const std::map<std::string, NodeAddress> direct = o.nodes;
+        o.client_address = [direct, lossy](const std::string& client, const std::string& node, bool pubsub) {
+          if (client == "c1" && !pubsub) return NodeAddress{"127.0.0.1", lossy.port};
+          return direct.at(node);
+        };
+        o.before_pairing = take_drops;
+        o.watch_expiry = false;
+        o.probe_at_expiry = true;
+      });
+  fs::remove_all(dir);
+  for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
+  INFO(r.program_error);
+  REQUIRE(r.program_error.empty());
+  const history::History& h = r.history;
+  std::string c1_uuid;
+  for (const history::Event& e : h.events()) {
+    if (e.type == EventType::kNote && e.op == names::kClient && h.Str(e.process) == "c1") {
+      c1_uuid = std::string(history::AsClientNote(e)->uuid);
+    }
+  }
+  REQUIRE_FALSE(c1_uuid.empty());
+  int c1_ok = 0, c1_exec_arrays = 0, c1_sets = 0, c1_leases = 0;
+  std::string scratch;
+  const std::vector<history::Event>& events = h.events();
+  for (size_t i = 0; i < events.size(); ++i) {
+    const history::Event& e = events[i];
+    if (e.type == EventType::kOk && e.op == names::kAcquire && h.Str(e.process) == "c1") ++c1_ok;
+    if (e.type == EventType::kLease && e.op == names::kAcquired &&
+        h.DetailOf(e).find(c1_uuid) != std::string::npos) {
+      ++c1_leases;
+      // Taken by c1's transaction: its EXEC's exec, then its SET's, right before.
+      if (r.late == 0) {
+        REQUIRE(i >= 2);
+        CHECK(h.Str(events[i - 1].op) == "set");
+        CHECK(h.Str(events[i - 2].op) == "exec");
+      }
+    }
+    if (e.type != EventType::kExec || h.Str(e.peer) != "c1") continue;
+    const std::string reply(history::ReplyText(e, &scratch));
+    if (h.Str(e.op) == "exec" && reply == "[+OK]") ++c1_exec_arrays;
+    if (h.Str(e.op) == "set" && reply == "+OK") ++c1_sets;
+  }
+  CHECK(c1_ok == 0);  // c1 saw no reply at all.
+  CHECK(c1_leases >= 1);
+  CHECK(c1_exec_arrays >= c1_leases);
+  CHECK(c1_sets >= c1_leases);
 }
 
 }  // namespace

@@ -29,8 +29,11 @@
 // of them, and so does its fate when it is due (a partition that began meanwhile cuts the whole
 // transaction, or none of it). Their replies (+OK, +QUEUED or errors, then EXEC's array) share
 // one fate the same way, led by MULTI's +OK: a lost reply or a partition never drops part of a
-// transaction's replies. On a replication link the MULTI .. EXEC a master propagates a
-// script's effects in shares one latency draw, as the simulator lags an effect batch as one.
+// transaction's replies. A transaction sent one command per reply (a client program's own,
+// on its thread's session connection: live/driver.h) is one unit too: its later requests get
+// the fate its MULTI met, also when they arrive after a partition began or ended. On a
+// replication link the MULTI .. EXEC a master propagates a script's effects in shares one
+// latency draw, as the simulator lags an effect batch as one.
 //
 // A replication stream (handshake, +FULLRESYNC, the RDB payload, then commands) cannot lose a
 // message without corrupting the replica, so a partition there holds the bytes, as the

@@ -198,7 +198,8 @@ std::optional<Argv> RunKeyspace::ToServer(const Argv& argv, std::string* why) co
     out[1] = Key(argv[1]);
     return out;
   }
-  if (name == "ping" || name == "wait" || name == "multi" || name == "exec" || name == "discard") {
+  if (name == "ping" || name == "wait" || name == "multi" || name == "exec" || name == "discard" ||
+      name == "unwatch") {
     return out;  // They touch no data.
   }
   // Keyed commands that reach further than their keys: another database, or keys named by a
@@ -222,6 +223,22 @@ std::optional<Argv> RunKeyspace::ToServer(const Argv& argv, std::string* why) co
     return std::nullopt;
   }
   for (size_t i = keys.first; i <= keys.last; i += keys.step) out[i] = Key(argv[i]);
+  return out;
+}
+
+Reply RunKeyspace::ReplyFromServer(const Argv& server_argv, const Reply& reply) const {
+  static constexpr std::string_view kPopsNamingTheirKey[] = {
+      "blpop", "brpop", "bzpopmin", "bzpopmax", "blmpop", "bzmpop", "lmpop", "zmpop"};
+  if (server_argv.empty() || reply.type != Reply::Type::kArray || reply.elements.empty() ||
+      reply.elements[0].type != Reply::Type::kBulk) {
+    return reply;
+  }
+  const bool pop =
+      std::any_of(std::begin(kPopsNamingTheirKey), std::end(kPopsNamingTheirKey),
+                  [&](std::string_view name) { return EqualsIgnoreCase(server_argv[0], name); });
+  if (!pop) return reply;
+  Reply out = reply;
+  out.elements[0].str = FromServer(reply.elements[0].str);
   return out;
 }
 

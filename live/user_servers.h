@@ -70,9 +70,9 @@ class RunKeyspace {
 
   // The command as it goes to the server: every key (the command table's key positions, EVAL's
   // KEYS) and every channel (SUBSCRIBE, UNSUBSCRIBE, PUBLISH) under the prefix. Null with *why
-  // for a command that names no key (but PING, WAIT, MULTI, EXEC, DISCARD, which touch no
-  // data), a command lockstep's emulator does not know (it cannot tell where its keys are), or
-  // one that reaches past its keys (another database, a pattern).
+  // for a command that names no key (but PING, WAIT, MULTI, EXEC, DISCARD, UNWATCH, which
+  // touch no data), a command lockstep's emulator does not know (it cannot tell where its keys
+  // are), or one that reaches past its keys (another database, a pattern).
   std::optional<Argv> ToServer(const Argv& argv, std::string* why) const;
 
   // A channel as the server names it (a pushed message, a SUBSCRIBE confirmation), back to the
@@ -81,6 +81,10 @@ class RunKeyspace {
   // A SUBSCRIBE or UNSUBSCRIBE confirmation (["subscribe", channel, count]) with the channel
   // back to the protocol's name; any other reply as it is.
   Reply ConfirmationFromServer(const Reply& reply) const;
+  // The reply of a pop that names the key it popped from (BLPOP, BRPOP, BZPOPMIN, BZPOPMAX:
+  // [key, ...]; BLMPOP, BZMPOP, LMPOP, ZMPOP: [key, [...]]) to `server_argv` (the command as
+  // ToServer made it), with that key back to the protocol's name; any other reply as it is.
+  Reply ReplyFromServer(const Argv& server_argv, const Reply& reply) const;
 
  private:
   std::string prefix_;

@@ -1,7 +1,8 @@
 // Establishes, without a server, what `--redis` sends: every key and channel of a command under
 // the run's prefix (the command table's key positions, EVAL's KEYS, pub/sub channels), no
 // command that names no key (FLUSHALL, FLUSHDB, CONFIG, DEBUG, SHUTDOWN, SCRIPT, KEYS ...), and
-// channels back to the protocol's names; and how the addresses map to the scenario's nodes.
+// channels (and the key a pop names in its reply) back to the protocol's names; and how the
+// addresses map to the scenario's nodes.
 #include "live/user_servers.h"
 
 #include <catch2/catch.hpp>
@@ -87,6 +88,25 @@ TEST_CASE("channels and confirmations come back with the protocol's names", "[li
   CHECK(kSpace.ConfirmationFromServer(confirmation) ==
         Reply::Array({Reply::Bulk("subscribe"), Reply::Bulk("c"), Reply::Integer(1)}));
   CHECK(kSpace.ConfirmationFromServer(Reply::Integer(3)) == Reply::Integer(3));
+}
+
+TEST_CASE("a transaction's and a blocking pop's keys go under the prefix and come back without it",
+          "[live][user_servers]") {
+  CHECK(Mapped({"WATCH", "lock", "q"}) == Argv{"WATCH", kP + "lock", kP + "q"});
+  CHECK(Mapped({"UNWATCH"}) == Argv{"UNWATCH"});  // It touches no data.
+  CHECK(Mapped({"MULTI"}) == Argv{"MULTI"});
+  CHECK(Mapped({"DISCARD"}) == Argv{"DISCARD"});
+  CHECK(Mapped({"BLPOP", "a", "b", "1"}) == Argv{"BLPOP", kP + "a", kP + "b", "1"});
+  // The pop's reply names the list it took from.
+  const Reply popped = Reply::Array({Reply::Bulk(kP + "b"), Reply::Bulk("1")});
+  CHECK(kSpace.ReplyFromServer({"BLPOP", kP + "a", kP + "b", "1"}, popped) ==
+        Reply::Array({Reply::Bulk("b"), Reply::Bulk("1")}));
+  CHECK(kSpace.ReplyFromServer({"brpop", kP + "b", "0"}, popped) ==
+        Reply::Array({Reply::Bulk("b"), Reply::Bulk("1")}));
+  CHECK(kSpace.ReplyFromServer({"BLPOP", kP + "a", "1"}, Reply::NullArray()) == Reply::NullArray());
+  // Another command's array is the data it read: left as it is.
+  const Reply values = Reply::Array({Reply::Bulk(kP + "b"), Reply::Bulk("1")});
+  CHECK(kSpace.ReplyFromServer({"LRANGE", kP + "l", "0", "-1"}, values) == values);
 }
 
 TEST_CASE("a run's prefix holds its seed and a random id, without glob characters or braces",
