@@ -306,11 +306,13 @@ function lock.release(op)
     return "fail", "not the holder"
   end
   call({"MULTI"}, "multi")
-  call({"DEL", key}, "del")  -- queued: "unlock" would be judged by its QUEUED reply
   call({"RPUSH", signal, "1"}, "signal")
+  -- Last: the history records the queued commands' execs at EXEC, with their replies, and the
+  -- checkers judge the unlock by its reply and the lease event right after it.
+  call({"DEL", key}, "unlock")
   local done = call({"EXEC"}, "exec")
   if done == false then return "fail", "changed since WATCH" end
-  return "ok", "released", done[1]
+  return "ok", "released", done[2]
 end
 return lock
 )lua");
@@ -331,6 +333,9 @@ return lock
   // Transactions ran, and some were aborted by a change of a watched key.
   CHECK(count(exec, "\"op\":\"exec\"") > 20);
   CHECK(count(exec, "\"op\":\"set\"") > 20);
+  // A queued command's exec is recorded when EXEC runs it, with its reply, never +QUEUED.
+  CHECK(count(exec, "+QUEUED") == 0);
+  CHECK(count(exec, "\"op\":\"unlock\"") > 20);
   CHECK(count("\"op\":\"exec\"", "(nil array)") > 5);
   // Waiters were served by a release's push, and others timed out after 200 ms.
   const size_t blpops = count(exec, "\"op\":\"blpop\"");

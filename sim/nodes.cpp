@@ -114,6 +114,7 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
     Reply reply;
     Effects fx;
     int64_t wait_replicas = -1;
+    Node::ClientSession* session = nullptr;  // The connection's session, if it has one.
     bool ran_out = false;  // A script ran past its step budget (ScriptHost::last_script_ran_out).
     const std::string_view command = argv.empty() ? std::string_view() : argv[0];
     if (EqualsIgnoreCase(command, "SUBSCRIBE") && argv.size() == 2) {
@@ -149,6 +150,7 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
           // that one (a response timeout) and, as client libraries do, closed the connection.
           n.server->Disconnect(cs->session);
           cs->generation = ++n.session_generations;
+          cs->queued.clear();
         }
         std::optional<Reply> answer = n.server->Execute(cs->session, argv, now_ms, &fx);
         if (!answer) {
@@ -162,13 +164,35 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
           return;
         }
         reply = std::move(*answer);
+        session = cs;
       }
       n.server->set_pubsub(nullptr);
       ran_out = reply.is_error() && command.size() >= 4 &&
                 EqualsIgnoreCase(command.substr(0, 4), "eval") &&
                 n.server->scripts().last_script_ran_out();
     }
-    RecordExec(n, c, thread, label, request, now_ms, reply);
+    // A command queued in MULTI runs at EXEC: its exec is recorded then, with its element of
+    // EXEC's reply, right after EXEC's own, as the live driver records it (a checker reads an
+    // unlock's reply, and +QUEUED is not the unlock's).
+    const bool queued = session != nullptr && reply.type == Reply::Type::kStatus &&
+                        reply.str == "QUEUED" && session->session.in_multi();
+    if (queued) {
+      session->queued.push_back({label, request});
+    } else {
+      RecordExec(n, c, thread, label, request, now_ms, reply);
+    }
+    if (session != nullptr && !session->session.in_multi() && !session->queued.empty()) {
+      // EXEC ran them (an array, one reply each), or EXEC, DISCARD or a refusal ended the
+      // transaction without running them.
+      if (EqualsIgnoreCase(command, "EXEC") && reply.type == Reply::Type::kArray &&
+          reply.elements.size() == session->queued.size()) {
+        for (size_t i = 0; i < reply.elements.size(); ++i) {
+          const auto& q = session->queued[i];
+          RecordExec(n, c, thread, q.label, q.request, now_ms, reply.elements[i]);
+        }
+      }
+      session->queued.clear();
+    }
     // Blocked pops this command's writes served, in Redis's order, after the command; their
     // execs follow the command's own lease event (a checker reads the lease event right
     // after an exec as what that exec did to the lock key).
@@ -311,6 +335,7 @@ void NodeService::Demoted(Node& n) {
   for (auto& [key, cs] : n.sessions) {
     if (!cs->session.blocked()) continue;
     n.server->TimeOut(cs->session);  // Ends the wait; Redis answers this instead:
+    cs->queued.clear();
     const Reply reply = Reply::Error(
         "UNBLOCKED force unblock from blocking operation, instance state changed (master -> "
         "replica?)");

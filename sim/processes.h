@@ -112,6 +112,12 @@ struct Node {
     uint64_t incarnation = 0;
     locks::RequestId request = 0;
     history::Name label = history::names::kNone;
+    // The commands queued in the open MULTI, whose execs EXEC records with their replies.
+    struct Queued {
+      history::Name label;
+      locks::RequestId request;
+    };
+    std::vector<Queued> queued;
   };
   std::map<SessionKey, std::unique_ptr<ClientSession>> sessions;
   uint64_t session_generations = 0;  // The last generation given out on this node.
