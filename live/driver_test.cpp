@@ -954,26 +954,36 @@ end
 return lock
 )lua";
 
-TEST_CASE("LiveRun: a client program's transaction that runs nothing records only its EXEC, estimated") {
-  namespace fs = std::filesystem;
-  const fs::path dir =
-      fs::temp_directory_path() / ("lockstep-live-session-edges-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  {
-    std::ofstream program(dir / "client.lua");
-    program << kSessionEdgesProgram;
-    std::ofstream toml(dir / "edges.toml");
-    toml << "name = \"live-session-edges\"\nseed = 4\nduration_ms = 1500\n\n"
-            "[[nodes]]\nname = \"n1\"\n\n[[clients]]\ncount = 2\nthreads = 2\n\n"
-            "[protocol]\nkind = \"client\"\nclient = \"client.lua\"\ntimeout_ms = 1000\n\n"
-            "[workload]\nmode = \"lock\"\nlease_ms = 2000\ncritical_ms = 20\nthink_ms = 20\n";
+// A scenario whose client program is `program`, in a folder of its own (the scenario's
+// `client = "client.lua"` is found beside it) that lives as long as this does.
+struct ProgramScenario {
+  ProgramScenario(const std::string& name, const char* program, const std::string& toml)
+      : dir(std::filesystem::temp_directory_path() /
+            ("lockstep-live-" + name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "client.lua") << program;
+    std::ofstream(dir / "scenario.toml") << toml;
+    ScenarioError error;
+    scenario = LoadScenarioFile((dir / "scenario.toml").string(), &error);
+    UNSCOPED_INFO(error.ToString());
   }
-  ScenarioError error;
-  auto loaded = LoadScenarioFile((dir / "edges.toml").string(), &error);
-  INFO(error.ToString());
-  REQUIRE(loaded.has_value());
-  LiveResult r = RunLive(*loaded);
-  fs::remove_all(dir);
+  ~ProgramScenario() { std::filesystem::remove_all(dir); }
+  ProgramScenario(const ProgramScenario&) = delete;
+  ProgramScenario& operator=(const ProgramScenario&) = delete;
+
+  std::filesystem::path dir;
+  std::optional<Scenario> scenario;
+};
+
+TEST_CASE("LiveRun: a client program's transaction that runs nothing records only its EXEC, estimated") {
+  const ProgramScenario loaded(
+      "session-edges", kSessionEdgesProgram,
+      "name = \"live-session-edges\"\nseed = 4\nduration_ms = 1500\n\n"
+      "[[nodes]]\nname = \"n1\"\n\n[[clients]]\ncount = 2\nthreads = 2\n\n"
+      "[protocol]\nkind = \"client\"\nclient = \"client.lua\"\ntimeout_ms = 1000\n\n"
+      "[workload]\nmode = \"lock\"\nlease_ms = 2000\ncritical_ms = 20\nthink_ms = 20\n");
+  REQUIRE(loaded.scenario.has_value());
+  LiveResult r = RunLive(*loaded.scenario);
   for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
   INFO(r.program_error);
   REQUIRE(r.program_error.empty());
@@ -1075,23 +1085,13 @@ return lock
 // its exec, its SET's and the lease c1 took, in the node's order, though c1 itself sees no
 // reply and never believes it holds the lock.
 TEST_CASE("LiveRun: a client program's EXEC whose reply a proxy drops still records its execs and lease") {
-  namespace fs = std::filesystem;
-  const fs::path dir =
-      fs::temp_directory_path() / ("lockstep-live-session-lost-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  {
-    std::ofstream program(dir / "client.lua");
-    program << kPipelinedProgram;
-    std::ofstream toml(dir / "lost.toml");
-    toml << "name = \"live-session-lost-exec\"\nseed = 6\nduration_ms = 1500\n\n"
-            "[[nodes]]\nname = \"n1\"\n\n[[clients]]\ncount = 1\n\n"
-            "[protocol]\nkind = \"client\"\nclient = \"client.lua\"\ntimeout_ms = 100\n\n"
-            "[workload]\nmode = \"lock\"\nlease_ms = 300\ncritical_ms = 20\nthink_ms = 50\n";
-  }
-  ScenarioError error;
-  auto loaded = LoadScenarioFile((dir / "lost.toml").string(), &error);
-  INFO(error.ToString());
-  REQUIRE(loaded.has_value());
+  const ProgramScenario loaded(
+      "session-lost", kPipelinedProgram,
+      "name = \"live-session-lost-exec\"\nseed = 6\nduration_ms = 1500\n\n"
+      "[[nodes]]\nname = \"n1\"\n\n[[clients]]\ncount = 1\n\n"
+      "[protocol]\nkind = \"client\"\nclient = \"client.lua\"\ntimeout_ms = 100\n\n"
+      "[workload]\nmode = \"lock\"\nlease_ms = 300\ncritical_ms = 20\nthink_ms = 50\n");
+  REQUIRE(loaded.scenario.has_value());
   FaultProxy proxy(/*seed=*/9);
   LiveRun* running = nullptr;
   auto take_drops = [&proxy, &running] {
@@ -1100,7 +1100,7 @@ TEST_CASE("LiveRun: a client program's EXEC whose reply a proxy drops still reco
     }
   };
   LiveResult r = RunLive(
-      *loaded,
+      *loaded.scenario,
       [&proxy, &running, &take_drops](LiveRun& run, history::Recorder&) {
         running = &run;
         run.loop().Watch(proxy.drop_fd(), true, false, [&take_drops](short) { take_drops(); });
@@ -1122,7 +1122,6 @@ TEST_CASE("LiveRun: a client program's EXEC whose reply a proxy drops still reco
         o.watch_expiry = false;
         o.probe_at_expiry = true;
       });
-  fs::remove_all(dir);
   for (const auto& [what, count] : r.counts) UNSCOPED_INFO(what << ": " << count);
   INFO(r.program_error);
   REQUIRE(r.program_error.empty());
