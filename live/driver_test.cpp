@@ -492,6 +492,16 @@ TEST_CASE("LiveRun: an RLock on a three-master Redis Cluster, routed by slot") {
 namespace lockstep::live {
 namespace {
 
+// `client`'s command connections (its sessions' too) go to 127.0.0.1:port, a proxy's link; every
+// other connection goes straight to its node.
+void RouteCommandsVia(LiveOptions& o, const std::string& client, int port) {
+  const std::map<std::string, NodeAddress> direct = o.nodes;
+  o.client_address = [direct, client, port](const std::string& c, const std::string& node, bool pubsub) {
+    if (c == client && !pubsub) return NodeAddress{"127.0.0.1", port};
+    return direct.at(node);
+  };
+}
+
 // A result that arrives after a later number of its node was recorded (on a loaded machine, a
 // reply later than the reorder wait) carries a key state that the later one superseded: it
 // must not move the lease back. Client c1's command connection goes through a fault proxy that
@@ -514,11 +524,7 @@ TEST_CASE("LiveRun: late transaction results do not move the lease back") {
     REQUIRE(slow.link >= 0);
     proxy.SetExtraLatency(slow.link, ProxyDirection::kToClient, 30'000);
     REQUIRE(o.reorder_wait_us < 30'000);
-    const std::map<std::string, NodeAddress> direct = o.nodes;
-    o.client_address = [direct, slow](const std::string& client, const std::string& node, bool pubsub) {
-      if (client == "c1" && !pubsub) return NodeAddress{"127.0.0.1", slow.port};
-      return direct.at(node);
-    };
+    RouteCommandsVia(o, "c1", slow.port);
     o.watch_expiry = false;  // RunLive starts servers without notifications when configured.
     o.probe_at_expiry = true;
   });
@@ -845,11 +851,7 @@ TEST_CASE("LiveRun: a client program's session connections go through the fault 
     for (ProxyDirection d : {ProxyDirection::kToServer, ProxyDirection::kToClient}) {
       proxy.SetLatency(slow.link, d, Distribution{Distribution::Kind::kUniform, 200, 2'000, 0});
     }
-    const std::map<std::string, NodeAddress> direct = o.nodes;
-    o.client_address = [direct, slow](const std::string& client, const std::string& node, bool pubsub) {
-      if (client == "c1" && !pubsub) return NodeAddress{"127.0.0.1", slow.port};
-      return direct.at(node);
-    };
+    RouteCommandsVia(o, "c1", slow.port);
     o.watch_expiry = false;
     o.probe_at_expiry = true;
   });
@@ -1113,11 +1115,7 @@ TEST_CASE("LiveRun: a client program's EXEC whose reply a proxy drops still reco
         INFO(proxy_error);
         REQUIRE(lossy.link >= 0);
         proxy.SetLoseReplies(lossy.link, true);
-        const std::map<std::string, NodeAddress> direct = o.nodes;
-        o.client_address = [direct, lossy](const std::string& client, const std::string& node, bool pubsub) {
-          if (client == "c1" && !pubsub) return NodeAddress{"127.0.0.1", lossy.port};
-          return direct.at(node);
-        };
+        RouteCommandsVia(o, "c1", lossy.port);
         o.before_pairing = take_drops;
         o.watch_expiry = false;
         o.probe_at_expiry = true;
