@@ -4,7 +4,8 @@
 // this test, and requires identical replies, then identical final keyspaces.
 //
 // Two client connections: every command is drawn for one of them and runs on the emulator
-// through that connection's Session, on the live server over that connection's socket. Besides
+// through that connection's Session, on the live server over that connection's socket (and on
+// a third connection when both of them are blocked, so that two can wait on one key). Besides
 // single commands a sequence holds transactions (WATCH of some of its keys, a write to them
 // from the other connection, MULTI, queued commands among which some are refused while
 // queueing and some fail at run time, then EXEC, DISCARD or a refused EXEC), and blocking
@@ -15,18 +16,19 @@
 // time (PTTL, PEXPIRETIME, scripts returning PTTL, like Redisson's acquire on a held lock) are
 // compared with a tolerance of kPttlToleranceMs, EXPIRETIME with one second; everything else
 // must match exactly. In EXEC's array each element is compared as the reply of the command
-// queued there. Expiry times are either long (100 s) or in the past, so no key expires while a
-// sequence runs.
+// queued there. Expiry times are either long (30 s to 200 s) or in the past, so no key expires
+// while a sequence runs.
 //
 // Blocking: a blocking pop that the emulator blocks is sent to the live server too, and the
-// harness waits until the live server counts it blocked (INFO clients, on a third connection);
-// while one connection is blocked the commands drawn for it go on the other one, and a pop
-// that would block both for ever is left out. After every command the connections the
-// emulator served must be the ones the live server served, with the same replies. A pop with a
-// finite timeout that blocks is waited out at once on both (no command runs meanwhile, so
-// whether a push or the timeout comes first never depends on Redis's event loop). A sequence
-// ends by running EXEC on a connection still in MULTI and by pushing to a key a still blocked
-// connection waits on.
+// harness waits until the live server counts it blocked (INFO clients, asked on a connection
+// of its own). The commands drawn for a blocked connection go on the other one, or on the
+// third when both are blocked, and a pop that would block the last free connection for ever
+// is left out (so two connections at most wait at once). After every command the connections
+// the emulator served must be the ones the live server served, with the same replies. A pop
+// with a finite timeout that blocks is waited out at once on both (no command runs meanwhile,
+// so whether a push or the timeout comes first never depends on Redis's event loop). A
+// sequence ends by running EXEC on a connection still in MULTI and by pushing to a key a
+// still blocked connection waits on.
 //
 // SMEMBERS replies are compared as sets (UnorderedReply): Redis lists a hash-table set in its
 // hash seed's order. Left out on purpose: math.random (the live server's rand48 state carries
@@ -67,14 +69,18 @@ constexpr int64_t kExpireTimeToleranceS = 1;
 // live server blocks fails the case after this long instead of hanging it.
 constexpr int kLiveTimeoutMs = 5000;
 
+// Client connections: the generators draw commands for the first two; the third sends only
+// when both of them are blocked (so that two connections can wait on one key).
+constexpr int kConnections = 3;
+
 struct Op {
   Argv argv;
-  int connection = 0;       // 0 or 1: the client connection that sends it.
+  int connection = 0;       // 0 or 1 as drawn (2 as run): the client connection that sends it.
   bool disconnect = false;  // Instead of a command: the connection closes, a new one opens.
 };
 
 std::ostream& operator<<(std::ostream& os, const Op& op) {
-  if (op.connection == 1) os << "2> ";
+  if (op.connection > 0) os << op.connection + 1 << "> ";
   if (op.disconnect) return os << "(disconnect)";
   for (size_t i = 0; i < op.argv.size(); ++i) {
     os << (i ? " " : "") << '"';
@@ -395,7 +401,7 @@ rc::Gen<Op> GenQueued(int connection, const std::vector<std::string>& watched) {
   });
 }
 
-// WATCH of up to three keys (perhaps written by the other connection next), MULTI, up to six
+// WATCH of up to three keys (perhaps written by a connection next), MULTI, up to six
 // queued commands, then EXEC, DISCARD, a refused EXEC, or nothing (the transaction goes on with
 // whatever comes next, and the sequence's end runs EXEC).
 rc::Gen<std::vector<Op>> GenTransaction() {
@@ -409,13 +415,16 @@ rc::Gen<std::vector<Op>> GenTransaction() {
       Argv watch = {"WATCH"};
       watch.insert(watch.end(), watched.begin(), watched.end());
       ops.push_back(Op{watch, connection});
-      if (*rc::gen::inRange(0, 3) > 0) ops.push_back(Op{*GenTouch(watched), other});
+      // Mostly the other connection, sometimes the watching one itself.
+      const int toucher = *rc::gen::elementOf(std::vector<int>{other, other, connection, -1});
+      if (toucher >= 0) ops.push_back(Op{*GenTouch(watched), toucher});
     }
     ops.push_back(Op{{"MULTI"}, connection});
     const int queued = *rc::gen::inRange(0, 7);
     for (int i = 0; i < queued; ++i) ops.push_back(*GenQueued(connection, watched));
-    const auto end = *rc::gen::elementOf(std::vector<Argv>{
-        {"EXEC"}, {"EXEC"}, {"EXEC"}, {"EXEC"}, {"EXEC"}, {"DISCARD"}, {"DISCARD"}, {"EXEC", "x"}, {}});
+    const auto end = *rc::gen::elementOf(std::vector<Argv>{{"EXEC"}, {"EXEC"}, {"EXEC"}, {"EXEC"},
+                                                           {"EXEC"}, {"DISCARD"}, {"DISCARD"},
+                                                           {"EXEC", "x"}, {}});
     if (!end.empty()) ops.push_back(Op{end, connection});
     return ops;
   });
@@ -443,18 +452,27 @@ rc::Gen<std::vector<Argv>> GenWaker(const std::vector<std::string>& keys) {
       rc::gen::weightedOneOf<std::string>({{4, rc::gen::elementOf(keys)}, {1, Pick(kKeys)}}));
 }
 
-// A BLPOP or BRPOP that waits for ever on one or two keys, up to two commands on the other
-// connection, then that connection's waker.
+// A BLPOP or BRPOP that waits for ever on one or two keys; sometimes one on the other
+// connection too, on one of those keys or another (the commands drawn for that connection then
+// go on the third); up to two commands on the other connection, then its waker.
 rc::Gen<std::vector<Op>> GenBlockingEpisode() {
   return rc::gen::exec([] {
     const int connection = *rc::gen::inRange(0, 2);
     const int other = 1 - connection;
     const auto keys = *rc::gen::container<std::vector<std::string>>(
         static_cast<size_t>(*rc::gen::inRange(1, 3)), Pick(kKeys));
-    Argv pop = {*rc::gen::arbitrary<bool>() ? "BLPOP" : "BRPOP"};
-    pop.insert(pop.end(), keys.begin(), keys.end());
-    pop.push_back("0");
-    std::vector<Op> ops = {Op{pop, connection}};
+    auto pop = [](const std::vector<std::string>& on) {
+      Argv a = {*rc::gen::arbitrary<bool>() ? "BLPOP" : "BRPOP"};
+      a.insert(a.end(), on.begin(), on.end());
+      a.push_back("0");
+      return a;
+    };
+    std::vector<Op> ops = {Op{pop(keys), connection}};
+    if (*rc::gen::inRange(0, 3) == 0) {
+      const std::string second = *rc::gen::weightedOneOf<std::string>(
+          {{3, rc::gen::elementOf(keys)}, {1, Pick(kKeys)}});
+      ops.push_back(Op{pop({second}), other});
+    }
     const int between = *rc::gen::inRange(0, 3);
     for (int i = 0; i < between; ++i) ops.push_back(On(other, *GenOp()));
     for (Argv& argv : *GenWaker(keys)) ops.push_back(Op{std::move(argv), other});
@@ -575,11 +593,11 @@ std::vector<Argv> StateProbe() {
 
 // --- the live server --------------------------------------------------------------------
 
-// The live server, its two client connections, and a third that only asks INFO (so the
-// sequence's connections see only the sequence's commands).
+// The live server, its client connections, and one more that only asks INFO (so the sequence's
+// connections see only the sequence's commands).
 struct Live {
   std::unique_ptr<lockstep::RedisProcess> process;
-  std::unique_ptr<lockstep::RedisClient> connections[2];
+  std::unique_ptr<lockstep::RedisClient> connections[kConnections];
   std::unique_ptr<lockstep::RedisClient> probe;
   // False while a sequence runs: one that failed half way may have left a connection blocked,
   // in MULTI or with a reply unread, so the next sequence starts on new connections.
@@ -637,6 +655,7 @@ struct Tally {
   int64_t exec_aborted = 0;     // EXEC answered EXECABORT.
   int64_t blocked = 0;          // A pop blocked its connection for ever ...
   int64_t served = 0;           // ... and a push on the other connection served it.
+  int64_t served_with_two_blocked = 0;  // A command served pops while two were blocked.
   int64_t timed_out = 0;        // A pop with a timeout blocked, and timed out.
   int64_t disconnects = 0;
 };
@@ -672,22 +691,23 @@ class Pair {
  public:
   Pair(Live& live, SequenceLog& log) : live_(live), log_(log) {}
 
-  // Runs a drawn op, on the other connection when its own is blocked.
+  // Runs a drawn op: on its own connection, or when that one is blocked on the other, or when
+  // both are on the third.
   void Run(const Op& drawn) {
-    int c = drawn.connection;
     if (drawn.disconnect) {
-      Disconnect(c);
+      Disconnect(drawn.connection);
       return;
     }
-    if (sessions_[c].blocked()) c = 1 - c;
+    int c = drawn.connection;
+    if (sessions_[c].blocked()) c = c < 2 && !sessions_[1 - c].blocked() ? 1 - c : 2;
     lockstep::Session& session = sessions_[c];
     RC_ASSERT(!session.blocked());
     const Argv& argv = drawn.argv;
     RC_ASSERT(!argv.empty());
     const Op op{argv, c};
-    // Both connections blocked for ever would end the sequence's progress.
-    if (WaitsForever(argv) && sessions_[1 - c].blocked() && !session.in_multi()) {
-      log_.text << op << "\n  (left out: the other connection is blocked)\n";
+    // Every connection blocked for ever would end the sequence's progress.
+    if (WaitsForever(argv) && !session.in_multi() && FreeConnections() == 1) {
+      log_.text << op << "\n  (left out: the other connections are blocked)\n";
       return;
     }
     const size_t blocked_before = emu_.blocked_session_count();
@@ -743,14 +763,18 @@ class Pair {
 
   // Ends the sequence: EXEC where a transaction is open, a push where a connection waits.
   void Finish() {
-    for (int c = 0; c < 2; ++c) {
+    for (int c = 0; c < kConnections; ++c) {
       if (sessions_[c].in_multi()) Run(Op{{"EXEC"}, c});
     }
-    for (int c = 0; c < 2; ++c) {
-      if (!sessions_[c].blocked()) continue;
-      const std::string key = sessions_[c].blocked_keys().front();
-      Run(Op{{"DEL", key}, 1 - c});
-      Run(Op{{"RPUSH", key, "last"}, 1 - c});
+    for (int waiting = 0; waiting < kConnections; ++waiting) {
+      int blocked = 0;
+      while (blocked < kConnections && !sessions_[blocked].blocked()) ++blocked;
+      if (blocked == kConnections) break;
+      int free = 0;
+      while (sessions_[free].blocked()) ++free;  // A free one is left (Run sees to it).
+      const std::string key = sessions_[blocked].blocked_keys().front();
+      Run(Op{{"DEL", key}, free});
+      Run(Op{{"RPUSH", key, "last"}, free});
     }
     RC_ASSERT(emu_.blocked_session_count() == 0u);
   }
@@ -765,6 +789,11 @@ class Pair {
   // for a script (docs/fidelity.md, "Time inside a script"), so two expiries set the same time
   // from now inside one EXEC may still differ by a millisecond on the live server alone: no
   // command but EXPIRE k 150 sets 150 s, which makes that rare.
+  int FreeConnections() const {
+    return static_cast<int>(std::count_if(std::begin(sessions_), std::end(sessions_),
+                                          [](const lockstep::Session& s) { return !s.blocked(); }));
+  }
+
   void AwaitFreshMillisecond() const {
     while (WallMs() <= last_reply_ms_) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
@@ -785,9 +814,10 @@ class Pair {
     }
     RC_ASSERT(live_.ClientsField("blocked_clients") ==
               static_cast<int64_t>(emu_.blocked_session_count()));
+    if (!served.empty() && blocked_before > 1) ++g_tally.served_with_two_blocked;
     for (const lockstep::Server::Woken& w : served) {
-      const int c = w.session == &sessions_[0] ? 0 : 1;
-      RC_ASSERT(w.session == &sessions_[c]);
+      const int c = static_cast<int>(w.session - sessions_);
+      RC_ASSERT(c >= 0 && c < kConnections);
       const Reply from_live = live_.connections[c]->ReadReply();
       const Reply from_emu = w.reply.AsSeenByResp2Client();
       Log(Op{{"(served)"}, c}, from_emu, from_live);
@@ -814,8 +844,8 @@ class Pair {
   Live& live_;
   SequenceLog& log_;
   lockstep::Server emu_;
-  lockstep::Session sessions_[2];
-  std::vector<Argv> queued_[2];  // The commands each connection has queued since MULTI.
+  lockstep::Session sessions_[kConnections];
+  std::vector<Argv> queued_[kConnections];  // What each connection queued since MULTI.
   int64_t last_reply_ms_ = 0;    // The wall clock when the last command was done.
 };
 
@@ -855,7 +885,8 @@ TEST_CASE("differential: emulator replies equal redis-server 7.0.15 replies",
                         << t.exec_ran << " transactions, answered nil " << t.exec_watch_null
                         << " times (watched key touched) and EXECABORT " << t.exec_aborted
                         << " times; " << t.blocked << " pops blocked, " << t.served
-                        << " connections served, " << t.timed_out << " pops timed out, "
+                        << " connections served (" << t.served_with_two_blocked
+                        << " times while two waited), " << t.timed_out << " pops timed out, "
                         << t.disconnects << " connections closed");
   CHECK(t.operations >= 5000);
   // The generators still bring about what they are there for.
@@ -863,4 +894,5 @@ TEST_CASE("differential: emulator replies equal redis-server 7.0.15 replies",
   CHECK(t.exec_watch_null >= 20);
   CHECK(t.exec_aborted >= 20);
   CHECK(t.served >= 20);
+  CHECK(t.served_with_two_blocked >= 10);
 }
