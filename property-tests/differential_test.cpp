@@ -782,18 +782,19 @@ class Pair {
   lockstep::Server& emu() { return emu_; }
 
  private:
-  // Waits until the wall clock is past the millisecond of the last reply: the next command
-  // then runs in a later millisecond than every command before it, on the emulator (which ran
-  // each command just before the live server did) and on the live server. Redis 7.0 reads its
-  // clock for each command, even inside EXEC; the emulator reads the clock once for EXEC, as
-  // for a script (docs/fidelity.md, "Time inside a script"), so two expiries set the same time
-  // from now inside one EXEC may still differ by a millisecond on the live server alone: no
-  // command but EXPIRE k 150 sets 150 s, which makes that rare.
+  // How many connections are not blocked.
   int FreeConnections() const {
     return static_cast<int>(std::count_if(std::begin(sessions_), std::end(sessions_),
                                           [](const lockstep::Session& s) { return !s.blocked(); }));
   }
 
+  // Waits until the wall clock is past the millisecond of the last reply: the next command
+  // then runs in a later millisecond than every command before it, on the emulator (which ran
+  // each command just before the live server did) and on the live server. Redis 7.0 reads its
+  // clock in each command, even inside EXEC, where the emulator reads it once for the whole
+  // transaction (docs/fidelity.md, "Time inside `EXEC`"), so two expiries set the same time
+  // from now inside one EXEC may still differ by a millisecond on the live server alone: no
+  // command but EXPIRE k 150 sets 150 s, which makes that rare.
   void AwaitFreshMillisecond() const {
     while (WallMs() <= last_reply_ms_) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
@@ -801,7 +802,7 @@ class Pair {
   void Log(const Op& op, const Reply& from_emu, const Reply& from_live) {
     ++g_tally.operations;
     log_.text << op << "\n  emu:  " << from_emu.Debug() << "\n  live: " << from_live.Debug()
-             << "\n";
+              << "\n";
   }
 
   // The connections the last command served: the live server must have served the same ones
