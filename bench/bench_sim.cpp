@@ -9,15 +9,17 @@
 //   2. the same with --history jsonl, then the reports made from the file;
 //   3. a 100-client contention scenario (contention-10 with 100 clients) for one simulated
 //      hour, --history jsonl and the reports;
+//   4. contention-10 for one simulated hour, --history jsonl.gz, then the reports;
 // and, as the floor of each, the same number of script executions alone on a fresh emulator
 // (Redisson's acquire and unlock scripts of the scenario's version, EVALSHA, alternating on one
 // lock: the path of a lock taken and released). It prints simulated seconds per wall second,
-// events per second, peak RSS (VmHWM, reset before each case) and the overhead factor: the
+// events per second, peak RSS (VmHWM, reset before each case), the history file's size and
+// bytes per event, and the overhead factor: the
 // case's wall time over its floor's, both the fastest run over the fastest floor and, per
 // round, the run over a floor measured right after it (the median of those is the figure that
 // survives a machine whose speed drifts). It asserts nothing about time.
 //
-//   ./build/bench_sim [--duration-ms 3600000] [--clients 100] [--cases 0,1,2,3] [--out DIR]
+//   ./build/bench_sim [--duration-ms 3600000] [--clients 100] [--cases 0,1,2,3,4] [--out DIR]
 //                     [--repeat N] [--readers thread|inline]
 // (--readers inline runs the facts pass, the checkers and the writer on the simulator's thread,
 // as `lockstep fuzz` and `run --seeds` do, to see what their own thread saves.)
@@ -76,6 +78,7 @@ struct CaseResult {
   long peak_kb = 0;
   double reports_s = -1;
   long peak_with_reports_kb = -1;
+  int64_t history_bytes = -1;  // The history file's size; -1: none written.
   double floor_s = 0;
   std::string version;
   std::vector<double> round_ratios;  // Sorted.
@@ -141,6 +144,11 @@ std::optional<CaseResult> RunCase(const std::string& name, Scenario scenario, co
   r.scripts = count.scripts();
   r.peak_kb = peak_kb;
   r.version = std::string(history::VersionName(scenario.protocol.version));
+  if (run->history_written) {
+    std::error_code size_error;
+    const auto size = std::filesystem::file_size(options.history_path, size_error);
+    if (!size_error) r.history_bytes = static_cast<int64_t>(size);
+  }
   if (reports && run->history_written) {
     reports::ReportMeta meta;
     reports::DescribeScenario(scenario, &meta);
@@ -175,6 +183,10 @@ void Print(const CaseResult& r) {
               static_cast<unsigned long long>(r.engine_events),
               static_cast<double>(r.engine_events) / r.wall_s);
   std::printf("  peak RSS       %.1f MiB (VmHWM, simulating and checking)\n", r.peak_kb / 1024.0);
+  if (r.history_bytes >= 0) {
+    std::printf("  history file   %.1f MiB, %.1f bytes per event\n", r.history_bytes / 1048576.0,
+                r.history_events > 0 ? static_cast<double>(r.history_bytes) / r.history_events : 0.0);
+  }
   if (r.reports_s >= 0) {
     std::printf("  reports        %.2f s wall; peak RSS with them %.1f MiB\n", r.reports_s,
                 r.peak_with_reports_kb / 1024.0);
@@ -196,7 +208,7 @@ void Print(const CaseResult& r) {
 int main(int argc, char** argv) {
   int64_t duration_ms = 3'600'000;
   int clients = 100;
-  std::string cases = "0,1,2,3";
+  std::string cases = "0,1,2,3,4";
   int repeat = 1;
   std::string readers = "thread";
   std::string out = (std::filesystem::temp_directory_path() / "lockstep-bench-sim").string();
@@ -205,7 +217,7 @@ int main(int argc, char** argv) {
   desc.add_options()("help,h", "show this help")(
       "duration-ms", po::value(&duration_ms)->default_value(duration_ms), "simulated time per case")(
       "clients", po::value(&clients)->default_value(clients), "clients of case 3")(
-      "cases", po::value(&cases)->default_value(cases), "which cases to run (0, 1, 2, 3)")(
+      "cases", po::value(&cases)->default_value(cases), "which cases to run (0, 1, 2, 3, 4)")(
       "out", po::value(&out)->default_value(out), "where the histories and reports go")(
       "repeat", po::value(&repeat)->default_value(repeat),
       "run each case this many times and keep the fastest (floors: at least 3)")(
@@ -280,6 +292,11 @@ int main(int argc, char** argv) {
     const std::string name =
         "3. contention-" + std::to_string(clients) + ", --history jsonl, then the reports";
     if (!run(name.c_str(), big, history::HistoryFormat::kJsonl, true, out + "/big-jsonl")) return 1;
+  }
+  if (cases.find('4') != std::string::npos &&
+      !run("4. contention-10, --history jsonl.gz, then the reports", *base,
+           history::HistoryFormat::kJsonlGz, true, out + "/c10-jsonl-gz")) {
+    return 1;
   }
   return 0;
 }
