@@ -218,7 +218,11 @@ class LiveClient final : public drive::ClientHost {
       return;
     }
     work();
+    CheckProgram();
   }
+  // A client program that failed (an error, a limit passed) in what just ran stops the run,
+  // whether or not an operation completed: a background task's error completes none.
+  void CheckProgram();
   // The loop time at which delay_us of this process's monotonic time has passed.
   int64_t MonoDeadline(int64_t delay_us);
 
@@ -876,6 +880,7 @@ struct LiveRun::Impl {
       auto work = std::move(c.held.front());
       c.held.pop_front();
       work();
+      c.CheckProgram();
     }
   }
 };
@@ -908,10 +913,7 @@ class LiveOutbox final : public locks::Outbox {
   }
   void Complete(int thread, const locks::OpResult& result) override {
     c_.workload->OnComplete(thread, result);
-    if (run_.program_error.empty() && !c_.protocol_->ProgramError().empty()) {
-      run_.program_error = "client " + c_.name + "'s program failed: " + c_.protocol_->ProgramError();
-      run_.loop.Stop();
-    }
+    c_.CheckProgram();
   }
   void HolderValue(int thread, std::string_view value) override {
     history::Event e;
@@ -939,6 +941,15 @@ std::unique_ptr<LiveOutbox> LiveRun::Impl::MakeOutbox(LiveClient& c) {
 }
 
 void LiveClient::Record(history::Event& e) { run_.Record(e); }
+
+void LiveClient::CheckProgram() {
+  // Only the client kind's protocols can fail; the others would pay a call for nothing.
+  if (!run_.declarations || !run_.program_error.empty() || protocol_ == nullptr) return;
+  const std::string error = protocol_->ProgramError();
+  if (error.empty()) return;
+  run_.program_error = "client " + name + "'s program failed: " + error;
+  run_.loop.Stop();
+}
 Name LiveClient::Intern(std::string_view s) { return run_.Intern(s); }
 int64_t LiveClient::WallMs() { return clock->WallMs(run_.Now()); }
 locks::Outbox& LiveClient::outbox() { return *outbox_; }
