@@ -344,12 +344,11 @@ class Reentrancy : public PropertyChecker {
   // Whether `field` is the caller's on the side its unlock releases: "<uuid>:<n>:write" for a
   // read-write lock's writer, "<uuid>:<n>" otherwise (a plain lock's value is that too).
   static bool IsCallers(const FactsPass& f, std::string_view field, int thread, bool write_side) {
-    // A process's uuid (a client that writes one for all its threads) names each of them.
-    if (f.OwnerProcess(field) != history::kNone) return !write_side && f.FieldNames(field, thread);
     const auto parsed = history::AsOwnerField(field);
-    // A value the thread announced (a client program's value per acquisition).
-    if (!parsed) return !write_side && f.OwnerThread(field) == thread;
-    if (!parsed || f.OwnerThread(field) != thread) return false;
+    // Not "<uuid>:<n>": a value the thread announced (a client program's value per
+    // acquisition), or its process's uuid (a client that writes one for all its threads).
+    if (!parsed) return !write_side && f.FieldNames(field, thread);
+    if (f.OwnerThread(field) != thread) return false;
     return write_side ? parsed->suffix == ":write" : parsed->suffix.empty();
   }
   static bool Holds(const FactsPass& f, const std::vector<std::string>& fields, int thread,

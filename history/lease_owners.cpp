@@ -94,4 +94,15 @@ Event LeaseEvent(Name node, Name lock, Name op, std::string_view owners, int64_t
   return ev;
 }
 
+Event HolderValueNote(Name client, int thread, std::string_view value, int64_t local_ms) {
+  Event e;
+  e.type = EventType::kNote;
+  e.process = client;
+  e.thread = thread;
+  e.op = names::kHolderValue;
+  e.local_ms = local_ms;
+  e.detail = HolderNote{value};
+  return e;
+}
+
 }  // namespace lockstep::history

@@ -41,6 +41,11 @@ Name LeaseOpOf(std::string_view before, std::string_view after, bool timed_out, 
 // (none: no detail). The detail refers to `owners`, which must outlive the recording.
 Event LeaseEvent(Name node, Name lock, Name op, std::string_view owners, int64_t local_ms);
 
+// The holder_value note a driver records when a client program's thread announces the value its
+// acquisitions write from now on (Outbox::HolderValue), so that owners holding it name that
+// thread. The detail refers to `value`, which must outlive the recording.
+Event HolderValueNote(Name client, int thread, std::string_view value, int64_t local_ms);
+
 }  // namespace lockstep::history
 
 #endif  // LOCKSTEP_HISTORY_LEASE_OWNERS_H_

@@ -671,17 +671,14 @@ struct LiveRun::Impl {
     auto on_reply = [this, np, cp, sp, thread, label, request, argv, deliver, tx, at,
                      opens](const Reply& server_reply, bool lost) {
       const Reply r = FromServer(*argv, server_reply);
-      if (tx != nullptr && at < tx->queued.size() && r.type == Reply::Type::kStatus &&
-          r.str == "QUEUED") {
-        tx->queued[at].accepted = true;
-      }
+      // A queued command runs at EXEC, and its exec comes from EXEC's reply; the +QUEUED itself
+      // is no exec (the checkers would read an unlock's +QUEUED as its answer).
+      const bool queued = tx != nullptr && r.type == Reply::Type::kStatus && r.str == "QUEUED";
+      if (queued && at < tx->queued.size()) tx->queued[at].accepted = true;
       if (opens != nullptr && r.is_error() && sp->tx == opens) {
         sp->in_multi = false;
         sp->tx.reset();
       }
-      // A queued command runs at EXEC, and its exec comes from EXEC's reply; the +QUEUED itself
-      // is no exec (the checkers would read an unlock's +QUEUED as its answer).
-      const bool queued = tx != nullptr && r.type == Reply::Type::kStatus && r.str == "QUEUED";
       if (!queued) Exec(*np, *cp, thread, label, request, r, EstimatedLocalMs(*np));
       if (!lost) deliver(r);
     };
@@ -916,13 +913,7 @@ class LiveOutbox final : public locks::Outbox {
     c_.CheckProgram();
   }
   void HolderValue(int thread, std::string_view value) override {
-    history::Event e;
-    e.type = history::EventType::kNote;
-    e.process = c_.id;
-    e.thread = thread;
-    e.op = names::kHolderValue;
-    e.local_ms = WallMs();
-    e.detail = history::HolderNote{value};
+    history::Event e = history::HolderValueNote(c_.id, thread, value, WallMs());
     c_.Record(e);
   }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "drive/client.h"
+#include "history/lease_owners.h"
 #include "locks/factory.h"
 #include "sim/world.h"
 
@@ -38,13 +39,7 @@ class ClientHosting::SimOutbox : public locks::Outbox {
     w_.CheckProgram(c_);
   }
   void HolderValue(int thread, std::string_view value) override {
-    history::Event e;
-    e.type = history::EventType::kNote;
-    e.process = c_.id;
-    e.thread = thread;
-    e.op = history::names::kHolderValue;
-    e.local_ms = WallMs();
-    e.detail = history::HolderNote{value};
+    history::Event e = history::HolderValueNote(c_.id, thread, value, WallMs());
     w_.Record(e);
   }
 

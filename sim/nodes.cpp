@@ -148,9 +148,7 @@ void NodeService::Receive(Node& n, Client& c, uint64_t incarnation, locks::Reque
         if (cs->session.blocked()) {
           // The thread sends again while its last command still waits: its client gave up on
           // that one (a response timeout) and, as client libraries do, closed the connection.
-          n.server->Disconnect(cs->session);
-          cs->generation = ++n.session_generations;
-          cs->queued.clear();
+          CloseSession(n, *cs);
         }
         std::optional<Reply> answer = n.server->Execute(cs->session, argv, now_ms, &fx);
         if (!answer) {
@@ -319,14 +317,24 @@ void NodeService::ArmBlockTimeout(Node& n, Node::SessionKey key, uint64_t genera
         ArmBlockTimeout(n, key, generation, now_ms);
         return;
       }
-      const Reply reply = n.server->TimeOut(cs.session);
-      cs.generation = ++n.session_generations;
-      Client& c = *w_.clients[static_cast<size_t>(key.client)];
-      RecordExec(n, c, key.thread, cs.label, cs.request, now_ms, reply);
-      if (n.faults.on(history::FaultKind::kLoseReplies)) return;
-      SendReply(n, c, cs.incarnation, cs.request, reply);
+      AnswerBlocked(n, key, cs, n.server->TimeOut(cs.session), now_ms);
     }, 2 * key.client);
   });
+}
+
+void NodeService::AnswerBlocked(Node& n, Node::SessionKey key, Node::ClientSession& cs,
+                                const Reply& reply, int64_t now_ms) {
+  cs.generation = ++n.session_generations;  // Its timeout check is void.
+  Client& c = *w_.clients[static_cast<size_t>(key.client)];
+  RecordExec(n, c, key.thread, cs.label, cs.request, now_ms, reply);
+  if (n.faults.on(history::FaultKind::kLoseReplies)) return;
+  SendReply(n, c, cs.incarnation, cs.request, reply);
+}
+
+void NodeService::CloseSession(Node& n, Node::ClientSession& cs) {
+  n.server->Disconnect(cs.session);  // Ends a wait, a transaction and the watches.
+  cs.generation = ++n.session_generations;
+  cs.queued.clear();
 }
 
 void NodeService::Demoted(Node& n) {
@@ -334,18 +342,11 @@ void NodeService::Demoted(Node& n) {
   const int64_t now_ms = n.clock->WallMs(w_.engine.now());
   for (auto& [key, cs] : n.sessions) {
     if (!cs->session.blocked()) continue;
-    n.server->TimeOut(cs->session);  // Ends the wait; Redis answers this instead:
-    cs->queued.clear();
-    const Reply reply = Reply::Error(
-        "UNBLOCKED force unblock from blocking operation, instance state changed (master -> "
-        "replica?)");
-    n.server->Disconnect(cs->session);  // CLIENT_CLOSE_AFTER_REPLY.
-    cs->generation = ++n.session_generations;
-    Client& c = *w_.clients[static_cast<size_t>(key.client)];
-    RecordExec(n, c, key.thread, cs->label, cs->request, now_ms, reply);
-    if (!n.faults.on(history::FaultKind::kLoseReplies)) {
-      SendReply(n, c, cs->incarnation, cs->request, reply);
-    }
+    CloseSession(n, *cs);  // CLIENT_CLOSE_AFTER_REPLY.
+    AnswerBlocked(n, key, *cs,
+                  Reply::Error("UNBLOCKED force unblock from blocking operation, instance state "
+                               "changed (master -> replica?)"),
+                  now_ms);
   }
 }
 

@@ -69,6 +69,12 @@ class NodeService {
   std::vector<Woken> TakeWoken(Node& n);
   void SendWoken(Node& n, std::vector<Woken> woken);
   void ArmBlockTimeout(Node& n, Node::SessionKey key, uint64_t generation, int64_t now_ms);
+  // A blocked session's wait ended with `reply` (its timeout, a demotion): its exec is recorded
+  // and the reply sent, unless replies are being lost.
+  void AnswerBlocked(Node& n, Node::SessionKey key, Node::ClientSession& cs, const Reply& reply,
+                     int64_t now_ms);
+  // The connection closes (Server::Disconnect): no wait, transaction or watch is left on it.
+  void CloseSession(Node& n, Node::ClientSession& cs);
   void SendReply(Node& n, Client& c, uint64_t incarnation, locks::RequestId request, Reply reply);
   int64_t Acked(const Node& n, uint64_t offset) const;
   void Wait(Node& n, Client& c, uint64_t incarnation, locks::RequestId request, uint64_t offset,
