@@ -6,10 +6,11 @@
 //   0. contention-10 for one simulated hour with nothing reading its events (the simulator
 //      alone: what the checkers and the writer add is cases 1 and 2 minus this);
 //   1. contention-10 for one simulated hour, --history none;
-//   2. the same with --history jsonl, then the reports made from the file;
+//   2. the same with --history binary (run's default), then the reports made from the file;
 //   3. a 100-client contention scenario (contention-10 with 100 clients) for one simulated
-//      hour, --history jsonl and the reports;
-//   4. contention-10 for one simulated hour, --history jsonl.gz, then the reports;
+//      hour, --history binary and the reports;
+//   4. contention-10 for one simulated hour, --history jsonl, then the reports;
+//   5. the same with --history jsonl.gz;
 // and, as the floor of each, the same number of script executions alone on a fresh emulator
 // (Redisson's acquire and unlock scripts of the scenario's version, EVALSHA, alternating on one
 // lock: the path of a lock taken and released). It prints simulated seconds per wall second,
@@ -17,7 +18,10 @@
 // bytes per event, and the overhead factor: the
 // case's wall time over its floor's, both the fastest run over the fastest floor and, per
 // round, the run over a floor measured right after it (the median of those is the figure that
-// survives a machine whose speed drifts). It asserts nothing about time.
+// survives a machine whose speed drifts). At the end, the ratios the issue of long runs set
+// targets for, each from cases of this run: what each history form adds to case 1, the history's
+// size per simulated hour, the reports' time against the run's own. It asserts nothing about
+// time.
 //
 //   ./build/bench_sim [--duration-ms 3600000] [--clients 100] [--cases 0,1,2,3,4] [--out DIR]
 //                     [--repeat N] [--readers thread|inline]
@@ -203,12 +207,57 @@ void Print(const CaseResult& r) {
   }
 }
 
+// The figures long runs are judged by, from this run's cases (by their number).
+void PrintRatios(const std::vector<CaseResult>& results) {
+  const auto find = [&](char number) -> const CaseResult* {
+    for (const CaseResult& r : results) {
+      if (!r.name.empty() && r.name[0] == number) return &r;
+    }
+    return nullptr;
+  };
+  const CaseResult* alone = find('0');
+  const CaseResult* none = find('1');
+  std::printf("\nratios\n");
+  if (alone != nullptr) {
+    std::printf("  simulator alone         %.2fx its scripts alone\n", alone->wall_s / alone->floor_s);
+  }
+  if (none != nullptr) {
+    std::printf("  checkers on, no history %.2fx its scripts alone (target: at most 1.5x)\n",
+                none->wall_s / none->floor_s);
+  }
+  for (char c : {'2', '4', '5'}) {
+    const CaseResult* r = find(c);
+    if (r == nullptr) continue;
+    const char* form = c == '2' ? "binary  " : c == '4' ? "jsonl   " : "jsonl.gz";
+    if (none != nullptr) {
+      std::printf("  history %s        +%.0f%% wall over case 1 (target: at most +30%%)",
+                  form, 100.0 * (r->wall_s / none->wall_s - 1));
+    } else {
+      std::printf("  history %s       ", form);
+    }
+    if (r->history_bytes >= 0 && r->sim_s > 0) {
+      std::printf(", %.1f MB per simulated hour (target: at most 100), %.1f bytes per event",
+                  r->history_bytes / 1e6 * 3600 / r->sim_s,
+                  r->history_events > 0 ? static_cast<double>(r->history_bytes) / r->history_events : 0.0);
+    }
+    std::printf("\n");
+    if (r->reports_s >= 0) {
+      std::printf("  reports from %s     %.2f s, %.2fx the run's wall time, %.2f s per simulated hour\n",
+                  form, r->reports_s, r->reports_s / r->wall_s, r->reports_s * 3600 / r->sim_s);
+    }
+  }
+  if (const CaseResult* big = find('3'); big != nullptr && big->reports_s >= 0) {
+    std::printf("  %s: reports %.2f s against the run's %.2f s (target: at most the run's)\n",
+                big->name.substr(3, big->name.find(',') - 3).c_str(), big->reports_s, big->wall_s);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int64_t duration_ms = 3'600'000;
   int clients = 100;
-  std::string cases = "0,1,2,3,4";
+  std::string cases = "0,1,2,3,4,5";
   int repeat = 1;
   std::string readers = "thread";
   std::string out = (std::filesystem::temp_directory_path() / "lockstep-bench-sim").string();
@@ -217,7 +266,7 @@ int main(int argc, char** argv) {
   desc.add_options()("help,h", "show this help")(
       "duration-ms", po::value(&duration_ms)->default_value(duration_ms), "simulated time per case")(
       "clients", po::value(&clients)->default_value(clients), "clients of case 3")(
-      "cases", po::value(&cases)->default_value(cases), "which cases to run (0, 1, 2, 3, 4)")(
+      "cases", po::value(&cases)->default_value(cases), "which cases to run (0 to 5)")(
       "out", po::value(&out)->default_value(out), "where the histories and reports go")(
       "repeat", po::value(&repeat)->default_value(repeat),
       "run each case this many times and keep the fastest (floors: at least 3)")(
@@ -275,8 +324,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (cases.find('2') != std::string::npos &&
-      !run("2. contention-10, --history jsonl, then the reports", *base, history::HistoryFormat::kJsonl,
-           true, out + "/c10-jsonl")) {
+      !run("2. contention-10, --history binary (the default), then the reports", *base,
+           history::HistoryFormat::kBinary, true, out + "/c10-binary")) {
     return 1;
   }
   if (cases.find('3') != std::string::npos) {
@@ -290,13 +339,19 @@ int main(int argc, char** argv) {
     }
     big.name = "contention-" + std::to_string(clients);
     const std::string name =
-        "3. contention-" + std::to_string(clients) + ", --history jsonl, then the reports";
-    if (!run(name.c_str(), big, history::HistoryFormat::kJsonl, true, out + "/big-jsonl")) return 1;
+        "3. contention-" + std::to_string(clients) + ", --history binary, then the reports";
+    if (!run(name.c_str(), big, history::HistoryFormat::kBinary, true, out + "/big-binary")) return 1;
   }
   if (cases.find('4') != std::string::npos &&
-      !run("4. contention-10, --history jsonl.gz, then the reports", *base,
+      !run("4. contention-10, --history jsonl, then the reports", *base, history::HistoryFormat::kJsonl,
+           true, out + "/c10-jsonl")) {
+    return 1;
+  }
+  if (cases.find('5') != std::string::npos &&
+      !run("5. contention-10, --history jsonl.gz, then the reports", *base,
            history::HistoryFormat::kJsonlGz, true, out + "/c10-jsonl-gz")) {
     return 1;
   }
+  PrintRatios(results);
   return 0;
 }

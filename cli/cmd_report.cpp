@@ -1,6 +1,6 @@
 // lockstep report: a saved history -> checkers -> Verdict -> report.html, trace.json, summary.md.
 //
-// The same files `lockstep run` writes, rebuilt from history.jsonl alone (the checkers run
+// The same files `lockstep run` writes, rebuilt from the history file alone (the checkers run
 // again on it). With --scenario the report also knows the scenario's expectations, its layout
 // (nodes that never ran a command, idle threads), its clocks' start and the lock scripts' SHAs,
 // and then matches what `run` wrote byte for byte.
@@ -30,7 +30,7 @@ namespace lockstep::cli {
 namespace {
 
 const char* kReportHelp =
-    "usage: lockstep report HISTORY.jsonl[.gz] [--scenario FILE] [--out DIR]\n"
+    "usage: lockstep report HISTORY [--scenario FILE] [--out DIR]\n"
     "\n"
     "Checks a saved history again and writes the reports `lockstep run` writes:\n"
     "  report.html  a self-contained timeline (open it from disk): a lane per client thread\n"
@@ -41,10 +41,11 @@ const char* kReportHelp =
     "--scenario adds what the history does not record: the [expect] section, the scenario's\n"
     "nodes and threads, its start time (for clock offsets) and the lock scripts' SHA-1s.\n"
     "\n"
-    "The history is checked as it is read: a regular file, not empty, each line an event\n"
-    "with \"seq\" (its index, no gaps), \"t\" and \"type\", ids and sizes within bounds\n"
-    "(docs/history.md, \"What a reader accepts\"); anything else is refused with the file\n"
-    "and the line, before any report is written.\n"
+    "HISTORY is a run's history file in any form: history.bin (run's default), history.jsonl\n"
+    "or history.jsonl.gz. It is checked as it is read: a regular file, not empty, each line\n"
+    "(or record) an event with \"seq\" (its index, no gaps), \"t\" and \"type\", ids and sizes\n"
+    "within bounds (docs/history.md, \"What a reader accepts\"); anything else is refused with\n"
+    "the file and the line (or event), before any report is written.\n"
     "\n"
     "A long run's report.html keeps detail around the start, the violations and the faults;\n"
     "--detail-at SECONDS anchors it at another moment (the overview shows the whole run).\n"
@@ -59,7 +60,7 @@ const char* kReportHelp =
     "\n"
     "Example:\n"
     "  lockstep run scenarios/gc-pause-explicit-lease.toml --out /tmp/gc\n"
-    "  lockstep report /tmp/gc/history.jsonl --scenario scenarios/gc-pause-explicit-lease.toml\n"
+    "  lockstep report /tmp/gc/history.bin --scenario scenarios/gc-pause-explicit-lease.toml\n"
     "\n"
     "Options";
 
@@ -106,7 +107,7 @@ int ReportMain(const std::vector<std::string>& args) {
   if (std::optional<int> done = ParseArgs("report", args, desc, hidden, "history", &vm)) return *done;
   if (history_path.empty()) {
     std::cerr
-        << "lockstep report: which history? e.g. lockstep report lockstep-out/x/history.jsonl\n";
+        << "lockstep report: which history? e.g. lockstep report lockstep-out/x/history.bin\n";
     return kExitBadInput;
   }
   for (const std::string& input : {history_path, scenario_file}) {
@@ -249,10 +250,7 @@ int ReportMain(const std::vector<std::string>& args) {
     record.verdict = &*verdict;
     record.judgement = &judgement;
     record.end_us = end_us;
-    record.history_format = history_path.size() > 3 &&
-                                    history_path.compare(history_path.size() - 3, 3, ".gz") == 0
-                                ? "jsonl.gz"
-                                : "jsonl";
+    record.history_format = history::HistoryFileForm(history_path);
     record.history_path = history_path;
     record.history_events = stats.events;
     record.history_hash = history::HashHex(stats.hash);

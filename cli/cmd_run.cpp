@@ -66,11 +66,13 @@ const char* kRunHelp =
     "                      expect; judged in every run (hold unless [expect] says otherwise)\n"
     "\n"
     "The history streams through the checkers as it happens (nothing holds the whole run)\n"
-    "and, with --history jsonl (the default), to DIR/history.jsonl, one event per line\n"
-    "(jsonl.gz: DIR/history.jsonl.gz; none: no file and no reports, the fastest, for\n"
-    "searches that re-run what they want to keep). Then DIR/summary.txt and the reports:\n"
+    "and to a file: with --history binary (the default) DIR/history.bin, compact (about 11\n"
+    "bytes an event; `lockstep history dump DIR/history.bin` prints its JSON Lines); jsonl:\n"
+    "DIR/history.jsonl, one event per line, about 150 bytes each; jsonl.gz: the same\n"
+    "compressed, DIR/history.jsonl.gz; none: no file and no reports, the fastest, for\n"
+    "searches that re-run what they want to keep. Then DIR/summary.txt and the reports:\n"
     "DIR/report.html (timeline), DIR/trace.json (Perfetto) and DIR/summary.md (for a pull\n"
-    "request); `lockstep report DIR/history.jsonl` rebuilds them from the history.\n"
+    "request); `lockstep report DIR/history.bin` rebuilds them from the history.\n"
     "\n"
     "DIR is created, and checked to be writable, before the simulation starts. Ctrl-C\n"
     "(SIGINT), SIGTERM or SIGHUP stops the run where it is: the history written so far, its\n"
@@ -317,7 +319,7 @@ std::optional<int> SweepSeeds(const std::string& file, const Scenario& scenario,
 }  // namespace
 
 int RunMain(const std::vector<std::string>& args) {
-  std::string file, out_dir, lua_dir = DefaultLuaDir(), history_format = "jsonl";
+  std::string file, out_dir, lua_dir = DefaultLuaDir(), history_format = "binary";
   uint64_t seed = 0;
   int64_t duration_ms = 0;
   double time_scale = 1;
@@ -337,7 +339,7 @@ int RunMain(const std::vector<std::string>& args) {
       "lua-dir", po::value(&lua_dir)->default_value(lua_dir),
       "where the default lock scripts live (also $LOCKSTEP_LUA_DIR)")(
       "history", po::value(&history_format)->default_value(history_format),
-      "what to keep of the history: jsonl, jsonl.gz or none")(
+      "what to keep of the history: binary, jsonl, jsonl.gz or none")(
       "json", po::value(&json_path),
       "also write the verdict as JSON to this file (schema lockstep-run/1, docs/ci.md)")(
       "junit", po::value(&junit_path),
@@ -367,7 +369,7 @@ int RunMain(const std::vector<std::string>& args) {
   }
   const std::optional<history::HistoryFormat> format = history::ParseHistoryFormat(history_format);
   if (!format) {
-    std::cerr << "lockstep run: --history takes jsonl, jsonl.gz or none, not '" << history_format
+    std::cerr << "lockstep run: --history takes binary, jsonl, jsonl.gz or none, not '" << history_format
               << "'\n";
     return kExitBadInput;
   }

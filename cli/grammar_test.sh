@@ -124,7 +124,7 @@ grep -q '"schema": "lockstep-run/1"' rq.json && grep -q '<testsuite ' rq.xml || 
 # One name, one number. A property that does not apply reads "-" and says
 # so; the history's event count is its lines; the engine's are named apart; summary.md counts
 # the faults that start, as the history has them.
-refused 0 "result     PASS" run "$ph" --out n9
+refused 0 "result     PASS" run "$ph" --out n9 --history jsonl
 grep -q '^  fairness            -         (does not apply to rlock)$' out.txt || { cat out.txt; fail "no '-' for a property that does not apply"; }
 lines=$(wc -l <n9/history.jsonl)
 grep -q "^history    n9/history.jsonl ($lines events, hash " out.txt || { cat out.txt; fail "history events are not its $lines lines"; }
@@ -183,11 +183,11 @@ grep -q '^  mutual_exclusion    VIOLATED' out.txt || fail "run -q left out the v
 grep -q '^seed ' q1/summary.txt || fail "summary.txt lost the head"
 # report exits as run does: judged by the scenario's [expect], or, without one, nothing may be
 # violated; -q prints the verdict and the result, not the files.
-refused 0 "result     PASS: the verdict matches" report q1/history.jsonl --scenario "$gc" --out q2
+refused 0 "result     PASS: the verdict matches" report q1/history.bin --scenario "$gc" --out q2
 # Another scenario's [expect] does not judge this history.
-refused 2 "is a history of scenario 'gc-pause-explicit-lease', but" report q1/history.jsonl \
+refused 2 "is a history of scenario 'gc-pause-explicit-lease', but" report q1/history.bin \
   --scenario "$c10" --out q3
-refused 1 "result     FAIL: properties violated" report q1/history.jsonl --out q3 -q
+refused 1 "result     FAIL: properties violated" report q1/history.bin --out q3 -q
 ! grep -q '^wrote ' out.txt || fail "report -q listed its files"
 grep -q '^  mutual_exclusion    VIOLATED' out.txt || fail "report -q left out the verdict"
 # emu prompts on a terminal (on stderr), and not from a pipe.
@@ -201,7 +201,7 @@ printf 'PING\n' | "$lockstep" emu >pipe.txt 2>&1
 # violation, no fault): report --detail-at anchors the page's detail elsewhere; a second past
 # the run's end is refused.
 "$lockstep" run "$c10" --duration-ms 120000 -q --out long >/dev/null
-"$lockstep" report long/history.jsonl --detail-at 100 --out long-100 -q >/dev/null
+"$lockstep" report long/history.bin --detail-at 100 --out long-100 -q >/dev/null
 window=$(grep -o 'data-data-from-us="[0-9]*" data-data-to-us="[0-9]*"' long-100/report.html | head -1)
 from=$(echo "$window" | sed 's/.*from-us="\([0-9]*\)".*/\1/')
 to=$(echo "$window" | sed 's/.*to-us="\([0-9]*\)".*/\1/')
@@ -210,14 +210,14 @@ to=$(echo "$window" | sed 's/.*to-us="\([0-9]*\)".*/\1/')
 grep -q 'around 100.000 s, as asked' long-100/report.html || fail "--detail-at: the page does not say so"
 grep -q 'id="no-detail"' long/report.html || fail "no place for the overview's no-detail message"
 refused 2 "--detail-at takes a simulated second from 0 to the run's end (120.000 s), not 121" \
-  report long/history.jsonl --detail-at 121 --out long-121
+  report long/history.bin --detail-at 121 --out long-121
 # A crowded run draws 48 thread lanes; report --lanes draws the named ones first.
 sed 's/^count = 10$/count = 60/; s/^name = "contention-10"$/name = "contention-60"/' "$c10" >c60.toml
 grep -q '^count = 60$' c60.toml || fail "could not make a 60-client scenario"
 "$lockstep" run c60.toml --duration-ms 5000 -q --out crowded >/dev/null
 grep -q '12 more threads not drawn' crowded/report.html || fail "the crowded report does not say what it left out"
 ! grep -q 'data-lane="c59.t0"' crowded/report.html || fail "c59.t0 drawn without asking"
-"$lockstep" report crowded/history.jsonl --lanes 'c59.t0,c5?.t0' --out crowded-lanes -q >/dev/null
+"$lockstep" report crowded/history.bin --lanes 'c59.t0,c5?.t0' --out crowded-lanes -q >/dev/null
 for t in c59.t0 c50.t0 c55.t0; do
   grep -q "data-lane=\"$t\" data-kind=\"thread\"" crowded-lanes/report.html || fail "--lanes did not draw $t"
 done

@@ -2,7 +2,8 @@
 # A run stopped by SIGINT, SIGTERM or SIGHUP keeps what it did: the history written so far (a
 # readable prefix that ends with the "interrupted" end note), the verdict, the reports and the
 # summary of that prefix, a message on stderr naming the signal, and the exit status a shell
-# gives a process that signal ended (130, 143, 129); `lockstep report` reads the prefix back.
+# gives a process that signal ended (130, 143, 129); `lockstep report` reads the prefix back,
+# and `lockstep history dump` finds its recorded hash to be its events'.
 #
 #   cli/interrupt_test.sh LOCKSTEP SOURCE_DIR OUT_DIR [INT|TERM|HUP]
 set -euo pipefail
@@ -18,7 +19,7 @@ case "$signal" in
 esac
 rm -rf "$out"
 mkdir -p "$out"
-history="$out/run/history.jsonl"
+history="$out/run/history.bin"
 
 # A simulated day: far longer than the test waits.
 "$lockstep" run "$src/scenarios/contention-10.toml" --duration-ms 86400000 --quiet \
@@ -40,7 +41,9 @@ fail() { echo "FAIL: $*"; exit 1; }
 [ "$code" -eq "$want" ] || fail "exit status $code, not $want"
 grep -q "interrupted by SIG$signal at" "$out/stderr" || fail "no message on stderr naming SIG$signal"
 grep -q "^result     INTERRUPTED at" "$out/stdout" || fail "no INTERRUPTED result line"
-tail -1 "$history" | grep -q '"op":"end","detail":"interrupted"' || fail "the history does not end with the interrupted end note"
+"$lockstep" history dump "$history" --out "$out/history.jsonl" 2>"$out/dump.err" ||
+  fail "lockstep history dump refused the prefix: $(cat "$out/dump.err")"
+tail -1 "$out/history.jsonl" | grep -q '"op":"end","detail":"interrupted"' || fail "the history does not end with the interrupted end note"
 for f in report.html trace.json summary.md summary.txt; do
   [ -s "$out/run/$f" ] || fail "$f was not written"
 done
@@ -53,4 +56,4 @@ code=$?
 set -e
 [ "$code" -le 1 ] || fail "lockstep report could not read the prefix (exit $code)"
 [ -s "$out/again/report.html" ] || fail "lockstep report wrote no report.html"
-echo "ok: SIG$signal: exit $code, interrupted after $(wc -l <"$history") events; prefix, verdict and reports kept"
+echo "ok: SIG$signal: exit $code, interrupted after $(wc -l <"$out/history.jsonl") events; prefix, verdict and reports kept"

@@ -29,6 +29,8 @@ const Subcommand kSubcommands[] = {
      lockstep::cli::FuzzMain},
     {"report", "rebuild report.html, trace.json and summary.md from a saved history",
      lockstep::cli::ReportMain},
+    {"history", "print a saved history as JSON Lines, or convert it to another form",
+     lockstep::cli::HistoryMain},
     {"emu", "run redis-cli style commands from stdin on the emulated Redis 7.0",
      lockstep::cli::EmuMain},
     {"eval", "run one Lua script file on a fresh emulated Redis", lockstep::cli::EvalMain},
@@ -43,7 +45,7 @@ void PrintUsage(std::FILE* out) {
                "fair, read-write, RedLock, fenced ...) keep their promises, on an emulated\n"
                "Redis 7.0 whose scripting matches redis-server's replies and errors.\n\n"
                "subcommands:\n");
-  for (const Subcommand& s : kSubcommands) std::fprintf(out, "  %-6s  %s\n", s.name, s.summary);
+  for (const Subcommand& s : kSubcommands) std::fprintf(out, "  %-7s  %s\n", s.name, s.summary);
   std::fprintf(out,
                "\nexit status: 0 ok, 1 a check failed or an output could not be written,\n"
                "2 bad input, 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP\n"

@@ -67,14 +67,15 @@ case "$mode" in
 
   full-disk)
     # The history reaches the limit (1 MiB) long before a one-hour run ends.
-    for format in jsonl jsonl.gz; do
+    for format in binary jsonl jsonl.gz; do
       limit_kib=$([ "$format" = jsonl ] && echo 1024 || echo 64)
+      file=history.$([ "$format" = binary ] && echo bin || echo "$format")
       run_case "history-$format" bash -c 'ulimit -f "$1"; shift; exec "$@"' _ "$limit_kib" \
         "$lockstep" run "$scenario" --duration-ms 3600000 --quiet --history "$format" --out "h-$format"
       expect_code 1 "history-$format"
-      expect_err "lockstep run: write to h-$format/history.$format failed: File too large" "history-$format"
-      expect_err "h-$format/history.$format was removed" "history-$format"
-      [ ! -e "h-$format/history.$format" ] || fail "the cut history h-$format/history.$format is still there"
+      expect_err "lockstep run: write to h-$format/$file failed: File too large" "history-$format"
+      expect_err "h-$format/$file was removed" "history-$format"
+      [ ! -e "h-$format/$file" ] || fail "the cut history h-$format/$file is still there"
       no_tmp_in "h-$format"
       for f in summary.txt report.html trace.json summary.md; do
         [ ! -e "h-$format/$f" ] || fail "h-$format/$f was written for a run that failed"
@@ -84,7 +85,7 @@ case "$mode" in
     # The reports reach the limit: a limit above the history's size and below the largest
     # report's, both measured on the same run without a limit.
     "$lockstep" run "$scenario" --duration-ms 2000 --quiet --out free >/dev/null
-    history_bytes=$(stat -c %s free/history.jsonl)
+    history_bytes=$(stat -c %s free/history.bin)
     report_bytes=$(stat -c %s free/report.html free/trace.json | sort -n | tail -1)
     [ "$report_bytes" -gt $((history_bytes + 8192)) ] ||
       fail "cannot test: no report is larger than the history ($report_bytes vs $history_bytes bytes)"
@@ -97,7 +98,7 @@ case "$mode" in
     # -q leaves the figures out of stdout; summary.txt keeps the line.
     grep -q "^reports    NOT WRITTEN: write to limited/" limited/summary.txt ||
       fail "summary.txt does not say the reports were not written"
-    cmp free/history.jsonl limited/history.jsonl || fail "the history under the limit differs from the one without"
+    cmp free/history.bin limited/history.bin || fail "the history under the limit differs from the one without"
     [ -s limited/summary.txt ] || fail "summary.txt was not written"
     no_tmp_in limited
     ;;
@@ -124,7 +125,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
     ;;
 
   report-refuses)
-    "$lockstep" run "$scenario" --duration-ms 2000 --quiet --out good >/dev/null
+    "$lockstep" run "$scenario" --duration-ms 2000 --quiet --history jsonl --out good >/dev/null
     h=good/history.jsonl
     # The first event with a thread, to corrupt it.
     n=$(grep -m1 -n '"thread":' "$h" | cut -d: -f1)
@@ -151,9 +152,32 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
     check thread-max thread-max.jsonl "thread-max.jsonl:$n: \"thread\" is 2147483647, outside -1..1023"
     check thread-1e9 thread-1e9.jsonl "thread-1e9.jsonl:$n: \"thread\" is 1000000000, outside -1..1023"
     check long-line long-line.jsonl "long-line.jsonl:3: line longer than 1048576 bytes"
-    # The good history still reads.
+    # The binary form: a record of no kind, a name used before it is defined, a file cut
+    # inside a record (a prefix: read), a checkpoint whose hash is not its events' (report takes
+    # it as written; history dump, which hashes every event, refuses it).
+    "$lockstep" history convert "$h" --to binary --out good.bin 2>/dev/null || fail "convert to binary failed"
+    magic=$(head -c 8 good.bin | od -An -tx1 | tr -d ' \n')
+    [ "$magic" = 4c4b535450484201 ] || fail "the binary form's magic is $magic"
+    { head -c 8 good.bin; printf '\177'; } >no-kind.bin
+    { head -c 8 good.bin; printf '\011\001\000\005'; } >undefined-name.bin
+    check no-kind no-kind.bin "no-kind.bin: event 0 (byte 8): unknown record kind 127"
+    check undefined-name undefined-name.bin "undefined-name.bin: event 0 (byte 8): the process is name 5, not defined before it"
+    size=$(stat -c %s good.bin)
+    head -c $((size / 2)) good.bin >cut.bin
+    run_case cut "$lockstep" report cut.bin --out reports-cut --quiet
+    [ "$code" -le 1 ] && [ -s reports-cut/report.html ] || fail "the cut binary history was not read as a prefix"
+    { head -c $((size - 1)) good.bin; printf '\377'; } >altered.bin
+    [ "$(tail -c 1 good.bin | od -An -tu1 | tr -d ' ')" != 255 ] || fail "cannot alter: the hash's last byte is already 255"
+    run_case altered "$lockstep" report altered.bin --out reports-altered --quiet
+    [ "$code" -le 1 ] || fail "report refused a history whose only fault is its recorded hash"
+    run_case altered-dump "$lockstep" history dump altered.bin --out altered.jsonl
+    expect_code 2 altered-dump
+    expect_err "is not the events'" altered-dump
+    # The good history still reads, in both forms, with one hash.
     "$lockstep" report "$h" --out reports-good --quiet || fail "the good history was refused"
     [ -s reports-good/report.html ] || fail "no report from the good history"
+    "$lockstep" history dump good.bin --out good-again.jsonl 2>/dev/null || fail "dump of good.bin failed"
+    cmp "$h" good-again.jsonl || fail "dumping the binary form did not give back the JSON Lines"
     ;;
 
   *)

@@ -31,7 +31,7 @@ expect['lockstep run scenarios/failover-unreplicated.toml --seed 3 --out failove
 expect['lockstep fuzz scenarios/contention-10.toml --cases 500']='1|^result +FAIL: 1 failure\(s\) written under lockstep-out/fuzz-contention-10/[0-9]{8}-[0-9]{6}-seed1$'
 expect['lockstep run my-lock.toml --json out.json --junit out.xml']='0|^result +PASS'
 expect['lockstep run scenarios/contention-10.toml --seeds 1..200']='0|^result +PASS: every seed.s verdict matches'
-expect['lockstep report lockstep-out/gc-pause-explicit-lease/latest/history.jsonl --scenario scenarios/gc-pause-explicit-lease.toml']='0|^result +PASS'
+expect['lockstep report lockstep-out/gc-pause-explicit-lease/latest/history.bin --scenario scenarios/gc-pause-explicit-lease.toml']='0|^result +PASS'
 expect['lockstep replay scenarios/gc-pause-explicit-lease.toml --time-scale 0.1']='0|^result +PASS'
 expect['lockstep replay scenarios/contention-10.toml --time-scale 0.1 --redis 127.0.0.1:6379']='0|^result +PASS'
 expect['lockstep replay scenarios/holder-crash.toml --time-scale 0.1 --out live']='0|^result +PASS'

@@ -25,7 +25,7 @@ using reports::HtmlEscape;
 namespace {
 
 // The files a run writes in its folder (history/writer.h, reports/report.h, cmd_run.cpp).
-constexpr const char* kRunFiles[] = {"history.jsonl", "history.jsonl.gz", "summary.txt",
+constexpr const char* kRunFiles[] = {"history.bin", "history.jsonl", "history.jsonl.gz", "summary.txt",
                                      "report.html",   "trace.json",       "summary.md",
                                      "seeds.txt"};
 

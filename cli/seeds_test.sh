@@ -52,7 +52,7 @@ if [ "$fails" -gt 0 ]; then
   [ "$code" = 1 ] || fail "failures, but exit $code"
   first=$(awk '$2 == "fail" { print $1; exit }' singles.txt)
   grep -q "^first fail seed $first: lockstep run .* --seed $first" sweep.out || { cat sweep.out; fail "no first failing seed $first"; }
-  [ -f sweep/report.html ] && [ -f sweep/history.jsonl ] || fail "the first failing seed was not run again in full"
+  [ -f sweep/report.html ] && [ -f sweep/history.bin ] || fail "the first failing seed was not run again in full"
 else
   [ "$code" = 0 ] || fail "no failure, but exit $code"
 fi

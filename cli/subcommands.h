@@ -33,6 +33,8 @@ int FuzzMergeMain(const std::vector<std::string>& args);
 // lockstep report HISTORY [--scenario FILE] [--out DIR]: check a saved history again and write
 // report.html, trace.json and summary.md.
 int ReportMain(const std::vector<std::string>& args);
+// lockstep history dump|convert HISTORY: a saved history as JSON Lines, or in another form.
+int HistoryMain(const std::vector<std::string>& args);
 
 }  // namespace lockstep::cli
 

@@ -355,8 +355,9 @@ class LineHead {
   char buf_[kBytes];
 };
 
+// `detail`: the detail's text when the caller has it already, else null (made here).
 void AppendLine(const Event& e, const NameTable& names, std::vector<std::string>* quoted,
-                std::string* out) {
+                const std::string_view* detail, std::string* out) {
   {
     LineHead head(out);
     head.Literal("{\"seq\":");
@@ -399,7 +400,11 @@ void AppendLine(const Event& e, const NameTable& names, std::vector<std::string>
   const size_t before = out->size();
   AppendLiteral(out, ",\"detail\":\"");
   const size_t text_at = out->size();
-  AppendDetailText(e, out);
+  if (detail != nullptr) {
+    out->append(*detail);
+  } else {
+    AppendDetailText(e, out);
+  }
   if (out->size() == text_at) {
     out->resize(before);  // No detail: the key is left out.
   } else {
@@ -423,11 +428,15 @@ void AppendLine(const Event& e, const NameTable& names, std::vector<std::string>
 }  // namespace
 
 void AppendJsonLine(const Event& e, const NameTable& names, std::string* out) {
-  AppendLine(e, names, nullptr, out);
+  AppendLine(e, names, nullptr, nullptr, out);
 }
 
 void JsonLineFormatter::Append(const Event& e, std::string* out) {
-  AppendLine(e, *names_, &quoted_, out);
+  AppendLine(e, *names_, &quoted_, nullptr, out);
+}
+
+void JsonLineFormatter::Append(const Event& e, std::string_view detail, std::string* out) {
+  AppendLine(e, *names_, &quoted_, &detail, out);
 }
 
 bool ParseJsonLine(std::string_view line, NameTable* names, std::string* text, Event* e,

@@ -34,6 +34,9 @@ class JsonLineFormatter {
  public:
   explicit JsonLineFormatter(const NameTable* names) : names_(names) {}
   void Append(const Event& e, std::string* out);
+  // The same with the detail's text made already (AppendDetailText), as the binary form's
+  // writer has it.
+  void Append(const Event& e, std::string_view detail, std::string* out);
 
  private:
   const NameTable* names_;

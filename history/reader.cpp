@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/read_file.h"
+#include "history/binary.h"
 #include "history/jsonl.h"
 
 namespace lockstep::history {
@@ -74,7 +75,59 @@ class Census {
   uint64_t threads_ = 0;  // (process, thread) pairs.
 };
 
+// What every event read must satisfy besides its own fields, in either form: time never goes
+// back, the names stay inside the bounds, one protocol note before any event that is not a note.
+class Rules {
+ public:
+  // Empty when `e` (the next event, at `unit` `index`: line 12, event 11) may follow the events
+  // before it, else why not.
+  std::string Check(const Event& e, uint64_t events_before, int64_t last_t_us, const char* unit,
+                    uint64_t index) {
+    if (events_before > 0 && e.t_us < last_t_us) return "time goes backwards";
+    if (const std::string over = census_.Add(e); !over.empty()) {
+      return over + ", more than a history may name";
+    }
+    // The protocol note says how every later event reads (which checkers apply, what a reply
+    // means): once, before anything that is not a note, as every driver writes it.
+    if (e.type == EventType::kNote && e.op == names::kProtocol) {
+      if (saw_protocol_) return "a second protocol note (a history has one, at its start)";
+      if (!first_non_note_.empty()) {
+        return "a protocol note after the run's first event that is not a note (" +
+               first_non_note_ + "); it must come before them";
+      }
+      saw_protocol_ = true;
+    } else if (e.type != EventType::kNote && first_non_note_.empty()) {
+      first_non_note_ = std::string(unit) + " " + std::to_string(index);
+    }
+    return {};
+  }
+
+ private:
+  Census census_;
+  bool saw_protocol_ = false;
+  std::string first_non_note_;  // Where the first event that is not a note was.
+};
+
+// Reads a binary history (history/binary.h) from `fd`, positioned after its magic.
+bool ReadBinaryHistory(int fd, const std::string& path, NameTable* names, EventSink* sink,
+                       ReadStats* stats, std::string* error, const ReadOptions& options);
+
 }  // namespace
+
+const char* HistoryFileForm(const std::string& path) {
+  char head[kBinaryMagic.size()] = {};
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return "jsonl";
+  const ssize_t n = pread(fd, head, sizeof(head), 0);
+  close(fd);
+  if (n == static_cast<ssize_t>(sizeof(head)) && std::string_view(head, sizeof(head)) == kBinaryMagic) {
+    return "binary";
+  }
+  if (n >= 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b) {
+    return "jsonl.gz";
+  }
+  return "jsonl";
+}
 
 bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink, ReadStats* stats,
                      std::string* error, const ReadOptions& options) {
@@ -105,6 +158,15 @@ bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink,
     close(fd);
     return false;
   }
+  // The binary form says so in its first bytes; anything else is JSON Lines, plain or gzip.
+  char magic[kBinaryMagic.size()];
+  if (st.st_size >= static_cast<off_t>(sizeof(magic)) &&
+      pread(fd, magic, sizeof(magic), 0) == static_cast<ssize_t>(sizeof(magic)) &&
+      std::string_view(magic, sizeof(magic)) == kBinaryMagic) {
+    const bool read = ReadBinaryHistory(fd, path, names, sink, stats, error, options);
+    close(fd);
+    return read;
+  }
   // gzread reads a plain file as it is, so one path serves both formats.
   gzFile in = gzdopen(fd, "rb");
   if (in == nullptr) {
@@ -119,9 +181,7 @@ bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink,
   std::string text;
   size_t line_no = 0;
   uint64_t bytes = 0;  // Read so far, uncompressed.
-  Census census;
-  bool saw_protocol = false, saw_non_note = false;
-  size_t first_non_note_line = 0;
+  Rules rules;
   bool ok = true;
   bool done = false;  // Read as many events as the options allow.
   const auto at_line = [&](size_t line) { return path + ":" + std::to_string(line) + ": "; };
@@ -140,31 +200,11 @@ bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink,
                " comes next (events are numbered from 0, in order, without gaps)";
       return false;
     }
-    if (stats->events > 0 && e.t_us < stats->last_t_us) {
-      *error = at_line(line_no) + "time goes backwards";
+    if (const std::string why_not =
+            rules.Check(e, stats->events, stats->last_t_us, "line", line_no);
+        !why_not.empty()) {
+      *error = at_line(line_no) + why_not;
       return false;
-    }
-    if (const std::string over = census.Add(e); !over.empty()) {
-      *error = at_line(line_no) + over + ", more than a history may name";
-      return false;
-    }
-    // The protocol note says how every later event reads (which checkers apply, what a reply
-    // means): once, before anything that is not a note, as every driver writes it.
-    if (e.type == EventType::kNote && e.op == names::kProtocol) {
-      if (saw_protocol) {
-        *error = at_line(line_no) + "a second protocol note (a history has one, at its start)";
-        return false;
-      }
-      if (saw_non_note) {
-        *error = at_line(line_no) +
-                 "a protocol note after the run's first event that is not a note (line " +
-                 std::to_string(first_non_note_line) + "); it must come before them";
-        return false;
-      }
-      saw_protocol = true;
-    } else if (e.type != EventType::kNote && !saw_non_note) {
-      saw_non_note = true;
-      first_non_note_line = line_no;
     }
     stats->events++;
     stats->last_t_us = e.t_us;
@@ -233,5 +273,169 @@ bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink,
   }
   return true;
 }
+
+namespace {
+
+// Reads `fd` from `offset` on in chunks, keeping the bytes of a record that continues past a
+// chunk: a record is at most a name's or a detail's bytes and a few varints.
+class ChunkReader {
+ public:
+  ChunkReader(int fd, off_t offset) : fd_(fd), offset_(offset) {}
+  std::string_view data() const { return std::string_view(buf_).substr(pos_); }
+  void Consume(size_t n) { pos_ += n; }
+  bool eof() const { return eof_; }
+  // Reads more after what is left. False with *error on a read error; at the end sets eof().
+  bool More(std::string* error) {
+    buf_.erase(0, pos_);
+    pos_ = 0;
+    const size_t have = buf_.size();
+    const size_t want = std::max<size_t>(kChunk, have);  // A long record doubles the buffer.
+    buf_.resize(have + want);
+    ssize_t n;
+    do {
+      n = pread(fd_, buf_.data() + have, want, offset_);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      *error = std::strerror(errno);
+      buf_.resize(have);
+      return false;
+    }
+    buf_.resize(have + static_cast<size_t>(n));
+    offset_ += n;
+    if (n == 0) eof_ = true;
+    return true;
+  }
+
+ private:
+  static constexpr size_t kChunk = 1 << 20;
+  int fd_;
+  off_t offset_;
+  std::string buf_;
+  size_t pos_ = 0;
+  bool eof_ = false;
+};
+
+bool ReadBinaryHistory(int fd, const std::string& path, NameTable* names, EventSink* sink,
+                       ReadStats* stats, std::string* error, const ReadOptions& options) {
+  ChunkReader in(fd, static_cast<off_t>(kBinaryMagic.size()));
+  BinaryDecoder decoder;
+  Rules rules;
+  uint64_t checkpoint_events = 0, checkpoint_hash = kFnvOffset;  // The last checkpoint's.
+  uint64_t offset = kBinaryMagic.size();  // Of the record being read, for messages.
+  const auto at = [&] {
+    return path + ": event " + std::to_string(stats->events) + " (byte " + std::to_string(offset) + "): ";
+  };
+  bool done = false;
+  uint64_t hash = kFnvOffset;  // With options.verify_hash: over the lines of the events read.
+  std::string line;
+  while (!done) {
+    size_t used = 0;
+    RecordKind kind{};
+    Event e;
+    uint64_t cp_events = 0, cp_hash = 0;
+    std::string why;
+    const DecodeStatus status =
+        decoder.Next(in.data(), names, &used, &kind, &e, &cp_events, &cp_hash, &why);
+    if (status == DecodeStatus::kError) {
+      *error = at() + why;
+      return false;
+    }
+    if (status == DecodeStatus::kNeedMore) {
+      if (in.eof()) {
+        // Ends inside a record: a run killed while writing left a prefix of whole events.
+        if (!in.data().empty()) stats->truncated = true;
+        break;
+      }
+      if (in.data().size() > kMaxHistoryLineBytes + 64) {
+        *error = at() + "a record longer than " + std::to_string(kMaxHistoryLineBytes) + " bytes";
+        return false;
+      }
+      if (!in.More(&why)) {
+        *error = "cannot read " + path + ": " + why;
+        return false;
+      }
+      continue;
+    }
+    in.Consume(used);
+    offset += used;
+    if (kind == RecordKind::kCheckpoint) {
+      if (cp_events != stats->events) {
+        *error = at() + "a checkpoint after " + std::to_string(cp_events) + " events where " +
+                 std::to_string(stats->events) + " were read (the file was altered)";
+        return false;
+      }
+      if (options.verify_hash && cp_hash != hash) {
+        *error = at() + "the checkpoint's hash " + HashHex(cp_hash) + " is not the events' " +
+                 HashHex(hash) + " (the file was altered)";
+        return false;
+      }
+      checkpoint_events = cp_events;
+      checkpoint_hash = cp_hash;
+      continue;
+    }
+    if (kind != RecordKind::kEvent) continue;
+    e.seq = stats->events;
+    if (const std::string why_not = rules.Check(e, stats->events, stats->last_t_us, "event", e.seq);
+        !why_not.empty()) {
+      *error = at() + why_not;
+      return false;
+    }
+    stats->events++;
+    stats->last_t_us = e.t_us;
+    if (options.verify_hash) {
+      line.clear();
+      AppendJsonLine(e, *names, &line);
+      line.push_back('\n');
+      hash = FnvAppend(hash, line);
+    }
+    sink->OnEvent(e);
+    if (options.max_events > 0 && stats->events >= options.max_events) done = true;
+  }
+  if (stats->events == 0) {
+    *error = path + ": no events, not a history (a run's history has at least its notes)";
+    return false;
+  }
+  stats->hash = checkpoint_hash;
+  if (options.verify_hash) {
+    stats->hash = hash;
+  } else if (checkpoint_events < stats->events) {
+    // Events past the last checkpoint (a run cut short, a read stopped early): their lines'
+    // hash, from the checkpoint's on. The file is decoded once more up to them.
+    ChunkReader again(fd, static_cast<off_t>(kBinaryMagic.size()));
+    BinaryDecoder replay;
+    uint64_t seq = 0;
+    while (seq < stats->events) {
+      size_t used = 0;
+      RecordKind kind{};
+      Event e;
+      uint64_t cp_events = 0, cp_hash = 0;
+      std::string why;
+      const DecodeStatus status =
+          replay.Next(again.data(), names, &used, &kind, &e, &cp_events, &cp_hash, &why);
+      if (status == DecodeStatus::kNeedMore && !again.eof()) {
+        if (!again.More(&why)) {
+          *error = "cannot read " + path + ": " + why;
+          return false;
+        }
+        continue;
+      }
+      if (status != DecodeStatus::kOk) {
+        *error = "cannot read " + path + " again: it changed while it was read";
+        return false;
+      }
+      again.Consume(used);
+      if (kind != RecordKind::kEvent) continue;
+      e.seq = seq++;
+      if (e.seq < checkpoint_events) continue;
+      line.clear();
+      AppendJsonLine(e, *names, &line);
+      line.push_back('\n');
+      stats->hash = FnvAppend(stats->hash, line);
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 }  // namespace lockstep::history

@@ -22,6 +22,10 @@ struct ReadStats {
 
 struct ReadOptions {
   uint64_t max_events = 0;  // Stop after this many events (0: read them all).
+  // The binary form (history/binary.h): hash every event's JSON line as it is read and hold
+  // each checkpoint to it, refusing a file whose recorded hash is not its events' (without it,
+  // the hash is taken from the checkpoints). JSON Lines are always hashed as they are read.
+  bool verify_hash = false;
 };
 
 // What a history file may hold. A reader trusts no file: these bound the bytes it reads and
@@ -36,7 +40,8 @@ inline constexpr size_t kMaxHistoryLocks = 64;
 // events) times distinct locks: the facts pass keeps a hold state for each.
 inline constexpr uint64_t kMaxHistoryThreadLocks = uint64_t{1} << 18;
 
-// Streams a JSON Lines history (gzip-compressed or not: the gzip magic decides) into `sink`,
+// Streams a history, in any of its forms (binary, JSON Lines gzip-compressed or not: the file's
+// first bytes decide), into `sink`,
 // interning names into *names. Returns false with *error naming the file (and the line, when
 // a line is at fault) when the file is not a regular file, is empty, is too large, or has a
 // malformed line: a line too long, a key missing or given twice, a number out of range
@@ -45,6 +50,10 @@ inline constexpr uint64_t kMaxHistoryThreadLocks = uint64_t{1} << 18;
 // received every event before that line.
 bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink, ReadStats* stats,
                      std::string* error, const ReadOptions& options = {});
+
+// The form of the history file at `path` by its first bytes: "binary", "jsonl.gz" or "jsonl"
+// (also for a file that cannot be read: the reader says why).
+const char* HistoryFileForm(const std::string& path);
 
 }  // namespace lockstep::history
 

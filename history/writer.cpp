@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "history/jsonl.h"
+#include "history/notes.h"
 
 namespace lockstep::history {
 
@@ -28,6 +29,7 @@ std::optional<HistoryFormat> ParseHistoryFormat(std::string_view s) {
   if (s == "none") return HistoryFormat::kNone;
   if (s == "jsonl") return HistoryFormat::kJsonl;
   if (s == "jsonl.gz") return HistoryFormat::kJsonlGz;
+  if (s == "binary") return HistoryFormat::kBinary;
   return std::nullopt;
 }
 
@@ -36,11 +38,13 @@ const char* HistoryFormatName(HistoryFormat f) {
     case HistoryFormat::kNone: return "none";
     case HistoryFormat::kJsonl: return "jsonl";
     case HistoryFormat::kJsonlGz: return "jsonl.gz";
+    case HistoryFormat::kBinary: return "binary";
   }
   return "?";
 }
 
 const char* HistoryFileName(HistoryFormat f) {
+  if (f == HistoryFormat::kBinary) return "history.bin";
   return f == HistoryFormat::kJsonlGz ? "history.jsonl.gz" : "history.jsonl";
 }
 
@@ -53,8 +57,14 @@ struct HistoryWriter::File {
 std::unique_ptr<HistoryWriter> HistoryWriter::Open(const std::string& path, HistoryFormat format,
                                                    const NameTable* names, std::string* error) {
   auto file = std::make_unique<File>();
-  if (format == HistoryFormat::kJsonl) {
+  if (format == HistoryFormat::kJsonl || format == HistoryFormat::kBinary) {
     file->plain = std::fopen(path.c_str(), "wb");
+    if (file->plain != nullptr && format == HistoryFormat::kBinary &&
+        std::fwrite(kBinaryMagic.data(), 1, kBinaryMagic.size(), file->plain) != kBinaryMagic.size()) {
+      *error = "cannot write " + path + ": " + std::strerror(errno);
+      std::fclose(file->plain);
+      return nullptr;
+    }
   } else if (format == HistoryFormat::kJsonlGz) {
     // Level 1: a history compresses about 10:1 even so, and the run does not wait on zlib.
     file->gz = gzopen(path.c_str(), "wb1");
@@ -71,7 +81,7 @@ std::unique_ptr<HistoryWriter> HistoryWriter::Open(const std::string& path, Hist
 
 HistoryWriter::HistoryWriter(std::string path, HistoryFormat format, const NameTable* names,
                              std::unique_ptr<File> file)
-    : path_(std::move(path)), format_(format), lines_(names), file_(std::move(file)),
+    : path_(std::move(path)), format_(format), lines_(names), binary_(names), file_(std::move(file)),
       hash_(kFnvOffset) {
   buffer_.reserve(kBufferBytes + 4096);
   handed_.reserve(kBufferBytes + 4096);
@@ -83,7 +93,15 @@ HistoryWriter::~HistoryWriter() { Close(); }
 void HistoryWriter::OnEvent(const Event& e) {
   ++events_;
   const size_t start = buffer_.size();
-  lines_.Append(e, &buffer_);
+  if (format_ == HistoryFormat::kBinary) {
+    // The detail's text once for both: the record, and the line the hash is taken over.
+    detail_.clear();
+    AppendDetailText(e, &detail_);
+    lines_.Append(e, detail_, &buffer_);
+    binary_.Append(e, detail_, &binary_buffer_);
+  } else {
+    lines_.Append(e, &buffer_);
+  }
   buffer_.push_back('\n');
   bytes_ += buffer_.size() - start;
   if (buffer_.size() >= kBufferBytes) HandOver();
@@ -95,6 +113,8 @@ void HistoryWriter::HandOver() {
   cv_.wait(lock, [this] { return !pending_; });
   assert(handed_.empty());
   handed_.swap(buffer_);
+  handed_binary_.swap(binary_buffer_);
+  handed_events_ = events_;
   pending_ = true;
   cv_.notify_all();
 }
@@ -113,6 +133,7 @@ void HistoryWriter::WriteLoop() {
     lock.unlock();
     Write(handed_);
     handed_.clear();
+    handed_binary_.clear();
     lock.lock();
     pending_ = false;
     cv_.notify_all();
@@ -123,7 +144,15 @@ void HistoryWriter::Write(const std::string& bytes) {
   // The hash covers every line, written or not, as the events are counted after an error.
   hash_ = FnvAppend(hash_, bytes);
   if (!error_.empty() || file_ == nullptr) return;
-  if (file_->plain != nullptr) {
+  if (format_ == HistoryFormat::kBinary) {
+    // The lines are only hashed; the records go to the file, with the hash so far after them.
+    BinaryEncoder::AppendCheckpoint(handed_events_, hash_, &handed_binary_);
+    if (std::fwrite(handed_binary_.data(), 1, handed_binary_.size(), file_->plain) !=
+        handed_binary_.size()) {
+      error_ = "write to " + path_ + " failed: " + std::strerror(errno);
+      failed_.store(true, std::memory_order_relaxed);
+    }
+  } else if (file_->plain != nullptr) {
     if (std::fwrite(bytes.data(), 1, bytes.size(), file_->plain) != bytes.size()) {
       error_ = "write to " + path_ + " failed: " + std::strerror(errno);
       failed_.store(true, std::memory_order_relaxed);

@@ -3,7 +3,8 @@
 // interrupted run leaves every event written so far as a readable prefix of whole lines.
 //
 // The hash (history/jsonl.h) is taken over the JSON Lines text as written before compression,
-// so a run's hash is the same whichever of jsonl and jsonl.gz keeps it.
+// so a run's hash is the same whichever of jsonl and jsonl.gz keeps it; the binary form's
+// writer makes the same lines for the hash alone, and records it in the file's checkpoints.
 //
 // Hashing and writing a full buffer happen on a thread of the writer's own while the run fills
 // the next buffer: FNV-1a goes a byte at a time, and on the run's thread it cost about a third
@@ -22,17 +23,19 @@
 #include <string_view>
 #include <thread>
 
+#include "history/binary.h"
 #include "history/event.h"
 #include "history/jsonl.h"
 
 namespace lockstep::history {
 
-// What a run keeps of its history: nothing (fuzz cases, benchmarks), JSON Lines, or JSON Lines
-// compressed with zlib's gzip format.
-enum class HistoryFormat : uint8_t { kNone, kJsonl, kJsonlGz };
-std::optional<HistoryFormat> ParseHistoryFormat(std::string_view s);  // "none", "jsonl", "jsonl.gz"
+// What a run keeps of its history: nothing (fuzz cases, benchmarks), JSON Lines, JSON Lines
+// compressed with zlib's gzip format, or the compact binary form (history/binary.h).
+enum class HistoryFormat : uint8_t { kNone, kJsonl, kJsonlGz, kBinary };
+// "none", "jsonl", "jsonl.gz", "binary"
+std::optional<HistoryFormat> ParseHistoryFormat(std::string_view s);
 const char* HistoryFormatName(HistoryFormat f);
-// "history.jsonl" or "history.jsonl.gz" (kNone has no file).
+// "history.jsonl", "history.jsonl.gz" or "history.bin" (kNone has no file).
 const char* HistoryFileName(HistoryFormat f);
 
 class HistoryWriter : public EventSink {
@@ -85,8 +88,11 @@ class HistoryWriter : public EventSink {
   std::string path_;
   HistoryFormat format_;
   JsonLineFormatter lines_;
+  BinaryEncoder binary_;
   std::unique_ptr<File> file_;
-  std::string buffer_;  // Being filled by OnEvent.
+  std::string buffer_;  // Being filled by OnEvent: the JSON lines.
+  std::string binary_buffer_;  // The binary form's records of the same events.
+  std::string detail_;  // The detail text of the event being written.
   std::string error_;   // Set by the writing thread only while it holds a buffer.
   std::atomic<bool> failed_{false};  // Set with error_, readable from any thread.
   uint64_t events_ = 0;
@@ -96,6 +102,8 @@ class HistoryWriter : public EventSink {
   std::mutex mu_;
   std::condition_variable cv_;
   std::string handed_;   // Guarded by mu_: the buffer the writing thread hashes and writes.
+  std::string handed_binary_;  // Guarded by mu_: the binary records of handed_'s events.
+  uint64_t handed_events_ = 0;  // Guarded by mu_: events up to the end of handed_.
   bool pending_ = false;  // Guarded by mu_: handed_ holds a buffer not yet written.
   bool closing_ = false;  // Guarded by mu_: the thread is to end.
   std::thread thread_;

@@ -239,7 +239,8 @@ TEST_CASE("mutated histories given to report are refused or judged, never crash 
     const std::string file = std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/" + name + ".toml";
     if (!fs::exists(file)) continue;
     const std::string out = scratch.path() + "/base-" + name;
-    REQUIRE(cli::RunMain({file, "--out", out, "-q", "--duration-ms", "3000", "--no-expect"}) != 2);
+    REQUIRE(cli::RunMain({file, "--out", out, "-q", "--duration-ms", "3000", "--no-expect",
+                          "--history", "jsonl"}) != 2);
     bases.push_back(Read(out + "/history.jsonl"));
   }
   REQUIRE(bases.size() >= 5);

@@ -91,7 +91,7 @@ if grep -E "Uncaught|SyntaxError|ReferenceError|TypeError" "$out/dump.log" "$out
   exit 1
 fi
 
-"$dom_check" "$out/run/history.jsonl" "$scenario" "$out/dom.html" ${seek:+--seek-s "$seek"} \
+"$dom_check" "$out/run/history.bin" "$scenario" "$out/dom.html" ${seek:+--seek-s "$seek"} \
   ${lanes:+--lanes "$lanes"}
 [ -s "$out/report.png" ] && echo "screenshot: $out/report.png"
 echo "PASS"

@@ -1,6 +1,6 @@
 # bash completion for lockstep: subcommands, each subcommand's flags (read from its --help, so
 # they never drift from the tool), scenario files (*.toml) and the bundled scenarios' names,
-# and history files for report. Installed to share/bash-completion/completions/lockstep.
+# and history files for report and history. Installed to share/bash-completion/completions/lockstep.
 
 _lockstep_flags() {
   # The long and short flags `lockstep CMD --help` lists, once per shell.
@@ -26,7 +26,7 @@ _lockstep_bundled() {
 
 _lockstep() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-  local commands="run fuzz replay report eval emu help"
+  local commands="run fuzz replay report history eval emu help"
   if ((COMP_CWORD == 1)); then
     mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
     return
@@ -36,11 +36,14 @@ _lockstep() {
     --out | --lua-dir | --corpus)
       mapfile -t COMPREPLY < <(compgen -d -- "$cur")
       return ;;
+    --to)
+      mapfile -t COMPREPLY < <(compgen -W "binary jsonl jsonl.gz" -- "$cur")
+      return ;;
     --json | --junit | --scenario)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return ;;
     --history)
-      mapfile -t COMPREPLY < <(compgen -W "jsonl jsonl.gz none" -- "$cur")
+      mapfile -t COMPREPLY < <(compgen -W "binary jsonl jsonl.gz none" -- "$cur")
       return ;;
   esac
   if [[ $cmd == help ]]; then
@@ -56,7 +59,13 @@ _lockstep() {
       mapfile -t COMPREPLY < <(compgen -f -X '!*.toml' -- "$cur"; compgen -d -S / -- "$cur"
                                compgen -W "$(_lockstep_bundled)" -- "$cur") ;;
     report)
-      mapfile -t COMPREPLY < <(compgen -f -X '!*.jsonl*' -- "$cur"; compgen -d -S / -- "$cur") ;;
+      mapfile -t COMPREPLY < <(compgen -f -X '!*.jsonl*' -- "$cur"; compgen -f -X '!*.bin' -- "$cur"; compgen -d -S / -- "$cur") ;;
+    history)
+      if ((COMP_CWORD == 2)); then
+        mapfile -t COMPREPLY < <(compgen -W "dump convert" -- "$cur")
+      else
+        mapfile -t COMPREPLY < <(compgen -f -X '!*.jsonl*' -- "$cur"; compgen -f -X '!*.bin' -- "$cur"; compgen -d -S / -- "$cur")
+      fi ;;
     eval)
       mapfile -t COMPREPLY < <(compgen -f -X '!*.lua' -- "$cur"; compgen -d -S / -- "$cur") ;;
   esac

@@ -37,7 +37,7 @@ top=$("$lockstep" --help)
   echo '.B lockstep'
   echo '.I subcommand'
   echo '.BR --help .'
-  for cmd in run replay fuzz report emu eval; do
+  for cmd in run replay fuzz report history emu eval; do
     echo '.SS'
     echo "lockstep $cmd"
     echo '.nf'
