@@ -212,7 +212,9 @@ DecodeStatus BinaryDecoder::Next(std::string_view data, NameTable* names, size_t
   }
   uint8_t presence = 0;
   if (!in.Byte(&presence)) return DecodeStatus::kNeedMore;
-  Event ev;
+  // Decoded in place: on kNeedMore or kError the caller ignores *e.
+  Event& ev = *e;
+  ev = Event{};
   ev.type = static_cast<EventType>(first);
   uint64_t dt = 0;
   LOCKSTEP_READ(&dt, "the time");
@@ -266,7 +268,11 @@ DecodeStatus BinaryDecoder::Next(std::string_view data, NameTable* names, size_t
     }
     new_offset = before + change;
     const int64_t local_ms = new_offset + ev.t_us / 1000;
-    if (local_ms > kMaxEventTimeUs || local_ms < -kMaxEventTimeUs || local_ms == 0) {
+    if (local_ms == 0) {
+      *error = "\"local_ms\" given as 0 (a writer leaves a 0 out)";
+      return DecodeStatus::kError;
+    }
+    if (local_ms > kMaxEventTimeUs || local_ms < -kMaxEventTimeUs) {
       *error = "\"local_ms\" is " + std::to_string(local_ms) + ", outside " +
                std::to_string(-kMaxEventTimeUs) + ".." + std::to_string(kMaxEventTimeUs);
       return DecodeStatus::kError;
@@ -318,7 +324,6 @@ DecodeStatus BinaryDecoder::Next(std::string_view data, NameTable* names, size_t
     ev.source = detail;
     ev.detail = DecodeDetail(ev.type, ev.op, detail);
   }
-  *e = ev;
   *kind = RecordKind::kEvent;
   *used = in.pos();
   return DecodeStatus::kOk;

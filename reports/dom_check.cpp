@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "check/check.h"
+#include "history/reader.h"
 #include "model/scenario_toml.h"
 
 namespace {
@@ -181,17 +182,20 @@ int main(int argc, char** argv) {
               " us) shows the violation");
   }
 
-  // The charts: every acquisition of the run, counted from the history itself.
+  // The charts: every acquisition of the run, counted from the history itself (any form).
   {
-    std::ifstream history(history_path);
-    std::string line;
-    long long acquired = 0;
-    while (std::getline(history, line)) {
-      if (line.find("\"type\":\"ok\"") != std::string::npos &&
-          line.find("\"op\":\"acquire\"") != std::string::npos) {
-        ++acquired;
+    struct CountAcquired : history::EventSink {
+      long long n = 0;
+      void OnEvent(const history::Event& e) override {
+        if (e.type == history::EventType::kOk && e.op == history::names::kAcquire) ++n;
       }
-    }
+    } count;
+    history::NameTable names;
+    history::ReadStats stats;
+    std::string read_error;
+    Check(history::ReadHistoryFile(history_path, &names, &count, &stats, &read_error),
+          "the history reads back (" + read_error + ")");
+    const long long acquired = count.n;
     const std::string charts = TagWith(dom, "id=\"charts\"");
     Check(Attribute(charts, "data-acquired") == std::to_string(acquired),
           "the charts count the history's " + std::to_string(acquired) + " acquisitions (got '" +

@@ -92,13 +92,29 @@ enum class Kind : uint8_t { kOp, kHold, kSection, kLease, kExec, kLoss, kPttl, k
 
 // One piece of detail on its way into the timeline: complete (it arrives when it ends), with
 // the lane it belongs to in the builder's own numbering (facts thread, node slot, lock, clock).
+// An exec while it waits in the ring: its names as ids, made into an Exec's strings only when
+// a window keeps it. Most never are (an hour of ten clients runs a million scripts), and the
+// strings' copies and moves in and out of the ring were a third of a long run's reports.
+struct ExecRef {
+  int64_t t_us = 0;
+  uint64_t seq = 0;
+  history::Name op = history::names::kNone;
+  history::Name peer = history::names::kNone;
+  std::string reply;
+  ExecKind kind = ExecKind::kOther;
+  int thread = kNone;
+  bool in_op = false;
+  int64_t op_from_us = 0;
+  int64_t cause_us = 0;
+};
+
 struct Element {
   Kind kind = Kind::kOp;
   int slot = kNone;
   int64_t from_us = 0;
   int64_t to_us = 0;  // When it arrived
   uint32_t weight = 1;
-  std::variant<Op, Span, Lease, Exec, LeaseLoss, TtlPoint, PubSubMessage, HolderCount, ClockSample>
+  std::variant<Op, Span, Lease, ExecRef, LeaseLoss, TtlPoint, PubSubMessage, HolderCount, ClockSample>
       what;
 };
 
@@ -594,11 +610,11 @@ class TimelineBuilder::Impl {
 
   void OnExec(const history::Event& e) {
     const int node = NodeSlot(e.process);
-    Exec x;
+    ExecRef x;
     x.t_us = e.t_us;
     x.seq = e.seq;
-    x.op = Str(e.op);
-    x.peer = Str(e.peer);
+    x.op = e.op;
+    x.peer = e.peer;
     std::string scratch;
     const std::string_view reply = history::ReplyText(e, &scratch);
     x.reply = reply.size() <= kMaxReplyChars
@@ -1084,7 +1100,22 @@ class TimelineBuilder::Impl {
         Thread(el.slot).sections.push_back(std::move(std::get<Span>(el.what)));
         break;
       case Kind::kLease: nodes_[el.slot].leases.push_back(std::move(std::get<Lease>(el.what))); break;
-      case Kind::kExec: nodes_[el.slot].execs.push_back(std::move(std::get<Exec>(el.what))); break;
+      case Kind::kExec: {
+        ExecRef& r = std::get<ExecRef>(el.what);
+        Exec x;
+        x.t_us = r.t_us;
+        x.seq = r.seq;
+        x.op = Str(r.op);
+        x.peer = Str(r.peer);
+        x.reply = std::move(r.reply);
+        x.kind = r.kind;
+        x.thread = r.thread;
+        x.in_op = r.in_op;
+        x.op_from_us = r.op_from_us;
+        x.cause_us = r.cause_us;
+        nodes_[el.slot].execs.push_back(std::move(x));
+        break;
+      }
       case Kind::kLoss:
         nodes_[el.slot].losses.push_back(std::move(std::get<LeaseLoss>(el.what)));
         break;
