@@ -255,12 +255,30 @@ TEST_CASE("mutated histories given to report are refused or judged, never crash 
     const std::string file = scratch.path() + "/h" + std::to_string(i) + ".jsonl";
     const std::string out = scratch.path() + "/hout" + std::to_string(i);
     Case c;
-    c.name = "report: mutant " + std::to_string(i) + ": " + m.name;
+    // Every other mutant reaches report in the binary form (history/binary.h): converted, when
+    // the converter takes it, and every fourth then has one byte of its records changed.
+    const bool binary = i % 2 == 1;
+    const bool flip = i % 4 == 3;
+    c.name = "report: mutant " + std::to_string(i) + (binary ? " (binary" : "") +
+             (flip ? ", a byte changed)" : binary ? ")" : "") + ": " + m.name;
     c.allowed_exits = {0, 1, 2};
     c.input_for_failure = m.text;
-    c.body = [file, out, text = m.text] {
+    c.body = [file, out, text = m.text, binary, flip, at = kSeed * (i + 1)] {
       Write(file, text);
-      const int rc = cli::ReportMain({file, "--out", out, "-q"});
+      std::string input = file;
+      const std::string bin = file + ".bin";
+      if (binary && cli::HistoryMain({"convert", file, "--to", "binary", "--out", bin}) == 0) {
+        input = bin;
+        if (flip) {
+          std::string bytes = Read(bin);
+          if (bytes.size() > 9) {
+            const size_t k = 8 + at % (bytes.size() - 8);
+            bytes[k] = static_cast<char>(bytes[k] ^ (1 + at % 255));
+            Write(bin, bytes);
+          }
+        }
+      }
+      const int rc = cli::ReportMain({input, "--out", out, "-q"});
       std::error_code ignored;
       fs::remove_all(out, ignored);
       return rc;
