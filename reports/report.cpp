@@ -1,11 +1,13 @@
 #include "reports/report.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 
 #include "base/write_file.h"
 #include "history/facts.h"
@@ -44,15 +46,41 @@ bool WriteAll(const Timeline& timeline, const check::Verdict& verdict, const Rep
       dir, written, error);
 }
 
+// Hands every event on to `next` and tells `progress` how far it got, every progress.every
+// events: a count and a comparison per event, the call itself only that often.
+class ProgressSink : public history::EventSink {
+ public:
+  ProgressSink(history::EventSink* next, const ReadProgress& progress)
+      : next_(next), progress_(progress), due_(progress.every) {
+    assert(progress_.report && progress_.every > 0);
+  }
+  void OnEvent(const history::Event& e) override {
+    next_->OnEvent(e);
+    if (++events_ < due_) return;
+    progress_.report(events_, e.t_us);
+    due_ += progress_.every;
+  }
+
+ private:
+  history::EventSink* next_;
+  const ReadProgress& progress_;
+  uint64_t events_ = 0;
+  uint64_t due_;
+};
+
 // The timeline of a history file, read once more through a facts pass.
 bool TimelineFromFile(const std::string& history_path, const check::Verdict& verdict,
-                      const ReportMeta& meta, Timeline* timeline, std::string* error) {
+                      const ReportMeta& meta, Timeline* timeline, std::string* error,
+                      const ReadProgress& progress = {}) {
   history::NameTable names;
   history::FactsPass pass(&names, history::FactsOptions{});
   TimelineBuilder builder(DetailPlan(verdict, meta));
   pass.AddObserver(&builder);
   history::ReadStats stats;
-  if (!history::ReadHistoryFile(history_path, &names, &pass, &stats, error)) return false;
+  std::optional<ProgressSink> counted;
+  history::EventSink* sink = &pass;
+  if (progress.report && progress.every > 0) sink = &counted.emplace(&pass, progress);
+  if (!history::ReadHistoryFile(history_path, &names, sink, &stats, error)) return false;
   pass.Finish();
   *timeline = builder.Take();
   timeline->history_hash = history::HashHex(stats.hash);
@@ -136,9 +164,10 @@ Timeline BuildReportTimeline(const history::History& history, const check::Verdi
 
 bool WriteReportsFromFile(const std::string& history_path, const check::Verdict& verdict,
                           const ReportMeta& meta, const std::string& dir,
-                          std::vector<WrittenFile>* written, std::string* error) {
+                          std::vector<WrittenFile>* written, std::string* error,
+                          const ReadProgress& progress) {
   Timeline timeline;
-  if (!TimelineFromFile(history_path, verdict, meta, &timeline, error)) return false;
+  if (!TimelineFromFile(history_path, verdict, meta, &timeline, error, progress)) return false;
   return WriteAll(timeline, verdict, meta, dir, written, error);
 }
 

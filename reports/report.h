@@ -46,6 +46,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <optional>
@@ -117,12 +118,23 @@ struct WrittenFile {
   size_t bytes = 0;
 };
 
+// How far the reading of a history file has come, for a progress line: a long run's reports
+// read tens of millions of events again and take seconds. `report` is called once every
+// `every` events (never per event: a std::function call for each would cost more than the
+// line is worth), with the events read so far and the true time of the last one. It is told
+// nothing else, and what it does changes nothing in the reports.
+struct ReadProgress {
+  std::function<void(uint64_t events_read, int64_t t_us)> report;  // Empty: no progress
+  uint64_t every = 65'536;
+};
+
 // Reads the run's history file (plain or gzip) once more, event by event, through a facts pass
 // and the timeline builder, and writes report.html, trace.json and summary.md into `dir` (which
 // must exist). Returns false and sets *error when the file cannot be read or a report written.
 bool WriteReportsFromFile(const std::string& history_path, const check::Verdict& verdict,
                           const ReportMeta& meta, const std::string& dir,
-                          std::vector<WrittenFile>* written, std::string* error);
+                          std::vector<WrittenFile>* written, std::string* error,
+                          const ReadProgress& progress = {});
 // The same for a history in memory.
 bool WriteReports(const history::History& history, const check::Verdict& verdict,
                   const ReportMeta& meta, const std::string& dir, std::vector<WrittenFile>* written,

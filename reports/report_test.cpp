@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -18,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/read_file.h"
 #include "check/check.h"
 #include "history/facts.h"
 #include "history/history.h"
@@ -789,6 +791,50 @@ TEST_CASE("a long history is summarised within the stated bounds", "[reports][si
   REQUIRE(other->Get("summarised") != nullptr);
   CHECK(other->Get("summarised")->boolean);
   CHECK(r.summary.size() < 4096);
+}
+
+TEST_CASE("reading a history file back, the reports say how far they got, now and then",
+          "[reports][progress]") {
+  // 20,000 events of turn-taking, told every 1,000: 20 calls, the counts rising by 1,000, the
+  // times never going back; and the files are those written without a progress callback.
+  Recorder rec;
+  LongRunNotes(&rec, 100'000'000);
+  int64_t t = 1000;
+  TakeTurns(&rec, 20'000, &t);
+  rec.Add(100'000'000, T::kNote, "sim", -1, "end");
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "lockstep-report-test-progress";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "quiet");
+  const std::string path = (dir / "history.jsonl").string();
+  std::string error;
+  REQUIRE(rec.h.WriteFile(path, &error));
+  const check::Verdict verdict = check::CheckHistory(rec.h, check::CheckOptions{});
+
+  std::vector<std::pair<uint64_t, int64_t>> calls;
+  ReadProgress progress;
+  progress.every = 1000;
+  progress.report = [&calls](uint64_t events, int64_t t_us) { calls.emplace_back(events, t_us); };
+  std::vector<WrittenFile> written, quiet;
+  const bool ok = WriteReportsFromFile(path, verdict, HandMeta(), dir.string(), &written, &error,
+                                       progress);
+  INFO(error);
+  REQUIRE(ok);
+  REQUIRE(calls.size() == rec.h.size() / 1000);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    CHECK(calls[i].first == (i + 1) * 1000);
+    CHECK(calls[i].second == rec.h.events()[calls[i].first - 1].t_us);
+    if (i > 0) CHECK(calls[i].second >= calls[i - 1].second);
+  }
+  REQUIRE(WriteReportsFromFile(path, verdict, HandMeta(), (dir / "quiet").string(), &quiet, &error));
+  REQUIRE(written.size() == quiet.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    std::string a, b;
+    REQUIRE(ReadRegularFile(written[i].path, 64u << 20, &a, &error));
+    REQUIRE(ReadRegularFile(quiet[i].path, 64u << 20, &b, &error));
+    CHECK(a == b);
+  }
+  fs::remove_all(dir);
 }
 
 TEST_CASE("latency buckets are half octaves", "[reports][timeline]") {
