@@ -226,7 +226,13 @@ int ReportMain(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   std::vector<reports::WrittenFile> written;
-  if (!reports::WriteReportsFromFile(history_path, *verdict, meta, out_dir, &written, &error)) {
+  bool reports_ok = false;
+  {
+    ReportsProgressLine progress(quiet, end_us);
+    reports_ok = reports::WriteReportsFromFile(history_path, *verdict, meta, out_dir, &written,
+                                               &error, progress.progress());
+  }
+  if (!reports_ok) {
     std::cerr << "lockstep report: " << error << "\n";
     return kExitFailed;
   }

@@ -551,8 +551,9 @@ int RunMain(const std::vector<std::string>& args) {
   bool reports_ok = false;
   if (written_history) {
     try {
+      ReportsProgressLine progress(quiet, run->end_us);
       reports_ok = reports::WriteReportsFromFile(history_path, verdict, meta, out_dir, &written,
-                                                 &write_error);
+                                                 &write_error, progress.progress());
     } catch (const std::exception& e) {
       write_error = std::string("internal error while writing reports: ") + e.what();
     }
