@@ -20,15 +20,19 @@ namespace lockstep::reports {
 
 namespace {
 
-using NamedWriter = std::pair<const char*, std::function<void(std::ostream&)>>;
+struct NamedWriter {
+  const char* name;
+  std::function<void(std::ostream&)> write;
+  std::string note;  // WrittenFile::note
+};
 
 bool WriteFiles(const std::vector<NamedWriter>& files, const std::string& dir,
                 std::vector<WrittenFile>* written, std::string* error) {
-  for (const auto& [name, write] : files) {
+  for (const auto& [name, write, note] : files) {
     const std::string path = dir + "/" + name;
     size_t bytes = 0;
     if (!WriteFileAtomically(path, write, error, &bytes)) return false;
-    if (written) written->push_back({path, bytes});
+    if (written) written->push_back({path, bytes, note});
   }
   return true;
 }
@@ -38,10 +42,11 @@ bool WriteAll(const Timeline& timeline, const check::Verdict& verdict, const Rep
   return WriteFiles(
       {
           {"report.html",
-           [&](std::ostream& out) { out << RenderHtml(timeline, verdict, meta); }},
-          {"trace.json", [&](std::ostream& out) { WriteTrace(timeline, verdict, meta, out); }},
+           [&](std::ostream& out) { out << RenderHtml(timeline, verdict, meta); }, ""},
+          {"trace.json", [&](std::ostream& out) { WriteTrace(timeline, verdict, meta, out); },
+           TraceDetailNote(timeline)},
           {"summary.md",
-           [&](std::ostream& out) { out << RenderSummary(timeline, verdict, meta); }},
+           [&](std::ostream& out) { out << RenderSummary(timeline, verdict, meta); }, ""},
       },
       dir, written, error);
 }
@@ -187,13 +192,16 @@ bool WriteComparisonReportsFromFiles(const std::string& live_history_path,
   return WriteFiles(
       {
           {"report.html",
-           [&](std::ostream& out) { out << RenderComparisonHtml(live_run, sim_run, comparison); }},
+           [&](std::ostream& out) { out << RenderComparisonHtml(live_run, sim_run, comparison); },
+           ""},
           {"trace.json",
-           [&](std::ostream& out) { WriteTrace(live, live_verdict, live_meta, out); }},
+           [&](std::ostream& out) { WriteTrace(live, live_verdict, live_meta, out); },
+           TraceDetailNote(live)},
           {"summary.md",
            [&](std::ostream& out) {
              out << RenderComparisonSummary(live_run, sim_run, comparison);
-           }},
+           },
+           ""},
       },
       dir, written, error);
 }

@@ -36,7 +36,9 @@
 //                overview draws the whole run from the bins, per pixel column, with every
 //                window marked.
 //   trace.json   every window's detail; outside them faults, violations and counters from the
-//                bins (believed holders, operations, skewed clocks).
+//                bins (believed holders, operations, skewed clocks). Where a window's share of
+//                the budget ran out it says so (an instant, and otherData.detail: the budget,
+//                the shares, what was left out), and so does the console (TraceDetailNote).
 //   summary.md   a few KB; its diagram's events are kept wherever they are.
 //
 // Size: every file has a stated bound, whatever the history's length; the limits below are
@@ -113,9 +115,17 @@ void WriteTrace(const Timeline& timeline, const check::Verdict& verdict, const R
 std::string RenderSummary(const Timeline& timeline, const check::Verdict& verdict,
                           const ReportMeta& meta);
 
+// Where trace.json's full detail stops and why, in a sentence for the console: "full detail
+// only from 0.000 s to 83.808 s of 3600.000 s, elsewhere faults, violations and counters only;
+// the window's share of the detail budget (150,000 of 400,000 trace events, kTraceDetailEvents)
+// was spent; ...". The trace says the same in otherData.detail.note. "" when the trace has the
+// whole run in detail.
+std::string TraceDetailNote(const Timeline& timeline);
+
 struct WrittenFile {
   std::string path;
   size_t bytes = 0;
+  std::string note;  // What the file left out, when it did (trace.json: TraceDetailNote)
 };
 
 // How far the reading of a history file has come, for a progress line: a long run's reports
