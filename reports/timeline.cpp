@@ -851,8 +851,6 @@ class TimelineBuilder::Impl {
     // AnchorUs), so it gets a lead's budget.
     if (opened_ < max_windows_) {
       Open({e.t_us, !violations_ && !fault_seen_ ? lead_budget_ : other_budget_});
-    } else {
-      ++faults_without_window_;
     }
     fault_seen_ = true;
     const bool band = started != nullptr && started->end_op != hn::kNone;
@@ -1271,7 +1269,6 @@ class TimelineBuilder::Impl {
     assert(left_out_.Total() == summarised_);
     tl.detail_budget = options_.detail_budget;
     tl.max_windows = max_windows_;
-    tl.faults_without_window = faults_without_window_;
     tl.violations_without_window = violations_without_window_;
     tl.windows = tl.whole_run ? std::vector<DetailWindow>{{0, tl.end_us}} : std::move(windows_);
     tl.bin_us = bin_us_;
@@ -1374,7 +1371,6 @@ class TimelineBuilder::Impl {
   size_t summarised_ = 0;
   LeftOut left_out_;
   size_t open_budget_ = 0;  // The open window's share of the budget
-  size_t faults_without_window_ = 0;
   size_t violations_without_window_ = 0;
 
   // Bins.

@@ -323,9 +323,8 @@ struct Timeline {
   // What the windows were given: TimelineOptions::detail_budget and max_windows as used.
   size_t detail_budget = 0;
   size_t max_windows = 0;
-  // Anchors that got no window of their own because max_windows were taken: faults met after
-  // that, and violations past the max_windows - 2 first (they may still lie in another window).
-  size_t faults_without_window = 0;
+  // Violation anchors past the max_windows - 2 first, which got no window of their own (they
+  // may still lie in another one).
   size_t violations_without_window = 0;
   // The bins: bin i covers [i * bin_us, (i + 1) * bin_us); kBins of them.
   int64_t bin_us = 1;

@@ -86,6 +86,14 @@ struct Slice {
   int tid = 0;
 };
 
+// The faults the trace draws (its first kFaultsKept) that start outside every detail window.
+size_t FaultsOutsideWindows(const Timeline& tl) {
+  if (tl.whole_run) return 0;
+  return static_cast<size_t>(std::count_if(tl.faults.begin(), tl.faults.end(), [&](const Fault& f) {
+    return !tl.InDetail(f.from_us, f.from_us);
+  }));
+}
+
 class TraceWriter {
  public:
   TraceWriter(const Timeline& tl, const check::Verdict& verdict, const ReportMeta& meta)
@@ -643,8 +651,8 @@ class TraceWriter {
     for (const DetailWindow& w : tl_.windows) given += w.budget;
     o += Format(",\"budget_unused_trace_events\":%zu",
                 tl_.detail_budget - std::min(given, tl_.detail_budget));
-    o += Format(",\"faults_without_window\":%zu,\"violation_anchors_without_window\":%zu",
-                tl_.faults_without_window, tl_.violations_without_window);
+    o += Format(",\"faults_outside_windows\":%zu,\"violation_anchors_without_window\":%zu",
+                FaultsOutsideWindows(tl_), tl_.violations_without_window);
     o += ",\"note\":" + JsonString(TraceDetailNote(tl_)) + "}";
     return o;
   }
@@ -698,9 +706,12 @@ std::string TraceDetailNote(const Timeline& tl) {
     o += "the windows are all the detail budget (" + budget + ") could hold";
   }
   o += "; " + Grouped(tl.left_out.InTrace()) + " operations, holds, commands ... left out";
-  if (tl.faults_without_window > 0) {
-    o += Format("; %zu faults past the limit of %zu windows got none", tl.faults_without_window,
-                tl.max_windows);
+  // A fault opens a window while fewer than max_windows have opened, so one outside them all
+  // came after that.
+  if (const size_t outside = FaultsOutsideWindows(tl); outside > 0) {
+    o += "; " + Grouped(outside) + " of the " + Grouped(tl.faults.size()) +
+         " faults in the trace lie outside the windows (" + Grouped(tl.max_windows) +
+         " at most)";
   }
   return o;
 }
