@@ -171,7 +171,8 @@ void ReportsProgressLine::Show(uint64_t events_read, int64_t t_us) {
     std::snprintf(simulated, sizeof(simulated), "%.1f of %.1f simulated s",
                   static_cast<double>(t_us) / 1e6, static_cast<double>(end_us_) / 1e6);
   } else {
-    std::snprintf(simulated, sizeof(simulated), "%.1f simulated s", static_cast<double>(t_us) / 1e6);
+    std::snprintf(simulated, sizeof(simulated), "%.1f simulated s",
+                  static_cast<double>(t_us) / 1e6);
   }
   const std::string line =
       "reports: " + reports::Grouped(events_read) + " events read, " + simulated;

@@ -849,7 +849,8 @@ TEST_CASE("reading a history file back, the reports say how far they got, now an
     CHECK(calls[i].second == rec.h.events()[calls[i].first - 1].t_us);
     if (i > 0) CHECK(calls[i].second >= calls[i - 1].second);
   }
-  REQUIRE(WriteReportsFromFile(path, verdict, HandMeta(), (dir / "quiet").string(), &quiet, &error));
+  REQUIRE(
+      WriteReportsFromFile(path, verdict, HandMeta(), (dir / "quiet").string(), &quiet, &error));
   REQUIRE(written.size() == quiet.size());
   for (size_t i = 0; i < written.size(); ++i) {
     CHECK(written[i].note.empty());  // Within every budget: nothing to say
@@ -948,6 +949,57 @@ TEST_CASE("trace.json: a trace past its detail budget marks where the detail end
   CHECK(holds + static_cast<size_t>(left->Num("holds")) == acquired);
   CHECK(sections + static_cast<size_t>(left->Num("critical_sections")) == entered);
   CHECK(left->Num("total") == static_cast<double>(tl.summarised));
+}
+
+TEST_CASE("trace.json: the faults past the window limit are counted where they lie, outside",
+          "[reports][trace][size]") {
+  // Six short pauses among 20,000 events, at most three windows: the start and the first two
+  // pauses get one each, the last four none. The note's count is the trace's own: the fault
+  // instants it draws outside every window it lists.
+  Recorder rec;
+  LongRunNotes(&rec, 100'000'000);
+  int64_t t = 1000;
+  for (size_t k = 1; k <= 6; ++k) {
+    TakeTurns(&rec, 3'000 * k, &t);
+    rec.Add(t, T::kFault, "c1", -1, "pause", "GC pause for 0.010ms", "", 0);
+    rec.Add(t + 10, T::kFault, "c1", -1, "resume", "resumed");
+    t += 1000;
+  }
+  TakeTurns(&rec, 20'000, &t);
+  rec.Add(100'000'000, T::kNote, "sim", -1, "end");
+  TimelineOptions options;
+  options.detail_budget = 2'000;
+  options.max_windows = 3;
+  const Timeline tl = BuildTimeline(rec.h, options);
+  REQUIRE(tl.fault_count == 6);
+  REQUIRE(tl.windows.size() == 3);
+  check::Verdict verdict;
+  ReportMeta meta = HandMeta();
+  meta.expect.reset();
+  const std::string trace = RenderTrace(tl, verdict, meta);
+  const Json doc = JsonReader(trace).ReadDocument();
+  size_t outside = 0;
+  for (const Json* e : Events(doc)) {
+    if (e->Str("cat") != "fault" || e->Str("ph") != "i" || e->Str("name").rfind("end of", 0) == 0) {
+      continue;
+    }
+    const Json* windows = doc.Get("otherData")->Get("detail")->Get("windows");
+    REQUIRE(windows != nullptr);
+    outside += std::none_of(windows->array.begin(), windows->array.end(), [&](const Json& w) {
+      return w.Num("from_us") <= e->Num("ts") && e->Num("ts") <= w.Num("to_us");
+    });
+  }
+  CHECK(outside == 4);
+  CHECK(doc.Get("otherData")->Get("detail")->Num("faults_outside_windows") == 4);
+  CHECK(TraceDetailNote(tl).find("; 4 of the 6 faults in the trace lie outside the windows (3 at "
+                                 "most)") != std::string::npos);
+  // Where the detail resumes, the trace says so too: once for each window after the first.
+  size_t resumes = 0;
+  for (const Json* e : Events(doc)) {
+    resumes += e->Str("cat") == "detail" &&
+               e->Str("name").rfind("trace detail resumes here", 0) == 0;
+  }
+  CHECK(resumes == 2);
 }
 
 TEST_CASE("trace.json: a trace within its detail budget has no marker and no note",
