@@ -89,9 +89,8 @@ struct Slice {
 // The faults the trace draws (its first kFaultsKept) that start outside every detail window.
 size_t FaultsOutsideWindows(const Timeline& tl) {
   if (tl.whole_run) return 0;
-  return static_cast<size_t>(std::count_if(tl.faults.begin(), tl.faults.end(), [&](const Fault& f) {
-    return !tl.InDetail(f.from_us, f.from_us);
-  }));
+  const auto outside = [&tl](const Fault& f) { return !tl.InDetail(f.from_us, f.from_us); };
+  return static_cast<size_t>(std::count_if(tl.faults.begin(), tl.faults.end(), outside));
 }
 
 class TraceWriter {
@@ -703,7 +702,7 @@ std::string TraceDetailNote(const Timeline& tl) {
     o += Format("%zu of the windows' shares of the detail budget (", spent) + budget +
          ") were spent";
   } else {
-    o += "the windows are all the detail budget (" + budget + ") could hold";
+    o += "no window spent its share of the detail budget (" + budget + ")";
   }
   o += "; " + Grouped(tl.left_out.InTrace()) + " operations, holds, commands ... left out";
   // A fault opens a window while fewer than max_windows have opened, so one outside them all
