@@ -302,7 +302,7 @@ RunRecord RecordOf(const Ran& ran, const std::string& file) {
   r.history_path = "out/history.jsonl";
   r.history_events = ran.result.history_events;
   r.history_hash = "0123456789abcdef";
-  r.reports = {{"out/report.html", 1000}, {"out/trace.json", 2000}};
+  r.reports = {{"out/report.html", 1000, ""}, {"out/trace.json", 2000, ""}};
   r.reproduce = "lockstep run " + file + " --seed " + std::to_string(ran.scenario.seed);
   r.wall_s = ran.result.wall_s;
   r.reports_s = 0.5;

@@ -266,8 +266,9 @@ int ReplayMain(const std::vector<std::string>& args) {
   meta.reproduce = reproduce;
   const reports::ReportMeta sim_meta = meta;
   WriteReports(sim_dir, [&](std::vector<reports::WrittenFile>* written, std::string* error) {
+    ReportsProgressLine progress(quiet, sim_run->end_us);
     return reports::WriteReportsFromFile(sim_pipeline.history_path, sim_run->verdict, sim_meta,
-                                         sim_dir, written, error);
+                                         sim_dir, written, error, progress.progress());
   });
   if (!quiet) {
     std::cerr << "simulated: " << sim_run->history_events << " history events, "

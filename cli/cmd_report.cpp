@@ -227,7 +227,13 @@ int ReportMain(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   std::vector<reports::WrittenFile> written;
-  if (!reports::WriteReportsFromFile(history_path, *verdict, meta, out_dir, &written, &error)) {
+  bool reports_ok = false;
+  {
+    ReportsProgressLine progress(quiet, end_us);
+    reports_ok = reports::WriteReportsFromFile(history_path, *verdict, meta, out_dir, &written,
+                                               &error, progress.progress());
+  }
+  if (!reports_ok) {
     std::cerr << "lockstep report: " << error << "\n";
     return kExitFailed;
   }
@@ -272,6 +278,7 @@ int ReportMain(const std::vector<std::string>& args) {
     for (const reports::WrittenFile& f : written) {
       std::printf("wrote      %s (%.1f KiB)\n", f.path.c_str(),
                   static_cast<double>(f.bytes) / 1024);
+      if (!f.note.empty()) std::printf("           %s\n", f.note.c_str());
     }
     std::printf("from       %s (%llu events, hash %s)%s\n", history_path.c_str(),
                 static_cast<unsigned long long>(stats.events), history::HashHex(stats.hash).c_str(),

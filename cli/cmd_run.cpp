@@ -553,8 +553,9 @@ int RunMain(const std::vector<std::string>& args) {
   bool reports_ok = false;
   if (written_history) {
     try {
+      ReportsProgressLine progress(quiet, run->end_us);
       reports_ok = reports::WriteReportsFromFile(history_path, verdict, meta, out_dir, &written,
-                                                 &write_error);
+                                                 &write_error, progress.progress());
     } catch (const std::exception& e) {
       write_error = std::string("internal error while writing reports: ") + e.what();
     }
@@ -585,10 +586,18 @@ int RunMain(const std::vector<std::string>& args) {
   }
   char report_time[64];
   std::snprintf(report_time, sizeof(report_time), " in %.2f s wall\n", report_s);
+  // What a capped file left out, a line each under the reports (none when nothing was).
+  std::string report_notes;
+  for (const reports::WrittenFile& f : written) {
+    if (f.note.empty()) continue;
+    report_notes += "           " + std::filesystem::path(f.path).filename().string() + ": " +
+                    f.note + "\n";
+  }
 
   std::ostringstream details, tail;
   details << "history    " << kept << "\n"
-          << figures << report_line << (written_history && reports_ok ? report_time : "\n");
+          << figures << report_line << (written_history && reports_ok ? report_time : "\n")
+          << report_notes;
   tail << "reproduce  " << reproduce << "\n";
   if (interrupted) {
     tail << "result     INTERRUPTED at " << Seconds(run->end_us) << " of "

@@ -20,6 +20,7 @@
 
 #include "base/write_file.h"
 #include "cli/subcommands.h"
+#include "reports/text.h"
 #include "core/server.h"
 #include "model/scenario_scale.h"
 #include "model/scenario_toml.h"
@@ -150,6 +151,41 @@ std::string Seconds(int64_t us) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.3f s", static_cast<double>(us) / 1e6);
   return buf;
+}
+
+ReportsProgressLine::ReportsProgressLine(bool quiet, int64_t end_us)
+    : on_(!quiet && isatty(fileno(stderr)) != 0),
+      end_us_(end_us),
+      start_(std::chrono::steady_clock::now()) {}
+
+reports::ReadProgress ReportsProgressLine::progress() {
+  reports::ReadProgress p;
+  if (on_) p.report = [this](uint64_t events_read, int64_t t_us) { Show(events_read, t_us); };
+  return p;
+}
+
+void ReportsProgressLine::Show(uint64_t events_read, int64_t t_us) {
+  if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
+  char simulated[64];
+  if (end_us_ > 0) {
+    std::snprintf(simulated, sizeof(simulated), "%.1f of %.1f simulated s",
+                  static_cast<double>(t_us) / 1e6, static_cast<double>(end_us_) / 1e6);
+  } else {
+    std::snprintf(simulated, sizeof(simulated), "%.1f simulated s",
+                  static_cast<double>(t_us) / 1e6);
+  }
+  const std::string line =
+      "reports: " + reports::Grouped(events_read) + " events read, " + simulated;
+  std::fprintf(stderr, "\r%-78.78s", line.c_str());
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+void ReportsProgressLine::Clear() {
+  if (!shown_) return;
+  std::fprintf(stderr, "\r%78s\r", "");
+  std::fflush(stderr);
+  shown_ = false;
 }
 
 std::string FormatFactor(double factor) {

@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "check/verdict.h"
+#include "reports/report.h"
 
 namespace lockstep::cli {
 
@@ -59,6 +61,32 @@ bool WriteWholeFile(const std::string& path, const std::string& text, std::strin
 
 // "1.250 s" for 1,250,000 us.
 std::string Seconds(int64_t us);
+
+// The reports' progress line on stderr while they read a history file back:
+// "reports: 1,234,567 events read, 1520.3 of 3600.0 simulated s" (without "of ..." when the
+// run's end is not known, end_us <= 0). Only on a terminal and without -q, and only once the
+// reports have taken more than a second: most take less, and a line that flashes by says
+// nothing. Rewritten in place; Clear() (or the end of its life) wipes it, so that what is
+// printed next starts on a clean line. Anywhere else it prints nothing at all.
+class ReportsProgressLine {
+ public:
+  ReportsProgressLine(bool quiet, int64_t end_us);
+  ~ReportsProgressLine() { Clear(); }
+  ReportsProgressLine(const ReportsProgressLine&) = delete;
+  ReportsProgressLine& operator=(const ReportsProgressLine&) = delete;
+
+  // For WriteReportsFromFile; empty (no calls at all) when the line is not to be shown.
+  reports::ReadProgress progress();
+  void Clear();
+
+ private:
+  void Show(uint64_t events_read, int64_t t_us);
+
+  const bool on_;
+  const int64_t end_us_;
+  const std::chrono::steady_clock::time_point start_;
+  bool shown_ = false;
+};
 
 // A factor as the user would type it again: "0.1", "2.5" (the shortest text that reads back
 // the same number).

@@ -1,11 +1,13 @@
 #include "reports/report.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 
 #include "base/write_file.h"
 #include "history/facts.h"
@@ -19,15 +21,19 @@ namespace lockstep::reports {
 
 namespace {
 
-using NamedWriter = std::pair<const char*, std::function<void(std::ostream&)>>;
+struct NamedWriter {
+  const char* name;
+  std::function<void(std::ostream&)> write;
+  std::string note;  // WrittenFile::note
+};
 
 bool WriteFiles(const std::vector<NamedWriter>& files, const std::string& dir,
                 std::vector<WrittenFile>* written, std::string* error) {
-  for (const auto& [name, write] : files) {
+  for (const auto& [name, write, note] : files) {
     const std::string path = dir + "/" + name;
     size_t bytes = 0;
     if (!WriteFileAtomically(path, write, error, &bytes)) return false;
-    if (written) written->push_back({path, bytes});
+    if (written) written->push_back({path, bytes, note});
   }
   return true;
 }
@@ -37,17 +43,41 @@ bool WriteAll(const Timeline& timeline, const check::Verdict& verdict, const Rep
   return WriteFiles(
       {
           {"report.html",
-           [&](std::ostream& out) { out << RenderHtml(timeline, verdict, meta); }},
-          {"trace.json", [&](std::ostream& out) { WriteTrace(timeline, verdict, meta, out); }},
+           [&](std::ostream& out) { out << RenderHtml(timeline, verdict, meta); }, ""},
+          {"trace.json", [&](std::ostream& out) { WriteTrace(timeline, verdict, meta, out); },
+           TraceDetailNote(timeline)},
           {"summary.md",
-           [&](std::ostream& out) { out << RenderSummary(timeline, verdict, meta); }},
+           [&](std::ostream& out) { out << RenderSummary(timeline, verdict, meta); }, ""},
       },
       dir, written, error);
 }
 
+// Hands every event on to `next` and tells `progress` how far it got, every progress.every
+// events: a count and a comparison per event, the call itself only that often.
+class ProgressSink : public history::EventSink {
+ public:
+  ProgressSink(history::EventSink* next, const ReadProgress& progress)
+      : next_(next), progress_(progress), due_(progress.every) {
+    assert(progress_.report && progress_.every > 0);
+  }
+  void OnEvent(const history::Event& e) override {
+    next_->OnEvent(e);
+    if (++events_ < due_) return;
+    progress_.report(events_, e.t_us);
+    due_ += progress_.every;
+  }
+
+ private:
+  history::EventSink* next_;
+  const ReadProgress& progress_;
+  uint64_t events_ = 0;
+  uint64_t due_;
+};
+
 // The timeline of a history file, read once more through a facts pass.
 bool TimelineFromFile(const std::string& history_path, const check::Verdict& verdict,
-                      const ReportMeta& meta, Timeline* timeline, std::string* error) {
+                      const ReportMeta& meta, Timeline* timeline, std::string* error,
+                      const ReadProgress& progress = {}) {
   history::NameTable names;
   history::FactsPass pass(&names, history::FactsOptions{});
   TimelineBuilder builder(DetailPlan(verdict, meta));
@@ -55,9 +85,12 @@ bool TimelineFromFile(const std::string& history_path, const check::Verdict& ver
   history::ReadStats stats;
   // The file is decoded on this thread while the facts pass and the timeline read the events on
   // a thread of their own (history/handoff.h): on a long run the decoding was a sixth of the
-  // reports' time, now taken off their path.
+  // reports' time, now taken off their path. The progress is counted here, as events are read.
   history::Handoff handoff({&pass});
-  const bool read = history::ReadHistoryFile(history_path, &names, &handoff, &stats, error);
+  std::optional<ProgressSink> counted;
+  history::EventSink* sink = &handoff;
+  if (progress.report && progress.every > 0) sink = &counted.emplace(&handoff, progress);
+  const bool read = history::ReadHistoryFile(history_path, &names, sink, &stats, error);
   handoff.Finish();
   if (!read) return false;
   pass.Finish();
@@ -143,9 +176,10 @@ Timeline BuildReportTimeline(const history::History& history, const check::Verdi
 
 bool WriteReportsFromFile(const std::string& history_path, const check::Verdict& verdict,
                           const ReportMeta& meta, const std::string& dir,
-                          std::vector<WrittenFile>* written, std::string* error) {
+                          std::vector<WrittenFile>* written, std::string* error,
+                          const ReadProgress& progress) {
   Timeline timeline;
-  if (!TimelineFromFile(history_path, verdict, meta, &timeline, error)) return false;
+  if (!TimelineFromFile(history_path, verdict, meta, &timeline, error, progress)) return false;
   return WriteAll(timeline, verdict, meta, dir, written, error);
 }
 
@@ -165,13 +199,16 @@ bool WriteComparisonReportsFromFiles(const std::string& live_history_path,
   return WriteFiles(
       {
           {"report.html",
-           [&](std::ostream& out) { out << RenderComparisonHtml(live_run, sim_run, comparison); }},
+           [&](std::ostream& out) { out << RenderComparisonHtml(live_run, sim_run, comparison); },
+           ""},
           {"trace.json",
-           [&](std::ostream& out) { WriteTrace(live, live_verdict, live_meta, out); }},
+           [&](std::ostream& out) { WriteTrace(live, live_verdict, live_meta, out); },
+           TraceDetailNote(live)},
           {"summary.md",
            [&](std::ostream& out) {
              out << RenderComparisonSummary(live_run, sim_run, comparison);
-           }},
+           },
+           ""},
       },
       dir, written, error);
 }

@@ -36,7 +36,9 @@
 //                overview draws the whole run from the bins, per pixel column, with every
 //                window marked.
 //   trace.json   every window's detail; outside them faults, violations and counters from the
-//                bins (believed holders, operations, skewed clocks).
+//                bins (believed holders, operations, skewed clocks). Where a window's share of
+//                the budget ran out it says so (an instant, and otherData.detail: the budget,
+//                the shares, what was left out), and so does the console (TraceDetailNote).
 //   summary.md   a few KB; its diagram's events are kept wherever they are.
 //
 // Size: every file has a stated bound, whatever the history's length; the limits below are
@@ -46,6 +48,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <optional>
@@ -112,9 +115,27 @@ void WriteTrace(const Timeline& timeline, const check::Verdict& verdict, const R
 std::string RenderSummary(const Timeline& timeline, const check::Verdict& verdict,
                           const ReportMeta& meta);
 
+// Where trace.json's full detail stops and why, in a sentence for the console: "full detail
+// only from 0.000 s to 83.808 s of 3600.000 s, elsewhere faults, violations and counters only;
+// the window's share of the detail budget (150,000 of 400,000 trace events, kTraceDetailEvents)
+// was spent; ...". The trace says the same in otherData.detail.note. "" when the trace has the
+// whole run in detail.
+std::string TraceDetailNote(const Timeline& timeline);
+
 struct WrittenFile {
   std::string path;
   size_t bytes = 0;
+  std::string note;  // What the file left out, when it did (trace.json: TraceDetailNote)
+};
+
+// How far the reading of a history file has come, for a progress line: a long run's reports
+// read tens of millions of events again and take seconds. `report` is called once every
+// `every` events (never per event: a std::function call for each would cost more than the
+// line is worth), with the events read so far and the true time of the last one. It is told
+// nothing else, and what it does changes nothing in the reports.
+struct ReadProgress {
+  std::function<void(uint64_t events_read, int64_t t_us)> report;  // Empty: no progress
+  uint64_t every = 65'536;
 };
 
 // Reads the run's history file (plain or gzip) once more, event by event, through a facts pass
@@ -122,7 +143,8 @@ struct WrittenFile {
 // must exist). Returns false and sets *error when the file cannot be read or a report written.
 bool WriteReportsFromFile(const std::string& history_path, const check::Verdict& verdict,
                           const ReportMeta& meta, const std::string& dir,
-                          std::vector<WrittenFile>* written, std::string* error);
+                          std::vector<WrittenFile>* written, std::string* error,
+                          const ReadProgress& progress = {});
 // The same for a history in memory.
 bool WriteReports(const history::History& history, const check::Verdict& verdict,
                   const ReportMeta& meta, const std::string& dir, std::vector<WrittenFile>* written,

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -18,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/read_file.h"
 #include "check/check.h"
 #include "history/facts.h"
 #include "history/history.h"
@@ -789,6 +791,228 @@ TEST_CASE("a long history is summarised within the stated bounds", "[reports][si
   REQUIRE(other->Get("summarised") != nullptr);
   CHECK(other->Get("summarised")->boolean);
   CHECK(r.summary.size() < 4096);
+  // The detail stops where the start's window spent its share: a marker there, and the note
+  // the command line prints with the file.
+  REQUIRE(r.timeline.windows.size() == 1);
+  CHECK(r.timeline.windows[0].spent);
+  CHECK(r.timeline.windows[0].budget == kTraceDetailEvents * 3 / 8);
+  CHECK(CountInstants(r.trace, "detail") == 1);
+  const std::string note = TraceDetailNote(r.timeline);
+  CHECK(note.find("(150,000 of 400,000 trace events, kTraceDetailEvents) was spent") !=
+        std::string::npos);
+  REQUIRE(other->Get("detail") != nullptr);
+  CHECK(other->Get("detail")->Str("note") == note);
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "lockstep-report-test-long";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::vector<WrittenFile> written;
+  std::string error;
+  REQUIRE(WriteReports(rec.h, r.verdict, HandMeta(), dir.string(), &written, &error));
+  for (const WrittenFile& f : written) {
+    INFO(f.path);
+    CHECK(f.note == (fs::path(f.path).filename() == "trace.json" ? note : ""));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("reading a history file back, the reports say how far they got, now and then",
+          "[reports][progress]") {
+  // 20,000 events of turn-taking, told every 1,000: 20 calls, the counts rising by 1,000, the
+  // times never going back; and the files are those written without a progress callback.
+  Recorder rec;
+  LongRunNotes(&rec, 100'000'000);
+  int64_t t = 1000;
+  TakeTurns(&rec, 20'000, &t);
+  rec.Add(100'000'000, T::kNote, "sim", -1, "end");
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "lockstep-report-test-progress";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "quiet");
+  const std::string path = (dir / "history.jsonl").string();
+  std::string error;
+  REQUIRE(rec.h.WriteFile(path, &error));
+  const check::Verdict verdict = check::CheckHistory(rec.h, check::CheckOptions{});
+
+  std::vector<std::pair<uint64_t, int64_t>> calls;
+  ReadProgress progress;
+  progress.every = 1000;
+  progress.report = [&calls](uint64_t events, int64_t t_us) { calls.emplace_back(events, t_us); };
+  std::vector<WrittenFile> written, quiet;
+  const bool ok = WriteReportsFromFile(path, verdict, HandMeta(), dir.string(), &written, &error,
+                                       progress);
+  INFO(error);
+  REQUIRE(ok);
+  REQUIRE(calls.size() == rec.h.size() / 1000);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    CHECK(calls[i].first == (i + 1) * 1000);
+    CHECK(calls[i].second == rec.h.events()[calls[i].first - 1].t_us);
+    if (i > 0) CHECK(calls[i].second >= calls[i - 1].second);
+  }
+  REQUIRE(
+      WriteReportsFromFile(path, verdict, HandMeta(), (dir / "quiet").string(), &quiet, &error));
+  REQUIRE(written.size() == quiet.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    CHECK(written[i].note.empty());  // Within every budget: nothing to say
+    std::string a, b;
+    REQUIRE(ReadRegularFile(written[i].path, 64u << 20, &a, &error));
+    REQUIRE(ReadRegularFile(quiet[i].path, 64u << 20, &b, &error));
+    CHECK(a == b);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trace.json: a trace past its detail budget marks where the detail ends, and why",
+          "[reports][trace][size]") {
+  // 20,000 events of turn-taking against a budget of 2,000 trace events: the start's window
+  // (3/8 of it, as there is no violation or fault) is spent early, the rest left out.
+  Recorder rec;
+  LongRunNotes(&rec, 100'000'000);
+  int64_t t = 1000;
+  TakeTurns(&rec, 20'000, &t);
+  rec.Add(100'000'000, T::kNote, "sim", -1, "end");
+  TimelineOptions options;
+  options.detail_budget = 2'000;
+  const Timeline tl = BuildTimeline(rec.h, options);
+  REQUIRE_FALSE(tl.whole_run);
+  REQUIRE(tl.windows.size() == 1);
+  const DetailWindow& w = tl.windows.front();
+  CHECK(w.from_us == 0);
+  CHECK(w.spent);
+  CHECK(w.budget == 750);
+  CHECK(w.to_us < 10'000'000);
+  CHECK(tl.left_out.Total() == tl.summarised);
+
+  check::Verdict verdict;
+  ReportMeta meta = HandMeta();
+  meta.expect.reset();
+  const std::string trace = RenderTrace(tl, verdict, meta);
+  CheckTraceGrammar(trace);
+  const Json doc = JsonReader(trace).ReadDocument();
+
+  // The marker: one instant, where the window ends, on a track of its own.
+  std::vector<const Json*> marks;
+  size_t ops = 0, holds = 0, sections = 0;
+  bool track_named = false;
+  for (const Json* e : Events(doc)) {
+    if (e->Str("cat") == "detail") marks.push_back(e);
+    if (e->Str("ph") == "M" && e->Get("args") != nullptr &&
+        e->Get("args")->Str("name") == "trace detail") {
+      track_named = true;
+    }
+    ops += e->Str("cat") == "op" && e->Str("ph") == "X";
+    holds += e->Str("cat") == "hold" && e->Str("ph") == "b";
+    sections += e->Str("cat") == "resource" && e->Str("ph") == "X";
+  }
+  CHECK(track_named);
+  REQUIRE(marks.size() == 1);
+  CHECK(marks[0]->Str("ph") == "i");
+  CHECK(marks[0]->Str("s") == "g");
+  CHECK(marks[0]->Num("ts") == static_cast<double>(w.to_us));
+  CHECK(marks[0]->Str("name") ==
+        "trace detail ends here: the window's share of the detail budget is spent (750 of "
+        "2,000 trace events); only faults, violations and counters until the run's end, "
+        "100.000 s");
+
+  // otherData.detail says the same, with the console's sentence.
+  const Json* other = doc.Get("otherData");
+  REQUIRE(other != nullptr);
+  const Json* detail = other->Get("detail");
+  REQUIRE(detail != nullptr);
+  CHECK(detail->Num("budget_trace_events") == 2000);
+  CHECK(detail->Num("budget_unused_trace_events") == 1250);
+  const Json* windows = detail->Get("windows");
+  REQUIRE(windows != nullptr);
+  REQUIRE(windows->array.size() == 1);
+  CHECK(windows->array[0].Num("to_us") == static_cast<double>(w.to_us));
+  CHECK(windows->array[0].Str("ended") == "its budget spent");
+  const std::string note = TraceDetailNote(tl);
+  CHECK(detail->Str("note") == note);
+  CHECK(note == "full detail only from 0.000 s to " + Seconds(w.to_us) +
+                    " of 100.000 s, elsewhere faults, violations and counters only; the "
+                    "window's share of the detail budget (750 of 2,000 trace events) was spent; " +
+                    Grouped(tl.left_out.InTrace()) +
+                    " operations, holds, commands ... left out");
+
+  // What it says it left out is exactly what the trace lacks: every operation, hold and
+  // critical section of the history is in the trace or counted as left out.
+  size_t invokes = 0, acquired = 0, entered = 0;
+  for (const history::Event& e : rec.h.events()) {
+    invokes += e.type == T::kInvoke;
+    acquired += e.type == T::kOk && rec.h.Str(e.op) == "acquire";
+    entered += e.type == T::kResource && rec.h.Str(e.op) == "enter";
+  }
+  const Json* left = detail->Get("left_out");
+  REQUIRE(left != nullptr);
+  CHECK(left->Num("operations") > 0);
+  CHECK(ops + static_cast<size_t>(left->Num("operations")) == invokes);
+  CHECK(holds + static_cast<size_t>(left->Num("holds")) == acquired);
+  CHECK(sections + static_cast<size_t>(left->Num("critical_sections")) == entered);
+  CHECK(left->Num("total") == static_cast<double>(tl.summarised));
+}
+
+TEST_CASE("trace.json: the faults past the window limit are counted where they lie, outside",
+          "[reports][trace][size]") {
+  // Six short pauses among 20,000 events, at most three windows: the start and the first two
+  // pauses get one each, the last four none. The note's count is the trace's own: the fault
+  // instants it draws outside every window it lists.
+  Recorder rec;
+  LongRunNotes(&rec, 100'000'000);
+  int64_t t = 1000;
+  for (size_t k = 1; k <= 6; ++k) {
+    TakeTurns(&rec, 3'000 * k, &t);
+    rec.Add(t, T::kFault, "c1", -1, "pause", "GC pause for 0.010ms", "", 0);
+    rec.Add(t + 10, T::kFault, "c1", -1, "resume", "resumed");
+    t += 1000;
+  }
+  TakeTurns(&rec, 20'000, &t);
+  rec.Add(100'000'000, T::kNote, "sim", -1, "end");
+  TimelineOptions options;
+  options.detail_budget = 2'000;
+  options.max_windows = 3;
+  const Timeline tl = BuildTimeline(rec.h, options);
+  REQUIRE(tl.fault_count == 6);
+  REQUIRE(tl.windows.size() == 3);
+  check::Verdict verdict;
+  ReportMeta meta = HandMeta();
+  meta.expect.reset();
+  const std::string trace = RenderTrace(tl, verdict, meta);
+  const Json doc = JsonReader(trace).ReadDocument();
+  size_t outside = 0;
+  for (const Json* e : Events(doc)) {
+    if (e->Str("cat") != "fault" || e->Str("ph") != "i" || e->Str("name").rfind("end of", 0) == 0) {
+      continue;
+    }
+    const Json* windows = doc.Get("otherData")->Get("detail")->Get("windows");
+    REQUIRE(windows != nullptr);
+    outside += std::none_of(windows->array.begin(), windows->array.end(), [&](const Json& w) {
+      return w.Num("from_us") <= e->Num("ts") && e->Num("ts") <= w.Num("to_us");
+    });
+  }
+  CHECK(outside == 4);
+  CHECK(doc.Get("otherData")->Get("detail")->Num("faults_outside_windows") == 4);
+  CHECK(TraceDetailNote(tl).find("; 4 of the 6 faults in the trace lie outside the windows (3 at "
+                                 "most)") != std::string::npos);
+  // Where the detail resumes, the trace says so too: once for each window after the first.
+  size_t resumes = 0;
+  for (const Json* e : Events(doc)) {
+    resumes += e->Str("cat") == "detail" &&
+               e->Str("name").rfind("trace detail resumes here", 0) == 0;
+  }
+  CHECK(resumes == 2);
+}
+
+TEST_CASE("trace.json: a trace within its detail budget has no marker and no note",
+          "[reports][trace]") {
+  const Rendered r = RenderAll(SplitBrainHistory(), HandMeta());
+  REQUIRE(r.timeline.whole_run);
+  CHECK(TraceDetailNote(r.timeline).empty());
+  CHECK(r.trace.find("trace detail") == std::string::npos);
+  CHECK(r.trace.find("\"cat\":\"detail\"") == std::string::npos);
+  const Json doc = JsonReader(r.trace).ReadDocument();
+  const Json* other = doc.Get("otherData");
+  REQUIRE(other != nullptr);
+  CHECK(other->Get("detail") == nullptr);
 }
 
 TEST_CASE("latency buckets are half octaves", "[reports][timeline]") {
@@ -1120,6 +1344,18 @@ TEST_CASE("the timeline keeps bounded detail however many events pass through it
   CHECK(RightmostRect(html, "ohold") > 1300);  // The plot ends at 150 + 1164 px
   CHECK(RightmostRect(html, "oowned") > 1300);
   CHECK(trace.find("{\"name\":\"operations per") != std::string::npos);
+  // A marker where each window's budget ran out before the run's end, and where each window
+  // after the first begins.
+  size_t ends = 0, resumes = 0;
+  for (const DetailWindow& w : tl.windows) {
+    ends += w.spent && w.to_us < tl.end_us;
+    resumes += w.from_us > 0;
+  }
+  CHECK(ends > 0);
+  CHECK(resumes + 1 == tl.windows.size());
+  CHECK(CountInstants(trace, "detail") == ends + resumes);
+  CHECK(TraceDetailNote(tl).find(Format("only in %zu windows", tl.windows.size())) !=
+        std::string::npos);
   // The holder counter goes on after the last window, from the bins.
   const size_t last = trace.rfind("{\"name\":\"holders(lock)\"");
   REQUIRE(last != std::string::npos);

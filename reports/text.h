@@ -21,6 +21,8 @@ std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2))
 
 // 6204000 -> "6.204 s".
 std::string Seconds(int64_t us);
+// 1234567 -> "1,234,567": counts a person reads at a glance.
+std::string Grouped(uint64_t n);
 // A duration in the unit that reads best: "850 us", "12.5 ms", "13.337 s", "1 h 02 min".
 std::string Duration(int64_t us);
 

@@ -136,10 +136,12 @@ class TimelineBuilder::Impl {
     ring_cap_ = lead_budget_ / 4;
     std::vector<int64_t> violations;
     for (int64_t t : options_.violation_anchors_us) {
-      if (violations.size() + 2 >= windows) break;
-      if (std::find(violations.begin(), violations.end(), t) == violations.end()) {
-        violations.push_back(t);
+      if (std::find(violations.begin(), violations.end(), t) != violations.end()) continue;
+      if (violations.size() + 2 >= windows) {
+        ++violations_without_window_;
+        continue;
       }
+      violations.push_back(t);
     }
     violations_ = !violations.empty();
     anchors_.push_back({0, violations_ ? other_budget_ : lead_budget_});
@@ -307,7 +309,7 @@ class TimelineBuilder::Impl {
     EnsureBin(end);
     for (size_t l = 0; l < locks_.size(); ++l) FillHolders(&locks_[l], BinOf(end));
     if (open_) Close(end);
-    summarised_ += ring_.size();
+    for (const Element& el : ring_) CountLeftOut(el);
     ring_.clear();
     ring_weight_ = 0;
     Assemble(f);
@@ -1016,9 +1018,25 @@ class TimelineBuilder::Impl {
     ring_weight_ -= el.weight;
     last_evicted_us_ = el.to_us;
     evicted_since_close_ = true;
-    ++summarised_;
+    CountLeftOut(el);
     LeftRing(el);
     ring_.pop_front();
+  }
+
+  void CountLeftOut(const Element& el) {
+    ++summarised_;
+    switch (el.kind) {
+      case Kind::kOp: ++left_out_.ops; break;
+      case Kind::kHold: ++left_out_.holds; break;
+      case Kind::kSection: ++left_out_.sections; break;
+      case Kind::kLease: ++left_out_.leases; break;
+      case Kind::kExec: ++left_out_.commands; break;
+      case Kind::kLoss: ++left_out_.losses; break;
+      case Kind::kPttl: ++left_out_.pttl; break;
+      case Kind::kMessage: ++left_out_.messages; break;
+      case Kind::kHolders: ++left_out_.holder_changes; break;
+      case Kind::kClock: ++left_out_.clock_readings; break;
+    }
   }
 
   // The latest count or clock reading outside the ring is what a window opening later carries
@@ -1042,14 +1060,17 @@ class TimelineBuilder::Impl {
     const size_t after = anchor.budget - lead;
     if (open_) {
       remaining_ += after;  // Overlapping windows merge.
+      open_budget_ += after;
       return;
     }
     while (ring_weight_ > lead && !ring_.empty()) Evict();
     int64_t from = 0;
+    open_budget_ = anchor.budget;
     if (!evicted_since_close_) {
       // Nothing left out since the last window closed: this one continues it.
       if (!windows_.empty()) {
         from = windows_.back().from_us;
+        open_budget_ += windows_.back().budget;
         windows_.pop_back();
       }
     } else {
@@ -1071,7 +1092,8 @@ class TimelineBuilder::Impl {
   }
 
   void Close(int64_t now_us) {
-    windows_.push_back({open_from_us_, std::max(now_us, open_from_us_)});
+    windows_.push_back(
+        {open_from_us_, std::max(now_us, open_from_us_), open_budget_, remaining_ == 0});
     open_ = false;
     last_close_us_ = windows_.back().to_us;
     evicted_since_close_ = false;
@@ -1274,6 +1296,11 @@ class TimelineBuilder::Impl {
 
     tl.whole_run = summarised_ == 0;
     tl.summarised = summarised_;
+    tl.left_out = left_out_;
+    assert(left_out_.Total() == summarised_);
+    tl.detail_budget = options_.detail_budget;
+    tl.max_windows = max_windows_;
+    tl.violations_without_window = violations_without_window_;
     tl.windows = tl.whole_run ? std::vector<DetailWindow>{{0, tl.end_us}} : std::move(windows_);
     tl.bin_us = bin_us_;
     tl.op_bins = std::move(op_bins_);
@@ -1373,6 +1400,9 @@ class TimelineBuilder::Impl {
   bool evicted_since_close_ = false;
   int64_t last_evicted_us_ = -1;
   size_t summarised_ = 0;
+  LeftOut left_out_;
+  size_t open_budget_ = 0;  // The open window's share of the budget
+  size_t violations_without_window_ = 0;
 
   // Bins.
   bool grid_set_ = false;

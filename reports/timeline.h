@@ -247,6 +247,31 @@ struct PubSubMessage {
 struct DetailWindow {
   int64_t from_us = 0;
   int64_t to_us = 0;
+  // Its share of TimelineOptions::detail_budget, in trace events' worth: what its anchors were
+  // given (those of the windows merged into it too). 0 for the whole run's one window.
+  size_t budget = 0;
+  // It ended because that share was spent; else the run ended inside it.
+  bool spent = false;
+};
+
+// The detail left out (outside every window, so in the bins only), by what it was. The last
+// three are never in trace.json, inside a window or not: report.html's marks only.
+struct LeftOut {
+  size_t ops = 0;
+  size_t holds = 0;
+  size_t sections = 0;
+  size_t leases = 0;          // Who a node's key belonged to, lease by lease
+  size_t commands = 0;        // exec events
+  size_t messages = 0;        // pub/sub
+  size_t holder_changes = 0;  // Changes of a lock's believed holders
+  size_t losses = 0;          // A key that expired or was lost under its owners
+  size_t pttl = 0;            // PTTL replies
+  size_t clock_readings = 0;  // Changes of a clock's offset
+  // What trace.json would have drawn (the rest it never draws).
+  size_t InTrace() const {
+    return ops + holds + sections + leases + commands + messages + holder_changes;
+  }
+  size_t Total() const { return InTrace() + losses + pttl + clock_readings; }
 };
 
 // Operations per bin, over the whole run: started (by invoke) and how they ended.
@@ -294,6 +319,13 @@ struct Timeline {
   std::vector<DetailWindow> windows;
   bool whole_run = true;
   size_t summarised = 0;  // Elements left out of the detail (counted in the bins only)
+  LeftOut left_out;       // The same, by kind (left_out.Total() == summarised)
+  // What the windows were given: TimelineOptions::detail_budget and max_windows as used.
+  size_t detail_budget = 0;
+  size_t max_windows = 0;
+  // Violation anchors past the max_windows - 2 first, which got no window of their own (they
+  // may still lie in another one).
+  size_t violations_without_window = 0;
   // The bins: bin i covers [i * bin_us, (i + 1) * bin_us); kBins of them.
   int64_t bin_us = 1;
   OpBins op_bins;

@@ -45,6 +45,7 @@ constexpr int kRunPid = 1;
 constexpr int kTidsPerPid = 10000;
 constexpr int kFaultTid = kRunPid * kTidsPerPid + 1;
 constexpr int kViolationTid = kRunPid * kTidsPerPid + 2;
+constexpr int kDetailTid = kRunPid * kTidsPerPid + 3;
 constexpr int kConnection = 4999;
 constexpr int kCommands = 1;
 constexpr int kKey = 2;
@@ -85,6 +86,13 @@ struct Slice {
   int tid = 0;
 };
 
+// The faults the trace draws (its first kFaultsKept) that start outside every detail window.
+size_t FaultsOutsideWindows(const Timeline& tl) {
+  if (tl.whole_run) return 0;
+  const auto outside = [&tl](const Fault& f) { return !tl.InDetail(f.from_us, f.from_us); };
+  return static_cast<size_t>(std::count_if(tl.faults.begin(), tl.faults.end(), outside));
+}
+
 class TraceWriter {
  public:
   TraceWriter(const Timeline& tl, const check::Verdict& verdict, const ReportMeta& meta)
@@ -97,6 +105,7 @@ class TraceWriter {
     Nodes();
     Faults();
     Violations();
+    DetailMarks();
     Counters();
     Messages();
     for (auto& [track, slices] : x_slices_) {
@@ -164,6 +173,7 @@ class TraceWriter {
     Meta("process_sort_index", kRunPid, 0, "sort_index", "0", true);
     Meta("thread_name", kRunPid, kFaultTid, "name", "faults", false);
     Meta("thread_name", kRunPid, kViolationTid, "name", "violations", false);
+    if (!tl_.whole_run) Meta("thread_name", kRunPid, kDetailTid, "name", "trace detail", false);
     for (size_t c = 0; c < tl_.clients.size(); ++c) {
       const int pid = client_pid_[c];
       Meta("process_name", pid, 0, "name", "client " + tl_.clients[c], false);
@@ -407,6 +417,45 @@ class TraceWriter {
     }
   }
 
+  // Where the detail stops and starts again, as instants a reader of the trace cannot miss: a
+  // trace that goes quiet after a minute reads as a run that did nothing.
+  void DetailMarks() {
+    if (tl_.whole_run) return;
+    const size_t n = tl_.windows.size();
+    for (size_t i = 0; i < n; ++i) {
+      const DetailWindow& w = tl_.windows[i];
+      const std::string window = Format("\"window\":%zu,\"windows\":%zu,", i + 1, n) +
+                                 Format("\"from_us\":%lld,\"to_us\":%lld",
+                                        static_cast<long long>(w.from_us),
+                                        static_cast<long long>(w.to_us));
+      if (w.from_us > 0) {
+        std::string b = Head(Format("trace detail resumes here: window %zu of %zu, to ", i + 1, n) +
+                                 Seconds(w.to_us),
+                             "detail", 'i', H(w.from_us), kRunPid, kDetailTid);
+        b += ",\"s\":\"g\",\"args\":{" + window + "}}";
+        Emit(H(w.from_us), 3, 0, std::move(b));
+      }
+      if (!w.spent || w.to_us >= tl_.end_us) continue;
+      const std::string until =
+          i + 1 < n ? Seconds(tl_.windows[i + 1].from_us) : "the run's end, " + Seconds(tl_.end_us);
+      std::string e = Head(Format("trace detail ends here: the window's share of the detail "
+                                  "budget is spent (%s of %s trace events); only faults, "
+                                  "violations and counters until ",
+                                  Grouped(w.budget).c_str(), Grouped(tl_.detail_budget).c_str()) +
+                               until,
+                           "detail", 'i', H(w.to_us), kRunPid, kDetailTid);
+      e += ",\"s\":\"g\",\"args\":{" + window +
+           Format(",\"window_budget\":%zu,\"detail_budget\":%zu", w.budget, tl_.detail_budget) +
+           ",\"budget\":" + JsonString(BudgetName()) + "}}";
+      Emit(H(w.to_us), 3, 0, std::move(e));
+    }
+  }
+
+  std::string BudgetName() const {
+    return tl_.detail_budget == kTraceDetailEvents ? "kTraceDetailEvents (reports/report.h)"
+                                                   : "TimelineOptions::detail_budget";
+  }
+
   void Counter(const std::string& lock, int64_t t_us, int count) {
     std::string c = Head("holders(" + lock + ")", "holders", 'C', H(t_us), kRunPid, kFaultTid);
     c += Format(",\"args\":{\"holders\":%d}}", count);
@@ -557,11 +606,14 @@ class TraceWriter {
                 ? ",\"summarised\":false"
                 : ",\"summarised\":true,\"summary_note\":" +
                       JsonString(Format("full detail only inside detail_windows (around the start, "
-                                        "every violation and fault; %zu elements left out); "
-                                        "outside them only faults, violations and counters per ",
+                                        "the violations and the faults, as far as the detail "
+                                        "budget and the window limit go: see detail; %zu "
+                                        "elements left out); outside them only faults, "
+                                        "violations and counters per ",
                                         tl_.summarised) +
                                  Duration(tl_.bin_us) +
-                                 " bin (the most believed holders, operations, clock offsets)");
+                                 " bin (the most believed holders, operations, clock offsets)") +
+                      ",\"detail\":" + DetailJson();
     tail += Format(",\"overlapping_slices_moved\":%zu", overflowed_);
     tail += ",\"flows\":" + JsonString(
                                 "from the latest recorded cause on the client (at most 1 ms "
@@ -569,6 +621,39 @@ class TraceWriter {
                                 "history has no send events");
     tail += "}}\n";
     out << tail;
+  }
+
+  // otherData.detail: the budget, each window's share of it and why it ended, what was left
+  // out by kind, the anchors that found no window, and the sentence `run` and `report` print.
+  std::string DetailJson() const {
+    std::string o = "{\"budget\":" + JsonString(BudgetName()) +
+                    Format(",\"budget_trace_events\":%zu,\"max_windows\":%zu,\"windows\":[",
+                           tl_.detail_budget, tl_.max_windows);
+    for (size_t i = 0; i < tl_.windows.size(); ++i) {
+      const DetailWindow& w = tl_.windows[i];
+      o += Format("%s{\"from_us\":%lld,\"to_us\":%lld,\"budget_trace_events\":%zu,\"ended\":",
+                  i ? "," : "", static_cast<long long>(w.from_us),
+                  static_cast<long long>(w.to_us), w.budget) +
+           JsonString(w.spent ? "its budget spent" : "the run's end") + "}";
+    }
+    const LeftOut& l = tl_.left_out;
+    o += Format("],\"left_out\":{\"operations\":%zu,\"holds\":%zu,\"critical_sections\":%zu,"
+                "\"leases\":%zu,\"commands\":%zu,\"messages\":%zu,\"holder_changes\":%zu,"
+                "\"in_trace\":%zu,",
+                l.ops, l.holds, l.sections, l.leases, l.commands, l.messages, l.holder_changes,
+                l.InTrace()) +
+         Format("\"lease_losses\":%zu,\"pttl_replies\":%zu,\"clock_readings\":%zu,"
+                "\"total\":%zu}",
+                l.losses, l.pttl, l.clock_readings, l.Total());
+    // Shares are handed out as anchors come; those of anchors that never came stay unused.
+    size_t given = 0;
+    for (const DetailWindow& w : tl_.windows) given += w.budget;
+    o += Format(",\"budget_unused_trace_events\":%zu",
+                tl_.detail_budget - std::min(given, tl_.detail_budget));
+    o += Format(",\"faults_outside_windows\":%zu,\"violation_anchors_without_window\":%zu",
+                FaultsOutsideWindows(tl_), tl_.violations_without_window);
+    o += ",\"note\":" + JsonString(TraceDetailNote(tl_)) + "}";
+    return o;
   }
 
   const Timeline& tl_;
@@ -586,6 +671,49 @@ class TraceWriter {
 };
 
 }  // namespace
+
+std::string TraceDetailNote(const Timeline& tl) {
+  if (tl.whole_run || tl.windows.empty()) return "";
+  const size_t n = tl.windows.size();
+  size_t spent = 0;
+  int64_t covered_us = 0;
+  for (const DetailWindow& w : tl.windows) {
+    spent += w.spent;
+    covered_us += w.to_us - w.from_us;
+  }
+  const DetailWindow& last = tl.windows.back();
+  std::string o = "full detail ";
+  if (n == 1) {
+    o += "only from " + Seconds(last.from_us) + " to " + Seconds(last.to_us) + " of " +
+         Seconds(tl.end_us);
+  } else {
+    o += Format("only in %zu windows, ", n) + Seconds(covered_us) + " of " + Seconds(tl.end_us) +
+         " (the last from " + Seconds(last.from_us) + " to " + Seconds(last.to_us) + ")";
+  }
+  o += ", elsewhere faults, violations and counters only; ";
+  const std::string budget = Grouped(tl.detail_budget) + " trace events" +
+                             (tl.detail_budget == kTraceDetailEvents ? ", kTraceDetailEvents" : "");
+  if (n == 1 && spent == 1) {
+    o += "the window's share of the detail budget (" + Grouped(last.budget) + " of " + budget +
+         ") was spent";
+  } else if (spent == n) {
+    o += "each window's share of the detail budget (" + budget + ") was spent";
+  } else if (spent > 0) {
+    o += Format("%zu of the windows' shares of the detail budget (", spent) + budget +
+         ") were spent";
+  } else {
+    o += "no window spent its share of the detail budget (" + budget + ")";
+  }
+  o += "; " + Grouped(tl.left_out.InTrace()) + " operations, holds, commands ... left out";
+  // A fault opens a window while fewer than max_windows have opened, so one outside them all
+  // came after that.
+  if (const size_t outside = FaultsOutsideWindows(tl); outside > 0) {
+    o += "; " + Grouped(outside) + " of the " + Grouped(tl.faults.size()) +
+         " faults in the trace lie outside the windows (" + Grouped(tl.max_windows) +
+         " at most)";
+  }
+  return o;
+}
 
 void WriteTrace(const Timeline& timeline, const check::Verdict& verdict, const ReportMeta& meta,
                 std::ostream& out) {
