@@ -102,7 +102,7 @@ struct CaseResult {
 
 
 // A case: the simulation `repeat` times (the same run each time; the fastest counts, as the
-// others only add the machine's noise), then the reports once, then the floor.
+// others only add the machine's noise), then the reports as often, then the floor.
 std::optional<CaseResult> RunCase(const std::string& name, Scenario scenario, const std::string& lua_dir,
                                   history::HistoryFormat format, bool reports, const std::string& dir,
                                   int repeat, bool readers_thread, bool sim_only = false) {
@@ -184,14 +184,22 @@ std::optional<CaseResult> RunCase(const std::string& name, Scenario scenario, co
     reports::DescribeScenario(scenario, &meta);
     meta.parameters = sim->derived();
     std::vector<reports::WrittenFile> written;
-    const auto start = std::chrono::steady_clock::now();
-    const double cpu_start = ThreadCpuSeconds();
-    if (!reports::WriteReportsFromFile(options.history_path, run->verdict, meta, dir, &written, &error)) {
-      std::cerr << "bench_sim: " << name << ": reports: " << error << "\n";
-      return std::nullopt;
+    // As often as the run, the fastest kept: the same files each time.
+    for (int round = 0; round < repeat; ++round) {
+      written.clear();
+      const auto start = std::chrono::steady_clock::now();
+      const double cpu_start = ThreadCpuSeconds();
+      if (!reports::WriteReportsFromFile(options.history_path, run->verdict, meta, dir, &written,
+                                         &error)) {
+        std::cerr << "bench_sim: " << name << ": reports: " << error << "\n";
+        return std::nullopt;
+      }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (round == 0 || wall < r.reports_s) {
+        r.reports_s = wall;
+        r.reports_cpu_s = ThreadCpuSeconds() - cpu_start;
+      }
     }
-    r.reports_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    r.reports_cpu_s = ThreadCpuSeconds() - cpu_start;
     r.peak_with_reports_kb = PeakRssKb();
   }
   sim.reset();

@@ -132,7 +132,7 @@ void BinaryEncoder::Append(const Event& e, std::string_view detail, std::string*
   if (e.has_value) PutVarint(out, ZigZag(e.value));
   if (!detail.empty()) {
     if (detail.size() <= kDictTextMax) {
-      const auto it = dict_.find(std::string(detail));
+      const auto it = dict_.find(detail);
       if (it != dict_.end()) {
         PutVarint(out, uint64_t{it->second} * 2);
         return;

@@ -43,6 +43,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -80,7 +81,12 @@ class BinaryEncoder {
   uint32_t next_file_id_ = 1;
   int64_t last_t_us_ = 0;
   std::vector<int64_t> clock_offsets_;  // By file id of the process (0: none).
-  std::unordered_map<std::string, uint32_t> dict_;
+  // Looked up by the detail's view: no string is made for a text the dictionary has.
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> dict_;
 };
 
 // One record read from a binary history.
