@@ -357,7 +357,8 @@ int RunQuietly(const std::string& file, const std::string& out_dir, const std::s
   std::streambuf* old = std::cout.rdbuf(captured.rdbuf());
   int status = kExitFailed;
   try {
-    status = RunMain({file, "--out", out_dir, "--lua-dir", lua_dir, "-q"});
+    // A failure's history as JSON Lines: short, and read with grep (docs/fuzzing.md).
+    status = RunMain({file, "--out", out_dir, "--lua-dir", lua_dir, "-q", "--history", "jsonl"});
   } catch (...) {
     std::cout.rdbuf(old);
     throw;

@@ -73,19 +73,9 @@ int FuzzMergeMain(const std::vector<std::string>& args) {
   hidden.add_options()("dirs", po::value(&dirs));
   po::positional_options_description positional;
   positional.add("dirs", -1);
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "lockstep fuzz merge: " << e.what() << "\n(see lockstep fuzz merge --help)\n";
-    return kExitBadInput;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return kExitOk;
+  if (std::optional<int> done = ParseArgs("fuzz merge", args, desc, hidden, positional, &vm)) {
+    return *done;
   }
   if (dirs.empty() || out_dir.empty()) {
     std::cerr << "lockstep fuzz merge: which shard folders, and where to? e.g. lockstep fuzz merge "

@@ -85,20 +85,8 @@ int HistoryMain(const std::vector<std::string>& args) {
   hidden.add_options()("action", po::value(&action))("history", po::value(&history_path));
   po::positional_options_description positional;
   positional.add("action", 1).add("history", 1);
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "lockstep history: " << e.what() << " (see lockstep history --help)\n";
-    return kExitBadInput;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return kExitOk;
-  }
+  if (std::optional<int> done = ParseArgs("history", args, desc, hidden, positional, &vm)) return *done;
   if (action != "dump" && action != "convert") {
     std::cerr << "lockstep history: "
               << (action.empty() ? std::string("dump or convert?")

@@ -360,6 +360,14 @@ std::optional<int> ParseArgs(const std::string& command, const std::vector<std::
                              po::variables_map* vm) {
   po::positional_options_description positional;
   positional.add(positional_name, 1);
+  return ParseArgs(command, args, desc, hidden, positional, vm);
+}
+
+std::optional<int> ParseArgs(const std::string& command, const std::vector<std::string>& args,
+                             const po::options_description& desc,
+                             const po::options_description& hidden,
+                             const po::positional_options_description& positional,
+                             po::variables_map* vm) {
   po::options_description all;
   all.add(desc).add(hidden);
   try {
@@ -397,7 +405,7 @@ std::optional<int> ParseArgs(const std::string& command, const std::vector<std::
     }
     // An option given an empty string (an unset $VARIABLE) is refused, not read as absent.
     for (const po::option& o : parsed.options) {
-      if (o.string_key.empty() || o.string_key == positional_name) continue;
+      if (o.string_key.empty() || o.position_key >= 0) continue;  // Positional: its own checks.
       const po::option_description* d = all.find_nothrow(o.string_key, false);
       if (d == nullptr || d->semantic()->max_tokens() == 0) continue;
       if (!o.value.empty() && o.value.front().empty()) {

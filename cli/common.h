@@ -147,6 +147,13 @@ std::optional<int> ParseArgs(const std::string& command, const std::vector<std::
                              const boost::program_options::options_description& hidden,
                              const char* positional_name,
                              boost::program_options::variables_map* vm);
+// The same with positional arguments of any shape (`lockstep history ACTION FILE`, `lockstep
+// fuzz merge DIR...`).
+std::optional<int> ParseArgs(const std::string& command, const std::vector<std::string>& args,
+                             const boost::program_options::options_description& desc,
+                             const boost::program_options::options_description& hidden,
+                             const boost::program_options::positional_options_description& positional,
+                             boost::program_options::variables_map* vm);
 
 }  // namespace lockstep::cli
 

@@ -315,49 +315,84 @@ class ChunkReader {
   bool eof_ = false;
 };
 
+// A binary history's records, one after another, from the start of the file.
+class RecordReader {
+ public:
+  explicit RecordReader(int fd) : in_(fd, static_cast<off_t>(kBinaryMagic.size())) {}
+
+  // kOk: the next record (as BinaryDecoder::Next gives it). kNeedMore: the file has ended;
+  // *cut says whether inside a record. kError: *why says what is wrong, and io_error() whether
+  // reading the file failed rather than its bytes.
+  DecodeStatus Next(NameTable* names, RecordKind* kind, Event* e, uint64_t* cp_events,
+                    uint64_t* cp_hash, bool* cut, std::string* why) {
+    while (true) {
+      size_t used = 0;
+      const DecodeStatus status =
+          decoder_.Next(in_.data(), names, &used, kind, e, cp_events, cp_hash, why);
+      if (status == DecodeStatus::kOk) {
+        in_.Consume(used);
+        offset_ += used;
+      }
+      if (status != DecodeStatus::kNeedMore) return status;
+      if (in_.eof()) {
+        *cut = !in_.data().empty();
+        return status;
+      }
+      if (in_.data().size() > kMaxHistoryLineBytes + 64) {
+        *why = "a record longer than " + std::to_string(kMaxHistoryLineBytes) + " bytes";
+        return DecodeStatus::kError;
+      }
+      if (!in_.More(why)) {
+        io_error_ = true;
+        return DecodeStatus::kError;
+      }
+    }
+  }
+  uint64_t offset() const { return offset_; }  // Of the next record.
+  bool io_error() const { return io_error_; }
+
+ private:
+  ChunkReader in_;
+  BinaryDecoder decoder_;
+  uint64_t offset_ = kBinaryMagic.size();
+  bool io_error_ = false;
+};
+
 bool ReadBinaryHistory(int fd, const std::string& path, NameTable* names, EventSink* sink,
                        ReadStats* stats, std::string* error, const ReadOptions& options) {
-  ChunkReader in(fd, static_cast<off_t>(kBinaryMagic.size()));
-  BinaryDecoder decoder;
+  RecordReader records(fd);
   Rules rules;
   uint64_t checkpoint_events = 0, checkpoint_hash = kFnvOffset;  // The last checkpoint's.
-  uint64_t offset = kBinaryMagic.size();  // Of the record being read, for messages.
+  uint64_t offset = records.offset();  // Of the record being read, for messages.
   const auto at = [&] {
     return path + ": event " + std::to_string(stats->events) + " (byte " + std::to_string(offset) + "): ";
   };
   bool done = false;
   uint64_t hash = kFnvOffset;  // With options.verify_hash: over the lines of the events read.
   std::string line;
+  const auto hash_line = [&](const Event& e, uint64_t* h) {
+    line.clear();
+    AppendJsonLine(e, *names, &line);
+    line.push_back('\n');
+    *h = FnvAppend(*h, line);
+  };
   while (!done) {
-    size_t used = 0;
     RecordKind kind{};
     Event e;
     uint64_t cp_events = 0, cp_hash = 0;
+    bool cut = false;
     std::string why;
-    const DecodeStatus status =
-        decoder.Next(in.data(), names, &used, &kind, &e, &cp_events, &cp_hash, &why);
+    offset = records.offset();
+    const DecodeStatus status = records.Next(names, &kind, &e, &cp_events, &cp_hash, &cut, &why);
     if (status == DecodeStatus::kError) {
-      *error = at() + why;
+      *error = records.io_error() ? "cannot read " + path + ": " + why : at() + why;
       return false;
     }
     if (status == DecodeStatus::kNeedMore) {
-      if (in.eof()) {
-        // Ends inside a record: a run killed while writing left a prefix of whole events.
-        if (!in.data().empty()) stats->truncated = true;
-        break;
-      }
-      if (in.data().size() > kMaxHistoryLineBytes + 64) {
-        *error = at() + "a record longer than " + std::to_string(kMaxHistoryLineBytes) + " bytes";
-        return false;
-      }
-      if (!in.More(&why)) {
-        *error = "cannot read " + path + ": " + why;
-        return false;
-      }
-      continue;
+      // Ends inside a record: a run killed while writing left a prefix of whole events.
+      stats->truncated = cut;
+      break;
     }
-    in.Consume(used);
-    offset += used;
     if (kind == RecordKind::kCheckpoint) {
       if (cp_events != stats->events) {
         *error = at() + "a checkpoint after " + std::to_string(cp_events) + " events where " +
@@ -382,12 +417,7 @@ bool ReadBinaryHistory(int fd, const std::string& path, NameTable* names, EventS
     }
     stats->events++;
     stats->last_t_us = e.t_us;
-    if (options.verify_hash) {
-      line.clear();
-      AppendJsonLine(e, *names, &line);
-      line.push_back('\n');
-      hash = FnvAppend(hash, line);
-    }
+    if (options.verify_hash) hash_line(e, &hash);
     sink->OnEvent(e);
     if (options.max_events > 0 && stats->events >= options.max_events) done = true;
   }
@@ -401,36 +431,21 @@ bool ReadBinaryHistory(int fd, const std::string& path, NameTable* names, EventS
   } else if (checkpoint_events < stats->events) {
     // Events past the last checkpoint (a run cut short, a read stopped early): their lines'
     // hash, from the checkpoint's on. The file is decoded once more up to them.
-    ChunkReader again(fd, static_cast<off_t>(kBinaryMagic.size()));
-    BinaryDecoder replay;
-    uint64_t seq = 0;
-    while (seq < stats->events) {
-      size_t used = 0;
+    RecordReader again(fd);
+    for (uint64_t seq = 0; seq < stats->events;) {
       RecordKind kind{};
       Event e;
       uint64_t cp_events = 0, cp_hash = 0;
+      bool cut = false;
       std::string why;
-      const DecodeStatus status =
-          replay.Next(again.data(), names, &used, &kind, &e, &cp_events, &cp_hash, &why);
-      if (status == DecodeStatus::kNeedMore && !again.eof()) {
-        if (!again.More(&why)) {
-          *error = "cannot read " + path + ": " + why;
-          return false;
-        }
-        continue;
-      }
-      if (status != DecodeStatus::kOk) {
-        *error = "cannot read " + path + " again: it changed while it was read";
+      if (again.Next(names, &kind, &e, &cp_events, &cp_hash, &cut, &why) != DecodeStatus::kOk) {
+        *error = "cannot read " + path + " again" +
+                 (again.io_error() ? ": " + why : std::string(": it changed while it was read"));
         return false;
       }
-      again.Consume(used);
       if (kind != RecordKind::kEvent) continue;
       e.seq = seq++;
-      if (e.seq < checkpoint_events) continue;
-      line.clear();
-      AppendJsonLine(e, *names, &line);
-      line.push_back('\n');
-      stats->hash = FnvAppend(stats->hash, line);
+      if (e.seq >= checkpoint_events) hash_line(e, &stats->hash);
     }
   }
   return true;
