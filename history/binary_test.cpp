@@ -165,8 +165,13 @@ TEST_CASE("a binary history cut anywhere reads back as its whole events, with th
   const std::vector<uint64_t> prefix = PrefixHashes(kept);
   const std::string bytes = ReadBytes(path);
   const std::string cut_path = TempPath("cut-part.bin");
-  size_t read_some = 0;
-  for (size_t size = kBinaryMagic.size(); size < bytes.size(); ++size) {
+  size_t read_some = 0, cuts = 0;
+  // Every byte of the first records and the last (the closing checkpoint), every 7th between:
+  // each kind of record is cut at each of its bytes somewhere (every byte took a minute under
+  // the sanitizers).
+  for (size_t size = kBinaryMagic.size(); size < bytes.size();
+       size += size < 400 || size + 64 > bytes.size() ? 1 : 7) {
+    ++cuts;
     WriteBytes(cut_path, bytes.substr(0, size));
     History back;
     ReadStats stats;
@@ -182,7 +187,7 @@ TEST_CASE("a binary history cut anywhere reads back as its whole events, with th
     CHECK(stats.hash == prefix[stats.events]);
     CHECK(back.Hash() == prefix[stats.events]);
   }
-  CHECK(read_some > bytes.size() / 2);
+  CHECK(read_some > cuts / 2);
   // A read that stops early hashes what it read.
   for (uint64_t n : {1, 64, 299, 300}) {
     History back;
