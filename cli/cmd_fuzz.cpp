@@ -120,34 +120,6 @@ std::string SizeText(const fuzz::CaseSize& size, const Scenario& materialized) {
          count(static_cast<size_t>(threads), "thread") + ", " + Seconds(size.duration_us);
 }
 
-// The progress line: one line rewritten on a terminal, a line every 10 s otherwise.
-class Progress {
- public:
-  explicit Progress(bool quiet) : quiet_(quiet), tty_(isatty(fileno(stderr)) != 0) {}
-  void Show(const std::string& text, bool force = false) {
-    if (quiet_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (tty_) {
-      std::fprintf(stderr, "\r%-78.78s", text.c_str());
-      shown_ = true;
-    } else if (force || now - last_ >= std::chrono::seconds(10)) {
-      std::fprintf(stderr, "%s\n", text.c_str());
-      last_ = now;
-    }
-  }
-  void Clear() {
-    if (tty_ && shown_) std::fprintf(stderr, "\r%78s\r", "");
-    shown_ = false;
-  }
-
- private:
-  bool quiet_;
-  bool tty_;
-  bool shown_ = false;
-  std::chrono::steady_clock::time_point last_{};
-};
-
-
 // The scenario --reference names, and what it is in words, or nullopt with *error. `stock`:
 // the base without its script overrides; `version=V`: the base on version V; else a scenario
 // file that declares the base's nodes and clients, so that a drawn case means the same
@@ -673,7 +645,7 @@ int FuzzMain(const std::vector<std::string>& args) {
   std::cout << ", " << jobs << " jobs" << (keep_going ? ", keep going" : ", until the first failure")
             << "\n" << std::flush;
 
-  Progress progress(quiet);
+  ProgressLine progress(quiet);
   std::vector<FuzzFailure> written;
 
   // Regression mode: the corpus's files first. Each expects the property it once broke to be

@@ -153,10 +153,34 @@ std::string Seconds(int64_t us) {
   return buf;
 }
 
+ProgressLine::ProgressLine(bool quiet) : quiet_(quiet), tty_(isatty(fileno(stderr)) != 0) {}
+
+void ProgressLine::Show(const std::string& text, bool force) {
+  if (quiet_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (tty_) {
+    std::fprintf(stderr, "\r%-78.78s", text.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  } else if (force || now - last_ >= std::chrono::seconds(10)) {
+    std::fprintf(stderr, "%s\n", text.c_str());
+    last_ = now;
+  }
+}
+
+void ProgressLine::Clear() {
+  if (tty_ && shown_) {
+    std::fprintf(stderr, "\r%78s\r", "");
+    std::fflush(stderr);
+  }
+  shown_ = false;
+}
+
 ReportsProgressLine::ReportsProgressLine(bool quiet, int64_t end_us)
     : on_(!quiet && isatty(fileno(stderr)) != 0),
       end_us_(end_us),
-      start_(std::chrono::steady_clock::now()) {}
+      start_(std::chrono::steady_clock::now()),
+      line_(!on_) {}
 
 reports::ReadProgress ReportsProgressLine::progress() {
   reports::ReadProgress p;
@@ -174,19 +198,10 @@ void ReportsProgressLine::Show(uint64_t events_read, int64_t t_us) {
     std::snprintf(simulated, sizeof(simulated), "%.1f simulated s",
                   static_cast<double>(t_us) / 1e6);
   }
-  const std::string line =
-      "reports: " + reports::Grouped(events_read) + " events read, " + simulated;
-  std::fprintf(stderr, "\r%-78.78s", line.c_str());
-  std::fflush(stderr);
-  shown_ = true;
+  line_.Show("reports: " + reports::Grouped(events_read) + " events read, " + simulated);
 }
 
-void ReportsProgressLine::Clear() {
-  if (!shown_) return;
-  std::fprintf(stderr, "\r%78s\r", "");
-  std::fflush(stderr);
-  shown_ = false;
-}
+void ReportsProgressLine::Clear() { line_.Clear(); }
 
 std::string FormatFactor(double factor) {
   char buf[32];

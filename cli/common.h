@@ -62,6 +62,22 @@ bool WriteWholeFile(const std::string& path, const std::string& text, std::strin
 // "1.250 s" for 1,250,000 us.
 std::string Seconds(int64_t us);
 
+// A progress line on stderr: one line rewritten in place on a terminal, a line every 10 s
+// otherwise (or at once with `force`); nothing with `quiet`.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool quiet);
+  void Show(const std::string& text, bool force = false);
+  // Wipes the line on a terminal, so that what is printed next starts on a clean line.
+  void Clear();
+
+ private:
+  const bool quiet_;
+  const bool tty_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
 // The reports' progress line on stderr while they read a history file back:
 // "reports: 1,234,567 events read, 1520.3 of 3600.0 simulated s" (without "of ..." when the
 // run's end is not known, end_us <= 0). Only on a terminal and without -q, and only once the
@@ -85,7 +101,7 @@ class ReportsProgressLine {
   const bool on_;
   const int64_t end_us_;
   const std::chrono::steady_clock::time_point start_;
-  bool shown_ = false;
+  ProgressLine line_;  // Quiet unless on_.
 };
 
 // A factor as the user would type it again: "0.1", "2.5" (the shortest text that reads back

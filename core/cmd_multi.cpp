@@ -10,8 +10,26 @@
 #include "base/ascii.h"
 #include "core/cluster.h"
 #include "core/commands.h"
+#include "core/session.h"
 
 namespace lockstep {
+
+bool NeedsSession(std::string_view command) {
+  // Every command a simulated client sends asks this: its first letter settles most.
+  if (command.empty()) return false;
+  const auto is = [command](std::string_view name) { return EqualsIgnoreCase(command, name); };
+  switch (command[0] | 0x20) {
+    case 'm': return is("multi");
+    case 'e': return is("exec");
+    case 'd': return is("discard");
+    case 'w': return is("watch");
+    case 'u': return is("unwatch");
+    case 'b':
+      return is("blpop") || is("brpop") || is("blmove") || is("brpoplpush") || is("bzpopmin") ||
+             is("bzpopmax") || is("blmpop") || is("bzmpop");
+    default: return false;
+  }
+}
 
 namespace {
 

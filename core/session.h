@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/argv.h"
@@ -33,6 +34,13 @@ namespace lockstep {
 
 class Server;
 struct CommandSpec;
+
+// Whether redis-server 7.0 keeps state for the connection a command comes on (a transaction,
+// watched keys) or may block that connection: MULTI, EXEC, DISCARD, WATCH, UNWATCH and the
+// blocking pops and moves. A driver gives such a command's connection a session (the simulator
+// a Session, the live driver a connection of the thread's own). Not every one of them is
+// emulated: one that is not answers its unknown-command error on the session.
+bool NeedsSession(std::string_view command);
 
 class Session {
  public:

@@ -114,12 +114,11 @@ bool ReadBinaryHistory(int fd, const std::string& path, NameTable* names, EventS
 
 }  // namespace
 
-const char* HistoryFileForm(const std::string& path) {
+namespace {
+// The form of the history open as `fd`, by its first bytes.
+const char* FormOf(int fd) {
   char head[kBinaryMagic.size()] = {};
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return "jsonl";
   const ssize_t n = pread(fd, head, sizeof(head), 0);
-  close(fd);
   if (n == static_cast<ssize_t>(sizeof(head)) && std::string_view(head, sizeof(head)) == kBinaryMagic) {
     return "binary";
   }
@@ -127,6 +126,15 @@ const char* HistoryFileForm(const std::string& path) {
     return "jsonl.gz";
   }
   return "jsonl";
+}
+}  // namespace
+
+const char* HistoryFileForm(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return "jsonl";
+  const char* form = FormOf(fd);
+  close(fd);
+  return form;
 }
 
 bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink, ReadStats* stats,
@@ -159,10 +167,7 @@ bool ReadHistoryFile(const std::string& path, NameTable* names, EventSink* sink,
     return false;
   }
   // The binary form says so in its first bytes; anything else is JSON Lines, plain or gzip.
-  char magic[kBinaryMagic.size()];
-  if (st.st_size >= static_cast<off_t>(sizeof(magic)) &&
-      pread(fd, magic, sizeof(magic), 0) == static_cast<ssize_t>(sizeof(magic)) &&
-      std::string_view(magic, sizeof(magic)) == kBinaryMagic) {
+  if (std::string_view(FormOf(fd)) == "binary") {
     const bool read = ReadBinaryHistory(fd, path, names, sink, stats, error, options);
     close(fd);
     return read;

@@ -15,6 +15,7 @@
 #include "base/random.h"
 #include "core/cluster.h"
 #include "core/script_host.h"
+#include "core/session.h"
 #include "drive/client.h"
 #include "drive/named.h"
 #include "drive/resource.h"
@@ -594,16 +595,6 @@ struct LiveRun::Impl {
 
   // --- session connections (LiveSession) ---
 
-  // Whether redis-server keeps state for the connection a command came on (a transaction,
-  // watched keys) or may block that connection: such a command goes on its thread's session.
-  // (BLPOP inside MULTI does not block; it goes there anyway, as everything in a MULTI does.)
-  static bool NeedsSession(const Argv& argv) {
-    static constexpr std::string_view kSessionCommands[] = {
-        "watch", "unwatch", "multi", "exec", "discard", "blpop", "brpop", "blmove",
-        "brpoplpush", "bzpopmin", "bzpopmax", "blmpop", "bzmpop"};
-    return std::any_of(std::begin(kSessionCommands), std::end(kSessionCommands),
-                       [&argv](std::string_view name) { return EqualsIgnoreCase(argv[0], name); });
-  }
 
   // The node a command goes to: the protocol's slot's (Route), except that in a [cluster] a
   // command without a key (MULTI, EXEC, DISCARD, UNWATCH) of a thread with a transaction or
@@ -622,7 +613,7 @@ struct LiveRun::Impl {
     const auto at = std::make_pair(thread, n.index);
     auto it = c.sessions.find(at);
     if (it != c.sessions.end() && it->second->active()) return it->second.get();
-    if (!NeedsSession(argv)) return nullptr;
+    if (!NeedsSession(argv[0])) return nullptr;
     if (it == c.sessions.end()) {
       auto s = std::make_unique<LiveSession>();
       LiveSession* sp = s.get();

@@ -9,6 +9,7 @@
 
 #include "base/ascii.h"
 #include "core/script_host.h"
+#include "core/session.h"
 #include "core/strings.h"
 #include "history/lease_owners.h"
 #include "sim/world.h"
@@ -30,15 +31,6 @@ int ConnectionOf(const Client& c, const Argv& argv) {
   const bool pubsub = !argv.empty() && (EqualsIgnoreCase(argv[0], "SUBSCRIBE") ||
                                         EqualsIgnoreCase(argv[0], "UNSUBSCRIBE"));
   return 2 * c.index + (pubsub ? 1 : 0);
-}
-
-// Commands that give a client thread's connection a session (core/session.h): they have a
-// state on the server (a transaction, watched keys) or may wait there (a blocking pop).
-bool NeedsSession(std::string_view command) {
-  for (std::string_view name : {"MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "BLPOP", "BRPOP"}) {
-    if (EqualsIgnoreCase(command, name)) return true;
-  }
-  return false;
 }
 
 }  // namespace
