@@ -65,6 +65,7 @@ Clock::Clock(const ClockSpec& spec, int64_t start_unix_ms)
 }
 
 const Clock::Segment& Clock::SegmentAt(TrueTime t) const {
+  if (segments_.size() == 1) return segments_[0];  // No jump, no slew: most clocks.
   auto it = std::upper_bound(segments_.begin(), segments_.end(), t,
                              [](TrueTime v, const Segment& s) { return v < s.start; });
   assert(it != segments_.begin());
@@ -82,6 +83,11 @@ int64_t Clock::MonoUs(TrueTime t) const {
 
 TrueTime Clock::AfterMono(TrueTime now, int64_t mono_delay_us) const {
   assert(mono_delay_us >= 0);
+  // A clock without drift, most of them: the division below would give the delay itself
+  // (exactly, below 2^53), at the cost of a division on every timer armed.
+  if (mono_rate_ == 1.0 && mono_delay_us < (int64_t{1} << 53)) {
+    return mono_delay_us >= kNever - now ? kNever : now + mono_delay_us;
+  }
   const double d = std::ceil(static_cast<double>(mono_delay_us) / mono_rate_);
   if (d >= static_cast<double>(kNever - now)) return kNever;
   return now + static_cast<TrueTime>(d);

@@ -1,6 +1,7 @@
 #include "sim/clients.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <memory>
 #include <string>
@@ -54,7 +55,7 @@ class ClientHosting::SimOutbox : public locks::Outbox {
     Node& n = *w_.nodes[static_cast<size_t>(node_index)];
     const uint64_t incarnation = c_.incarnation;
     Client* cp = &c_;
-    const history::Name label_id = w_.Intern(label);
+    const history::Name label_id = LabelId(label);
     // The delivery refers to the world, not to this outbox: a restart replaces the outbox
     // while the old process's commands are still on the wire.
     World* w = &w_;
@@ -66,8 +67,25 @@ class ClientHosting::SimOutbox : public locks::Outbox {
     w_.network.Send(c_.endpoint, n.endpoint, std::move(deliver));
   }
 
+  // A protocol sends under a handful of labels ("acquire", "unlock", "subscribe" ...), each
+  // thousands of times: the last few it used are kept here with their ids, which a comparison
+  // or two finds sooner than the name table's hash lookup.
+  history::Name LabelId(const std::string& label) {
+    for (size_t i = 0; i < labels_used_; ++i) {
+      if (labels_[i].first == label) return labels_[i].second;
+    }
+    const history::Name id = w_.Intern(label);
+    labels_[next_label_] = {label, id};
+    next_label_ = (next_label_ + 1) % labels_.size();
+    labels_used_ = std::max(labels_used_, next_label_ == 0 ? labels_.size() : next_label_);
+    return id;
+  }
+
   World& w_;
   Client& c_;
+  std::array<std::pair<std::string, history::Name>, 4> labels_{};
+  size_t next_label_ = 0;   // The entry the next new label replaces,
+  size_t labels_used_ = 0;  // of the first labels_used_ that hold one.
 };
 
 // What a client process's workload (drive/workload.h) gets from the simulator: the true time
