@@ -528,6 +528,50 @@ TEST_CASE("report.html: the clock lane shows a skewed node's offset", "[reports]
   CHECK(r.html.find("n1 +5..+5 ms") != std::string::npos);
 }
 
+TEST_CASE("timeline: a clock's bins keep one offset until it moves, then each bin's own",
+          "[reports][timeline]") {
+  // n1 reads 5 ms ahead for its first two commands, then 20 ms ahead; n2 stays 5 ms ahead.
+  Recorder r;
+  r.Add(0, T::kNote, "sim", -1, "run", "end_us=10000000 seed=7 scenario=hand-made");
+  r.Add(0, T::kNote, "c1", -1, "client", "uuid=u1");
+  r.Add(1'000'000, T::kExec, "n1", -1, "get", "(nil)", "c1", std::nullopt, 5);
+  r.Add(2'000'000, T::kExec, "n2", -1, "get", "(nil)", "c1", std::nullopt, 5);
+  r.Add(3'000'000, T::kExec, "n1", -1, "get", "(nil)", "c1", std::nullopt, 5);
+  r.Add(8'000'000, T::kExec, "n1", -1, "get", "(nil)", "c1", std::nullopt, 20);
+  r.Add(9'000'000, T::kExec, "n2", -1, "get", "(nil)", "c1", std::nullopt, 5);
+  r.Add(10'000'000, T::kNote, "sim", -1, "end");
+  TimelineOptions options;
+  options.start_unix_ms = kStartMs;
+  const Timeline tl = BuildTimeline(r.h, options);
+  const auto bin = [&](int64_t t_us) { return static_cast<size_t>(t_us / tl.bin_us); };
+  const ClockSeries* n1 = nullptr;
+  const ClockSeries* n2 = nullptr;
+  for (const ClockSeries& c : tl.clocks) {
+    if (c.process == "n1") n1 = &c;
+    if (c.process == "n2") n2 = &c;
+  }
+  REQUIRE(n1 != nullptr);
+  REQUIRE(n2 != nullptr);
+  // n2 never moved: no bins of its own, each seen bin read as its one offset.
+  REQUIRE(n2->seen.size() == kBins);
+  CHECK(n2->bin_min_us.empty());
+  CHECK(n2->seen[bin(2'000'000)]);
+  CHECK(n2->seen[bin(9'000'000)]);
+  CHECK_FALSE(n2->seen[bin(5'000'000)]);
+  CHECK(n2->BinMinUs(bin(9'000'000)) == 5000);
+  CHECK(n2->BinMaxUs(bin(9'000'000)) == 5000);
+  // n1 moved at 8 s: the bins seen before read the first offset, the last one the new one.
+  REQUIRE(n1->bin_min_us.size() == kBins);
+  CHECK(n1->min_offset_us == 5000);
+  CHECK(n1->max_offset_us == 20000);
+  CHECK(n1->BinMinUs(bin(1'000'000)) == 5000);
+  CHECK(n1->BinMaxUs(bin(3'000'000)) == 5000);
+  CHECK(n1->BinMinUs(bin(8'000'000)) == 20000);
+  CHECK(n1->BinMaxUs(bin(8'000'000)) == 20000);
+  CHECK(n1->BinMinUs(bin(5'000'000)) == 0);  // Not seen there.
+  CHECK_FALSE(n1->seen[bin(5'000'000)]);
+}
+
 TEST_CASE("report.html: a server on the machine's real clock is measured from its clock_base",
           "[reports][html]") {
   // A live replay: the clients' clocks start at the scenario's date, the server's at today's

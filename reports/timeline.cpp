@@ -362,6 +362,9 @@ class TimelineBuilder::Impl {
     int64_t last_base_ms = 0;
     int64_t min_base_ms = 0;
     int64_t max_base_ms = 0;
+    // The bins (see Timeline's): seen always; bin_min and bin_max only once the base has
+    // moved from first_base_ms, since a clock that never moves (most of them) would fill them
+    // with that one value, 32 KiB a process.
     std::vector<int64_t> bin_min, bin_max;
     std::vector<uint8_t> seen;
     bool has_before = false;
@@ -476,8 +479,11 @@ class TimelineBuilder::Impl {
     for (SeriesState& s : series_) {
       if (s.seen.empty()) continue;
       const size_t half = kBins / 2;
+      const bool moved = !s.bin_min.empty();
       for (size_t i = 0; i < half; ++i) {
         const bool a = s.seen[2 * i], b = s.seen[2 * i + 1];
+        s.seen[i] = a || b;
+        if (!moved) continue;
         const size_t lo = a ? 2 * i : 2 * i + 1;
         s.bin_min[i] = a && b ? std::min(s.bin_min[2 * i], s.bin_min[2 * i + 1])
                        : a || b ? s.bin_min[lo]
@@ -485,11 +491,10 @@ class TimelineBuilder::Impl {
         s.bin_max[i] = a && b ? std::max(s.bin_max[2 * i], s.bin_max[2 * i + 1])
                        : a || b ? s.bin_max[lo]
                                 : 0;
-        s.seen[i] = a || b;
       }
       for (size_t i = half; i < kBins; ++i) {
-        s.bin_min[i] = s.bin_max[i] = 0;
         s.seen[i] = 0;
+        if (moved) s.bin_min[i] = s.bin_max[i] = 0;
       }
     }
     MergePairs(&op_bins_.started, SumU32);
@@ -534,19 +539,24 @@ class TimelineBuilder::Impl {
       s.process = e.process;
       s.first_base_ms = s.min_base_ms = s.max_base_ms = base;
       s.last_base_ms = base + 1;  // So the first reading is a change
-      if (series_.size() <= kMaxBinnedLanes) {
-        s.bin_min.assign(kBins, 0);
-        s.bin_max.assign(kBins, 0);
-        s.seen.assign(kBins, 0);
-      }
+      if (series_.size() <= kMaxBinnedLanes) s.seen.assign(kBins, 0);
     }
     const size_t bin = EnsureBin(e.t_us);
     SeriesState& s = series_[slot];
     if (!s.seen.empty()) {
+      if (s.bin_min.empty() && base != s.first_base_ms) {
+        // The clock moves for the first time: every bin seen so far read the first base.
+        s.bin_min.assign(kBins, 0);
+        s.bin_max.assign(kBins, 0);
+        for (size_t b = 0; b < kBins; ++b) {
+          if (s.seen[b]) s.bin_min[b] = s.bin_max[b] = s.first_base_ms;
+        }
+      }
+      const bool moved = !s.bin_min.empty();
       if (!s.seen[bin]) {
         s.seen[bin] = 1;
-        s.bin_min[bin] = s.bin_max[bin] = base;
-      } else {
+        if (moved) s.bin_min[bin] = s.bin_max[bin] = base;
+      } else if (moved) {
         s.bin_min[bin] = std::min(s.bin_min[bin], base);
         s.bin_max[bin] = std::max(s.bin_max[bin], base);
       }
@@ -1349,14 +1359,18 @@ class TimelineBuilder::Impl {
       c.min_offset_us = (s.min_base_ms - start) * 1000;
       c.max_offset_us = (s.max_base_ms - start) * 1000;
       if (!s.seen.empty()) {
-        c.bin_min_us.resize(kBins);
-        c.bin_max_us.resize(kBins);
-        for (size_t b = 0; b < kBins; ++b) {
-          c.bin_min_us[b] = s.seen[b] ? (s.bin_min[b] - start) * 1000 : 0;
-          c.bin_max_us[b] = s.seen[b] ? (s.bin_max[b] - start) * 1000 : 0;
+        if (!s.bin_min.empty()) {
+          c.bin_min_us.resize(kBins);
+          c.bin_max_us.resize(kBins);
+          for (size_t b = 0; b < kBins; ++b) {
+            c.bin_min_us[b] = s.seen[b] ? (s.bin_min[b] - start) * 1000 : 0;
+            c.bin_max_us[b] = s.seen[b] ? (s.bin_max[b] - start) * 1000 : 0;
+          }
         }
         c.seen = std::move(s.seen);
       }
+      s.bin_min = {};
+      s.bin_max = {};
       tl->clocks.push_back(std::move(c));
     }
   }

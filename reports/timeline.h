@@ -210,9 +210,12 @@ struct ClockSeries {
   int64_t min_offset_us = 0;  // Over the whole run
   int64_t max_offset_us = 0;
   // Bins: the lowest and highest offset seen in each (equal and 0 where nothing was seen: see
-  // seen). Empty: not binned.
+  // seen). Empty: not binned (seen is empty too), or the offset never moved (seen is not, and
+  // every seen bin read min_offset_us == max_offset_us): BinMinUs and BinMaxUs read both cases.
   std::vector<int64_t> bin_min_us, bin_max_us;
   std::vector<uint8_t> seen;
+  int64_t BinMinUs(size_t bin) const { return bin_min_us.empty() ? min_offset_us : bin_min_us[bin]; }
+  int64_t BinMaxUs(size_t bin) const { return bin_max_us.empty() ? max_offset_us : bin_max_us[bin]; }
 };
 
 // The number of threads believing they hold `lock`, from t_us on.

@@ -512,8 +512,8 @@ class TraceWriter {
       std::string previous;
       for (size_t b = 0; b < c.seen.size() && static_cast<int64_t>(b) * w <= tl_.end_us; ++b) {
         if (!c.seen[b]) continue;
-        const std::string args = Format("{\"min_ms\":%.3f,\"max_ms\":%.3f}", c.bin_min_us[b] / 1e3,
-                                        c.bin_max_us[b] / 1e3);
+        const std::string args = Format("{\"min_ms\":%.3f,\"max_ms\":%.3f}", c.BinMinUs(b) / 1e3,
+                                        c.BinMaxUs(b) / 1e3);
         if (args == previous) continue;
         previous = args;
         const int64_t t = static_cast<int64_t>(b) * w;
