@@ -8,16 +8,19 @@
 // pending at once. The queue is a binary heap; since (time, sequence) orders events totally,
 // every heap of the same records pops them in the same order.
 //
-// Events due at or after a horizon wait outside the heap, in an unordered list, until the heap
-// runs dry; then the horizon moves to the earliest of them plus kNearUs and those before it join
-// the heap. Most far events are client timeouts armed for every command and cancelled a few
-// milliseconds later: they are dropped from the list without ever being ordered, and the heap
-// holds only the next moments' events. Every heap event is before the horizon and every listed
-// one at or after it, so the events still run in (time, sequence) order.
+// Events due at or after a horizon wait outside the heap, unordered, in buckets of kNearUs of
+// true time (a ring of kRingBuckets of them from the horizon on, and an overflow list for the
+// later ones), until the heap runs dry; then the next bucket that holds a live event joins the
+// heap and the horizon moves to its end. Most far events are client timeouts armed for every
+// command and cancelled a few milliseconds later: they are dropped from their bucket without
+// ever being ordered, and the heap holds only the next moments' events. Every heap event is
+// before the horizon and every bucketed one at or after it, so the events still run in (time,
+// sequence) order.
 #ifndef LOCKSTEP_SIM_ENGINE_H_
 #define LOCKSTEP_SIM_ENGINE_H_
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -38,10 +41,13 @@ class Engine {
   // that reuses the slot.
   using EventId = uint64_t;
 
-  // How far past the earliest far event the horizon moves: the heap then holds about this
-  // much simulated time's events. Shorter than the clients' command timeouts (a second and
-  // more), so that those wait in the far list; long enough that the list is seldom scanned.
+  // The width of a far bucket: the heap holds about this much simulated time's events.
+  // Shorter than the clients' command timeouts (a second and more), so that those wait in the
+  // buckets; long enough that the heap is seldom refilled.
   static constexpr int64_t kNearUs = 500'000;
+  // Buckets in the ring: 32 s of true time past the horizon (watchdogs and leases included);
+  // later events wait in the overflow list.
+  static constexpr int64_t kRingBuckets = 64;
 
   TrueTime now() const { return now_; }
   uint64_t events_run() const { return events_run_; }
@@ -79,13 +85,13 @@ class Engine {
     Slot& s = slots_[slot];
     s.fn = std::move(fn);
     const Pending p{at, ++next_seq_, slot, s.generation};
-    if (at < horizon_) {
+    if (at < horizon_ || at == kMaxTime) {
       s.far = false;
       queue_.push_back(p);
       std::push_heap(queue_.begin(), queue_.end(), Later{});
     } else {
       s.far = true;
-      far_.push_back(p);
+      PushFar(p);
     }
     return (EventId{s.generation} << 32) | slot;
   }
@@ -109,7 +115,7 @@ class Engine {
       // Cancelled timeouts pile up in the far list between refills: once they are half of it,
       // drop them, so that it stays about as long as the live far events need.
       ++far_cancelled_;
-      if (far_cancelled_ >= kDropCancelledMin && 2 * far_cancelled_ >= far_.size()) {
+      if (far_cancelled_ >= kDropCancelledMin && 2 * far_cancelled_ >= far_size_) {
         DropCancelledFar();
       }
       return;
@@ -125,7 +131,7 @@ class Engine {
   bool RunUntil(TrueTime end, const std::function<bool()>* should_stop = nullptr) {
     while (!stop_) {
       if (queue_.empty()) {
-        if (far_.empty()) break;
+        if (far_size_ == 0) break;
         Refill();
         continue;
       }
@@ -188,7 +194,7 @@ class Engine {
   struct Slot {
     Callback fn;  // Empty while the slot is free.
     uint32_t generation = 0;
-    bool far = false;  // Its record is in far_, not in queue_.
+    bool far = false;  // Its record is in a far bucket, not in queue_.
   };
   // Below this many cancelled records, dropping them is not worth a pass over the queue.
   static constexpr size_t kDropCancelledMin = 64;
@@ -211,38 +217,101 @@ class Engine {
     cancelled_ = 0;
   }
 
-  // Removes the records of cancelled events from the far list.
-  void DropCancelledFar() {
-    size_t kept = 0;
-    for (const Pending& p : far_) {
-      if (!Stale(p)) far_[kept++] = p;
+  static constexpr TrueTime kMaxTime = std::numeric_limits<TrueTime>::max();
+
+  // The far bucket of a time at or after the horizon, and where a bucket starts.
+  static int64_t BucketOf(TrueTime at) { return at / kNearUs; }
+  static TrueTime BucketStart(int64_t bucket) {
+    return bucket > kMaxTime / kNearUs ? kMaxTime : bucket * kNearUs;
+  }
+  std::vector<Pending>& RingBucket(int64_t bucket) {
+    return ring_[static_cast<size_t>(bucket % kRingBuckets)];
+  }
+
+  void PushFar(const Pending& p) {
+    const int64_t bucket = BucketOf(p.at);
+    assert(bucket >= ring_base_);
+    if (bucket < ring_base_ + kRingBuckets) {
+      RingBucket(bucket).push_back(p);
+      ++ring_size_;
+    } else {
+      overflow_.push_back(p);
+      overflow_min_ = std::min(overflow_min_, bucket);
     }
-    far_.resize(kept);
+    ++far_size_;
+  }
+
+  // Keeps the live records of `records` (for each, keep(p) decides where it goes; false: it
+  // stays); returns how many stale ones were dropped.
+  template <typename Keep>
+  size_t Sift(std::vector<Pending>& records, Keep&& keep) {
+    size_t kept = 0, dropped = 0;
+    for (const Pending& p : records) {
+      if (Stale(p)) {
+        ++dropped;
+      } else if (!keep(p)) {
+        records[kept++] = p;
+      }
+    }
+    records.resize(kept);
+    return dropped;
+  }
+
+  // The overflow's records that the ring now reaches move into it (stale ones are dropped).
+  void Redistribute() {
+    overflow_min_ = std::numeric_limits<int64_t>::max();
+    const size_t dropped = Sift(overflow_, [this](const Pending& p) {
+      const int64_t bucket = BucketOf(p.at);
+      if (bucket < ring_base_ + kRingBuckets) {
+        RingBucket(bucket).push_back(p);
+        ++ring_size_;
+        return true;
+      }
+      overflow_min_ = std::min(overflow_min_, bucket);
+      return false;
+    });
+    far_size_ -= dropped;
+    far_cancelled_ -= std::min(far_cancelled_, dropped);
+  }
+
+  // Removes the records of cancelled events from the far buckets.
+  void DropCancelledFar() {
+    for (std::vector<Pending>& bucket : ring_) {
+      const size_t dropped = Sift(bucket, [](const Pending&) { return false; });
+      ring_size_ -= dropped;
+      far_size_ -= dropped;
+    }
+    far_size_ -= Sift(overflow_, [](const Pending&) { return false; });
     far_cancelled_ = 0;
   }
 
-  // The heap ran dry: moves the horizon to kNearUs past the earliest live far event and moves
-  // the far events before it into the heap (cancelled ones are dropped on the way).
+  // The heap ran dry: the next far bucket with a live event joins it (the empty ones before it
+  // are passed, the overflow list's events join the ring as it reaches them), and the horizon
+  // moves to that bucket's end.
   void Refill() {
     assert(queue_.empty());
-    DropCancelledFar();
-    if (far_.empty()) return;
-    TrueTime earliest = far_.front().at;
-    for (const Pending& p : far_) earliest = std::min(earliest, p.at);
-    assert(earliest >= horizon_);
-    horizon_ = earliest > std::numeric_limits<TrueTime>::max() - kNearUs
-                   ? std::numeric_limits<TrueTime>::max()
-                   : earliest + kNearUs;
-    size_t kept = 0;
-    for (const Pending& p : far_) {
-      if (p.at < horizon_ || p.at == std::numeric_limits<TrueTime>::max()) {
+    while (queue_.empty() && far_size_ > 0) {
+      if (ring_size_ == 0) {
+        // Nothing in the next kRingBuckets buckets: the ring jumps to the overflow's first.
+        ring_base_ = std::max(ring_base_, overflow_min_);
+        horizon_ = BucketStart(ring_base_);
+        Redistribute();
+        continue;
+      }
+      std::vector<Pending>& bucket = RingBucket(ring_base_);
+      const size_t taken = bucket.size();
+      const size_t dropped = Sift(bucket, [this](const Pending& p) {
         slots_[p.slot].far = false;
         queue_.push_back(p);
-      } else {
-        far_[kept++] = p;
-      }
+        return true;
+      });
+      ring_size_ -= taken;
+      far_size_ -= taken;
+      far_cancelled_ -= std::min(far_cancelled_, dropped);
+      ++ring_base_;
+      horizon_ = BucketStart(ring_base_);
+      if (overflow_min_ < ring_base_ + kRingBuckets) Redistribute();
     }
-    far_.resize(kept);
     std::make_heap(queue_.begin(), queue_.end(), Later{});
   }
 
@@ -256,12 +325,20 @@ class Engine {
   uint64_t max_events_ = 0;
   uint64_t max_pending_ = 0;
   int over_bound_ = 0;
-  // Every event in queue_ is due before the horizon, every one in far_ at or after it.
+  // Every event in queue_ is due before the horizon, every bucketed one at or after it (and
+  // before kMaxTime: an event at kMaxTime goes to the heap at once).
   TrueTime horizon_ = 0;
   std::vector<Pending> queue_;  // A heap by Later: front() is the next event.
   size_t cancelled_ = 0;        // Records in queue_ whose event was cancelled.
-  std::vector<Pending> far_;    // In no order.
-  size_t far_cancelled_ = 0;    // Records in far_ whose event was cancelled.
+  // The far buckets: ring_[b % kRingBuckets] holds bucket b, for b in [ring_base_, ring_base_ +
+  // kRingBuckets), in no order; horizon_ == BucketStart(ring_base_). Later ones in overflow_.
+  std::array<std::vector<Pending>, kRingBuckets> ring_;
+  int64_t ring_base_ = 0;
+  size_t ring_size_ = 0;  // Records in the ring,
+  std::vector<Pending> overflow_;
+  int64_t overflow_min_ = std::numeric_limits<int64_t>::max();  // the overflow's first bucket,
+  size_t far_size_ = 0;       // records in both,
+  size_t far_cancelled_ = 0;  // of which this many (at least) are of cancelled events.
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
 };
