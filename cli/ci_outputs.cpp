@@ -107,7 +107,10 @@ std::string RunJson(const RunRecord& r) {
     << (r.history_hash.empty() ? "null" : JsonString(r.history_hash)) << "},\n  \"reports\": [";
   for (size_t i = 0; i < r.reports.size(); ++i) {
     j << (i ? ", " : "") << "{\"file\": " << JsonString(r.reports[i].path)
-      << ", \"bytes\": " << r.reports[i].bytes << "}";
+      << ", \"bytes\": " << r.reports[i].bytes;
+    // What the file left out, as the console says it (trace.json past its detail budget).
+    if (!r.reports[i].note.empty()) j << ", \"note\": " << JsonString(r.reports[i].note);
+    j << "}";
   }
   j << "],\n  \"timings\": {\"simulated_s\": " << Fixed(static_cast<double>(r.end_us) / 1e6, 6)
     << ", \"wall_s\": " << Fixed(r.wall_s, 3) << ", \"reports_s\": " << Fixed(r.reports_s, 3)

@@ -38,6 +38,7 @@ struct Json {
   const std::string& str() const { return std::get<std::string>(v); }
   double number() const { return std::get<double>(v); }
   const Json& at(const std::string& k) const { return object().at(k); }
+  bool has(const std::string& k) const { return object().count(k) != 0; }
 };
 
 class JsonParser {
@@ -302,7 +303,8 @@ RunRecord RecordOf(const Ran& ran, const std::string& file) {
   r.history_path = "out/history.jsonl";
   r.history_events = ran.result.history_events;
   r.history_hash = "0123456789abcdef";
-  r.reports = {{"out/report.html", 1000, ""}, {"out/trace.json", 2000, ""}};
+  r.reports = {{"out/report.html", 1000, ""},
+               {"out/trace.json", 2000, "trace.json: full detail only from 0.000 s to 1.000 s"}};
   r.reproduce = "lockstep run " + file + " --seed " + std::to_string(ran.scenario.seed);
   r.wall_s = ran.result.wall_s;
   r.reports_s = 0.5;
@@ -355,7 +357,15 @@ Json CheckJson(const RunRecord& r) {
   CHECK(d.at("history").at("file").is_string());
   CHECK(d.at("history").at("events").number() == static_cast<double>(r.history_events));
   CHECK(d.at("history").at("hash").str() == r.history_hash);
-  CHECK(d.at("reports").array().size() == r.reports.size());
+  REQUIRE(d.at("reports").array().size() == r.reports.size());
+  for (size_t i = 0; i < r.reports.size(); ++i) {
+    const Json& file = d.at("reports").array()[i];
+    CHECK(file.at("file").str() == r.reports[i].path);
+    CHECK(file.at("bytes").number() == static_cast<double>(r.reports[i].bytes));
+    // The note is there exactly when the file left something out.
+    CHECK(file.has("note") == !r.reports[i].note.empty());
+    if (file.has("note")) CHECK(file.at("note").str() == r.reports[i].note);
+  }
   for (const char* key : {"simulated_s", "wall_s", "reports_s", "peak_rss_kib"}) {
     CHECK(d.at("timings").at(key).is_number());
   }
