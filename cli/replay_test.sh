@@ -23,6 +23,8 @@ src=$2
 out=$3
 mode=$4
 
+twice() { awk -v s="$1" 'BEGIN { print s * 2 }'; }  # A time scale doubled, for a retry.
+
 case "$mode" in
   agree)
     scenario=$5
@@ -40,7 +42,7 @@ case "$mode" in
     }
     replay_strict "$scale"
     if [ "$code" -eq 1 ] && grep -q 'DIFFERENT' "$dir.out"; then
-      scale=$(awk -v s="$scale" 'BEGIN { print s * 2 }')
+      scale=$(twice "$scale")
       echo "== the verdicts differ at this scale; once more at --time-scale $scale"
       replay_strict "$scale"
     fi
@@ -183,7 +185,7 @@ TOML
       set -e
       cat "$dir.out"
       if [ "$code" -eq 1 ] && [ "$attempt" -eq 1 ] && grep -q 'DIFFERENT' "$dir.out"; then
-        scale=$(awk -v s="$scale" 'BEGIN { print s * 2 }')
+        scale=$(twice "$scale")
         echo "== the verdicts differ at this scale; once more at --time-scale $scale"
         continue
       fi
@@ -195,7 +197,7 @@ TOML
         echo "FAIL: the live history has no $op exec ($detail) then $lease lease while replies are lost"
         exit 1
       fi
-      scale=$(awk -v s="$scale" 'BEGIN { print s * 2 }')
+      scale=$(twice "$scale")
       echo "== the live window missed the $op; once more at --time-scale $scale"
     done
     echo "ok: both histories record the $op ($detail) whose reply was lost, and its $lease lease"

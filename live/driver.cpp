@@ -595,7 +595,6 @@ struct LiveRun::Impl {
 
   // --- session connections (LiveSession) ---
 
-
   // The node a command goes to: the protocol's slot's (Route), except that in a [cluster] a
   // command without a key (MULTI, EXEC, DISCARD, UNWATCH) of a thread with a transaction or
   // watches open goes where they are, as a cluster client keeps a transaction on one node.

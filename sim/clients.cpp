@@ -75,17 +75,17 @@ class ClientHosting::SimOutbox : public locks::Outbox {
       if (labels_[i].first == label) return labels_[i].second;
     }
     const history::Name id = w_.Intern(label);
-    labels_[next_label_] = {label, id};
-    next_label_ = (next_label_ + 1) % labels_.size();
-    labels_used_ = std::max(labels_used_, next_label_ == 0 ? labels_.size() : next_label_);
+    // Fill the entries first, then replace them in turn.
+    labels_[labels_used_ < labels_.size() ? labels_used_++ : next_label_++ % labels_.size()] =
+        {label, id};
     return id;
   }
 
   World& w_;
   Client& c_;
   std::array<std::pair<std::string, history::Name>, 4> labels_{};
-  size_t next_label_ = 0;   // The entry the next new label replaces,
-  size_t labels_used_ = 0;  // of the first labels_used_ that hold one.
+  size_t labels_used_ = 0;  // Entries that hold a label,
+  size_t next_label_ = 0;   // and, once all do, which one the next new label replaces.
 };
 
 // What a client process's workload (drive/workload.h) gets from the simulator: the true time

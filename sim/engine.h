@@ -241,20 +241,25 @@ class Engine {
     ++far_size_;
   }
 
-  // Keeps the live records of `records` (for each, keep(p) decides where it goes; false: it
-  // stays); returns how many stale ones were dropped.
-  template <typename Keep>
-  size_t Sift(std::vector<Pending>& records, Keep&& keep) {
+  // Drops the records of cancelled events from `records` and offers each live one to take(p):
+  // true, it has gone elsewhere; false, it stays. Returns how many were dropped.
+  template <typename Take>
+  size_t Sift(std::vector<Pending>& records, Take&& take) {
     size_t kept = 0, dropped = 0;
     for (const Pending& p : records) {
       if (Stale(p)) {
         ++dropped;
-      } else if (!keep(p)) {
+      } else if (!take(p)) {
         records[kept++] = p;
       }
     }
     records.resize(kept);
     return dropped;
+  }
+  // `dropped` cancelled far records are gone (every cancelled far event was counted once).
+  void ForgetCancelledFar(size_t dropped) {
+    assert(dropped <= far_cancelled_);
+    far_cancelled_ -= dropped;
   }
 
   // The overflow's records that the ring now reaches move into it (stale ones are dropped).
@@ -271,7 +276,7 @@ class Engine {
       return false;
     });
     far_size_ -= dropped;
-    far_cancelled_ -= std::min(far_cancelled_, dropped);
+    ForgetCancelledFar(dropped);
   }
 
   // Removes the records of cancelled events from the far buckets.
@@ -307,7 +312,7 @@ class Engine {
       });
       ring_size_ -= taken;
       far_size_ -= taken;
-      far_cancelled_ -= std::min(far_cancelled_, dropped);
+      ForgetCancelledFar(dropped);
       ++ring_base_;
       horizon_ = BucketStart(ring_base_);
       if (overflow_min_ < ring_base_ + kRingBuckets) Redistribute();
@@ -338,7 +343,7 @@ class Engine {
   std::vector<Pending> overflow_;
   int64_t overflow_min_ = std::numeric_limits<int64_t>::max();  // the overflow's first bucket,
   size_t far_size_ = 0;       // records in both,
-  size_t far_cancelled_ = 0;  // of which this many (at least) are of cancelled events.
+  size_t far_cancelled_ = 0;  // of which this many are of cancelled events.
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
 };
